@@ -1,0 +1,49 @@
+// The API-key gate: every /api/ route needs `x-api-key` unless it is marked `config.public`
+// (routes a browser calls during sign-in). The key is hashed and looked up on each request, so
+// a revocation takes effect on the next request in every process sharing the database.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { AppContext } from '../context.ts';
+import { tooManyRequests, unauthorized } from '../shared/errors.ts';
+import { findActiveApiKey } from './storage.ts';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** No API key needed (the route is called from a user's browser). */
+    public?: boolean;
+  }
+  interface FastifyRequest {
+    apiKeyId?: string;
+  }
+}
+
+const MISSING = 'Unauthorized request. This route is only accessible with an API key.';
+const INVALID = 'Unauthorized request. Error validating API key.';
+
+/** Fixed one-minute windows per key; in-process (documented: per service process). */
+function rateLimiter(perMinute: number, now: () => number) {
+  let window = 0;
+  let counts = new Map<string, number>();
+  return (keyId: string) => {
+    const w = Math.floor(now() / 60_000);
+    if (w !== window) {
+      window = w;
+      counts = new Map();
+    }
+    const n = (counts.get(keyId) ?? 0) + 1;
+    counts.set(keyId, n);
+    if (n > perMinute) throw tooManyRequests('Exceeded rate limit. Too many requests.', 60 - Math.floor((now() % 60_000) / 1000));
+  };
+}
+
+export function registerApiKeyGate(app: FastifyInstance, ctx: AppContext): void {
+  const limit = ctx.config.rateLimitPerMinute > 0 ? rateLimiter(ctx.config.rateLimitPerMinute, () => ctx.clock.now()) : null;
+  app.addHook('onRequest', async (request: FastifyRequest) => {
+    if (!request.url.startsWith('/api/') || request.routeOptions.config?.public) return;
+    const header = request.headers['x-api-key'];
+    if (typeof header !== 'string' || header === '') throw unauthorized(MISSING);
+    const key = await findActiveApiKey(ctx.db, header);
+    if (!key) throw unauthorized(INVALID);
+    limit?.(key.id);
+    request.apiKeyId = key.id;
+  });
+}

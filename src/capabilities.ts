@@ -1,0 +1,13 @@
+// The capabilities the service is made of. Each is one folder holding its routes, its domain
+// logic and its storage; adding one is a folder plus one line here.
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from './context.ts';
+import { operations } from './ops/routes.ts';
+
+export interface Capability {
+  name: string;
+  /** Registers routes (and starts background jobs, registering their cleanup in ctx.onClose). */
+  register(app: FastifyInstance, ctx: AppContext): Promise<void> | void;
+}
+
+export const capabilities: Capability[] = [operations];

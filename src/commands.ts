@@ -1,0 +1,2 @@
+// Capability CLI commands register themselves when imported here (one line per capability).
+export {};

@@ -1,0 +1,150 @@
+// Configuration comes from environment variables only. Every value is validated once, at start;
+// a bad value stops the process with a message naming the variable.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { join, resolve } from 'node:path';
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export interface Config {
+  port: number;
+  host: string;
+  /** postgres://… when set; otherwise SQLite in `dataDir`. */
+  databaseUrl: string | null;
+  dataDir: string;
+  logLevel: LogLevel;
+  /** 32 bytes; master secret from which encryption and signing keys are derived. */
+  secretKey: Buffer;
+  /** Human-readable part of native bech32 addresses. */
+  addressPrefix: string;
+  /** Public base URL of this service (scheme://host[:port]); used in sign-in messages. */
+  publicUrl: string;
+  /** Largest accepted request body, in bytes. */
+  bodyLimit: number;
+  /** Requests per minute per API key; 0 disables the limiter. */
+  rateLimitPerMinute: number;
+  /** Run the claim queue worker inside the HTTP service process. */
+  runWorker: boolean;
+  /** Hex private key signing merkle leaves; generated into DATA_DIR when unset. */
+  leafSignerKey: string | null;
+  /** Chain REST endpoint polled for pool state (swap estimation); null disables polling. */
+  chainRestUrl: string | null;
+  /** Skip Go–compatible routing API for routes the service cannot build itself. */
+  skipApiUrl: string | null;
+  /** JSON file with counterparty chains and IBC channels. */
+  ibcRegistryFile: string | null;
+}
+
+export class ConfigError extends Error {
+  readonly variable: string;
+  constructor(variable: string, message: string) {
+    super(`Invalid configuration: ${variable} ${message}`);
+    this.variable = variable;
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function str(env: Env, name: string): string | null {
+  const v = env[name];
+  return v === undefined || v.trim() === '' ? null : v.trim();
+}
+
+function int(env: Env, name: string, def: number, min: number, max: number): number {
+  const v = str(env, name);
+  if (v === null) return def;
+  if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) {
+    throw new ConfigError(name, `must be an integer from ${min} to ${max} (got "${v}")`);
+  }
+  return Number(v);
+}
+
+function bool(env: Env, name: string, def: boolean): boolean {
+  const v = str(env, name);
+  if (v === null) return def;
+  if (/^(1|true|yes|on)$/i.test(v)) return true;
+  if (/^(0|false|no|off)$/i.test(v)) return false;
+  throw new ConfigError(name, `must be true or false (got "${v}")`);
+}
+
+function url(env: Env, name: string, protocols: string[]): string | null {
+  const v = str(env, name);
+  if (v === null) return null;
+  let parsed: URL;
+  try {
+    parsed = new URL(v);
+  } catch {
+    throw new ConfigError(name, `must be a URL (got "${v}")`);
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(name, `must use ${protocols.map((p) => p.replace(':', '')).join(' or ')} (got "${parsed.protocol.replace(':', '')}")`);
+  }
+  return v.replace(/\/+$/, '');
+}
+
+/** Reads a secret from the environment, or from DATA_DIR (creating it on first start). */
+function persistentSecret(env: Env, name: string, dataDir: string, file: string, validate: (hex: string) => boolean): string {
+  const fromEnv = str(env, name);
+  if (fromEnv !== null) {
+    const hex = fromEnv.replace(/^0x/, '');
+    if (!validate(hex)) throw new ConfigError(name, 'must be 64 hex characters (32 bytes)');
+    return hex.toLowerCase();
+  }
+  const path = join(dataDir, file);
+  if (existsSync(path)) {
+    const hex = readFileSync(path, 'utf8').trim();
+    if (!validate(hex)) throw new ConfigError(name, `is unset and ${path} does not hold 64 hex characters`);
+    return hex;
+  }
+  mkdirSync(dataDir, { recursive: true });
+  const hex = randomBytes(32).toString('hex');
+  // 'wx' fails if another process created it first; then read theirs so all processes agree.
+  try {
+    writeFileSync(path, hex + '\n', { mode: 0o600, flag: 'wx' });
+    return hex;
+  } catch {
+    return readFileSync(path, 'utf8').trim();
+  }
+}
+
+const isHex32 = (hex: string) => /^[0-9a-fA-F]{64}$/.test(hex);
+
+export function loadConfig(env: Env = process.env): Config {
+  const port = int(env, 'PORT', 3000, 0, 65535);
+  const host = str(env, 'HOST') ?? '127.0.0.1';
+  const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
+  const dataDir = resolve(str(env, 'DATA_DIR') ?? './data');
+  const logLevel = (str(env, 'LOG_LEVEL') ?? 'info') as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')} (got "${logLevel}")`);
+  }
+  const addressPrefix = str(env, 'ADDRESS_PREFIX') ?? 'bb';
+  if (!/^[a-z]{1,16}$/.test(addressPrefix)) {
+    throw new ConfigError('ADDRESS_PREFIX', `must be 1 to 16 lowercase letters (got "${addressPrefix}")`);
+  }
+  const publicUrl = url(env, 'PUBLIC_URL', ['http:', 'https:']) ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const secretKey = Buffer.from(persistentSecret(env, 'SECRET_KEY', dataDir, 'secret.key', isHex32), 'hex');
+  const leafSignerKey = str(env, 'LEAF_SIGNER_KEY');
+  if (leafSignerKey !== null && !isHex32(leafSignerKey.replace(/^0x/, ''))) {
+    throw new ConfigError('LEAF_SIGNER_KEY', 'must be 64 hex characters (a secp256k1 private key)');
+  }
+  return {
+    port,
+    host,
+    databaseUrl,
+    dataDir,
+    logLevel,
+    secretKey,
+    addressPrefix,
+    publicUrl,
+    bodyLimit: int(env, 'BODY_LIMIT', 2 * 1024 * 1024, 1024, 64 * 1024 * 1024),
+    rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 0, 0, 10_000_000),
+    runWorker: bool(env, 'RUN_WORKER', true),
+    leafSignerKey: leafSignerKey === null ? null : leafSignerKey.replace(/^0x/, '').toLowerCase(),
+    chainRestUrl: url(env, 'CHAIN_REST_URL', ['http:', 'https:']),
+    skipApiUrl: url(env, 'SKIP_API_URL', ['http:', 'https:']),
+    ibcRegistryFile: str(env, 'IBC_REGISTRY_FILE'),
+  };
+}

@@ -1,0 +1,75 @@
+// Everything a capability needs at run time, built once per process and handed to each
+// capability's routes and background jobs. Tests build their own (fresh database, manual clock).
+import type { FastifyBaseLogger } from 'fastify';
+import pino from 'pino';
+import type { Config } from './config.ts';
+import { openStorage, type DB, type DialectName, type Storage } from './db/index.ts';
+import { migrateToLatest } from './db/migrations/index.ts';
+import { setAddressPrefix } from './shared/addresses.ts';
+import { systemClock, type Clock } from './shared/clock.ts';
+import { createKeyring, type Keyring } from './shared/crypto.ts';
+
+export interface AppContext {
+  config: Config;
+  db: DB;
+  dialect: DialectName;
+  clock: Clock;
+  keyring: Keyring;
+  log: FastifyBaseLogger;
+  /** Cleanups registered by capabilities (timers, workers), run on close before the database. */
+  onClose: Array<() => Promise<void> | void>;
+  close(): Promise<void>;
+}
+
+/** Keys, tokens and secrets never reach the logs, wherever they appear. */
+export const logRedactPaths = [
+  'req.headers["x-api-key"]',
+  'req.headers.authorization',
+  'req.headers.cookie',
+  '*.client_secret',
+  '*.dataSecret',
+  '*.password',
+  '*.token',
+  '*.access_token',
+  '*.refresh_token',
+  '*.code',
+];
+
+/** Query values can carry secrets (`?dataSecret=`, `?code=`): logs keep the names only. */
+export function redactUrl(url: string): string {
+  const q = url.indexOf('?');
+  if (q < 0) return url;
+  const names = [...new URLSearchParams(url.slice(q + 1)).keys()];
+  return `${url.slice(0, q)}?${names.map((n) => `${n}=…`).join('&')}`;
+}
+
+export function createLogger(config: Pick<Config, 'logLevel'>): FastifyBaseLogger {
+  return pino({
+    level: config.logLevel,
+    redact: { paths: logRedactPaths, censor: '[redacted]' },
+    serializers: {
+      req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: redactUrl(req.url) }),
+      err: pino.stdSerializers.err,
+    },
+  }) as unknown as FastifyBaseLogger;
+}
+
+export async function createContext(config: Config, opts: { clock?: Clock; log?: FastifyBaseLogger; storage?: Storage; migrate?: boolean } = {}): Promise<AppContext> {
+  setAddressPrefix(config.addressPrefix);
+  const storage = opts.storage ?? (await openStorage(config));
+  if (opts.migrate !== false) await migrateToLatest(storage.db, storage.schema);
+  const ctx: AppContext = {
+    config,
+    db: storage.db,
+    dialect: storage.dialect,
+    clock: opts.clock ?? systemClock,
+    keyring: createKeyring(config.secretKey),
+    log: opts.log ?? createLogger(config),
+    onClose: [],
+    async close() {
+      for (const fn of ctx.onClose.splice(0).reverse()) await fn();
+      await storage.close();
+    },
+  };
+  return ctx;
+}

@@ -1,0 +1,111 @@
+// One query layer (Kysely) over two dialects: SQLite (better-sqlite3, WAL) by default, and
+// PostgreSQL when DATABASE_URL is set. Both run the same migrations (./migrations).
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import SQLite from 'better-sqlite3';
+import pg from 'pg';
+import {
+  CompiledQuery,
+  Kysely,
+  PostgresDialect,
+  SqliteDialect,
+  SqliteDriver,
+  type DatabaseConnection,
+  type Dialect,
+  type Driver,
+  type Transaction,
+} from 'kysely';
+import type { Database } from './schema.ts';
+
+export type { Database } from './schema.ts';
+export type DB = Kysely<Database>;
+export type Tx = Transaction<Database>;
+export type DialectName = 'sqlite' | 'postgres';
+
+export interface Storage {
+  db: DB;
+  dialect: DialectName;
+  /** PostgreSQL schema holding the tables, when DATABASE_URL names one. */
+  schema?: string;
+  close(): Promise<void>;
+}
+
+// SQLite: write transactions take the write lock up front (BEGIN IMMEDIATE). A deferred BEGIN
+// that later upgrades to a writer can fail with SQLITE_BUSY when another process writes first.
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+function immediateSqliteDialect(config: ConstructorParameters<typeof SqliteDialect>[0]): Dialect {
+  const base = new SqliteDialect(config);
+  return {
+    createDriver: () => new ImmediateSqliteDriver(config),
+    createQueryCompiler: () => base.createQueryCompiler(),
+    createAdapter: () => base.createAdapter(),
+    createIntrospector: (db) => base.createIntrospector(db),
+  };
+}
+
+export function openSqlite(dataDir: string, file = 'platform.sqlite'): Storage {
+  mkdirSync(dataDir, { recursive: true });
+  const database = new SQLite(join(dataDir, file));
+  database.pragma('journal_mode = WAL');
+  database.pragma('synchronous = NORMAL');
+  database.pragma('busy_timeout = 10000');
+  database.pragma('foreign_keys = ON');
+  const db = new Kysely<Database>({ dialect: immediateSqliteDialect({ database }) });
+  return { db, dialect: 'sqlite', close: () => db.destroy() };
+}
+
+// int8 (bigint) columns hold UNIX ms and counters, all far below 2^53: read them as numbers.
+// numeric stays a string so no amount is rounded.
+const pgTypes = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (oid === 20) return (v: string) => Number(v);
+    return pg.types.getTypeParser(oid, format);
+  },
+};
+
+/**
+ * `DATABASE_URL` may carry `?schema=name`: tables then live in that schema (created when
+ * missing), so several deployments (or test runs) can share one database.
+ */
+export async function openPostgres(databaseUrl: string, poolSize = 10): Promise<Storage> {
+  const url = new URL(databaseUrl);
+  const schema = url.searchParams.get('schema');
+  url.searchParams.delete('schema');
+  if (schema !== null && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
+    throw new Error(`Invalid configuration: DATABASE_URL schema must match [a-z_][a-z0-9_]* (got "${schema}")`);
+  }
+  if (schema) {
+    const admin = new pg.Client({ connectionString: url.toString() });
+    await admin.connect();
+    try {
+      await admin.query(`create schema if not exists "${schema}"`);
+    } catch (err) {
+      // two processes creating the same schema at once: the loser sees a unique violation
+      if ((err as { code?: string }).code !== '23505') throw err;
+    } finally {
+      await admin.end();
+    }
+  }
+  const pool = new pg.Pool({
+    connectionString: url.toString(),
+    max: poolSize,
+    types: pgTypes,
+    ...(schema ? { options: `-c search_path="${schema}"` } : {}),
+  });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return { db, dialect: 'postgres', ...(schema ? { schema } : {}), close: () => db.destroy() };
+}
+
+export async function openStorage(config: { databaseUrl: string | null; dataDir: string }): Promise<Storage> {
+  return config.databaseUrl ? openPostgres(config.databaseUrl) : openSqlite(config.dataDir);
+}
+
+/** Whether an error is a unique-constraint violation, on either dialect. */
+export function isUniqueViolation(err: unknown): boolean {
+  const e = err as { code?: string; message?: string };
+  return e?.code === '23505' || e?.code === 'SQLITE_CONSTRAINT_UNIQUE' || e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}

@@ -1,0 +1,19 @@
+// The one ordered migration set, applied on start and by `platform migrate`, on both dialects.
+// Add a capability's migration as its own file and one line here; never edit an applied one.
+import type { Kysely } from 'kysely';
+import { Migrator, type Migration, type MigrationProvider } from 'kysely/migration';
+import * as m0001 from './0001_foundation.ts';
+
+const migrations: Record<string, Migration> = {
+  '0001_foundation': m0001,
+};
+
+const provider: MigrationProvider = { getMigrations: async () => migrations };
+
+/** `schema`: the PostgreSQL schema of DATABASE_URL, so Kysely's bookkeeping tables live beside ours. */
+export async function migrateToLatest(db: Kysely<any>, schema?: string): Promise<string[]> {
+  const migrator = new Migrator({ db, provider, ...(schema ? { migrationTableSchema: schema } : {}) });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

@@ -1,0 +1,11 @@
+// The database as Kysely sees it: one interface per table, grouped by the capability that owns
+// it. Portable column conventions (same on SQLite and PostgreSQL):
+//   - timestamps are UNIX ms in `bigint` columns (read back as numbers);
+//   - booleans are integers 0/1;
+//   - JSON documents are `text` holding JSON;
+//   - amounts and UintRange bounds that may exceed 2^53 are decimal strings in `text`.
+import type { ApiKeyTable } from '../api-keys/storage.ts';
+
+export interface Database {
+  api_keys: ApiKeyTable;
+}

@@ -1,0 +1,118 @@
+// Builds the HTTP application: one Fastify instance, one error model, one validator setup,
+// the OpenAPI document, the API-key gate, then each capability's routes.
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import formbody from '@fastify/formbody';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Ajv, type ErrorObject } from 'ajv';
+import addFormats from 'ajv-formats';
+import { registerApiKeyGate } from './api-keys/gate.ts';
+import { capabilities } from './capabilities.ts';
+import type { AppContext } from './context.ts';
+import { ApiError } from './shared/errors.ts';
+import { ErrorResponse } from './shared/schemas.ts';
+
+export type App = FastifyInstance;
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    ctx: AppContext;
+  }
+}
+
+function makeAjv(coerce: boolean) {
+  // Unknown fields are refused, not silently dropped; body types are never coerced
+  // ("1" is not a number), while path and query strings are (they are always strings).
+  const ajv = new Ajv({ allErrors: false, removeAdditional: false, useDefaults: true, coerceTypes: coerce ? 'array' : false, strict: false });
+  (addFormats as unknown as (a: Ajv) => void)(ajv);
+  return ajv;
+}
+
+function describe(e: ErrorObject, part: string): string {
+  const where = `${part}${e.instancePath.replace(/\//g, '.')}`;
+  if (e.keyword === 'additionalProperties') return `${where} has unknown field "${(e.params as { additionalProperty: string }).additionalProperty}"`;
+  if (e.keyword === 'required') return `${where} is missing required field "${(e.params as { missingProperty: string }).missingProperty}"`;
+  return `${where} ${e.message ?? 'is invalid'}`;
+}
+
+export interface BuildOptions extends Pick<FastifyServerOptions, 'forceCloseConnections'> {
+  /** Extra routes registered after the capabilities (tests probe the shared machinery with these). */
+  extend?: (app: App) => unknown;
+}
+
+export async function buildApp(ctx: AppContext, { extend, ...opts }: BuildOptions = {}): Promise<App> {
+  const app = Fastify({
+    loggerInstance: ctx.log,
+    bodyLimit: ctx.config.bodyLimit,
+    requestIdHeader: 'x-request-id',
+    genReqId: () => randomUUID(),
+    ...opts,
+  }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
+  app.decorate('ctx', ctx);
+
+  const bodyAjv = makeAjv(false);
+  const stringAjv = makeAjv(true);
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : stringAjv).compile(schema));
+  app.setSchemaErrorFormatter((errors, dataVar) => {
+    const err = new Error(errors.map((e) => describe(e as ErrorObject, dataVar)).join('; ')) as FastifyError;
+    err.statusCode = 400;
+    return err;
+  });
+
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  app.setErrorHandler((err: FastifyError | ApiError, request, reply) => {
+    if (err instanceof ApiError) {
+      return reply.code(err.statusCode).headers(err.headers).send(err.body);
+    }
+    const status = err.statusCode ?? 500;
+    if (err.validation) return reply.code(400).send({ errorMessage: err.message });
+    if (status >= 400 && status < 500) {
+      // Fastify's own client errors: malformed JSON, wrong content type, oversized body, ...
+      const messages: Record<string, string> = {
+        FST_ERR_CTP_INVALID_JSON_BODY: 'Malformed JSON in request body',
+        FST_ERR_CTP_EMPTY_JSON_BODY: "Body cannot be empty when content-type is set to 'application/json'",
+        FST_ERR_CTP_BODY_TOO_LARGE: `Request body is larger than the limit of ${ctx.config.bodyLimit} bytes`,
+        FST_ERR_CTP_INVALID_MEDIA_TYPE: `Unsupported content type: ${request.headers['content-type'] ?? '(none)'}`,
+      };
+      const message = messages[err.code] ?? (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' ? 'Malformed JSON' : err.message);
+      return reply.code(status).send({ errorMessage: message });
+    }
+    request.log.error({ err }, 'unhandled error');
+    return reply.code(500).send({ errorMessage: 'Internal server error' });
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    reply.code(404).send({ errorMessage: `Route not found: ${request.method} ${request.url.split('?')[0]}` });
+  });
+
+  // JSON everywhere; form bodies for the OAuth token endpoint. Anything else is a 415.
+  app.removeContentTypeParser('text/plain');
+  await app.register(formbody);
+  app.addSchema(ErrorResponse);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'platform', version: '0.1.0', description: 'Wallet sign-in, claims, dynamic stores, merkle codes and swap estimation.' },
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
+          bearer: { type: 'http', scheme: 'bearer' },
+        },
+      },
+      security: [{ apiKey: [] }],
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  registerApiKeyGate(app, ctx);
+  for (const capability of capabilities) await capability.register(app, ctx);
+  await extend?.(app);
+  await app.ready();
+  return app;
+}

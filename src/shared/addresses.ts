@@ -1,0 +1,73 @@
+// Both address forms name the same 20 bytes: the EVM form (0x + 40 hex, EIP-55 checksummed when
+// mixed case) and the native bech32 form (`<prefix>1…`). The native form is the canonical user id
+// everywhere in storage and in responses (`platformAddress`).
+import { bech32 } from '@scure/base';
+import { keccak_256 } from '@noble/hashes/sha3.js';
+import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
+import { badRequest } from './errors.ts';
+
+export type Chain = 'ETH' | 'Cosmos';
+
+export interface ParsedAddress {
+  /** The 20 address bytes. */
+  bytes: Uint8Array;
+  /** Native bech32 form: the canonical id. */
+  platformAddress: string;
+  /** EIP-55 checksummed 0x form of the same bytes. */
+  evmAddress: string;
+  /** The form the caller used. */
+  chain: Chain;
+}
+
+let prefix = 'bb';
+
+/** Set once at start from ADDRESS_PREFIX. */
+export function setAddressPrefix(p: string): void {
+  prefix = p;
+}
+export const addressPrefix = (): string => prefix;
+
+export function toChecksumAddress(bytes: Uint8Array): string {
+  const hex = bytesToHex(bytes);
+  const hash = bytesToHex(keccak_256(new TextEncoder().encode(hex)));
+  let out = '0x';
+  for (let i = 0; i < 40; i++) out += parseInt(hash[i], 16) >= 8 ? hex[i].toUpperCase() : hex[i];
+  return out;
+}
+
+export const toPlatformAddress = (bytes: Uint8Array): string => bech32.encode(prefix, bech32.toWords(bytes));
+
+/** Parses either form; returns null for anything that is not a valid address. */
+export function tryParseAddress(input: unknown): ParsedAddress | null {
+  if (typeof input !== 'string') return null;
+  if (/^0x[0-9a-fA-F]{40}$/.test(input)) {
+    const bytes = hexToBytes(input.slice(2).toLowerCase());
+    const evmAddress = toChecksumAddress(bytes);
+    const body = input.slice(2);
+    const mixedCase = body !== body.toLowerCase() && body !== body.toUpperCase();
+    if (mixedCase && input !== evmAddress) return null; // bad EIP-55 checksum
+    return { bytes, platformAddress: toPlatformAddress(bytes), evmAddress, chain: 'ETH' };
+  }
+  if (input.length > 90 || !input.startsWith(prefix + '1')) return null;
+  try {
+    const decoded = bech32.decodeToBytes(input);
+    if (decoded.prefix !== prefix || decoded.bytes.length !== 20) return null;
+    const bytes = decoded.bytes;
+    return { bytes, platformAddress: toPlatformAddress(bytes), evmAddress: toChecksumAddress(bytes), chain: 'Cosmos' };
+  } catch {
+    return null;
+  }
+}
+
+/** Parses either form or throws a 400 naming the field and the value. */
+export function parseAddress(input: unknown, field = 'address'): ParsedAddress {
+  const parsed = tryParseAddress(input);
+  if (!parsed) throw badRequest(`Invalid address in ${field}: ${JSON.stringify(input)} is neither a 0x address nor a ${prefix}1… address`);
+  return parsed;
+}
+
+/** Canonical (native) form of either address form; throws a 400 when invalid. */
+export const toCanonical = (input: unknown, field?: string): string => parseAddress(input, field).platformAddress;
+
+/** The native encoding of 20 zero bytes (the anonymous / null address). */
+export const nullAddress = (): string => toPlatformAddress(new Uint8Array(20));

@@ -1,0 +1,28 @@
+// TypeBox building blocks shared by every capability's route schemas.
+import { Type, type TSchema } from 'typebox';
+
+export const ErrorResponse = Type.Object(
+  {
+    errorMessage: Type.String(),
+    error: Type.Optional(Type.String()),
+    unauthorized: Type.Optional(Type.Literal(true)),
+  },
+  { $id: 'ErrorResponse', additionalProperties: true },
+);
+
+/** Large numbers travel as decimal strings (UNIX ms, versions, ids, range bounds). */
+export const NumberString = Type.String({ pattern: '^[0-9]+$', description: 'Unsigned integer as a decimal string' });
+
+export const UintRangeSchema = Type.Object(
+  { start: NumberString, end: NumberString },
+  { additionalProperties: false, description: 'Inclusive range of unsigned 64-bit integers' },
+);
+
+export const AddressString = Type.String({ minLength: 1, maxLength: 128, description: '0x… EVM address or native bech32 address' });
+
+export const Bookmark = Type.String({ maxLength: 2048, description: "Opaque cursor; '' for the first page" });
+
+/** Standard error responses to attach to a route schema. */
+export function errorResponses(...codes: number[]): Record<number, TSchema> {
+  return Object.fromEntries(codes.map((c) => [c, Type.Ref('ErrorResponse')]));
+}
