@@ -1,0 +1,15 @@
+// Scopes a user can approve for an application. `scopeId` is what routes check; `scopeName` is
+// what the consent page and `/api/v0/auth/status` show.
+export const SCOPES = [
+  { scopeId: 'completeClaims', scopeName: 'Complete Claims', description: 'Complete claims on your behalf (claims with an initiatedBy plugin; reserved codes).' },
+  { scopeId: 'readPrivateClaimData', scopeName: 'Read Private Claim Data', description: 'Read private params of claims you created or manage.' },
+  { scopeId: 'manageClaims', scopeName: 'Manage Claims', description: 'Create, update and delete claims.' },
+  { scopeId: 'manageDynamicStores', scopeName: 'Manage Dynamic Stores', description: 'Create, update and delete dynamic stores, and edit their contents.' },
+  { scopeId: 'manageDeveloperApps', scopeName: 'Manage Developer Apps', description: 'Create, update and delete your OAuth applications.' },
+] as const;
+
+export type ScopeId = (typeof SCOPES)[number]['scopeId'];
+
+export const SCOPE_IDS: readonly string[] = SCOPES.map((s) => s.scopeId);
+
+export const scopeName = (id: string): string => SCOPES.find((s) => s.scopeId === id)?.scopeName ?? id;
