@@ -23,6 +23,8 @@ export interface Config {
   bodyLimit: number;
   /** Requests per minute per API key; 0 disables the limiter. */
   rateLimitPerMinute: number;
+  /** How long a verified API key is trusted without a new lookup (revocation delay bound). */
+  apiKeyCacheMs: number;
   /** Run the claim queue worker inside the HTTP service process. */
   runWorker: boolean;
   /** Hex private key signing merkle leaves; generated into DATA_DIR when unset. */
@@ -141,6 +143,7 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl,
     bodyLimit: int(env, 'BODY_LIMIT', 2 * 1024 * 1024, 1024, 64 * 1024 * 1024),
     rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 0, 0, 10_000_000),
+    apiKeyCacheMs: int(env, 'API_KEY_CACHE_MS', 1000, 0, 60_000),
     runWorker: bool(env, 'RUN_WORKER', true),
     leafSignerKey: leafSignerKey === null ? null : leafSignerKey.replace(/^0x/, '').toLowerCase(),
     chainRestUrl: url(env, 'CHAIN_REST_URL', ['http:', 'https:']),

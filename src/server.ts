@@ -61,8 +61,10 @@ export async function buildApp(ctx: AppContext, { extend, ...opts }: BuildOption
     return err;
   });
 
-  app.addHook('onSend', async (request, reply) => {
+  // Echo the request id (generated, or the caller's x-request-id) so logs and clients correlate.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    done();
   });
 
   app.setErrorHandler((err: FastifyError | ApiError, request, reply) => {

@@ -1,10 +1,12 @@
 // The API-key gate: every /api/ route needs `x-api-key` unless it is marked `config.public`
-// (routes a browser calls during sign-in). The key is hashed and looked up on each request, so
-// a revocation takes effect on the next request in every process sharing the database.
+// (routes a browser calls during sign-in). A verified key is remembered for at most
+// API_KEY_CACHE_MS (default 1 s): the lookup is most of the gate's cost, and a revocation still
+// reaches every process sharing the database within that bound. Unknown keys are never cached.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { tooManyRequests, unauthorized } from '../shared/errors.ts';
-import { findActiveApiKey } from './storage.ts';
+import { sha256Hex } from '../shared/crypto.ts';
+import { findActiveApiKeyByHash } from './storage.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -36,14 +38,29 @@ function rateLimiter(perMinute: number, now: () => number) {
 }
 
 export function registerApiKeyGate(app: FastifyInstance, ctx: AppContext): void {
+  const ttl = ctx.config.apiKeyCacheMs;
+  const verified = new Map<string, { id: string; at: number }>();
   const limit = ctx.config.rateLimitPerMinute > 0 ? rateLimiter(ctx.config.rateLimitPerMinute, () => ctx.clock.now()) : null;
   app.addHook('onRequest', async (request: FastifyRequest) => {
     if (!request.url.startsWith('/api/') || request.routeOptions.config?.public) return;
     const header = request.headers['x-api-key'];
     if (typeof header !== 'string' || header === '') throw unauthorized(MISSING);
-    const key = await findActiveApiKey(ctx.db, header);
-    if (!key) throw unauthorized(INVALID);
-    limit?.(key.id);
-    request.apiKeyId = key.id;
+    const hash = sha256Hex(header);
+    const now = Date.now();
+    let cached = verified.get(hash);
+    if (!cached || now - cached.at > ttl) {
+      const key = await findActiveApiKeyByHash(ctx.db, hash);
+      if (!key) {
+        verified.delete(hash);
+        throw unauthorized(INVALID);
+      }
+      cached = { id: key.id, at: now };
+      if (ttl > 0) {
+        if (verified.size >= 10_000) verified.clear(); // bounded: keys are few, this never trims in practice
+        verified.set(hash, cached);
+      }
+    }
+    limit?.(cached.id);
+    request.apiKeyId = cached.id;
   });
 }

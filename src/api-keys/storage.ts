@@ -41,13 +41,8 @@ export async function revokeApiKey(db: DB, id: string, now = Date.now()): Promis
   return true;
 }
 
-/** The active key with this plaintext, if any. */
-export async function findActiveApiKey(db: DB, key: string): Promise<{ id: string } | undefined> {
-  return db
-    .selectFrom('api_keys')
-    .select('id')
-    .where('key_hash', '=', sha256Hex(key))
-    .where('revoked_at', 'is', null)
-    .executeTakeFirst();
+/** The active key whose plaintext hashes to `keyHash`, if any. */
+export async function findActiveApiKeyByHash(db: DB, keyHash: string): Promise<{ id: string } | undefined> {
+  return db.selectFrom('api_keys').select('id').where('key_hash', '=', keyHash).where('revoked_at', 'is', null).executeTakeFirst();
 }
 

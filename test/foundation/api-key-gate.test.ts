@@ -28,11 +28,24 @@ describe('API-key gate', () => {
     assert.equal(res.json().errorMessage, 'Unauthorized request. Error validating API key.');
   });
 
-  test('a revoked key is a 401 on the next request', async () => {
+  test('a revoked key is a 401 within API_KEY_CACHE_MS (1 s)', async () => {
     const { id, key } = await createApiKey(t.ctx.db, 'to revoke');
     assert.equal((await t.request('GET', '/api/v0/ping', { apiKey: key })).statusCode, 200);
     assert.equal(await revokeApiKey(t.ctx.db, id), true);
+    await new Promise((r) => setTimeout(r, 1100));
     assert.equal((await t.request('GET', '/api/v0/ping', { apiKey: key })).statusCode, 401);
+  });
+
+  test('with API_KEY_CACHE_MS=0 a revoked key is a 401 on the very next request', async () => {
+    const t0 = await startApp({ env: { API_KEY_CACHE_MS: '0' }, extend: (app) => app.get('/api/v0/ping', async () => ({ pong: true })) });
+    try {
+      const { id, key } = await createApiKey(t0.ctx.db, 'to revoke');
+      assert.equal((await t0.request('GET', '/api/v0/ping', { apiKey: key })).statusCode, 200);
+      await revokeApiKey(t0.ctx.db, id);
+      assert.equal((await t0.request('GET', '/api/v0/ping', { apiKey: key })).statusCode, 401);
+    } finally {
+      await t0.close();
+    }
   });
 
   test('operational routes need no key', async () => {

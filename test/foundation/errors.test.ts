@@ -98,8 +98,12 @@ describe('error model', () => {
     assert.match(res.json().errorMessage, /Route not found: GET \/api\/v0\/nothing-here/);
   });
 
-  test('responses carry a request id', async () => {
+  test('responses carry a request id, also on errors, and honour a caller-supplied one', async () => {
     const res = await t.request('GET', '/healthz');
     assert.match(String(res.headers['x-request-id']), /^[0-9a-f-]{36}$/);
+    const err = await t.request('GET', '/api/v0/probe/fail');
+    assert.match(String(err.headers['x-request-id']), /^[0-9a-f-]{36}$/);
+    const mine = await t.request('GET', '/healthz', { headers: { 'x-request-id': 'trace-123' } });
+    assert.equal(mine.headers['x-request-id'], 'trace-123');
   });
 });

@@ -21,9 +21,9 @@ export interface TestDatabase {
 }
 
 /** A private database: env vars (DATA_DIR / DATABASE_URL) to point a config or a child process at it. */
-export function createTestDatabase(): TestDatabase {
+export function createTestDatabase(kind: 'sqlite' | 'postgres' = TEST_DB): TestDatabase {
   const dataDir = mkdtempSync(join(tmpdir(), 'platform-test-'));
-  if (TEST_DB === 'sqlite') {
+  if (kind === 'sqlite') {
     return { env: { DATA_DIR: dataDir }, drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
   }
   const schema = `t_${randomBytes(6).toString('hex')}`;

@@ -1,0 +1,96 @@
+// Shared benchmark plumbing: child servers, autocannon runs, percentiles, databases.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { createTestDatabase, type TestDatabase } from '../../test/helpers/app.ts';
+
+export const ROOT = join(import.meta.dirname, '..', '..');
+
+export interface ChildServer {
+  port: number;
+  /** Extra words printed after the port on the READY line. */
+  extra: string[];
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** Starts `node <script> ...args` and waits for its "READY <port> ..." line. */
+export function startChild(script: string, args: string[], env: Record<string, string> = {}): Promise<ChildServer> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(ROOT, script), ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+    let buf = '';
+    child.stdout!.on('data', (d) => {
+      buf += d;
+      const m = /READY (\d+)([^\n]*)\n/.exec(buf);
+      if (m) {
+        resolve({
+          port: Number(m[1]),
+          extra: m[2].trim().split(/\s+/).filter(Boolean),
+          child,
+          stop: () =>
+            new Promise((r) => {
+              child.once('close', () => r());
+              child.kill('SIGTERM');
+            }),
+        });
+      }
+    });
+    child.once('close', (code) => reject(new Error(`${script} exited with ${code} before READY`)));
+  });
+}
+
+export interface LoadResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+}
+
+export async function load(opts: { url: string; headers?: Record<string, string>; method?: string; body?: string; seconds?: number; connections?: number }): Promise<LoadResult> {
+  const r = await autocannon({
+    url: opts.url,
+    method: (opts.method ?? 'GET') as 'GET',
+    headers: opts.headers,
+    body: opts.body,
+    duration: opts.seconds ?? 5,
+    connections: opts.connections ?? 50,
+  });
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx };
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+/** Databases to benchmark: SQLite always, PostgreSQL when reachable (BENCH_DB=sqlite skips it). */
+export async function benchDatabases(): Promise<Array<{ name: 'sqlite' | 'postgres'; make(): TestDatabase }>> {
+  const out: Array<{ name: 'sqlite' | 'postgres'; make(): TestDatabase }> = [];
+  const want = process.env.BENCH_DB;
+  if (!want || want === 'sqlite') {
+    out.push({ name: 'sqlite', make: () => withDb('sqlite') });
+  }
+  if (!want || want === 'postgres') {
+    if (await postgresReachable()) out.push({ name: 'postgres', make: () => withDb('postgres') });
+    else console.log('(PostgreSQL not reachable: skipping its figures)');
+  }
+  return out;
+}
+
+function withDb(kind: 'sqlite' | 'postgres'): TestDatabase {
+  return createTestDatabase(kind);
+}
+async function postgresReachable(): Promise<boolean> {
+  const pg = (await import('pg')).default;
+  const client = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test', connectionTimeoutMillis: 2000 });
+  try {
+    await client.connect();
+    await client.end();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
