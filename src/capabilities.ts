@@ -3,6 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from './context.ts';
 import { operations } from './ops/routes.ts';
+import { signin } from './signin/routes.ts';
 
 export interface Capability {
   name: string;
@@ -10,4 +11,4 @@ export interface Capability {
   register(app: FastifyInstance, ctx: AppContext): Promise<void> | void;
 }
 
-export const capabilities: Capability[] = [operations];
+export const capabilities: Capability[] = [operations, signin];

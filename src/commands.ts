@@ -1,2 +1,3 @@
 // Capability CLI commands register themselves when imported here (one line per capability).
+import './signin/cli.ts';
 export {};

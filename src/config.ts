@@ -27,14 +27,18 @@ export interface Config {
   apiKeyCacheMs: number;
   /** Run the claim queue worker inside the HTTP service process. */
   runWorker: boolean;
-  /** Hex private key signing merkle leaves; generated into DATA_DIR when unset. */
-  leafSignerKey: string | null;
+  /** Hex secp256k1 private key signing merkle leaves (no 0x); generated into DATA_DIR when unset. */
+  leafSignerKey: string;
   /** Chain REST endpoint polled for pool state (swap estimation); null disables polling. */
   chainRestUrl: string | null;
   /** Skip Go–compatible routing API for routes the service cannot build itself. */
   skipApiUrl: string | null;
   /** JSON file with counterparty chains and IBC channels. */
   ibcRegistryFile: string | null;
+  /** Swap estimation: polling, timeouts and warning thresholds. */
+  swap: SwapConfig;
+  /** Chain id the sign-in page asks a Keplr-style wallet to enable (its bech32 prefix must be ADDRESS_PREFIX). */
+  signinNativeChainId: string;
 }
 
 export class ConfigError extends Error {
@@ -87,17 +91,17 @@ function url(env: Env, name: string, protocols: string[]): string | null {
 }
 
 /** Reads a secret from the environment, or from DATA_DIR (creating it on first start). */
-function persistentSecret(env: Env, name: string, dataDir: string, file: string, validate: (hex: string) => boolean): string {
+function persistentSecret(env: Env, name: string, dataDir: string, file: string, validate: (hex: string) => boolean, requirement = '64 hex characters (32 bytes)'): string {
   const fromEnv = str(env, name);
   if (fromEnv !== null) {
     const hex = fromEnv.replace(/^0x/, '');
-    if (!validate(hex)) throw new ConfigError(name, 'must be 64 hex characters (32 bytes)');
+    if (!validate(hex)) throw new ConfigError(name, `must be ${requirement}`);
     return hex.toLowerCase();
   }
   const path = join(dataDir, file);
   if (existsSync(path)) {
     const hex = readFileSync(path, 'utf8').trim();
-    if (!validate(hex)) throw new ConfigError(name, `is unset and ${path} does not hold 64 hex characters`);
+    if (!validate(hex)) throw new ConfigError(name, `is unset and ${path} does not hold ${requirement}`);
     return hex;
   }
   mkdirSync(dataDir, { recursive: true });
@@ -112,6 +116,48 @@ function persistentSecret(env: Env, name: string, dataDir: string, file: string,
 }
 
 const isHex32 = (hex: string) => /^[0-9a-fA-F]{64}$/.test(hex);
+
+/** secp256k1 group order: a private key is an integer in [1, n). */
+const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
+const isSecp256k1Key = (hex: string) => isHex32(hex) && BigInt(`0x${hex}`) > 0n && BigInt(`0x${hex}`) < SECP256K1_N;
+
+function signinNativeChainId(env: Env): string {
+  const v = str(env, 'SIGNIN_NATIVE_CHAIN_ID') ?? 'platform-1';
+  if (!/^[A-Za-z0-9._-]{1,64}$/.test(v)) throw new ConfigError('SIGNIN_NATIVE_CHAIN_ID', `must be 1 to 64 characters from letters, digits, . _ - (got "${v}")`);
+  return v;
+}
+
+export interface SwapConfig {
+  /** CHAIN_POLL_INTERVAL_MS: how often pool state is read from CHAIN_REST_URL. */
+  chainPollIntervalMs: number;
+  /** CHAIN_TAKER_FEE_REFRESH_MS: how often per-pair taker fees are re-read (new pairs are read at once). */
+  takerFeeRefreshMs: number;
+  /** SWAP_IMPORT_POLL_INTERVAL_MS: how often a service checks for pools imported by the CLI. */
+  importPollIntervalMs: number;
+  /** SWAP_UPSTREAM_TIMEOUT_MS: timeout of every outbound call (chain REST, routing API). */
+  upstreamTimeoutMs: number;
+  /** SWAP_PRICE_IMPACT_WARNING_PERCENT: price impact above which lowLiquidityWarning is set. */
+  priceImpactWarningPercent: number;
+  /** SWAP_MIN_POOL_RESERVE: a pool on the route holding less of a traded denom (base units) sets lowLiquidityWarning. */
+  minPoolReserve: bigint;
+}
+
+function swapConfig(env: Env): SwapConfig {
+  const percent = str(env, 'SWAP_PRICE_IMPACT_WARNING_PERCENT') ?? '5';
+  if (!/^\d{1,3}(\.\d{1,6})?$/.test(percent) || Number(percent) > 100) {
+    throw new ConfigError('SWAP_PRICE_IMPACT_WARNING_PERCENT', `must be a number from 0 to 100 (got "${percent}")`);
+  }
+  const reserve = str(env, 'SWAP_MIN_POOL_RESERVE') ?? '1000000';
+  if (!/^\d{1,78}$/.test(reserve)) throw new ConfigError('SWAP_MIN_POOL_RESERVE', `must be a non-negative integer (got "${reserve}")`);
+  return {
+    chainPollIntervalMs: int(env, 'CHAIN_POLL_INTERVAL_MS', 6000, 100, 3_600_000),
+    takerFeeRefreshMs: int(env, 'CHAIN_TAKER_FEE_REFRESH_MS', 600_000, 1000, 86_400_000),
+    importPollIntervalMs: int(env, 'SWAP_IMPORT_POLL_INTERVAL_MS', 2000, 50, 3_600_000),
+    upstreamTimeoutMs: int(env, 'SWAP_UPSTREAM_TIMEOUT_MS', 10_000, 100, 120_000),
+    priceImpactWarningPercent: Number(percent),
+    minPoolReserve: BigInt(reserve),
+  };
+}
 
 export function loadConfig(env: Env = process.env): Config {
   const port = int(env, 'PORT', 3000, 0, 65535);
@@ -128,10 +174,9 @@ export function loadConfig(env: Env = process.env): Config {
   }
   const publicUrl = url(env, 'PUBLIC_URL', ['http:', 'https:']) ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   const secretKey = Buffer.from(persistentSecret(env, 'SECRET_KEY', dataDir, 'secret.key', isHex32), 'hex');
-  const leafSignerKey = str(env, 'LEAF_SIGNER_KEY');
-  if (leafSignerKey !== null && !isHex32(leafSignerKey.replace(/^0x/, ''))) {
-    throw new ConfigError('LEAF_SIGNER_KEY', 'must be 64 hex characters (a secp256k1 private key)');
-  }
+  // Merkle leaf signatures: the approval's `leafSigner` names this key's address, so it must
+  // survive restarts; kept beside secret.key when not configured.
+  const leafSignerKey = persistentSecret(env, 'LEAF_SIGNER_KEY', dataDir, 'leaf-signer.key', isSecp256k1Key, '64 hex characters (a secp256k1 private key)');
   return {
     port,
     host,
@@ -145,9 +190,11 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 0, 0, 10_000_000),
     apiKeyCacheMs: int(env, 'API_KEY_CACHE_MS', 1000, 0, 60_000),
     runWorker: bool(env, 'RUN_WORKER', true),
-    leafSignerKey: leafSignerKey === null ? null : leafSignerKey.replace(/^0x/, '').toLowerCase(),
+    leafSignerKey,
     chainRestUrl: url(env, 'CHAIN_REST_URL', ['http:', 'https:']),
     skipApiUrl: url(env, 'SKIP_API_URL', ['http:', 'https:']),
     ibcRegistryFile: str(env, 'IBC_REGISTRY_FILE'),
+    swap: swapConfig(env),
+    signinNativeChainId: signinNativeChainId(env),
   };
 }

@@ -47,6 +47,28 @@ function immediateSqliteDialect(config: ConstructorParameters<typeof SqliteDiale
   };
 }
 
+// Kysely prepares every query anew; with better-sqlite3 that preparation is a large share of a
+// short query's cost. Statements are reused per SQL text (bounded LRU); one still being iterated
+// (a streaming read) is never handed out twice: a fresh one is prepared instead.
+function withStatementCache(database: SQLite.Database, max = 1000) {
+  const cache = new Map<string, SQLite.Statement>();
+  return {
+    close: () => database.close(),
+    prepare(sql: string) {
+      let stmt = cache.get(sql);
+      if (stmt && !stmt.busy) {
+        cache.delete(sql); // re-insert: most recently used last
+        cache.set(sql, stmt);
+        return stmt;
+      }
+      stmt = database.prepare(sql);
+      cache.set(sql, stmt);
+      if (cache.size > max) cache.delete(cache.keys().next().value!);
+      return stmt;
+    },
+  };
+}
+
 export function openSqlite(dataDir: string, file = 'platform.sqlite'): Storage {
   mkdirSync(dataDir, { recursive: true });
   const database = new SQLite(join(dataDir, file));
@@ -54,7 +76,7 @@ export function openSqlite(dataDir: string, file = 'platform.sqlite'): Storage {
   database.pragma('synchronous = NORMAL');
   database.pragma('busy_timeout = 10000');
   database.pragma('foreign_keys = ON');
-  const db = new Kysely<Database>({ dialect: immediateSqliteDialect({ database }) });
+  const db = new Kysely<Database>({ dialect: immediateSqliteDialect({ database: withStatementCache(database) }) });
   return { db, dialect: 'sqlite', close: () => db.destroy() };
 }
 

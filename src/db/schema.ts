@@ -5,7 +5,8 @@
 //   - JSON documents are `text` holding JSON;
 //   - amounts and UintRange bounds that may exceed 2^53 are decimal strings in `text`.
 import type { ApiKeyTable } from '../api-keys/storage.ts';
+import type { SigninTables } from '../signin/storage.ts';
 
-export interface Database {
+export interface Database extends SigninTables {
   api_keys: ApiKeyTable;
 }

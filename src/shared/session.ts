@@ -25,11 +25,15 @@ declare module 'fastify' {
   }
 }
 
-let resolver: SessionResolver = async () => null;
+// Resolvers are kept per application context (several apps, each on its own database, can
+// live in one process: tests, benchmarks), keyed by the context object.
+const resolvers = new WeakMap<object, SessionResolver>();
+let fallback: SessionResolver = async () => null;
 
-/** Installed once by the sign-in capability. */
-export function setSessionResolver(r: SessionResolver): void {
-  resolver = r;
+/** Installed by the sign-in capability for its application context. */
+export function setSessionResolver(r: SessionResolver, ctx?: object): void {
+  if (ctx) resolvers.set(ctx, r);
+  else fallback = r;
 }
 
 export function bearerToken(request: FastifyRequest): string | null {
@@ -43,6 +47,7 @@ export function bearerToken(request: FastifyRequest): string | null {
 export function getSession(request: FastifyRequest): Promise<Session | null> {
   if (!request.sessionPromise) {
     const token = bearerToken(request);
+    const resolver = resolvers.get((request.server as { ctx?: object }).ctx ?? {}) ?? fallback;
     request.sessionPromise = token ? resolver(token) : Promise.resolve(null);
   }
   return request.sessionPromise;

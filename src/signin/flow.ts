@@ -1,0 +1,237 @@
+// The authorization step: an app sends the user to /signin/authorize; the page asks this module for a
+// challenge (an EIP-4361 message with a fresh server nonce), the wallet signs it, and approval checks
+// the signature and the stored request, consumes the nonce once and mints a one-time code.
+import type { AppContext } from '../context.ts';
+import { tryParseAddress } from '../shared/addresses.ts';
+import { randomHex, sha256Hex } from '../shared/crypto.ts';
+import { ApiError, badRequest, notFound, unauthorized } from '../shared/errors.ts';
+import { findAppRow } from './apps.ts';
+import { CODE_TTL_MS, REQUEST_TTL_MS } from './lifetimes.ts';
+import { buildSigninMessage, EVM_CHAIN_ID, parseSigninMessage } from './message.ts';
+import { SCOPE_IDS, scopeName } from './scopes.ts';
+import { parseList, type SigninAppTable, type SigninAuthorizationTable } from './storage.ts';
+import { recoverEip191Signer, verifyAdr36 } from './verify.ts';
+
+/** Authorization-request errors, with the OAuth code the authorize page redirects with when it may. */
+export class AuthorizeError extends ApiError {
+  readonly oauthError: string;
+  /** False for an unknown client or an unregistered redirect URI: shown, never redirected to. */
+  readonly redirectable: boolean;
+  constructor(oauthError: string, message: string, redirectable: boolean) {
+    super(400, message, { error: oauthError });
+    this.oauthError = oauthError;
+    this.redirectable = redirectable;
+  }
+}
+
+export interface AuthorizeInput {
+  client_id: string;
+  redirect_uri?: string;
+  scope?: string;
+  state?: string;
+  code_challenge?: string;
+  code_challenge_method?: string;
+}
+
+export interface AuthorizeRequest {
+  app: SigninAppTable;
+  redirectUri: string | null;
+  scopes: string[];
+  state: string | null;
+  codeChallenge: string | null;
+}
+
+/** `scope` is a space- or comma-separated list of scope ids; unknown ids are refused. */
+export function parseScopes(scope: string | undefined): string[] {
+  const ids = [...new Set((scope ?? '').split(/[\s,]+/).filter(Boolean))];
+  const unknown = ids.filter((id) => !SCOPE_IDS.includes(id));
+  if (unknown.length) throw new AuthorizeError('invalid_scope', `Unknown scope(s): ${unknown.join(', ')}. Known scopes: ${SCOPE_IDS.join(', ')}`, true);
+  return ids;
+}
+
+const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
+
+/** Checks client and redirect URI first (never redirected), then the rest (redirectable). */
+export async function validateAuthorizeRequest(ctx: AppContext, input: AuthorizeInput): Promise<AuthorizeRequest> {
+  const app = input.client_id ? await findAppRow(ctx.db, input.client_id) : undefined;
+  if (!app) throw new AuthorizeError('invalid_client', 'Invalid client_id: no developer app has this client ID.', false);
+  const redirectUri = input.redirect_uri ?? null;
+  if (redirectUri !== null && !parseList(app.redirect_uris).includes(redirectUri)) {
+    throw new AuthorizeError('invalid_request', 'Invalid redirect_uri: it is not one of the redirect URIs registered for this app.', false);
+  }
+  if (!parseList(app.grant_types).includes('authorization_code')) {
+    throw new AuthorizeError('unauthorized_client', 'This app may not use the authorization_code grant.', true);
+  }
+  const scopes = parseScopes(input.scope);
+  let codeChallenge: string | null = null;
+  if (input.code_challenge !== undefined) {
+    if (input.code_challenge_method !== 'S256') {
+      throw new AuthorizeError('invalid_request', 'code_challenge_method must be S256 (plain is not supported).', true);
+    }
+    if (!S256_CHALLENGE.test(input.code_challenge)) {
+      throw new AuthorizeError('invalid_request', 'code_challenge must be the 43-character base64url SHA-256 of the code verifier.', true);
+    }
+    codeChallenge = input.code_challenge;
+  } else if (input.code_challenge_method !== undefined) {
+    throw new AuthorizeError('invalid_request', 'code_challenge_method was given without code_challenge.', true);
+  }
+  return { app, redirectUri, scopes, state: input.state ?? null, codeChallenge };
+}
+
+/** Where the service is reached: the EIP-4361 domain, scheme and URI. */
+export function signinOrigin(ctx: AppContext) {
+  const u = new URL(ctx.config.publicUrl);
+  return { scheme: u.protocol.slice(0, -1), domain: u.host, uri: `${u.origin}/signin/authorize` };
+}
+
+export function statementFor(appName: string, domain: string, scopes: string[]): string {
+  const what = scopes.length ? `Scopes requested: ${scopes.map(scopeName).join(', ')}.` : 'No scopes requested.';
+  return `Sign in to ${appName} with ${domain}. ${what} Sign only if you started this sign-in.`;
+}
+
+export interface Challenge {
+  requestId: string;
+  message: string;
+  expiresAt: number;
+}
+
+export async function createChallenge(ctx: AppContext, input: AuthorizeInput & { address: string }): Promise<Challenge> {
+  const req = await validateAuthorizeRequest(ctx, input);
+  const parsed = tryParseAddress(input.address);
+  if (!parsed) throw badRequest(`Invalid address: ${JSON.stringify(input.address)} is neither a 0x address nor a native bech32 address`);
+  const now = ctx.clock.now();
+  const { scheme, domain, uri } = signinOrigin(ctx);
+  const requestId = randomHex(16);
+  const nonce = randomHex(16); // 128 bits, alphanumeric as EIP-4361 requires
+  const address = parsed.chain === 'ETH' ? parsed.evmAddress : parsed.platformAddress;
+  const expiresAt = now + REQUEST_TTL_MS;
+  const message = buildSigninMessage({
+    scheme,
+    domain,
+    address,
+    chain: parsed.chain,
+    statement: statementFor(req.app.name, domain, req.scopes),
+    uri,
+    chainId: EVM_CHAIN_ID,
+    nonce,
+    issuedAt: now,
+    expiresAt,
+    requestId,
+  });
+  await ctx.db
+    .insertInto('signin_requests')
+    .values({
+      request_id: requestId,
+      client_id: req.app.client_id,
+      redirect_uri: req.redirectUri,
+      scopes: JSON.stringify(req.scopes),
+      state: req.state,
+      code_challenge: req.codeChallenge,
+      code_challenge_method: req.codeChallenge ? 'S256' : null,
+      address,
+      platform_address: parsed.platformAddress,
+      chain: parsed.chain,
+      nonce,
+      message,
+      issued_at: now,
+      expires_at: expiresAt,
+      consumed_at: null,
+    })
+    .execute();
+  return { requestId, message, expiresAt };
+}
+
+export interface Approval {
+  code: string;
+  state?: string;
+  redirectUrl?: string;
+}
+
+export async function approveChallenge(ctx: AppContext, input: { requestId: string; signature: string; publicKey?: string }): Promise<Approval> {
+  const now = ctx.clock.now();
+  const req = await ctx.db.selectFrom('signin_requests').selectAll().where('request_id', '=', input.requestId).executeTakeFirst();
+  if (!req) throw notFound('Unknown sign-in request. Start a new sign-in.');
+  if (req.consumed_at !== null) throw badRequest('This sign-in request was already used. Start a new sign-in.');
+  if (now >= req.expires_at) throw badRequest('This sign-in request has expired. Start a new sign-in.');
+
+  // The app and its redirect URI must still be valid now, not only when the request was made.
+  const app = await findAppRow(ctx.db, req.client_id);
+  if (!app) throw badRequest('The app of this sign-in request no longer exists.');
+  if (req.redirect_uri !== null && !parseList(app.redirect_uris).includes(req.redirect_uri)) {
+    throw badRequest('The redirect URI of this sign-in request is no longer registered for the app.');
+  }
+
+  // Every field of the signed text must agree with the stored request and this service.
+  const fields = parseSigninMessage(req.message);
+  const origin = signinOrigin(ctx);
+  const agrees =
+    fields !== null &&
+    fields.scheme === origin.scheme &&
+    fields.domain === origin.domain &&
+    fields.uri === origin.uri &&
+    fields.address === req.address &&
+    fields.chain === req.chain &&
+    fields.chainId === EVM_CHAIN_ID &&
+    fields.nonce === req.nonce &&
+    fields.requestId === req.request_id &&
+    fields.issuedAt === req.issued_at &&
+    fields.expiresAt === req.expires_at &&
+    fields.statement === statementFor(app.name, origin.domain, parseList(req.scopes));
+  if (!agrees) throw badRequest('The sign-in request no longer matches this service or app (domain, URI or app name changed). Start a new sign-in.');
+
+  const signer = tryParseAddress(req.address);
+  if (!signer) throw badRequest('The sign-in request holds an invalid address.');
+  if (req.chain === 'ETH') {
+    const recovered = recoverEip191Signer(req.message, input.signature);
+    if (!recovered) throw badRequest('Invalid signature: expected a 0x-prefixed 65-byte personal_sign signature.');
+    if (!recovered.every((b, i) => b === signer.bytes[i])) throw unauthorized(`Signature does not match the sign-in message for ${req.address}.`);
+  } else {
+    if (!input.publicKey) throw badRequest('publicKey is required for a native address: ADR-36 signatures carry no recovery id.');
+    const result = verifyAdr36({ signer: req.address, data: req.message, publicKey: input.publicKey, signature: input.signature });
+    if (!result.ok) throw unauthorized(`Signature does not verify for ${req.address}: ${result.reason}.`);
+  }
+
+  // All checks passed: consume the nonce exactly once, then mint the code, in one transaction.
+  const code = randomHex(32);
+  const consumed = await ctx.db.transaction().execute(async (tx) => {
+    const r = await tx.updateTable('signin_requests').set({ consumed_at: now }).where('request_id', '=', req.request_id).where('consumed_at', 'is', null).executeTakeFirst();
+    if (Number(r.numUpdatedRows) !== 1) return false;
+    const row: SigninAuthorizationTable = {
+      authorization_id: randomHex(16),
+      code_hash: sha256Hex(code),
+      client_id: req.client_id,
+      redirect_uri: req.redirect_uri,
+      scopes: req.scopes,
+      code_challenge: req.code_challenge,
+      address: req.address,
+      platform_address: req.platform_address,
+      chain: req.chain,
+      message: req.message,
+      created_at: now,
+      code_expires_at: now + CODE_TTL_MS,
+      code_consumed_at: null,
+      expires_at: null,
+      revoked_at: null,
+      access_hash: null,
+      access_scopes: null,
+      access_expires_at: null,
+      refresh_hash: null,
+      refresh_expires_at: null,
+    };
+    await tx.insertInto('signin_authorizations').values(row).execute();
+    return true;
+  });
+  if (!consumed) throw badRequest('This sign-in request was already used. Start a new sign-in.');
+
+  const out: Approval = { code };
+  if (req.state !== null) out.state = req.state;
+  if (req.redirect_uri !== null) out.redirectUrl = redirectWith(req.redirect_uri, { code, ...(req.state !== null ? { state: req.state } : {}) });
+  return out;
+}
+
+/** Adds query parameters to a registered redirect URI, keeping its own query. */
+export function redirectWith(redirectUri: string, params: Record<string, string>): string {
+  const u = new URL(redirectUri);
+  for (const [k, v] of Object.entries(params)) u.searchParams.set(k, v);
+  return u.toString();
+}

@@ -1,0 +1,14 @@
+// Lifetimes of everything the sign-in flow issues (SPEC §8; RFC 6749 §4.1.2 recommends ≤ 10 min codes).
+export const MINUTE = 60_000;
+export const DAY = 24 * 60 * MINUTE;
+
+/** A sign-in request (challenge) and its nonce: the message's Expiration Time. */
+export const REQUEST_TTL_MS = 10 * MINUTE;
+/** Server-side lifetime of an authorization code, whatever `options.issuedAtTimeWindowMs` says. */
+export const CODE_TTL_MS = 10 * MINUTE;
+/** Default of `options.issuedAtTimeWindowMs`. */
+export const DEFAULT_ISSUED_AT_WINDOW_MS = 10 * MINUTE;
+export const ACCESS_TOKEN_TTL_MS = DAY;
+export const REFRESH_TOKEN_TTL_MS = 60 * DAY;
+/** Absolute cap of a token family from its first grant: rotation never extends a session past it. */
+export const AUTHORIZATION_MAX_AGE_MS = 60 * DAY;

@@ -1,0 +1,75 @@
+// Sign-in tables (see migration 0002_signin). Secrets, codes and tokens appear only as SHA-256 hex.
+import type { Chain } from '../shared/addresses.ts';
+
+export interface SigninAppTable {
+  client_id: string;
+  client_secret_hash: string;
+  name: string;
+  description: string;
+  image: string;
+  /** JSON array of exact redirect URIs. */
+  redirect_uris: string;
+  /** JSON array of grant types the client may use. */
+  grant_types: string;
+  created_by: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface SigninRequestTable {
+  request_id: string;
+  client_id: string;
+  redirect_uri: string | null;
+  scopes: string;
+  state: string | null;
+  code_challenge: string | null;
+  code_challenge_method: string | null;
+  address: string;
+  platform_address: string;
+  chain: Chain;
+  nonce: string;
+  message: string;
+  issued_at: number;
+  expires_at: number;
+  consumed_at: number | null;
+}
+
+export interface SigninAuthorizationTable {
+  authorization_id: string;
+  code_hash: string;
+  client_id: string;
+  redirect_uri: string | null;
+  /** Granted scope ids (JSON); refresh tokens carry these. */
+  scopes: string;
+  code_challenge: string | null;
+  address: string;
+  platform_address: string;
+  chain: Chain;
+  message: string;
+  created_at: number;
+  code_expires_at: number;
+  code_consumed_at: number | null;
+  /** Absolute end of the token family (first grant + 60 days). */
+  expires_at: number | null;
+  revoked_at: number | null;
+  access_hash: string | null;
+  access_scopes: string | null;
+  access_expires_at: number | null;
+  refresh_hash: string | null;
+  refresh_expires_at: number | null;
+}
+
+export interface SigninRotatedTokenTable {
+  token_hash: string;
+  authorization_id: string;
+  rotated_at: number;
+}
+
+export interface SigninTables {
+  signin_apps: SigninAppTable;
+  signin_requests: SigninRequestTable;
+  signin_authorizations: SigninAuthorizationTable;
+  signin_rotated_tokens: SigninRotatedTokenTable;
+}
+
+export const parseList = (json: string): string[] => JSON.parse(json) as string[];

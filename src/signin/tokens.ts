@@ -1,0 +1,283 @@
+// The token endpoint (authorization_code and refresh_token grants), revocation and bearer sessions.
+// Every validation runs before anything is consumed, so a bad request cannot burn a good code or
+// refresh token; consumption is a conditional UPDATE (… WHERE consumed_at IS NULL) whose row count
+// decides the single winner. A reused code or refresh token revokes its whole authorization.
+import { createHash } from 'node:crypto';
+import type { AppContext } from '../context.ts';
+import type { Chain } from '../shared/addresses.ts';
+import { randomHex, safeEqual, sha256Hex } from '../shared/crypto.ts';
+import type { Session } from '../shared/session.ts';
+import { findAppRowCached, secretMatches, type GrantType, GRANT_TYPES } from './apps.ts';
+import { ACCESS_TOKEN_TTL_MS, AUTHORIZATION_MAX_AGE_MS, DEFAULT_ISSUED_AT_WINDOW_MS, REFRESH_TOKEN_TTL_MS } from './lifetimes.ts';
+import { groupTransaction } from './group-commit.ts';
+import { oauthError } from './oauth-errors.ts';
+import { CONSUME_CODE, FIND_ACCESS, FIND_BY_REFRESH, FIND_CODE, FIND_ROTATED, FIND_TOKEN_OWNER, INSERT_ROTATED, REVOKE_AUTHORIZATION, ROTATE } from './sql.ts';
+import { parseList, type SigninAppTable, type SigninAuthorizationTable } from './storage.ts';
+
+export interface TokenRequest {
+  grant_type?: string;
+  code?: string;
+  redirect_uri?: string;
+  client_id?: string;
+  client_secret?: string;
+  refresh_token?: string;
+  code_verifier?: string;
+  scope?: string;
+  options?: { issuedAtTimeWindowMs?: number };
+}
+
+export interface TokenResponse {
+  address: string;
+  chain: Chain;
+  platformAddress: string;
+  verificationResponse: { success: boolean; errorMessage?: string };
+  access_token: string;
+  token_type: 'Bearer';
+  /** UNIX ms as a decimal string. */
+  access_token_expires_at: string;
+  refresh_token: string;
+  refresh_token_expires_at: string;
+  /** Seconds until the access token expires (RFC 6749 §5.1). */
+  expires_in: number;
+  /** Granted scope ids, space-separated. */
+  scope: string;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Client authentication (RFC 6749 §2.3.1): client_secret_post or client_secret_basic, never both.
+
+interface ClientCredentials {
+  clientId: string;
+  clientSecret: string | undefined;
+  basic: boolean;
+}
+
+/** RFC 6749 Appendix B: Basic credentials are form-urlencoded before base64. */
+function formDecode(s: string): string {
+  return decodeURIComponent(s.replace(/\+/g, ' '));
+}
+
+export function clientCredentials(body: { client_id?: string; client_secret?: string }, authorization: string | undefined): ClientCredentials {
+  if (typeof authorization === 'string' && /^basic\b/i.test(authorization)) {
+    const m = /^Basic ([A-Za-z0-9+/]+={0,2})$/i.exec(authorization.trim());
+    const decoded = m ? Buffer.from(m[1], 'base64').toString('utf8') : '';
+    const colon = decoded.indexOf(':');
+    if (!m || colon < 0) throw oauthError('invalid_request', 'Invalid Authorization header: expected Basic base64(client_id:client_secret).');
+    let clientId: string;
+    let clientSecret: string;
+    try {
+      clientId = formDecode(decoded.slice(0, colon));
+      clientSecret = formDecode(decoded.slice(colon + 1));
+    } catch {
+      throw oauthError('invalid_request', 'Invalid Authorization header: the credentials are not form-urlencoded.');
+    }
+    if (body.client_secret !== undefined) {
+      throw oauthError('invalid_request', 'Client authentication must use only one mechanism: HTTP Basic or client_secret in the body, not both.');
+    }
+    if (body.client_id !== undefined && body.client_id !== clientId) throw oauthError('invalid_request', 'client_id in the body does not match the HTTP Basic client_id.');
+    if (clientSecret === '') throw oauthError('invalid_client', 'Client authentication failed: empty client secret.', { basicAuthUsed: true });
+    return { clientId, clientSecret, basic: true };
+  }
+  if (body.client_id === undefined || body.client_id === '') throw oauthError('invalid_request', 'client_id is required.');
+  return { clientId: body.client_id, clientSecret: body.client_secret, basic: false };
+}
+
+/** The authenticated client's app row; 401 invalid_client for an unknown client or a wrong or missing secret. */
+export async function authenticateClient(ctx: AppContext, creds: ClientCredentials): Promise<SigninAppTable> {
+  const app = await findAppRowCached(ctx.db, ctx.dialect, creds.clientId);
+  if (!app || creds.clientSecret === undefined || !secretMatches(app, creds.clientSecret)) {
+    const why = !app ? 'unknown client' : creds.clientSecret === undefined ? 'client_secret is required' : 'invalid client secret';
+    throw oauthError('invalid_client', `Client authentication failed: ${why}.`, { basicAuthUsed: creds.basic });
+  }
+  return app;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const VERIFIER_RE = /^[A-Za-z0-9._~-]{43,128}$/;
+const s256 = (verifier: string) => createHash('sha256').update(verifier, 'ascii').digest('base64url');
+
+async function revokeAuthorization(ctx: AppContext, authorizationId: string, now: number): Promise<void> {
+  await ctx.db.executeQuery(REVOKE_AUTHORIZATION(ctx.dialect, [now, authorizationId]));
+}
+
+const affected = (r: { numAffectedRows?: bigint }) => Number(r.numAffectedRows ?? 0);
+
+/** A fresh access/refresh pair: the values for the response, the hashes for storage. */
+function tokenPair(now: number, accessScopes: string[], familyExpiresAt: number) {
+  const random = randomHex(64); // one call for both tokens: 32 random bytes each
+  const accessToken = random.slice(0, 64);
+  const refreshToken = random.slice(64);
+  const accessExpiresAt = Math.min(now + ACCESS_TOKEN_TTL_MS, familyExpiresAt);
+  const refreshExpiresAt = Math.min(now + REFRESH_TOKEN_TTL_MS, familyExpiresAt);
+  // column order of CONSUME_CODE / ROTATE: access_hash, access_scopes, access_expires_at, refresh_hash, refresh_expires_at
+  const columns = [sha256Hex(accessToken), JSON.stringify(accessScopes), accessExpiresAt, sha256Hex(refreshToken), refreshExpiresAt];
+  return { columns, accessToken, refreshToken, accessExpiresAt, refreshExpiresAt };
+}
+
+function respond(
+  a: { address: string; chain: Chain; platform_address: string },
+  t: ReturnType<typeof tokenPair>,
+  scopes: string[],
+  now: number,
+): TokenResponse {
+  return {
+    address: a.address,
+    chain: a.chain,
+    platformAddress: a.platform_address,
+    verificationResponse: { success: true },
+    access_token: t.accessToken,
+    token_type: 'Bearer',
+    access_token_expires_at: String(t.accessExpiresAt),
+    refresh_token: t.refreshToken,
+    refresh_token_expires_at: String(t.refreshExpiresAt),
+    expires_in: Math.max(0, Math.floor((t.accessExpiresAt - now) / 1000)),
+    scope: scopes.join(' '),
+  };
+}
+
+export async function tokenEndpoint(ctx: AppContext, body: TokenRequest, authorization: string | undefined): Promise<TokenResponse> {
+  const app = await authenticateClient(ctx, clientCredentials(body, authorization));
+  if (body.grant_type === undefined || body.grant_type === '') throw oauthError('invalid_request', 'grant_type is required.');
+  if (!GRANT_TYPES.includes(body.grant_type as GrantType)) {
+    throw oauthError('unsupported_grant_type', `Unsupported grant_type ${JSON.stringify(body.grant_type)}: use authorization_code or refresh_token.`);
+  }
+  if (!parseList(app.grant_types).includes(body.grant_type)) {
+    throw oauthError('unauthorized_client', `This client is not allowed to use the ${body.grant_type} grant.`);
+  }
+  return body.grant_type === 'authorization_code' ? exchangeCode(ctx, app, body) : refresh(ctx, app, body);
+}
+
+async function exchangeCode(ctx: AppContext, app: SigninAppTable, body: TokenRequest): Promise<TokenResponse> {
+  if (!body.code) throw oauthError('invalid_request', 'code is required for the authorization_code grant.');
+  const window = body.options?.issuedAtTimeWindowMs ?? DEFAULT_ISSUED_AT_WINDOW_MS;
+  if (!Number.isSafeInteger(window) || window < 0) throw oauthError('invalid_request', 'options.issuedAtTimeWindowMs must be a non-negative integer.');
+  if (body.code_verifier !== undefined && !VERIFIER_RE.test(body.code_verifier)) {
+    throw oauthError('invalid_request', 'code_verifier must be 43 to 128 characters from A-Z a-z 0-9 - . _ ~ (RFC 7636 §4.1).');
+  }
+  const now = ctx.clock.now();
+  const a = (await ctx.db.executeQuery<SigninAuthorizationTable>(FIND_CODE(ctx.dialect, [sha256Hex(body.code)]))).rows[0];
+  if (!a) throw oauthError('invalid_grant', 'Invalid authorization code.');
+  if (a.client_id !== app.client_id) throw oauthError('invalid_grant', 'The authorization code was issued to another client.');
+  if (a.revoked_at !== null) throw oauthError('invalid_grant', 'The authorization of this code has been revoked.');
+  if (now >= a.code_expires_at) throw oauthError('invalid_grant', 'The authorization code has expired.');
+  if (window > 0 && now - a.created_at > window) {
+    throw oauthError('invalid_grant', `Not recent enough. The code was issued at ${new Date(a.created_at).toISOString()}, outside options.issuedAtTimeWindowMs (${window} ms).`);
+  }
+  if (a.redirect_uri !== null) {
+    if (body.redirect_uri === undefined) throw oauthError('invalid_request', 'redirect_uri is required: the code was issued with one.');
+    if (body.redirect_uri !== a.redirect_uri) throw oauthError('invalid_grant', 'redirect_uri does not match the one of the authorization request.');
+    if (!parseList(app.redirect_uris).includes(a.redirect_uri)) throw oauthError('invalid_grant', 'redirect_uri is no longer registered for this client.');
+  } else if (body.redirect_uri !== undefined) {
+    throw oauthError('invalid_grant', 'redirect_uri was not part of the authorization request.');
+  }
+  // PKCE (RFC 7636 §4.6; RFC 9700 §2.1.1: a verifier for a code without a challenge is a downgrade).
+  if (a.code_challenge !== null) {
+    if (body.code_verifier === undefined) throw oauthError('invalid_grant', 'code_verifier is required: the authorization request used PKCE.');
+    if (!safeEqual(s256(body.code_verifier), a.code_challenge)) throw oauthError('invalid_grant', 'code_verifier does not match the code_challenge.');
+  } else if (body.code_verifier !== undefined) {
+    throw oauthError('invalid_grant', 'code_verifier was provided but the authorization request had no code_challenge.');
+  }
+
+  // Every check passed: consume the code and issue the tokens in one conditional statement.
+  const scopes = parseList(a.scopes);
+  const familyExpiresAt = now + AUTHORIZATION_MAX_AGE_MS;
+  const t = tokenPair(now, scopes, familyExpiresAt);
+  const consumed = await groupTransaction(ctx, async (tx) => affected(await tx.executeQuery(CONSUME_CODE(ctx.dialect, [now, familyExpiresAt, ...t.columns, a.authorization_id]))));
+  if (consumed !== 1) {
+    // RFC 6749 §4.1.2: a second use is denied and the tokens already issued from the code revoked.
+    await revokeAuthorization(ctx, a.authorization_id, now);
+    throw oauthError('invalid_grant', 'The authorization code has already been used; its tokens have been revoked.');
+  }
+  return respond(a, t, scopes, now);
+}
+
+async function refresh(ctx: AppContext, app: SigninAppTable, body: TokenRequest): Promise<TokenResponse> {
+  if (!body.refresh_token) throw oauthError('invalid_request', 'refresh_token is required for the refresh_token grant.');
+  const now = ctx.clock.now();
+  const hash = sha256Hex(body.refresh_token);
+  const a = (await ctx.db.executeQuery<SigninAuthorizationTable>(FIND_BY_REFRESH(ctx.dialect, [hash]))).rows[0];
+  if (!a) {
+    const rotated = (await ctx.db.executeQuery<{ authorization_id: string; client_id: string }>(FIND_ROTATED(ctx.dialect, [hash]))).rows[0];
+    if (rotated && rotated.client_id === app.client_id) await reuseDetected(ctx, rotated.authorization_id, now);
+    throw oauthError('invalid_grant', 'Invalid refresh token.');
+  }
+  if (a.client_id !== app.client_id) throw oauthError('invalid_grant', 'The refresh token was issued to another client.');
+  if (a.revoked_at !== null) throw oauthError('invalid_grant', 'The authorization of this refresh token has been revoked.');
+  const familyExpiresAt = a.expires_at ?? 0;
+  if (now >= (a.refresh_expires_at ?? 0) || now >= familyExpiresAt) throw oauthError('invalid_grant', 'The refresh token has expired.');
+  const granted = parseList(a.scopes);
+  let scopes = granted;
+  if (body.scope !== undefined) {
+    const requested = [...new Set(body.scope.split(/[\s,]+/).filter(Boolean))];
+    const extra = requested.filter((s) => !granted.includes(s));
+    if (extra.length) throw oauthError('invalid_scope', `The refresh token was not granted the scope(s): ${extra.join(', ')}.`);
+    scopes = requested;
+  }
+
+  // Rotate: replace the pair only if this refresh token is still the current one, and remember it.
+  const t = tokenPair(now, scopes, familyExpiresAt);
+  const won = await groupTransaction(ctx, async (tx) => {
+    if (affected(await tx.executeQuery(ROTATE(ctx.dialect, [...t.columns, a.authorization_id, hash]))) !== 1) return false;
+    await tx.executeQuery(INSERT_ROTATED(ctx.dialect, [hash, a.authorization_id, now]));
+    return true;
+  });
+  if (!won) await reuseDetected(ctx, a.authorization_id, now);
+  return respond(a, t, scopes, now);
+}
+
+/** RFC 9700 §4.14.2: reuse of a rotated refresh token is treated as theft; the family is revoked. */
+async function reuseDetected(ctx: AppContext, authorizationId: string, now: number): Promise<never> {
+  await revokeAuthorization(ctx, authorizationId, now);
+  throw oauthError('invalid_grant', 'The refresh token has already been used; the authorization has been revoked.');
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Revokes the whole authorization an access or refresh token (current or rotated) belongs to.
+ * Unknown tokens are not an error (RFC 7009 §2.2). When the caller authenticated as a client,
+ * another client's token is left alone.
+ */
+export async function revokeToken(ctx: AppContext, token: string, clientId?: string): Promise<void> {
+  const hash = sha256Hex(token);
+  const row =
+    (await ctx.db.executeQuery<{ authorization_id: string; client_id: string }>(FIND_TOKEN_OWNER(ctx.dialect, [hash, hash]))).rows[0] ??
+    (await ctx.db.executeQuery<{ authorization_id: string; client_id: string }>(FIND_ROTATED(ctx.dialect, [hash]))).rows[0];
+  if (!row || (clientId !== undefined && row.client_id !== clientId)) return;
+  await revokeAuthorization(ctx, row.authorization_id, ctx.clock.now());
+}
+
+export interface AccessTokenInfo {
+  session: Session;
+  message: string;
+}
+
+interface AccessRow {
+  authorization_id: string;
+  client_id: string;
+  address: string;
+  chain: Chain;
+  platform_address: string;
+  message: string;
+  access_scopes: string;
+  access_expires_at: number;
+  revoked_at: number | null;
+}
+
+/** The live session of an access token, or null for an unknown, expired, replaced or revoked one. */
+export async function lookupAccessToken(ctx: AppContext, token: string): Promise<AccessTokenInfo | null> {
+  const row = (await ctx.db.executeQuery<AccessRow>(FIND_ACCESS(ctx.dialect, [sha256Hex(token)]))).rows[0];
+  if (!row || row.revoked_at !== null || ctx.clock.now() >= row.access_expires_at) return null;
+  return {
+    session: {
+      platformAddress: row.platform_address,
+      address: row.address,
+      chain: row.chain,
+      scopes: parseList(row.access_scopes),
+      clientId: row.client_id,
+      authorizationId: row.authorization_id,
+    },
+    message: row.message,
+  };
+}

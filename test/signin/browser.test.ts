@@ -1,0 +1,217 @@
+// The authorize page in a real browser (Debian's chromium driven by playwright-core): an injected
+// EIP-1193 test wallet signs in the page, the redirect reaches a local callback server, the app
+// exchanges the code (PKCE, HTTP Basic, form body) and checks /api/v0/auth/status.
+// Chromium is required: CI installs it (`.ci/run`); without it this test fails, it does not skip.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { createServer as createNetServer } from 'node:net';
+import { createHash, randomBytes } from 'node:crypto';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { privateKeyToAccount } from 'viem/accounts';
+import { secp256k1 } from '@noble/curves/secp256k1.js';
+import { ripemd160 } from '@noble/hashes/legacy.js';
+import { sha256 } from '@noble/hashes/sha2.js';
+import { base64, bech32 } from '@scure/base';
+import { startApp, type TestApp } from '../helpers/app.ts';
+import { basicAuth, createTestClient, type TestClient } from '../helpers/signin.ts';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const TEST_KEY = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d' as const; // Hardhat #1, public test key
+const wallet = privateKeyToAccount(TEST_KEY);
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createNetServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Installs an EIP-1193 provider whose signing happens in Node (viem), like a wallet extension would. */
+async function injectWallet(page: Page, signed: string[]): Promise<void> {
+  await page.exposeFunction('__testWalletSign', async (hexMessage: `0x${string}`, origin: string) => {
+    const text = Buffer.from(hexMessage.slice(2), 'hex').toString('utf8');
+    // EIP-4361 wallet duty: refuse a message whose domain is not the requesting page's.
+    if (!text.startsWith(`${origin} wants you to sign in with your Ethereum account:\n${wallet.address}\n`)) throw new Error(`wallet refused: domain mismatch for ${origin}`);
+    signed.push(text);
+    return wallet.signMessage({ message: { raw: hexMessage } });
+  });
+  await page.addInitScript((address: string) => {
+    // runs in the page (no DOM types in this project's tsconfig)
+    const w = globalThis as unknown as { ethereum: unknown; location: { origin: string }; __testWalletSign: (m: string, o: string) => Promise<string> };
+    w.ethereum = {
+      isTestWallet: true,
+      async request({ method, params }: { method: string; params?: unknown[] }) {
+        if (method === 'eth_requestAccounts' || method === 'eth_accounts') return [address];
+        if (method === 'eth_chainId') return '0x1';
+        if (method === 'personal_sign') {
+          const [message, from] = params as [string, string];
+          if (from.toLowerCase() !== address.toLowerCase()) throw new Error('unknown account');
+          return w.__testWalletSign(message, w.location.origin);
+        }
+        throw new Error(`unsupported method ${method}`);
+      },
+    };
+  }, wallet.address);
+}
+
+/** A Keplr-style provider (enable / getKey / signArbitrary) for a native secp256k1 key; signs ADR-36 in Node. */
+async function injectKeplr(page: Page, chainId: string): Promise<string> {
+  const priv = secp256k1.utils.randomSecretKey();
+  const pub = secp256k1.getPublicKey(priv, true);
+  const address = bech32.encode('bb', bech32.toWords(ripemd160(sha256(pub))));
+  await page.exposeFunction('__testKeplrSign', async (askedChain: string, signer: string, data: string) => {
+    if (askedChain !== chainId || signer !== address) throw new Error('wrong chain or signer');
+    const doc = `{"account_number":"0","chain_id":"","fee":{"amount":[],"gas":"0"},"memo":"","msgs":[{"type":"sign/MsgSignData","value":{"data":"${Buffer.from(data, 'utf8').toString('base64')}","signer":"${signer}"}}],"sequence":"0"}`;
+    return { pub_key: { type: 'tendermint/PubKeySecp256k1', value: base64.encode(pub) }, signature: base64.encode(secp256k1.sign(new TextEncoder().encode(doc), priv)) };
+  });
+  await page.addInitScript(([addr, chain]: string[]) => {
+    const w = globalThis as unknown as { keplr: unknown; __testKeplrSign: (c: string, s: string, d: string) => Promise<unknown> };
+    w.keplr = {
+      async enable(c: string) {
+        if (c !== chain) throw new Error(`unknown chain ${c}`);
+      },
+      async getKey() {
+        return { bech32Address: addr, algo: 'secp256k1' };
+      },
+      signArbitrary: (c: string, signer: string, data: string) => w.__testKeplrSign(c, signer, data),
+    };
+  }, [address, chainId]);
+  return address;
+}
+
+describe('browser sign-in', () => {
+  let t: TestApp;
+  let browser: Browser;
+  let callbackServer: Server;
+  let callbackUrl: string;
+  let client: TestClient;
+  const callbacks: URL[] = [];
+
+  before(async () => {
+    if (!existsSync(CHROMIUM)) {
+      throw new Error(`Chromium not found at ${CHROMIUM}: install Debian's package (apt-get install -y chromium); .ci/run does this.`);
+    }
+    const port = await freePort();
+    t = await startApp({ env: { PUBLIC_URL: `http://127.0.0.1:${port}` } });
+    await t.app.listen({ port, host: '127.0.0.1' });
+    callbackServer = createServer((req, res) => {
+      const u = new URL(req.url ?? '/', 'http://127.0.0.1');
+      if (u.pathname === '/callback') callbacks.push(u); // not /favicon.ico
+      res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>callback</title><p id="done">Signed in</p>');
+    });
+    await new Promise<void>((r) => callbackServer.listen(0, '127.0.0.1', r));
+    callbackUrl = `http://127.0.0.1:${(callbackServer.address() as { port: number }).port}/callback`;
+    client = await createTestClient(t, { name: 'Browser Test App', redirectUris: [callbackUrl] });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+  });
+  after(async () => {
+    await browser?.close();
+    await new Promise((r) => (callbackServer ? callbackServer.close(r) : r(undefined)));
+    await t?.close();
+  });
+
+  const base = () => `http://127.0.0.1:${(t.app.server.address() as { port: number }).port}`;
+
+  test('approve in the page, follow the redirect, exchange the code, check the session', async () => {
+    const verifier = randomBytes(32).toString('base64url');
+    const challenge = createHash('sha256').update(verifier).digest('base64url');
+    const state = randomBytes(8).toString('hex');
+    const page = await browser.newPage();
+    const signed: string[] = [];
+    await injectWallet(page, signed);
+    const q = new URLSearchParams({ response_type: 'code', client_id: client.clientId, redirect_uri: callbackUrl, scope: 'completeClaims readPrivateClaimData', state, code_challenge: challenge, code_challenge_method: 'S256' });
+    await page.goto(`${base()}/signin/authorize?${q}`);
+    assert.match(await page.locator('h1').innerText(), /Browser Test App/);
+    assert.match(await page.locator('#scopes').innerText(), /Complete Claims[\s\S]*Read Private Claim Data/);
+
+    await Promise.all([page.waitForURL((u) => u.href.startsWith(callbackUrl), { timeout: 20_000 }), page.click('#evm')]);
+    assert.equal(await page.locator('#done').innerText(), 'Signed in');
+    assert.equal(signed.length, 1);
+    assert.match(signed[0], /Sign in to Browser Test App/);
+
+    const cb = callbacks.at(-1)!;
+    assert.equal(cb.searchParams.get('state'), state);
+    const code = cb.searchParams.get('code')!;
+    assert.match(code, /^[0-9a-f]{64}$/);
+
+    const tokenRes = await fetch(`${base()}/api/v0/signin/token`, {
+      method: 'POST',
+      headers: { 'x-api-key': t.apiKey, 'content-type': 'application/x-www-form-urlencoded', authorization: basicAuth(client.clientId, client.clientSecret) },
+      body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: callbackUrl, code_verifier: verifier }),
+    });
+    assert.equal(tokenRes.status, 200, await tokenRes.clone().text());
+    assert.equal(tokenRes.headers.get('cache-control'), 'no-store');
+    const tokens = (await tokenRes.json()) as { address: string; access_token: string; platformAddress: string };
+    assert.equal(tokens.address, wallet.address);
+
+    const statusRes = await fetch(`${base()}/api/v0/auth/status`, {
+      method: 'POST',
+      headers: { 'x-api-key': t.apiKey, authorization: `Bearer ${tokens.access_token}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    const status = (await statusRes.json()) as { signedIn: boolean; address: string; platformAddress: string; scopes: { scopeId: string }[]; message: string };
+    assert.equal(status.signedIn, true);
+    assert.equal(status.address, wallet.address);
+    assert.equal(status.platformAddress, tokens.platformAddress);
+    assert.deepEqual(status.scopes.map((s: { scopeId: string }) => s.scopeId), ['completeClaims', 'readPrivateClaimData']);
+    assert.equal(status.message, signed[0]);
+    await page.close();
+  });
+
+  test('without a redirect URI the page shows the code to copy; it exchanges', async () => {
+    const page = await browser.newPage();
+    await injectWallet(page, []);
+    await page.goto(`${base()}/signin/authorize?${new URLSearchParams({ response_type: 'code', client_id: client.clientId })}`);
+    await page.click('#evm');
+    await page.locator('#code').waitFor({ state: 'visible', timeout: 20_000 });
+    const code = (await page.locator('#code').innerText()).trim();
+    assert.match(code, /^[0-9a-f]{64}$/);
+    const res = await fetch(`${base()}/api/v0/signin/token`, {
+      method: 'POST',
+      headers: { 'x-api-key': t.apiKey, 'content-type': 'application/json' },
+      body: JSON.stringify({ grant_type: 'authorization_code', code, client_id: client.clientId, client_secret: client.clientSecret }),
+    });
+    assert.equal(res.status, 200);
+    await page.close();
+  });
+
+  test('a Keplr-style wallet signs in its native address through ADR-36', async () => {
+    const page = await browser.newPage();
+    const address = await injectKeplr(page, 'platform-1');
+    const q = new URLSearchParams({ response_type: 'code', client_id: client.clientId, redirect_uri: callbackUrl, state: 'native' });
+    await page.goto(`${base()}/signin/authorize?${q}`);
+    await Promise.all([page.waitForURL((u) => u.href.startsWith(callbackUrl), { timeout: 20_000 }), page.click('#native')]);
+    const cb = callbacks.at(-1)!;
+    assert.equal(cb.searchParams.get('state'), 'native');
+    const res = await fetch(`${base()}/api/v0/signin/token`, {
+      method: 'POST',
+      headers: { 'x-api-key': t.apiKey, 'content-type': 'application/json' },
+      body: JSON.stringify({ grant_type: 'authorization_code', code: cb.searchParams.get('code'), client_id: client.clientId, client_secret: client.clientSecret, redirect_uri: callbackUrl }),
+    });
+    assert.equal(res.status, 200);
+    const tokens = (await res.json()) as { chain: string; address: string; platformAddress: string };
+    assert.equal(tokens.chain, 'Cosmos');
+    assert.equal(tokens.address, address);
+    assert.equal(tokens.platformAddress, address);
+    await page.close();
+  });
+
+  test('an unknown client is shown in the page; no wallet prompt is offered', async () => {
+    const page = await browser.newPage();
+    const res = await page.goto(`${base()}/signin/authorize?response_type=code&client_id=nope&redirect_uri=${encodeURIComponent(callbackUrl)}`);
+    assert.equal(res?.status(), 400);
+    assert.match(await page.locator('#error').innerText(), /client_id/);
+    assert.equal(await page.locator('#evm').count(), 0);
+    assert.equal(page.url().startsWith(base()), true);
+    await page.close();
+  });
+});
