@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AppContext } from './context.ts';
 import { operations } from './ops/routes.ts';
 import { signin } from './signin/routes.ts';
+import { swap } from './swap/routes.ts';
 
 export interface Capability {
   name: string;
@@ -11,4 +12,4 @@ export interface Capability {
   register(app: FastifyInstance, ctx: AppContext): Promise<void> | void;
 }
 
-export const capabilities: Capability[] = [operations, signin];
+export const capabilities: Capability[] = [operations, signin, swap];

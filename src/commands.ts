@@ -1,3 +1,4 @@
 // Capability CLI commands register themselves when imported here (one line per capability).
 import './signin/cli.ts';
+import './swap/cli.ts';
 export {};

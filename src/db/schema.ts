@@ -6,7 +6,8 @@
 //   - amounts and UintRange bounds that may exceed 2^53 are decimal strings in `text`.
 import type { ApiKeyTable } from '../api-keys/storage.ts';
 import type { SigninTables } from '../signin/storage.ts';
+import type { SwapTables } from '../swap/storage.ts';
 
-export interface Database extends SigninTables {
+export interface Database extends SigninTables, SwapTables {
   api_keys: ApiKeyTable;
 }

@@ -4,10 +4,12 @@ import type { Kysely } from 'kysely';
 import { Migrator, type Migration, type MigrationProvider } from 'kysely/migration';
 import * as m0001 from './0001_foundation.ts';
 import * as m0002 from './0002_signin.ts';
+import * as m0006 from './0006_swap.ts';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
   '0002_signin': m0002,
+  '0006_swap': m0006,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

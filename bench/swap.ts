@@ -1,0 +1,142 @@
+// Swap estimation benchmark: 1,000 balancer pools over 200 denoms, 10,000 random quotes through the
+// estimate domain logic (validation, SQS-style candidate search with the per-pair cache, exact
+// bigint quoting of every candidate, message building), p50/p99 latency; then, in the same run,
+// the exhaustive baseline (every route up to 3 hops, all quoted) against the uncached candidate
+// search on a sample of the same quotes: the latency ratio, and how often the candidate search
+// found the exhaustive optimum. Two market shapes: hub-and-spoke (how real DEX liquidity sits)
+// and uniformly random pairs. Reserves follow one price per denom (±0.5%).
+//
+//   node bench/swap.ts            (SWAP_BENCH_QUOTES, SWAP_BENCH_BASELINE to resize)
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import type { FastifyBaseLogger } from 'fastify';
+import { loadConfig } from '../src/config.ts';
+import type { AppContext } from '../src/context.ts';
+import { setAddressPrefix, toPlatformAddress } from '../src/shared/addresses.ts';
+import { systemClock } from '../src/shared/clock.ts';
+import { emptyRegistry } from '../src/swap/ibc.ts';
+import { estimateSwap } from '../src/swap/estimate.ts';
+import { buildPoolState, parsePool } from '../src/swap/pools.ts';
+import { allRoutes, bestQuote, findCandidateRoutes } from '../src/swap/router.ts';
+import { SwapService } from '../src/swap/service.ts';
+import { validateEstimate } from '../src/swap/validate.ts';
+import { randInt, randomPools, rng } from '../test/swap/fixtures.ts';
+
+const POOLS = 1_000;
+const DENOMS = 200;
+const QUOTES = Number(process.env.SWAP_BENCH_QUOTES ?? 10_000);
+const BASELINE = Number(process.env.SWAP_BENCH_BASELINE ?? 500);
+
+const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+const ms = (x: number) => `${x.toFixed(3)} ms`;
+
+const dataDir = mkdtempSync(join(tmpdir(), 'swap-bench-'));
+const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent' });
+setAddressPrefix(config.addressPrefix);
+const ctx = { config, clock: systemClock, log: pino({ level: 'silent' }) as unknown as FastifyBaseLogger, onClose: [] } as unknown as AppContext;
+const svc = new SwapService(ctx, emptyRegistry());
+
+const BASELINE_BUDGET_MS = 25_000;
+
+async function scenario(name: string, hubs: number): Promise<void> {
+  const r = rng(42);
+  const t0 = performance.now();
+  const pools = randomPools(r, POOLS, DENOMS, { hubs }).map((p) => parsePool(p)!);
+  svc.state = buildPoolState(pools, { defaultFee: 10n ** 15n, pairs: new Map() }, 'import', Date.now());
+  const loadMs = performance.now() - t0;
+  const denoms = [...svc.state.byDenom.keys()];
+  const biggest = Math.max(...denoms.map((d) => svc.state.byDenom.get(d)!.length));
+
+  // quote requests: random ordered pairs, amounts 0.01%–1% of the deepest pool side of the input denom
+  const requests = Array.from({ length: QUOTES }, () => {
+    const a = denoms[randInt(r, 0, denoms.length - 1)];
+    let b = denoms[randInt(r, 0, denoms.length - 2)];
+    if (b === a) b = denoms[denoms.length - 1];
+    const side = svc.state.byDenom.get(a)![0].reserves.get(a)!;
+    const amount = (side * BigInt(randInt(r, 1, 100))) / 10_000n + 1n;
+    return { tokenIn: `${amount}${a}`, tokenOutDenom: b, chainIdsToAddresses: { 'platform-1': sender }, slippageTolerancePercent: '1' };
+  });
+
+  // warm-up (JIT) on other pairs, so the measured run starts with a cold route cache
+  for (let i = 0; i < 300; i++) {
+    const a = denoms[(i * 13 + 5) % denoms.length];
+    const b = denoms[(i * 7 + 3) % denoms.length];
+    if (a === b) continue;
+    try {
+      await estimateSwap(svc, validateEstimate({ ...requests[0], tokenIn: `1000000${a}`, tokenOutDenom: b }));
+    } catch {
+      // no route: fine for warm-up
+    }
+  }
+  svc.routes.hits = svc.routes.misses = 0;
+
+  const times: number[] = [];
+  let ok = 0;
+  const errors = new Map<string, number>();
+  for (const body of requests) {
+    const start = performance.now();
+    try {
+      await estimateSwap(svc, validateEstimate(body));
+      ok++;
+    } catch (err) {
+      const m = (err as Error).message.split(':')[0];
+      errors.set(m, (errors.get(m) ?? 0) + 1);
+    }
+    times.push(performance.now() - start);
+  }
+  times.sort((x, y) => x - y);
+  const p50 = pct(times, 50);
+  const p99 = pct(times, 99);
+
+  // exhaustive baseline on the first requests (same inputs, same process), within a time budget
+  const fastT: number[] = [];
+  const bruteT: number[] = [];
+  let compared = 0;
+  let matched = 0;
+  let worst = 1;
+  const shortfalls: number[] = [];
+  const budgetEnd = performance.now() + BASELINE_BUDGET_MS;
+  for (const body of requests.slice(0, BASELINE)) {
+    if (performance.now() > budgetEnd) break;
+    const v = validateEstimate(body);
+    const a = v.tokenIn.denom;
+    let start = performance.now();
+    const fast = bestQuote(svc.state, findCandidateRoutes(svc.state, a, v.tokenOutDenom), a, v.tokenIn.amount);
+    fastT.push(performance.now() - start);
+    start = performance.now();
+    const brute = bestQuote(svc.state, allRoutes(svc.state, a, v.tokenOutDenom, 3), a, v.tokenIn.amount);
+    bruteT.push(performance.now() - start);
+    if (!brute.ok) continue;
+    compared++;
+    const f = fast.ok ? fast.quote.amountOut : 0n;
+    if (f >= brute.quote.amountOut) matched++;
+    else {
+      const ratio = Number((f * 1_000_000n) / brute.quote.amountOut) / 1_000_000;
+      shortfalls.push(1 - ratio);
+      worst = Math.min(worst, ratio);
+    }
+  }
+  fastT.sort((x, y) => x - y);
+  bruteT.sort((x, y) => x - y);
+  shortfalls.sort((x, y) => x - y);
+
+  console.log(`\n[${name}] ${POOLS} pools over ${denoms.length} denoms (deepest denom in ${biggest} pools; built in ${loadMs.toFixed(0)} ms), ${QUOTES} random quotes`);
+  console.log(`  estimate (validate + candidate routes + exact quotes + messages): p50 ${ms(p50)}  p99 ${ms(p99)}  max ${ms(times[times.length - 1])}`);
+  console.log(`    goal p50 < 1 ms: ${p50 < 1 ? 'met' : 'MISSED'}; goal p99 < 10 ms: ${p99 < 10 ? 'met' : 'MISSED'}`);
+  console.log(`    ${ok} quoted, ${[...errors].map(([m, n]) => `${n} "${m}"`).join(', ') || 'no errors'}; route cache ${svc.routes.hits} hits / ${svc.routes.misses} misses`);
+  console.log(`  baseline on ${fastT.length} of the same quotes (route search + quotes, no cache on either side):`);
+  console.log(`    candidate search (≤4 hops, ≤20 routes)  p50 ${ms(pct(fastT, 50))}  p99 ${ms(pct(fastT, 99))}`);
+  console.log(`    exhaustive search (all routes ≤3 hops)  p50 ${ms(pct(bruteT, 50))}  p99 ${ms(pct(bruteT, 99))}`);
+  console.log(`    ratio exhaustive / candidate: p50 ×${(pct(bruteT, 50) / pct(fastT, 50)).toFixed(1)}  p99 ×${(pct(bruteT, 99) / pct(fastT, 99)).toFixed(1)}`);
+  console.log(
+    `    best output: candidate search ≥ exhaustive in ${matched}/${compared} (${((100 * matched) / Math.max(1, compared)).toFixed(1)}%)` +
+      (shortfalls.length ? `; otherwise median shortfall ${(100 * pct(shortfalls, 50)).toFixed(3)}%, worst ${(100 * (1 - worst)).toFixed(3)}%` : ''),
+  );
+}
+
+const sender = toPlatformAddress(new Uint8Array(20).fill(7));
+await scenario('hub-and-spoke market: 75% of pools pair with one of 10 hub denoms', 10);
+await scenario('uniform random pairs', 0);
+rmSync(dataDir, { recursive: true, force: true });
