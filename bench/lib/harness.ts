@@ -1,10 +1,12 @@
 // Shared benchmark plumbing: child servers, autocannon runs, percentiles, databases.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
+import { createRequire } from 'node:module';
 import autocannon from 'autocannon';
 import { createTestDatabase, type TestDatabase } from '../../test/helpers/app.ts';
 
 export const ROOT = join(import.meta.dirname, '..', '..');
+const require = createRequire(import.meta.url);
 
 export interface ChildServer {
   port: number;
@@ -37,6 +39,17 @@ export function startChild(script: string, args: string[], env: Record<string, s
     });
     child.once('close', (code) => reject(new Error(`${script} exited with ${code} before READY`)));
   });
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux). */
+export function cpuSeconds(pid: number): number {
+  try {
+    const { readFileSync } = require('node:fs') as typeof import('node:fs');
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+  } catch {
+    return NaN;
+  }
 }
 
 export interface LoadResult {

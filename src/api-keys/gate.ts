@@ -41,26 +41,37 @@ export function registerApiKeyGate(app: FastifyInstance, ctx: AppContext): void 
   const ttl = ctx.config.apiKeyCacheMs;
   const verified = new Map<string, { id: string; at: number }>();
   const limit = ctx.config.rateLimitPerMinute > 0 ? rateLimiter(ctx.config.rateLimitPerMinute, () => ctx.clock.now()) : null;
-  app.addHook('onRequest', async (request: FastifyRequest) => {
-    if (!request.url.startsWith('/api/') || request.routeOptions.config?.public) return;
-    const header = request.headers['x-api-key'];
-    if (typeof header !== 'string' || header === '') throw unauthorized(MISSING);
-    const hash = sha256Hex(header);
-    const now = Date.now();
-    let cached = verified.get(hash);
-    if (!cached || now - cached.at > ttl) {
-      const key = await findActiveApiKeyByHash(ctx.db, hash);
-      if (!key) {
-        verified.delete(hash);
-        throw unauthorized(INVALID);
-      }
-      cached = { id: key.id, at: now };
-      if (ttl > 0) {
-        if (verified.size >= 10_000) verified.clear(); // bounded: keys are few, this never trims in practice
-        verified.set(hash, cached);
-      }
+  const check = async (request: FastifyRequest, hash: string): Promise<void> => {
+    const key = await findActiveApiKeyByHash(ctx.db, hash);
+    if (!key) {
+      verified.delete(hash);
+      throw unauthorized(INVALID);
     }
-    limit?.(cached.id);
-    request.apiKeyId = cached.id;
+    if (ttl > 0) {
+      if (verified.size >= 10_000) verified.clear(); // bounded: keys are few, this never trims in practice
+      verified.set(hash, { id: key.id, at: Date.now() });
+    }
+    admit(request, key.id);
+  };
+  const admit = (request: FastifyRequest, keyId: string) => {
+    limit?.(keyId);
+    request.apiKeyId = keyId;
+  };
+  // Callback-style hook: a key verified within the TTL passes synchronously, without a promise.
+  app.addHook('onRequest', (request: FastifyRequest, _reply, done) => {
+    if (!request.url.startsWith('/api/') || request.routeOptions.config?.public) return done();
+    const header = request.headers['x-api-key'];
+    if (typeof header !== 'string' || header === '') return done(unauthorized(MISSING));
+    const hash = sha256Hex(header);
+    const cached = verified.get(hash);
+    if (cached && Date.now() - cached.at <= ttl) {
+      try {
+        admit(request, cached.id);
+      } catch (err) {
+        return done(err as Error);
+      }
+      return done();
+    }
+    check(request, hash).then(() => done(), done);
   });
 }

@@ -1,8 +1,9 @@
 // Small, audited primitives used across capabilities: hashing of secrets, random tokens,
 // constant-time comparison, and AES-256-GCM for data encrypted at rest.
-import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hash, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 
-export const sha256Hex = (data: string | Uint8Array): string => createHash('sha256').update(data).digest('hex');
+// one-shot `hash` avoids the Hash object that createHash allocates: it is on every request's path
+export const sha256Hex = (data: string | Uint8Array): string => hash('sha256', data, 'hex');
 
 export const randomHex = (bytes = 32): string => randomBytes(bytes).toString('hex');
 

@@ -3,12 +3,16 @@
 import type { Kysely } from 'kysely';
 import { Migrator, type Migration, type MigrationProvider } from 'kysely/migration';
 import * as m0001 from './0001_foundation.ts';
+import * as m0003 from './0003_claims.ts';
 import * as m0002 from './0002_signin.ts';
+import * as m0004 from './0004_stores.ts';
 import * as m0006 from './0006_swap.ts';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
+  '0003_claims': m0003,
   '0002_signin': m0002,
+  '0004_stores': m0004,
   '0006_swap': m0006,
 };
 

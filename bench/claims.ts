@@ -1,0 +1,179 @@
+// Issue 4 benchmark: the claims engine through real HTTP against a child service process.
+//   - simulate requests per second;
+//   - complete→resolved throughput on one hot claim, and on 100 claims in 100 collections;
+//   - p50 / p99 from complete to resolved under light load (one attempt at a time).
+// Goals on the 2-core machine: ≥ 1,000 resolved attempts/s on one hot claim on SQLite, p50 < 50 ms.
+// Baseline (same run): the simulate rate, i.e. the request path alone; the ratio says how close the
+// durable queue gets to it. The reference service takes 1–5 s per attempt, one collection at a time.
+//
+// `node bench/claims.ts` (BENCH_DB=sqlite|postgres for one; BENCH_ATTEMPTS to size the runs).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { Pool } from 'undici';
+import { toPlatformAddress } from '../src/shared/addresses.ts';
+import { benchDatabases, fmt, load, percentile, startChild } from './lib/harness.ts';
+
+const SERVE = process.argv[2] === '--serve';
+
+
+// ---------------------------------------------------------------------------------------------
+// Child: the real application plus the benchmark claims (created through the domain function).
+async function serve(): Promise<void> {
+  const { loadConfig } = await import('../src/config.ts');
+  const { createContext } = await import('../src/context.ts');
+  const { buildApp } = await import('../src/server.ts');
+  const { createApiKey } = await import('../src/api-keys/storage.ts');
+  const { createClaims } = await import('../src/claims/documents.ts');
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => process.exit(0));
+  const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent', PORT: '0' });
+  const ctx = await createContext(config);
+  const app = await buildApp(ctx);
+  const { key } = await createApiKey(ctx.db, 'bench');
+  const actor = { platformAddress: toPlatformAddress(randomBytes(20)) };
+  const numUses = { pluginId: 'numUses', instanceId: 'n', publicParams: { maxUses: 1_000_000_000 } };
+  await createClaims(ctx, actor, [
+    { claimId: 'hot', plugins: [numUses] },
+    { claimId: 'lat', plugins: [numUses] },
+    { claimId: 'sim', plugins: [numUses, { pluginId: 'password', instanceId: 'pw', privateParams: { password: 'open sesame' } }] },
+  ]);
+  await createClaims(
+    ctx,
+    actor,
+    Array.from({ length: 100 }, (_, i) => ({ claimId: `multi${i}`, collectionId: `${1000 + i}`, plugins: [numUses] })),
+  );
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const addr = app.server.address();
+  console.log(`READY ${typeof addr === 'object' && addr ? addr.port : 0} ${key}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parent: load generation and measurement.
+const ATTEMPTS = Number(process.env.BENCH_ATTEMPTS ?? 4000);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const CONCURRENCY = 64;
+
+const randomAddress = (): string => toPlatformAddress(randomBytes(20));
+
+interface Client {
+  pool: Pool;
+  headers: Record<string, string>;
+}
+
+async function post(c: Client, path: string, body: unknown): Promise<{ status: number; json: any }> {
+  const r = await c.pool.request({ method: 'POST', path, headers: { ...c.headers, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return { status: r.statusCode, json: await r.body.json() };
+}
+async function get(c: Client, path: string): Promise<{ status: number; json: any }> {
+  const r = await c.pool.request({ method: 'GET', path, headers: c.headers });
+  return { status: r.statusCode, json: await r.body.json() };
+}
+
+async function runPool<T>(items: T[], concurrency: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < items.length) await fn(items[next++]);
+    }),
+  );
+}
+
+/** Completes `n` attempts spread over `claimIds` (round robin); returns attempts per second until all resolve. */
+async function throughput(c: Client, claimIds: string[], n: number): Promise<{ perSecond: number; rejected: number }> {
+  const lastOf = new Map<string, string>();
+  let rejected = 0;
+  const jobs = Array.from({ length: n }, (_, i) => claimIds[i % claimIds.length]);
+  const t0 = performance.now();
+  await runPool(jobs, CONCURRENCY, async (claimId) => {
+    const r = await post(c, `/api/v0/claims/complete/${claimId}/${randomAddress()}`, { _expectedVersion: -1 });
+    if (r.status !== 200) rejected++;
+    else lastOf.set(claimId, r.json.claimAttemptId);
+  });
+  // within a lane attempts resolve in arrival order: the last accepted one resolves last
+  for (const id of lastOf.values()) {
+    for (;;) {
+      const s = await get(c, `/api/v0/claims/status/${id}`);
+      if (s.json.success !== undefined) break;
+      await new Promise((r) => setTimeout(r, 2));
+    }
+  }
+  return { perSecond: (n - rejected) / ((performance.now() - t0) / 1000), rejected };
+}
+
+async function latency(c: Client, n: number): Promise<{ p50: number; p99: number }> {
+  const samples: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    const r = await post(c, `/api/v0/claims/complete/lat/${randomAddress()}`, { _expectedVersion: -1 });
+    if (r.status !== 200) throw new Error(`complete failed: ${JSON.stringify(r.json)}`);
+    for (;;) {
+      const s = await get(c, `/api/v0/claims/status/${r.json.claimAttemptId}`);
+      if (s.json.success !== undefined) break;
+      await new Promise((res) => setImmediate(res));
+    }
+    samples.push(performance.now() - t0);
+    await new Promise((res) => setTimeout(res, 5)); // light load: one attempt at a time, with gaps
+  }
+  samples.sort((a, b) => a - b);
+  return { p50: percentile(samples, 50), p99: percentile(samples, 99) };
+}
+
+function databaseEnv(kind: 'sqlite' | 'postgres'): { env: Record<string, string>; drop(): Promise<void> } {
+  const dataDir = mkdtempSync(join(tmpdir(), 'platform-bench-'));
+  if (kind === 'sqlite') return { env: { DATA_DIR: dataDir }, drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
+  const base = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+  const schema = `bench_${randomBytes(6).toString('hex')}`;
+  const url = new URL(base);
+  url.searchParams.set('schema', schema);
+  return {
+    env: { DATA_DIR: dataDir, DATABASE_URL: url.toString() },
+    async drop() {
+      const client = new pg.Client({ connectionString: base });
+      await client.connect();
+      await client.query(`drop schema if exists "${schema}" cascade`);
+      await client.end();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  console.log(`# claims: simulate rate, complete→resolved throughput and latency (${ATTEMPTS} attempts per throughput run, ${CONCURRENCY} in flight)`);
+  for (const db of await benchDatabases()) {
+    const database = databaseEnv(db.name);
+    const server = await startChild('bench/claims.ts', ['--serve'], database.env);
+    const headers = { 'x-api-key': server.extra[0] };
+    const c: Client = { pool: new Pool(`http://127.0.0.1:${server.port}`, { connections: CONCURRENCY, pipelining: 1 }), headers };
+    try {
+      const simUrl = `http://127.0.0.1:${server.port}/api/v0/claims/simulate/sim/${randomAddress()}`;
+      const simBody = JSON.stringify({ _expectedVersion: -1, pw: { password: 'open sesame' } });
+      const simHeaders = { ...headers, 'content-type': 'application/json' };
+      await load({ url: simUrl, method: 'POST', body: simBody, headers: simHeaders, seconds: 1 });
+      const sim = await load({ url: simUrl, method: 'POST', body: simBody, headers: simHeaders, seconds: SECONDS });
+      await throughput(c, ['hot'], 300); // warm-up
+      const hot = await throughput(c, ['hot'], ATTEMPTS);
+      const multi = await throughput(
+        c,
+        Array.from({ length: 100 }, (_, i) => `multi${i}`),
+        ATTEMPTS,
+      );
+      const lat = await latency(c, 200);
+      const tag = db.name.padEnd(8);
+      console.log(`simulate           (${tag}) ${fmt(sim.rps)} req/s  p50 ${sim.p50} ms  p99 ${sim.p99} ms${sim.errors + sim.non2xx ? `  FAILED ${sim.errors + sim.non2xx}` : ''}`);
+      console.log(
+        `hot claim          (${tag}) ${fmt(hot.perSecond)} resolved/s  ratio to simulate ${fmt(hot.perSecond / sim.rps, 2)}${db.name === 'sqlite' ? `  (goal >= 1,000/s: ${hot.perSecond >= 1000 ? 'met' : 'NOT met'})` : ''}${hot.rejected ? `  REJECTED ${hot.rejected}` : ''}`,
+      );
+      console.log(`100 claims/colls.  (${tag}) ${fmt(multi.perSecond)} resolved/s  ratio to simulate ${fmt(multi.perSecond / sim.rps, 2)}${multi.rejected ? `  REJECTED ${multi.rejected}` : ''}`);
+      console.log(`complete→resolved  (${tag}) p50 ${fmt(lat.p50, 1)} ms  p99 ${fmt(lat.p99, 1)} ms  (goal p50 < 50 ms: ${lat.p50 < 50 ? 'met' : 'NOT met'}; reference: 1–5 s)`);
+    } finally {
+      await c.pool.close();
+      await server.stop();
+      await database.drop();
+    }
+  }
+}
+
+if (SERVE) await serve();
+else await main();

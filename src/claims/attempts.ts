@@ -1,0 +1,200 @@
+// Attempts: simulate (instant, writes nothing), complete (simulate, then persist the attempt as
+// queued: the row is the queue entry), status, success by address, and the attempts list.
+import type { Insertable } from 'kysely';
+import type { AppContext } from '../context.ts';
+import { toCanonical } from '../shared/addresses.ts';
+import { randomHex } from '../shared/crypto.ts';
+import { ApiError, badRequest, notFound } from '../shared/errors.ts';
+import { paginate } from '../shared/pagination.ts';
+import type { Session } from '../shared/session.ts';
+import { isCreatorOrManager } from './documents.ts';
+import { evaluateAttempt } from './engine.ts';
+import { isOnChain, loadClaim, numUsesInstance } from './model.ts';
+import { claimCode } from './onchain.ts';
+import type { AttemptSession } from '../plugins/types.ts';
+import { encodePayload, type AttemptPayload } from './payload.ts';
+import { enqueued } from './queue.ts';
+import { claimNumbersOf, type ClaimTables } from './storage.ts';
+
+export const SIMULATED_ATTEMPT_ID = '0'.repeat(32);
+/** How stale the claim read by the complete / simulate pre-check may be (execution always re-reads). */
+export const PRECHECK_MAX_AGE_MS = 500;
+
+export interface AttemptBody {
+  _expectedVersion: number;
+  _specificInstanceIds?: string[];
+  [instanceId: string]: unknown;
+}
+
+/** Simulates the attempt; when `complete`, then queues it. Failures throw the plugin's error text. */
+export async function attemptClaim(ctx: AppContext, claimId: string, address: string, body: AttemptBody, session: Session | null, complete: boolean): Promise<{ claimAttemptId: string }> {
+  const platformAddress = toCanonical(address, 'address');
+  const { _expectedVersion: expectedVersion, _specificInstanceIds: specificInstanceIds, ...inputs } = body;
+  const now = ctx.clock.now();
+  const claim = await loadClaim(ctx.db, ctx.keyring, claimId, now, { maxAgeMs: PRECHECK_MAX_AGE_MS });
+  if (!claim) throw notFound(`Claim ${claimId} not found`);
+  for (const key of Object.keys(inputs)) {
+    if (!claim.plugins.some((p) => p.instanceId === key)) throw badRequest(`body has unknown field "${key}" (not an instance id of claim ${claimId})`);
+  }
+  if (complete && !numUsesInstance(claim)) {
+    throw badRequest(`Claim ${claimId} is an on-demand claim (no numUses): it is not completed; check success with GET /api/v0/claims/success/${claimId}/{address}`);
+  }
+  const attemptSession: AttemptSession | null = session ? { platformAddress: session.platformAddress, scopes: [...session.scopes] } : null;
+  const attempt = { platformAddress, inputs, expectedVersion, session: attemptSession, ...(specificInstanceIds ? { specificInstanceIds } : {}) };
+  const outcome = await evaluateAttempt(claim, attempt, { mode: 'simulate', claimAttemptId: '', now, db: ctx.db, keyring: ctx.keyring });
+  if (!outcome.success) throw new ApiError(outcome.status, outcome.error);
+  if (!complete) return { claimAttemptId: SIMULATED_ATTEMPT_ID };
+
+  const claimAttemptId = randomHex(16);
+  const payload: AttemptPayload = { ...attempt, replay: outcome.replay };
+  await insertAttempt(ctx, {
+    claim_attempt_id: claimAttemptId,
+    claim_id: claimId,
+    lane: claim.lane,
+    platform_address: platformAddress,
+    status: 'queued',
+    success: null,
+    error: '',
+    claim_number: -1,
+    payload: encodePayload(ctx.keyring, payload),
+    attempted_at: now,
+    resolved_at: null,
+  });
+  return { claimAttemptId };
+}
+
+type AttemptRow = Insertable<ClaimTables['claim_attempts']>;
+interface PendingInserts {
+  rows: AttemptRow[];
+  waiters: Array<{ resolve: () => void; reject: (e: unknown) => void }>;
+}
+const pendingInserts = new WeakMap<AppContext, PendingInserts>();
+
+/**
+ * Group commit: attempts accepted in the same turn of the event loop are inserted by one
+ * statement; each request answers only once its row is committed.
+ */
+function insertAttempt(ctx: AppContext, row: AttemptRow): Promise<void> {
+  let batch = pendingInserts.get(ctx);
+  if (!batch) {
+    const created: PendingInserts = { rows: [], waiters: [] };
+    pendingInserts.set(ctx, (batch = created));
+    setImmediate(() => {
+      pendingInserts.delete(ctx);
+      void flushInserts(ctx, created);
+    });
+  }
+  batch.rows.push(row);
+  return new Promise((resolve, reject) => batch.waiters.push({ resolve, reject }));
+}
+
+async function flushInserts(ctx: AppContext, batch: PendingInserts): Promise<void> {
+  for (let i = 0; i < batch.rows.length; i += 500) {
+    const waiters = batch.waiters.slice(i, i + 500);
+    try {
+      await ctx.db.insertInto('claim_attempts').values(batch.rows.slice(i, i + 500)).execute();
+      for (const w of waiters) w.resolve();
+    } catch (err) {
+      for (const w of waiters) w.reject(err);
+    }
+  }
+  enqueued(ctx);
+}
+
+export interface AttemptStatus {
+  success?: boolean;
+  error: string;
+  code?: string;
+  platformAddress: string;
+}
+
+/**
+ * `code` (on-chain claims, successful attempts) only for a session of the claiming address with
+ * completeClaims, or of the creator / manager with readPrivateClaimData.
+ */
+export async function attemptStatus(ctx: AppContext, claimAttemptId: string, session: Session | null): Promise<AttemptStatus> {
+  if (claimAttemptId === SIMULATED_ATTEMPT_ID) return { success: true, error: '', platformAddress: '' };
+  const row = await ctx.db
+    .selectFrom('claim_attempts')
+    .select(['claim_id', 'platform_address', 'status', 'error', 'claim_number'])
+    .where('claim_attempt_id', '=', claimAttemptId)
+    .executeTakeFirst();
+  if (!row) throw notFound(`Claim attempt ${claimAttemptId} not found`);
+  const out: AttemptStatus = { error: row.error, platformAddress: row.platform_address };
+  if (row.status === 'queued') return out;
+  out.success = row.status === 'success';
+  if (out.success && session && row.claim_number >= 0) {
+    const claim = await loadClaim(ctx.db, ctx.keyring, row.claim_id, ctx.clock.now());
+    if (claim && isOnChain(claim) && claim.seedCode) {
+      const permitted =
+        (session.platformAddress === row.platform_address && session.scopes.includes('completeClaims')) ||
+        (isCreatorOrManager(claim, session.platformAddress) && session.scopes.includes('readPrivateClaimData'));
+      if (permitted) out.code = claimCode(claim.seedCode, row.claim_number);
+    }
+  }
+  return out;
+}
+
+/** Indexed claims: the address's claim numbers. On-demand claims: the criteria, evaluated now. */
+export async function successOf(ctx: AppContext, claimId: string, address: string): Promise<{ successCount: number; claimNumbers: number[] }> {
+  const platformAddress = toCanonical(address, 'address');
+  const now = ctx.clock.now();
+  const claim = await loadClaim(ctx.db, ctx.keyring, claimId, now);
+  if (!claim) throw notFound(`Claim ${claimId} not found`);
+  if (!numUsesInstance(claim)) {
+    const outcome = await evaluateAttempt(claim, { platformAddress, inputs: {}, expectedVersion: -1, session: null }, { mode: 'simulate', claimAttemptId: '', now, db: ctx.db, keyring: ctx.keyring });
+    return { successCount: outcome.success ? 1 : 0, claimNumbers: [] };
+  }
+  const claimNumbers = await claimNumbersOf(ctx.db, claimId, platformAddress);
+  return { successCount: claimNumbers.length, claimNumbers };
+}
+
+export interface AttemptListItem {
+  success: boolean;
+  attemptedAt: string;
+  claimId: string;
+  platformAddress: string;
+  claimAttemptId: string;
+  claimNumber: number;
+  error?: string;
+}
+
+/** Resolved attempts, newest first; failures only with includeErrors. */
+export async function listAttempts(
+  ctx: AppContext,
+  claimId: string,
+  opts: { address?: string; includeErrors?: boolean; bookmark?: string },
+): Promise<{ docs: AttemptListItem[]; bookmark: string; hasMore: boolean; total: number }> {
+  const claim = await loadClaim(ctx.db, ctx.keyring, claimId, ctx.clock.now());
+  if (!claim) throw notFound(`Claim ${claimId} not found`);
+  const address = opts.address ? toCanonical(opts.address, 'address') : undefined;
+  const filtered = () => {
+    let q = ctx.db.selectFrom('claim_attempts').where('claim_id', '=', claimId).where('status', '!=', 'queued');
+    if (!opts.includeErrors) q = q.where('status', '=', 'success');
+    if (address) q = q.where('platform_address', '=', address);
+    return q;
+  };
+  const [page, count] = await Promise.all([
+    paginate({
+      query: filtered().select(['seq', 'claim_attempt_id', 'platform_address', 'status', 'error', 'claim_number', 'attempted_at']),
+      keys: [
+        { column: 'attempted_at', direction: 'desc' },
+        { column: 'seq', direction: 'desc' },
+      ],
+      bookmark: opts.bookmark,
+      keyring: ctx.keyring,
+      scope: `claims/attempts:${claimId}:${address ?? ''}:${opts.includeErrors ? 1 : 0}`,
+    }),
+    filtered().select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  const docs = page.docs.map((r) => ({
+    success: r.status === 'success',
+    attemptedAt: String(r.attempted_at),
+    claimId,
+    platformAddress: r.platform_address,
+    claimAttemptId: r.claim_attempt_id,
+    claimNumber: r.status === 'success' ? r.claim_number : -1,
+    ...(r.status === 'failure' ? { error: r.error } : {}),
+  }));
+  return { docs, bookmark: page.bookmark, hasMore: page.hasMore, total: Number(count.n) };
+}

@@ -1,0 +1,357 @@
+// Claim documents: validation at create and update, create / update / soft delete (each request
+// one transaction), and who may edit. Private params are encrypted at rest (model.claimToRow).
+import type { DB, Tx } from '../db/index.ts';
+import type { AppContext } from '../context.ts';
+import { toCanonical, tryParseAddress } from '../shared/addresses.ts';
+import { randomHex } from '../shared/crypto.ts';
+import { badRequest, conflict, forbidden, notFound } from '../shared/errors.ts';
+import { findPlugin, onDemandCompatible } from '../plugins/registry.ts';
+import type { JsonObject, StoredStateEntry } from '../plugins/types.ts';
+import { whitelistList } from '../plugins/whitelist.ts';
+import {
+  claimToRow,
+  forgetClaim,
+  isOnChain,
+  laneOf,
+  loadClaim,
+  trackerKey,
+  type ClaimDetails,
+  type ClaimRecord,
+  type PluginInstance,
+  type TrackerDetails,
+} from './model.ts';
+import { validateSatisfyMethod, type SatisfyMethod } from './satisfy.ts';
+
+/** Test claims vanish with the session that created them: an access token lives one day. */
+export const TEST_CLAIM_LIFETIME_MS = 24 * 60 * 60 * 1000;
+export const MAX_PLUGINS_PER_CLAIM = 50;
+
+export interface PluginInput {
+  pluginId: string;
+  instanceId: string;
+  version?: string;
+  publicParams?: JsonObject;
+  privateParams?: JsonObject;
+  /** Update only: clear this instance's state. */
+  resetState?: boolean;
+  /** Update only: replace this instance's state (shape of its public/private state). */
+  newState?: JsonObject;
+}
+
+export interface ClaimInput {
+  claimId: string;
+  plugins?: PluginInput[];
+  rewards?: JsonObject[];
+  metadata?: { name?: string; description?: string; image?: string };
+  showInSearchResults?: boolean;
+  categories?: string[];
+  estimatedCost?: string;
+  estimatedTime?: string;
+  approach?: string;
+  assignMethod?: string;
+  satisfyMethod?: unknown;
+  collectionId?: string;
+  standaloneClaim?: boolean;
+  trackerDetails?: unknown;
+  useCreatorAddressAsLeaf?: boolean;
+  managedBy?: string;
+  /** Update only: the version the caller read; a mismatch is a 409. -1 skips the check. */
+  _expectedVersion?: number;
+}
+
+/** State changes an update implies, applied in the same transaction as the claim row. */
+type StateOp = { instanceId: string; clear: boolean; clearLedger: boolean; entries: StoredStateEntry[] };
+
+interface Actor {
+  platformAddress: string;
+}
+
+const INSTANCE_ID = /^[A-Za-z0-9]{1,64}$/;
+
+function parseTrackerDetails(v: unknown, path: string): TrackerDetails {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw badRequest(`${path} must be an object`);
+  const t = v as Record<string, unknown>;
+  const keys = ['collectionId', 'approvalId', 'challengeTrackerId', 'approvalLevel', 'approverAddress'];
+  for (const k of Object.keys(t)) if (!keys.includes(k)) throw badRequest(`${path} has unknown field "${k}"`);
+  for (const k of ['collectionId', 'approvalId', 'challengeTrackerId']) {
+    if (typeof t[k] !== 'string' || (t[k] as string).length === 0 || (t[k] as string).length > 256) throw badRequest(`${path}.${k} must be a non-empty string`);
+  }
+  if (t.approvalLevel !== 'collection' && t.approvalLevel !== 'outgoing' && t.approvalLevel !== 'incoming') {
+    throw badRequest(`${path}.approvalLevel must be collection, outgoing or incoming`);
+  }
+  const approver = t.approverAddress ?? '';
+  if (typeof approver !== 'string') throw badRequest(`${path}.approverAddress must be a string`);
+  if (t.approvalLevel === 'collection' && approver !== '') throw badRequest(`${path}.approverAddress must be empty for a collection-level approval`);
+  if (t.approvalLevel !== 'collection' && approver === '') throw badRequest(`${path}.approverAddress is required for an ${t.approvalLevel} approval`);
+  return {
+    collectionId: t.collectionId as string,
+    approvalId: t.approvalId as string,
+    challengeTrackerId: t.challengeTrackerId as string,
+    approvalLevel: t.approvalLevel,
+    approverAddress: approver === '' ? '' : toCanonical(approver, `${path}.approverAddress`),
+  };
+}
+
+/**
+ * Validates one claim (create, or update over `previous`) and returns the record to store plus
+ * the state operations it implies. Every problem is a 400 naming the field.
+ */
+async function buildClaim(
+  input: ClaimInput,
+  opts: { path: string; actor: Actor; previous: ClaimRecord | null; db: DB | Tx; ctx: AppContext; testClaim: boolean },
+): Promise<{ record: ClaimRecord; stateOps: StateOp[] }> {
+  const { path, previous, actor } = opts;
+  const now = opts.ctx.clock.now();
+  if (!previous && input.plugins === undefined) throw badRequest(`${path}.plugins is required`);
+
+  // plugins
+  const pluginInputs: PluginInput[] = input.plugins ?? previous!.plugins.map((p) => ({ pluginId: p.pluginId, instanceId: p.instanceId, version: p.version, publicParams: p.publicParams }));
+  if (pluginInputs.length > MAX_PLUGINS_PER_CLAIM) throw badRequest(`${path}.plugins must hold at most ${MAX_PLUGINS_PER_CLAIM} plugins`);
+  const seen = new Set<string>();
+  const plugins: PluginInstance[] = [];
+  const stateOps: StateOp[] = [];
+  for (const [i, p] of pluginInputs.entries()) {
+    const pp = `${path}.plugins[${i}]`;
+    if (!INSTANCE_ID.test(p.instanceId)) throw badRequest(`${pp}.instanceId must be 1 to 64 letters or digits (plugin instance IDs must be alphanumeric)`);
+    if (seen.has(p.instanceId)) throw badRequest(`${pp}.instanceId: duplicate instance ID "${p.instanceId}" (duplicate instance IDs are not allowed)`);
+    seen.add(p.instanceId);
+    const plugin = findPlugin(p.pluginId);
+    if (!plugin) throw badRequest(`${pp}.pluginId: unknown plugin "${p.pluginId}"`);
+    if (!plugin.duplicatesAllowed && pluginInputs.some((q, j) => j < i && q.pluginId === p.pluginId)) {
+      throw badRequest(`${pp}: duplicate plugins are not allowed for type: ${p.pluginId}`);
+    }
+    const before = previous?.plugins.find((q) => q.instanceId === p.instanceId && q.pluginId === p.pluginId);
+    // Omitted private params on update keep the stored ones (a reader without private access
+    // gets them stripped and must be able to send the document back).
+    const privateInput = 'privateParams' in p && p.privateParams !== undefined ? p.privateParams : (before?.privateParams ?? {});
+    const validated = await plugin.validate(p.publicParams ?? {}, privateInput, {
+      path: pp,
+      creator: previous?.createdBy ?? actor.platformAddress,
+      ...(before ? { previous: { publicParams: before.publicParams, privateParams: before.privateParams } } : {}),
+      db: opts.db,
+      keyring: opts.ctx.keyring,
+    });
+    if (p.version !== undefined && (typeof p.version !== 'string' || p.version.length > 32)) throw badRequest(`${pp}.version must be a string of at most 32 characters`);
+    plugins.push({ pluginId: p.pluginId, instanceId: p.instanceId, version: p.version ?? before?.version ?? '1', ...validated });
+
+    // state
+    if (!previous) {
+      if (p.resetState !== undefined || p.newState !== undefined) throw badRequest(`${pp}: resetState and newState apply to updates only`);
+      continue;
+    }
+    if (p.resetState && p.newState !== undefined) throw badRequest(`${pp}: cannot set both resetState and newState`);
+    const replaced = previous.plugins.find((q) => q.instanceId === p.instanceId && q.pluginId !== p.pluginId);
+    const replacedKind = replaced !== undefined;
+    if (p.newState !== undefined) {
+      if (!plugin.stateFromDocument) throw badRequest(`${pp}.newState: plugin ${p.pluginId} has no state to set`);
+      stateOps.push({ instanceId: p.instanceId, clear: true, clearLedger: plugin.id === 'numUses', entries: plugin.stateFromDocument(p.newState, `${pp}.newState`) });
+    } else if (p.resetState || replacedKind) {
+      stateOps.push({ instanceId: p.instanceId, clear: true, clearLedger: plugin.id === 'numUses' || replaced?.pluginId === 'numUses', entries: [] });
+    }
+  }
+  if (previous) {
+    for (const old of previous.plugins) {
+      if (!plugins.some((p) => p.instanceId === old.instanceId)) stateOps.push({ instanceId: old.instanceId, clear: true, clearLedger: old.pluginId === 'numUses', entries: [] });
+    }
+  }
+
+  const hasNumUses = plugins.some((p) => p.pluginId === 'numUses');
+  if (!hasNumUses) {
+    const needy = plugins.find((p) => !onDemandCompatible(findPlugin(p.pluginId)!));
+    if (needy) {
+      throw badRequest(
+        `${path}: numUses plugin is required: plugin "${needy.instanceId}" (${needy.pluginId}) is stateful or needs user input or a session; a claim without numUses is an on-demand claim and takes only stateless plugins without inputs`,
+      );
+    }
+  }
+
+  // claim-number assigner
+  const assignMethod = input.assignMethod ?? previous?.assignMethod ?? '';
+  if (assignMethod !== '' && assignMethod !== 'firstComeFirstServe') {
+    const inst = plugins.find((p) => p.instanceId === assignMethod);
+    const plugin = inst && findPlugin(inst.pluginId);
+    if (!inst || !plugin?.canAssignClaimNumbers) {
+      throw badRequest(`${path}.assignMethod must match a plugin instance ID that can assign claim numbers (numUses, codes, whitelist), be blank / empty, or be firstComeFirstServe`);
+    }
+    const problem = plugin.canAssignClaimNumbers(inst);
+    if (problem) throw badRequest(`${path}.assignMethod: ${problem}`);
+    if (!hasNumUses) throw badRequest(`${path}.assignMethod: claim numbers need a numUses plugin`);
+  }
+
+  const satisfyInput = input.satisfyMethod !== undefined ? input.satisfyMethod : previous?.satisfyMethod;
+  const satisfyMethod: SatisfyMethod | null =
+    satisfyInput === null || satisfyInput === undefined
+      ? null
+      : validateSatisfyMethod(
+          satisfyInput,
+          plugins.map((p) => p.instanceId),
+          `${path}.satisfyMethod`,
+        );
+
+  // on-chain link
+  const trackerInput = input.trackerDetails !== undefined ? input.trackerDetails : previous?.trackerDetails;
+  const trackerDetails = trackerInput === null || trackerInput === undefined ? null : parseTrackerDetails(trackerInput, `${path}.trackerDetails`);
+  let collectionId = input.collectionId ?? previous?.collectionId ?? '';
+  if (collectionId.length > 256) throw badRequest(`${path}.collectionId must be at most 256 characters`);
+  if (trackerDetails) {
+    if (collectionId === '') collectionId = trackerDetails.collectionId;
+    else if (collectionId !== trackerDetails.collectionId) throw badRequest(`${path}.trackerDetails.collectionId must equal collectionId (${collectionId})`);
+  }
+  const standaloneClaim = input.standaloneClaim ?? previous?.standaloneClaim ?? false;
+  const useCreatorAddressAsLeaf = input.useCreatorAddressAsLeaf ?? previous?.useCreatorAddressAsLeaf ?? false;
+  const onChain = isOnChain({ collectionId, trackerDetails, standaloneClaim });
+  if (onChain && !hasNumUses) throw badRequest(`${path}: numUses plugin is required for a claim linked to an on-chain approval`);
+  if (onChain && useCreatorAddressAsLeaf && !plugins.some((p) => p.pluginId === 'whitelist' && whitelistList(p)?.whitelist)) {
+    throw badRequest(`${path}.useCreatorAddressAsLeaf needs a whitelist plugin with an address list (the leaves are its addresses)`);
+  }
+
+  const md = input.metadata ?? previous?.details.metadata ?? {};
+  const details: ClaimDetails = {
+    rewards: input.rewards ?? previous?.details.rewards ?? [],
+    metadata: { name: md.name ?? '', description: md.description ?? '', image: md.image ?? '' },
+    categories: input.categories ?? previous?.details.categories ?? [],
+    estimatedCost: input.estimatedCost ?? previous?.details.estimatedCost ?? '',
+    estimatedTime: input.estimatedTime ?? previous?.details.estimatedTime ?? '',
+    approach: input.approach ?? previous?.details.approach ?? 'api',
+  };
+  const managedBy = input.managedBy !== undefined ? toCanonical(input.managedBy, `${path}.managedBy`) : (previous?.managedBy ?? actor.platformAddress);
+
+  const base = {
+    claimId: input.claimId,
+    createdBy: previous?.createdBy ?? actor.platformAddress,
+    managedBy,
+    collectionId,
+    standaloneClaim,
+    trackerDetails,
+    plugins,
+    seedCode: previous?.seedCode ?? (onChain ? randomHex(32) : null),
+    useCreatorAddressAsLeaf,
+    assignMethod,
+    satisfyMethod,
+    details,
+    showInSearchResults: input.showInSearchResults ?? previous?.showInSearchResults ?? false,
+    version: previous ? previous.version + 1 : 0,
+    createdAt: previous?.createdAt ?? now,
+    lastUpdated: now,
+    testExpiresAt: previous ? previous.testExpiresAt : opts.testClaim ? now + TEST_CLAIM_LIFETIME_MS : null,
+  };
+  const record: ClaimRecord = { ...base, lane: laneOf(base) };
+  if (onChain && !record.seedCode) record.seedCode = randomHex(32);
+  return { record, stateOps };
+}
+
+async function assertTrackerFree(tx: Tx, record: ClaimRecord, now: number): Promise<void> {
+  if (!isOnChain(record) || !record.trackerDetails) return;
+  const other = await tx
+    .selectFrom('claims')
+    .select('claim_id')
+    .where('tracker_key', '=', trackerKey(record.trackerDetails))
+    .where('claim_id', '!=', record.claimId)
+    .where('deleted_at', 'is', null)
+    .where((eb) => eb.or([eb('test_expires_at', 'is', null), eb('test_expires_at', '>', now)]))
+    .executeTakeFirst();
+  if (other) throw conflict(`Claim ${other.claim_id} is already linked to this challenge tracker (collectionId, approvalId, challengeTrackerId, approvalLevel, approverAddress)`);
+}
+
+const canEdit = (claim: ClaimRecord, actor: Actor) => claim.createdBy === actor.platformAddress || claim.managedBy === actor.platformAddress;
+
+export async function createClaims(ctx: AppContext, actor: Actor, inputs: ClaimInput[], testClaims = false): Promise<void> {
+  const ids = new Set<string>();
+  for (const [i, c] of inputs.entries()) {
+    if (ids.has(c.claimId)) throw badRequest(`claims[${i}].claimId repeats "${c.claimId}"`);
+    ids.add(c.claimId);
+    if (c._expectedVersion !== undefined) throw badRequest(`claims[${i}]._expectedVersion applies to updates only`);
+  }
+  await ctx.db.transaction().execute(async (tx) => {
+    for (const [i, input] of inputs.entries()) {
+      const path = `claims[${i}]`;
+      const exists = await tx.selectFrom('claims').select('claim_id').where('claim_id', '=', input.claimId).executeTakeFirst();
+      if (exists) throw conflict(`A claim with claimId "${input.claimId}" already exists`);
+      const { record } = await buildClaim(input, { path, actor, previous: null, db: tx, ctx, testClaim: testClaims });
+      await assertTrackerFree(tx, record, ctx.clock.now());
+      await tx.insertInto('claims').values(claimToRow(record, ctx.keyring)).execute();
+    }
+  });
+}
+
+export async function updateClaims(ctx: AppContext, actor: Actor, inputs: ClaimInput[]): Promise<void> {
+  const ids = new Set<string>();
+  for (const [i, c] of inputs.entries()) {
+    if (ids.has(c.claimId)) throw badRequest(`claims[${i}].claimId repeats "${c.claimId}"`);
+    ids.add(c.claimId);
+  }
+  try {
+    await updateInTransaction(ctx, actor, inputs);
+  } finally {
+    for (const id of ids) forgetClaim(ctx.keyring, id);
+  }
+}
+
+async function updateInTransaction(ctx: AppContext, actor: Actor, inputs: ClaimInput[]): Promise<void> {
+  await ctx.db.transaction().execute(async (tx) => {
+    for (const [i, input] of inputs.entries()) {
+      const path = `claims[${i}]`;
+      const now = ctx.clock.now();
+      const previous = await loadClaim(tx, ctx.keyring, input.claimId, now, { forUpdate: ctx.dialect === 'postgres' });
+      if (!previous) throw notFound(`Claim ${input.claimId} not found`);
+      if (!canEdit(previous, actor)) throw forbidden(`Only the creator or manager of claim ${input.claimId} may update it`);
+      if (input._expectedVersion !== undefined && input._expectedVersion !== -1 && input._expectedVersion !== previous.version) {
+        throw conflict(`Claim ${input.claimId} is at version ${previous.version}, not ${input._expectedVersion}; fetch it again`);
+      }
+      if (input.managedBy !== undefined && previous.createdBy !== actor.platformAddress && toCanonical(input.managedBy, `${path}.managedBy`) !== previous.managedBy) {
+        throw forbidden(`Only the creator of claim ${input.claimId} may change managedBy`);
+      }
+      const { record, stateOps } = await buildClaim(input, { path, actor, previous, db: tx, ctx, testClaim: false });
+      if (isOnChain(previous) && stateOps.some((op) => op.clearLedger)) {
+        throw badRequest(`${path}: numUses state cannot be reset or removed for a claim linked to an on-chain approval (its claim numbers own merkle codes)`);
+      }
+      await assertTrackerFree(tx, record, now);
+      const row = claimToRow(record, ctx.keyring);
+      const { claim_id: _id, ...changes } = row;
+      await tx.updateTable('claims').set(changes).where('claim_id', '=', record.claimId).execute();
+      for (const op of stateOps) {
+        if (op.clear) await tx.deleteFrom('claim_state').where('claim_id', '=', record.claimId).where('instance_id', '=', op.instanceId).execute();
+        if (op.clearLedger) await tx.deleteFrom('claim_numbers').where('claim_id', '=', record.claimId).execute();
+        for (const chunk of chunks(op.entries, 500)) {
+          await tx
+            .insertInto('claim_state')
+            .values(chunk.map((e) => ({ claim_id: record.claimId, instance_id: op.instanceId, key: e.key, value: JSON.stringify(e.value) })))
+            .execute();
+        }
+      }
+    }
+  });
+}
+
+export async function deleteClaims(ctx: AppContext, actor: Actor, claimIds: string[]): Promise<void> {
+  try {
+    await deleteInTransaction(ctx, actor, claimIds);
+  } finally {
+    for (const id of claimIds) forgetClaim(ctx.keyring, id);
+  }
+}
+
+async function deleteInTransaction(ctx: AppContext, actor: Actor, claimIds: string[]): Promise<void> {
+  await ctx.db.transaction().execute(async (tx) => {
+    const now = ctx.clock.now();
+    for (const claimId of new Set(claimIds)) {
+      const claim = await loadClaim(tx, ctx.keyring, claimId, now, { forUpdate: ctx.dialect === 'postgres' });
+      if (!claim) throw notFound(`Claim ${claimId} not found`);
+      if (!canEdit(claim, actor)) throw forbidden(`Only the creator or manager of claim ${claimId} may delete it`);
+      await tx.updateTable('claims').set({ deleted_at: now, tracker_key: null }).where('claim_id', '=', claimId).execute();
+    }
+  });
+}
+
+function chunks<T>(items: T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+/** Whether `address` is the claim's creator or manager (canonical compare). */
+export function isCreatorOrManager(claim: Pick<ClaimRecord, 'createdBy' | 'managedBy'>, address: string | undefined | null): boolean {
+  if (!address) return false;
+  const canonical = tryParseAddress(address)?.platformAddress ?? address;
+  return claim.createdBy === canonical || claim.managedBy === canonical;
+}

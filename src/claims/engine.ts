@@ -1,0 +1,175 @@
+// Evaluates one attempt: the version check, every plugin in parallel against the state as it was
+// before the attempt, the success logic, and the claim number. Pure with respect to storage: it
+// reads through the given handle and returns the changes to commit; simulate and execute share it.
+import type { DB, Tx } from '../db/index.ts';
+import type { Keyring } from '../shared/crypto.ts';
+import { findPlugin } from '../plugins/registry.ts';
+import type { AttemptSession, PluginResult } from '../plugins/types.ts';
+import { assignerOf, maxUsesOf, numUsesInstance, type ClaimRecord } from './model.ts';
+import { evaluateSatisfyMethod } from './satisfy.ts';
+import { claimNumberUsed, readStateValue } from './storage.ts';
+
+export interface AttemptInput {
+  platformAddress: string;
+  /** Inputs keyed by instance id. */
+  inputs: Record<string, unknown>;
+  expectedVersion: number;
+  specificInstanceIds?: string[];
+  session: AttemptSession | null;
+}
+
+export interface StateWrite {
+  instanceId: string;
+  key: string;
+  value: unknown;
+}
+
+export type AttemptOutcome =
+  | { success: true; claimNumber: number | null; writes: StateWrite[]; replay: Record<string, unknown> }
+  | { success: false; error: string; status: number };
+
+export const versionMismatchError = (expected: number, actual: number) =>
+  `Claim has been updated since last fetch: expected version ${expected}, current version ${actual}`;
+
+export interface EvaluateEnv {
+  mode: 'simulate' | 'execute';
+  claimAttemptId: string;
+  now: number;
+  db: DB | Tx;
+  keyring: Keyring;
+  replay?: Record<string, unknown>;
+  /** State reads (default: the database through `db`); the worker layers its batch's writes on top. */
+  readState?: (claimId: string, instanceId: string, key: string) => Promise<unknown>;
+  claimNumberUsed?: (claimId: string, claimNumber: number) => Promise<boolean>;
+}
+
+export async function evaluateAttempt(claim: ClaimRecord, input: AttemptInput, env: EvaluateEnv): Promise<AttemptOutcome> {
+  const readState = env.readState ?? ((c: string, i: string, k: string) => readStateValue(env.db, c, i, k));
+  const numberUsed = env.claimNumberUsed ?? ((c: string, n: number) => claimNumberUsed(env.db, c, n));
+  if (input.expectedVersion !== -1 && input.expectedVersion !== claim.version) {
+    return { success: false, error: versionMismatchError(input.expectedVersion, claim.version), status: 409 };
+  }
+  const assigner = assignerOf(claim);
+  const mandatory = new Set<string>();
+  const numUses = numUsesInstance(claim);
+  if (numUses) mandatory.add(numUses.instanceId);
+  if (assigner) mandatory.add(assigner.instanceId);
+
+  let toRun = claim.plugins;
+  if (input.specificInstanceIds) {
+    for (const id of input.specificInstanceIds) {
+      if (!claim.plugins.some((p) => p.instanceId === id)) return { success: false, error: `_specificInstanceIds names "${id}", which is not an instance id of this claim`, status: 400 };
+    }
+    const wanted = new Set(input.specificInstanceIds);
+    toRun = claim.plugins.filter((p) => wanted.has(p.instanceId) || mandatory.has(p.instanceId));
+  }
+
+  const info = {
+    claimId: claim.claimId,
+    version: claim.version,
+    createdAt: claim.createdAt,
+    lastUpdated: claim.lastUpdated,
+    createdBy: claim.createdBy,
+    managedBy: claim.managedBy,
+    maxUses: maxUsesOf(claim),
+  };
+  const results = new Map<string, PluginResult>();
+  await Promise.all(
+    toRun.map(async (inst) => {
+      const plugin = findPlugin(inst.pluginId);
+      if (!plugin) {
+        results.set(inst.instanceId, { success: false, error: `Unknown plugin: ${inst.pluginId}` });
+        return;
+      }
+      const result = await plugin.evaluate({
+        mode: env.mode,
+        claim: info,
+        instanceId: inst.instanceId,
+        publicParams: inst.publicParams,
+        privateParams: inst.privateParams,
+        platformAddress: input.platformAddress,
+        input: input.inputs[inst.instanceId],
+        session: input.session,
+        claimAttemptId: env.claimAttemptId,
+        now: env.now,
+        state: { get: (key) => readState(claim.claimId, inst.instanceId, key) },
+        isClaimNumberAssigner: assigner?.instanceId === inst.instanceId,
+        ...(env.replay && inst.instanceId in env.replay ? { replay: env.replay[inst.instanceId] } : {}),
+        db: env.db,
+        keyring: env.keyring,
+      });
+      results.set(inst.instanceId, result);
+    }),
+  );
+
+  const passed = (id: string) => results.get(id)?.success === true;
+  // first failure in claim order, mandatory plugins first
+  const firstFailure = (ids: string[]) => {
+    for (const inst of claim.plugins) {
+      if (!ids.includes(inst.instanceId)) continue;
+      const r = results.get(inst.instanceId);
+      if (r && !r.success) return { success: false as const, error: r.error ?? 'Plugin failed', status: r.status ?? 400 };
+    }
+    return null;
+  };
+
+  const mandatoryFailure = firstFailure([...mandatory]);
+  if (mandatoryFailure) return mandatoryFailure;
+
+  let path: Set<string>;
+  if (claim.satisfyMethod) {
+    const logic = evaluateSatisfyMethod(claim.satisfyMethod, passed);
+    if (!logic.ok) {
+      // under NOT a passing plugin is what fails the claim, so no plugin error explains it
+      const failure = hasNot(claim.satisfyMethod) ? null : firstFailure(referencedIds(claim.satisfyMethod));
+      if (failure) return failure;
+      return { success: false, error: notRunOrUnsatisfied(claim, results), status: 400 };
+    }
+    path = new Set([...logic.path, ...mandatory]);
+  } else {
+    const failure = firstFailure(claim.plugins.map((p) => p.instanceId));
+    if (failure) return failure;
+    if (claim.plugins.some((p) => !results.has(p.instanceId))) return { success: false, error: notRunOrUnsatisfied(claim, results), status: 400 };
+    path = new Set(claim.plugins.map((p) => p.instanceId));
+  }
+
+  let claimNumber: number | null = null;
+  if (numUses && assigner) {
+    const n = results.get(assigner.instanceId)?.claimNumber;
+    const maxUses = maxUsesOf(claim) ?? 0;
+    if (n === undefined) return { success: false, error: 'Claim number not found', status: 400 };
+    if (!Number.isInteger(n) || n < 0 || n >= maxUses) return { success: false, error: `Invalid claim number: ${n}`, status: 400 };
+    // The numUses counter cannot collide unless its state was edited, so the pre-check skips that
+    // lookup; execution always checks (and the ledger's primary key is the last guard).
+    const counter = env.mode === 'simulate' && assigner.pluginId === 'numUses';
+    if (!counter && (await numberUsed(claim.claimId, n))) return { success: false, error: `Claim number already used: ${n}`, status: 400 };
+    claimNumber = n;
+  }
+
+  const writes: StateWrite[] = [];
+  const replay: Record<string, unknown> = {};
+  for (const inst of claim.plugins) {
+    const r = results.get(inst.instanceId);
+    if (!r) continue;
+    if (r.replay !== undefined) replay[inst.instanceId] = r.replay;
+    if (!path.has(inst.instanceId)) continue;
+    for (const c of r.stateChanges ?? []) writes.push({ instanceId: inst.instanceId, key: c.key, value: c.value });
+  }
+  return { success: true, claimNumber, writes, replay };
+}
+
+function referencedIds(node: string | { conditions: Array<unknown> }): string[] {
+  if (typeof node === 'string') return [node];
+  return node.conditions.flatMap((c) => referencedIds(c as string | { conditions: unknown[] }));
+}
+
+function hasNot(node: string | { type: string; conditions: Array<unknown> }): boolean {
+  if (typeof node === 'string') return false;
+  return node.type === 'NOT' || node.conditions.some((c) => hasNot(c as string | { type: string; conditions: unknown[] }));
+}
+
+function notRunOrUnsatisfied(claim: ClaimRecord, results: Map<string, PluginResult>): string {
+  const skipped = claim.plugins.filter((p) => !results.has(p.instanceId)).map((p) => p.instanceId);
+  if (skipped.length) return `The claim's success logic is not satisfied: ${skipped.join(', ')} did not run (not in _specificInstanceIds)`;
+  return "The claim's success logic is not satisfied";
+}

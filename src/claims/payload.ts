@@ -1,0 +1,23 @@
+// What a queued attempt carries to its execution.
+import type { Keyring } from '../shared/crypto.ts';
+import type { AttemptSession } from '../plugins/types.ts';
+
+/** What a queued attempt carries to its execution (stored encrypted: inputs hold passwords and codes). */
+export interface AttemptPayload {
+  inputs: Record<string, unknown>;
+  expectedVersion: number;
+  specificInstanceIds?: string[];
+  session: AttemptSession | null;
+  replay: Record<string, unknown>;
+}
+
+/** Inputs (passwords, codes) and replayed plugin results are encrypted; a payload without them is not secret. */
+export function encodePayload(keyring: Keyring, p: AttemptPayload): string {
+  const json = JSON.stringify(p);
+  return Object.keys(p.inputs).length || Object.keys(p.replay).length ? keyring.encrypt(json) : `j:${json}`;
+}
+
+export function decodePayload(keyring: Keyring, stored: string): AttemptPayload {
+  return JSON.parse(stored.startsWith('j:') ? stored.slice(2) : keyring.decrypt(stored)) as AttemptPayload;
+}
+

@@ -1,0 +1,410 @@
+// The durable claim queue. A queued attempt row IS the queue entry; there is no other broker.
+//
+// Lanes: attempts of one collection (or of one claim not linked to a collection) are processed
+// strictly in arrival order (`seq`); different lanes run in parallel. A lane is processed in
+// batches, each batch ONE transaction: plugin state changes, the claim number and every attempt's
+// result commit together, or (any fault) nothing does. The transaction is the lease: a process
+// killed mid-batch leaves its attempts queued (the database rolls the transaction back), and the
+// next worker re-reads them; the status is re-checked (`status = 'queued'`) in the committing
+// transaction, so each attempt resolves exactly once.
+//
+// Locks: on PostgreSQL a transaction-scoped advisory lock per lane (skipped when held: another
+// worker owns the lane) plus `FOR UPDATE` on the attempts and the claim row, so several
+// processes share the work and none hands out a use or a code twice. On SQLite, BEGIN IMMEDIATE
+// serialises writers across processes.
+//
+// Wake-up: in-process enqueues wake the local worker at once; other processes are woken by
+// PostgreSQL LISTEN/NOTIFY, with polling as the fallback (and the only way on SQLite).
+import { sql } from 'kysely';
+import pg from 'pg';
+import type { AppContext } from '../context.ts';
+import type { Tx } from '../db/index.ts';
+import { decodePayload } from './payload.ts';
+import { evaluateAttempt, type AttemptOutcome } from './engine.ts';
+import { loadClaim, type ClaimRecord } from './model.ts';
+import { claimNumberUsed, readStateValue, writeStateValue } from './storage.ts';
+
+export interface WorkerOptions {
+  /** Fallback poll interval (ms). */
+  pollMs?: number;
+  /** Attempts per transaction. */
+  batchSize?: number;
+  /** Lanes processed at once (PostgreSQL; SQLite has one writer, so 1). */
+  concurrency?: number;
+  /** Listen for PostgreSQL notifications (default true on PostgreSQL). */
+  listen?: boolean;
+}
+
+const ADVISORY_CLASS = 4_242_001; // namespaces our advisory locks
+const MAX_FAULTS = 3;
+
+/**
+ * The state one batch (one transaction) reads and writes: later attempts see earlier attempts'
+ * changes; the changes reach the database in a few statements at the end, inside the transaction.
+ */
+class Batch {
+  readonly claims = new Map<string, ClaimRecord | null>();
+  private readonly tx: Tx;
+  private readonly values = new Map<string, { claimId: string; instanceId: string; key: string; value: unknown }>();
+  private readonly dirty = new Set<string>();
+  private readonly numbers = new Set<string>();
+  private readonly ledger: Array<{ claim_id: string; claim_number: number; platform_address: string; claim_attempt_id: string }> = [];
+
+  private readonly checked: boolean;
+  readonly results: Array<{ id: string; success: boolean; error: string; claimNumber: number }> = [];
+
+  constructor(tx: Tx, checked: boolean) {
+    this.tx = tx;
+    this.checked = checked;
+  }
+
+  async read(claimId: string, instanceId: string, key: string): Promise<unknown> {
+    const k = `${claimId}\u0000${instanceId}\u0000${key}`;
+    const hit = this.values.get(k);
+    if (hit) return hit.value;
+    const value = await readStateValue(this.tx, claimId, instanceId, key);
+    this.values.set(k, { claimId, instanceId, key, value });
+    return value;
+  }
+
+  write(claimId: string, instanceId: string, key: string, value: unknown): void {
+    const k = `${claimId}\u0000${instanceId}\u0000${key}`;
+    this.values.set(k, { claimId, instanceId, key, value });
+    this.dirty.add(k);
+  }
+
+  /**
+   * Optimistic mode (the default) checks claim numbers against this batch only, and `flush`
+   * checks the whole batch against the ledger in one query; on a collision the transaction is
+   * rolled back and the lane re-run in checked mode (one lookup per attempt).
+   */
+  async numberUsed(claimId: string, n: number): Promise<boolean> {
+    if (this.numbers.has(`${claimId}\u0000${n}`)) return true;
+    return this.checked ? claimNumberUsed(this.tx, claimId, n) : false;
+  }
+
+  useNumber(claimId: string, n: number, platformAddress: string, claimAttemptId: string): void {
+    this.numbers.add(`${claimId}\u0000${n}`);
+    this.ledger.push({ claim_id: claimId, claim_number: n, platform_address: platformAddress, claim_attempt_id: claimAttemptId });
+  }
+
+  resolve(id: string, success: boolean, error: string, claimNumber: number): void {
+    this.results.push({ id, success, error, claimNumber });
+  }
+
+  async flush(now: number): Promise<void> {
+    if (!this.checked) {
+      // one lookup for the whole batch: is any claim number it assigned already in the ledger?
+      for (let i = 0; i < this.ledger.length; i += 200) {
+        const chunk = this.ledger.slice(i, i + 200);
+        const taken = await this.tx
+          .selectFrom('claim_numbers')
+          .select('claim_number')
+          .where((eb) => eb.or(chunk.map((l) => eb.and([eb('claim_id', '=', l.claim_id), eb('claim_number', '=', l.claim_number)]))))
+          .limit(1)
+          .execute();
+        if (taken.length) throw new NumberCollision();
+      }
+    }
+    // every attempt's result in one statement; each must still be queued (exactly once)
+    for (let i = 0; i < this.results.length; i += 200) {
+      const chunk = this.results.slice(i, i + 200);
+      const values = sql.join(chunk.map((r) => sql`(${r.id}, ${r.success ? 1 : 0}, ${r.error}, ${r.claimNumber})`));
+      const res = await sql`
+        update claim_attempts
+        set status = case when cast(v.column2 as integer) = 1 then 'success' else 'failure' end,
+            success = cast(v.column2 as integer),
+            error = v.column3,
+            claim_number = cast(v.column4 as integer),
+            resolved_at = ${now},
+            payload = null
+        from (values ${values}) as v
+        where claim_attempts.claim_attempt_id = v.column1 and claim_attempts.status = 'queued'`.execute(this.tx);
+      if (Number(res.numAffectedRows ?? 0) !== chunk.length) throw new Error('a claim attempt of this batch was resolved by someone else');
+    }
+    const upserts: Array<{ claim_id: string; instance_id: string; key: string; value: string }> = [];
+    for (const k of this.dirty) {
+      const e = this.values.get(k)!;
+      if (e.value === null || e.value === undefined) await writeStateValue(this.tx, e.claimId, e.instanceId, e.key, null);
+      else upserts.push({ claim_id: e.claimId, instance_id: e.instanceId, key: e.key, value: JSON.stringify(e.value) });
+    }
+    for (let i = 0; i < upserts.length; i += 200) {
+      await this.tx
+        .insertInto('claim_state')
+        .values(upserts.slice(i, i + 200))
+        .onConflict((oc) => oc.columns(['claim_id', 'instance_id', 'key']).doUpdateSet((eb) => ({ value: eb.ref('excluded.value') })))
+        .execute();
+    }
+    for (let i = 0; i < this.ledger.length; i += 500) await this.tx.insertInto('claim_numbers').values(this.ledger.slice(i, i + 500)).execute();
+  }
+}
+
+class NumberCollision extends Error {}
+
+const hubs = new WeakMap<AppContext, { worker: ClaimWorker | null; notifyScheduled: boolean }>();
+const hubOf = (ctx: AppContext) => {
+  let h = hubs.get(ctx);
+  if (!h) hubs.set(ctx, (h = { worker: null, notifyScheduled: false }));
+  return h;
+};
+
+/** PostgreSQL notification channel, one per schema so deployments sharing a database stay apart. */
+function channelOf(ctx: AppContext): string {
+  const schema = ctx.config.databaseUrl ? new URL(ctx.config.databaseUrl).searchParams.get('schema') : null;
+  return `platform_claims_${schema ?? 'public'}`;
+}
+
+/** Called after an attempt is persisted: wakes the local worker, or tells other processes. */
+export function enqueued(ctx: AppContext): void {
+  const hub = hubOf(ctx);
+  if (hub.worker) {
+    hub.worker.wake();
+    return;
+  }
+  if (ctx.dialect !== 'postgres' || hub.notifyScheduled) return;
+  // coalesce a burst of enqueues into one notification
+  hub.notifyScheduled = true;
+  setImmediate(() => {
+    hub.notifyScheduled = false;
+    sql`select pg_notify(${channelOf(ctx)}, '')`.execute(ctx.db).catch((err) => ctx.log.warn({ err }, 'claim queue: notify failed'));
+  });
+}
+
+interface QueuedRow {
+  seq: number;
+  claim_attempt_id: string;
+  claim_id: string;
+  platform_address: string;
+  payload: string | null;
+}
+
+export class ClaimWorker {
+  readonly ctx: AppContext;
+  private readonly pollMs: number;
+  private readonly batchSize: number;
+  private readonly concurrency: number;
+  private readonly listen: boolean;
+  private stopped = false;
+  private wakeRequested = false;
+  private sleeper: (() => void) | null = null;
+  private loopDone: Promise<void> | null = null;
+  private listener: pg.Client | null = null;
+  private faults = new Map<string, number>();
+
+  constructor(ctx: AppContext, opts: WorkerOptions = {}) {
+    this.ctx = ctx;
+    this.pollMs = opts.pollMs ?? 250;
+    this.batchSize = opts.batchSize ?? 100;
+    this.concurrency = ctx.dialect === 'postgres' ? (opts.concurrency ?? 4) : 1;
+    this.listen = opts.listen ?? ctx.dialect === 'postgres';
+  }
+
+  start(): this {
+    hubOf(this.ctx).worker = this;
+    if (this.listen) void this.startListener();
+    this.loopDone = this.loop();
+    return this;
+  }
+
+  wake(): void {
+    this.wakeRequested = true;
+    this.sleeper?.();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    const hub = hubOf(this.ctx);
+    if (hub.worker === this) hub.worker = null;
+    this.sleeper?.();
+    await this.loopDone;
+    const l = this.listener;
+    this.listener = null;
+    await l?.end().catch(() => {});
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopped) {
+      this.wakeRequested = false;
+      let processed = 0;
+      try {
+        processed = await this.pass();
+      } catch (err) {
+        this.ctx.log.error({ err }, 'claim queue: pass failed');
+      }
+      if (this.stopped) break;
+      if (processed > 0 || this.wakeRequested) continue;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, this.pollMs);
+        function done() {
+          clearTimeout(timer);
+          resolve();
+        }
+        this.sleeper = done;
+      });
+      this.sleeper = null;
+    }
+  }
+
+  /** One round over the lanes with queued attempts: one batch each. Returns attempts resolved. */
+  async pass(): Promise<number> {
+    // SQLite has one writer: lanes gain nothing from separate transactions, so one transaction
+    // takes the oldest queued attempts of every lane in arrival order (each lane stays in order).
+    if (this.ctx.dialect === 'sqlite') return this.processLane(null, this.batchSize);
+    // the lanes whose oldest queued attempt is oldest first, so no lane starves
+    const lanes = (
+      await this.ctx.db
+        .selectFrom('claim_attempts')
+        .select((eb) => ['lane', eb.fn.min('seq').as('first')])
+        .where('status', '=', 'queued')
+        .groupBy('lane')
+        .orderBy('first')
+        .limit(64)
+        .execute()
+    ).map((r) => r.lane);
+    let total = 0;
+    for (let i = 0; i < lanes.length && !this.stopped; i += this.concurrency) {
+      const counts = await Promise.all(lanes.slice(i, i + this.concurrency).map((lane) => this.processLane(lane, this.batchSize)));
+      total += counts.reduce((a, b) => a + b, 0);
+    }
+    return total;
+  }
+
+  /** Processes up to `limit` attempts at the head of the lane (null: of all lanes) in one transaction. */
+  private async processLane(lane: string | null, limit: number, checked = false): Promise<number> {
+    const { ctx } = this;
+    const isPg = ctx.dialect === 'postgres';
+    let head: string | undefined;
+    try {
+      return await ctx.db.transaction().execute(async (tx) => {
+        if (isPg && lane !== null) {
+          const r = await sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(${ADVISORY_CLASS}, hashtext(current_schema() || ':' || ${lane})) as locked`.execute(tx);
+          if (!r.rows[0]?.locked) return 0; // another worker owns this lane right now
+        }
+        let q = tx
+          .selectFrom('claim_attempts')
+          .select(['seq', 'claim_attempt_id', 'claim_id', 'platform_address', 'payload'])
+          .where('status', '=', 'queued')
+          .$if(lane !== null, (qb) => qb.where('lane', '=', lane!))
+          .orderBy('seq')
+          .limit(limit);
+        if (isPg) q = q.modifyEnd(sql`for update`);
+        const rows = await q.execute();
+        head = rows[0]?.claim_attempt_id;
+        const batch = new Batch(tx, checked);
+        for (const row of rows) await this.processAttempt(tx, row, batch);
+        await batch.flush(ctx.clock.now());
+        return rows.length;
+      });
+    } catch (err) {
+      if (err instanceof NumberCollision) return this.processLane(lane, limit, true);
+      if (this.stopped) return 0;
+      ctx.log.error({ err, lane }, 'claim queue: batch rolled back');
+      if (limit > 1) return this.processLane(lane, 1, true);
+      // one attempt that keeps faulting must not block its lane forever
+      if (head) {
+        const n = (this.faults.get(head) ?? 0) + 1;
+        this.faults.set(head, n);
+        if (n >= MAX_FAULTS) {
+          this.faults.delete(head);
+          await this.resolveFaulted(head).catch((e) => ctx.log.error({ err: e }, 'claim queue: could not resolve a faulted attempt'));
+          return 1;
+        }
+      }
+      return 0;
+    }
+  }
+
+  private async processAttempt(tx: Tx, row: QueuedRow, batch: Batch): Promise<void> {
+    const { ctx } = this;
+    const now = ctx.clock.now();
+    let claim = batch.claims.get(row.claim_id);
+    if (claim === undefined) {
+      // the claim row lock serialises state writes with updates and with other lanes
+      claim = await loadClaim(tx, ctx.keyring, row.claim_id, now, { forUpdate: ctx.dialect === 'postgres' });
+      batch.claims.set(row.claim_id, claim);
+    }
+    let outcome: AttemptOutcome;
+    if (!claim) {
+      outcome = { success: false, error: `Claim ${row.claim_id} not found`, status: 404 };
+    } else {
+      const payload = decodePayload(ctx.keyring, row.payload ?? '');
+      outcome = await evaluateAttempt(
+        claim,
+        { ...payload, platformAddress: row.platform_address },
+        {
+          mode: 'execute',
+          claimAttemptId: row.claim_attempt_id,
+          now,
+          db: tx,
+          keyring: ctx.keyring,
+          replay: payload.replay,
+          readState: (c, i, k) => batch.read(c, i, k),
+          claimNumberUsed: (c, n) => batch.numberUsed(c, n),
+        },
+      );
+    }
+    if (outcome.success) {
+      for (const w of outcome.writes) batch.write(row.claim_id, w.instanceId, w.key, w.value);
+      if (outcome.claimNumber !== null) batch.useNumber(row.claim_id, outcome.claimNumber, row.platform_address, row.claim_attempt_id);
+    }
+    batch.resolve(row.claim_attempt_id, outcome.success, outcome.success ? '' : outcome.error, outcome.success && outcome.claimNumber !== null ? outcome.claimNumber : -1);
+  }
+
+  private async resolveFaulted(id: string): Promise<void> {
+    await this.ctx.db
+      .updateTable('claim_attempts')
+      .set({ status: 'failure', success: 0, error: 'Internal error while processing the attempt', claim_number: -1, resolved_at: this.ctx.clock.now(), payload: null })
+      .where('claim_attempt_id', '=', id)
+      .where('status', '=', 'queued')
+      .execute();
+  }
+
+  private async startListener(): Promise<void> {
+    if (this.stopped || !this.ctx.config.databaseUrl) return;
+    const url = new URL(this.ctx.config.databaseUrl);
+    url.searchParams.delete('schema');
+    const client = new pg.Client({ connectionString: url.toString() });
+    const retry = () => {
+      if (this.listener === client) this.listener = null;
+      client.end().catch(() => {});
+      if (!this.stopped) setTimeout(() => void this.startListener(), 1000).unref();
+    };
+    client.on('error', (err) => {
+      this.ctx.log.warn({ err }, 'claim queue: listener connection lost; polling until it is back');
+      retry();
+    });
+    client.on('notification', () => this.wake());
+    try {
+      await client.connect();
+      await client.query(`listen "${channelOf(this.ctx)}"`);
+      if (this.stopped) {
+        await client.end();
+        return;
+      }
+      this.listener = client;
+    } catch (err) {
+      this.ctx.log.warn({ err }, 'claim queue: could not listen for notifications; polling');
+      retry();
+    }
+  }
+}
+
+/** Runs passes until no attempt is queued (tests, and `platform worker --once`). */
+export async function drainQueue(ctx: AppContext, opts: WorkerOptions = {}): Promise<number> {
+  const worker = new ClaimWorker(ctx, { ...opts, listen: false });
+  let total = 0;
+  for (;;) {
+    const n = await worker.pass();
+    total += n;
+    if (n === 0) {
+      const left = await ctx.db.selectFrom('claim_attempts').select('seq').where('status', '=', 'queued').limit(1).executeTakeFirst();
+      if (!left) return total;
+    }
+  }
+}
+
+export function startWorker(ctx: AppContext, opts: WorkerOptions = {}): ClaimWorker {
+  const worker = new ClaimWorker(ctx, opts).start();
+  ctx.onClose.push(() => worker.stop());
+  return worker;
+}

@@ -1,0 +1,150 @@
+// Rendering claim documents for readers. Private params (and the claim-level seed) are stripped,
+// with `_includesPrivateParams: false`, unless the reader asked for them and is the creator or
+// manager holding `readPrivateClaimData`. Search matches names as a case-insensitive substring
+// (the value is escaped: no user-controlled pattern ever runs).
+import { sql } from 'kysely';
+import type { AppContext } from '../context.ts';
+import type { DB, Tx } from '../db/index.ts';
+import { paginate, type Page } from '../shared/pagination.ts';
+import type { Session } from '../shared/session.ts';
+import { findPlugin } from '../plugins/registry.ts';
+import type { JsonObject } from '../plugins/types.ts';
+import { isCreatorOrManager } from './documents.ts';
+import { loadClaim, parseClaimRow, type ClaimRecord, type TrackerDetails } from './model.ts';
+import type { SatisfyMethod } from './satisfy.ts';
+import { allClaimNumbers, liveClaimQuery } from './storage.ts';
+
+export interface ReadOptions {
+  fetchAllClaimedUsers?: boolean;
+  fetchPrivateParams?: boolean;
+  privateStatesToFetch?: string[];
+}
+
+export interface PluginDocument {
+  pluginId: string;
+  instanceId: string;
+  version: string;
+  publicParams: JsonObject;
+  privateParams: JsonObject;
+  publicState: JsonObject;
+  privateState?: JsonObject;
+}
+
+export interface ClaimDocument {
+  _includesPrivateParams: boolean;
+  _seedCode?: string;
+  claimId: string;
+  createdBy: string;
+  managedBy: string;
+  collectionId: string;
+  standaloneClaim: boolean;
+  trackerDetails?: TrackerDetails;
+  plugins: PluginDocument[];
+  rewards: JsonObject[];
+  showInSearchResults: boolean;
+  categories: string[];
+  estimatedCost: string;
+  estimatedTime: string;
+  approach: string;
+  metadata: { name: string; description: string; image: string };
+  assignMethod: string;
+  satisfyMethod?: SatisfyMethod;
+  useCreatorAddressAsLeaf: boolean;
+  testOnly: boolean;
+  createdAt: string;
+  lastUpdated: string;
+  version: string;
+}
+
+/** Whether the session may read private params and private state of this claim. */
+export const mayReadPrivate = (claim: ClaimRecord, session: Session | null): boolean =>
+  !!session && session.scopes.includes('readPrivateClaimData') && isCreatorOrManager(claim, session.platformAddress);
+
+async function instanceState(db: DB | Tx, claimId: string, instanceId: string, keys?: string[]) {
+  if (keys && keys.length === 0) return [];
+  let q = db.selectFrom('claim_state').select(['key', 'value']).where('claim_id', '=', claimId).where('instance_id', '=', instanceId);
+  if (keys) q = q.where('key', 'in', keys);
+  return (await q.execute()).map((r) => ({ key: r.key, value: JSON.parse(r.value) as unknown }));
+}
+
+export async function renderClaim(db: DB | Tx, claim: ClaimRecord, session: Session | null, opts: ReadOptions = {}): Promise<ClaimDocument> {
+  const privileged = isCreatorOrManager(claim, session?.platformAddress);
+  const includePrivate = !!opts.fetchPrivateParams && mayReadPrivate(claim, session);
+  const privateStates = mayReadPrivate(claim, session) ? new Set(opts.privateStatesToFetch ?? []) : new Set<string>();
+  const claimNumbers = opts.fetchAllClaimedUsers ? await allClaimNumbers(db, claim.claimId) : undefined;
+  const plugins = await Promise.all(
+    claim.plugins.map(async (inst): Promise<PluginDocument> => {
+      const plugin = findPlugin(inst.pluginId);
+      const doc: PluginDocument = {
+        pluginId: inst.pluginId,
+        instanceId: inst.instanceId,
+        version: inst.version,
+        publicParams: inst.publicParams,
+        privateParams: includePrivate ? inst.privateParams : {},
+        publicState: {},
+      };
+      if (plugin?.publicState) {
+        const entries = await instanceState(db, claim.claimId, inst.instanceId, plugin.publicStateKeys);
+        doc.publicState = plugin.publicState(entries, inst, { fetchAllClaimedUsers: !!opts.fetchAllClaimedUsers, privileged, ...(claimNumbers ? { claimNumbers } : {}) });
+      }
+      if (plugin?.privateState && privateStates.has(inst.instanceId)) {
+        doc.privateState = plugin.privateState(await instanceState(db, claim.claimId, inst.instanceId));
+      }
+      return doc;
+    }),
+  );
+  return {
+    _includesPrivateParams: includePrivate,
+    ...(includePrivate && claim.seedCode ? { _seedCode: claim.seedCode } : {}),
+    claimId: claim.claimId,
+    createdBy: claim.createdBy,
+    managedBy: claim.managedBy,
+    collectionId: claim.collectionId,
+    standaloneClaim: claim.standaloneClaim,
+    ...(claim.trackerDetails ? { trackerDetails: claim.trackerDetails } : {}),
+    plugins,
+    rewards: claim.details.rewards,
+    showInSearchResults: claim.showInSearchResults,
+    categories: claim.details.categories,
+    estimatedCost: claim.details.estimatedCost,
+    estimatedTime: claim.details.estimatedTime,
+    approach: claim.details.approach,
+    metadata: claim.details.metadata,
+    assignMethod: claim.assignMethod,
+    ...(claim.satisfyMethod ? { satisfyMethod: claim.satisfyMethod } : {}),
+    useCreatorAddressAsLeaf: claim.useCreatorAddressAsLeaf,
+    testOnly: claim.testExpiresAt !== null,
+    createdAt: String(claim.createdAt),
+    lastUpdated: String(claim.lastUpdated),
+    version: String(claim.version),
+  };
+}
+
+export async function getClaimDocument(ctx: AppContext, claimId: string, session: Session | null, opts: ReadOptions): Promise<ClaimDocument | null> {
+  const claim = await loadClaim(ctx.db, ctx.keyring, claimId, ctx.clock.now());
+  return claim ? renderClaim(ctx.db, claim, session, opts) : null;
+}
+
+/** Escapes LIKE metacharacters so the search value is matched literally. */
+export const escapeLike = (v: string): string => v.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+export async function searchClaims(ctx: AppContext, searchValue: string, bookmark: string | undefined, session: Session | null): Promise<Page<ClaimDocument>> {
+  let query = liveClaimQuery(ctx.db, ctx.clock.now())
+    .selectAll()
+    .where('show_in_search', '=', 1)
+    .where('test_expires_at', 'is', null);
+  const needle = searchValue.toLowerCase();
+  if (needle !== '') query = query.where(sql<boolean>`name_search like ${'%' + escapeLike(needle) + '%'} escape '\\'`);
+  const page = await paginate({
+    query,
+    keys: [
+      { column: 'created_at', direction: 'desc' },
+      { column: 'claim_id', direction: 'asc' },
+    ],
+    bookmark,
+    keyring: ctx.keyring,
+    scope: `claims/search:${needle}`,
+  });
+  const docs = await Promise.all(page.docs.map((row) => renderClaim(ctx.db, parseClaimRow(row, ctx.keyring), session)));
+  return { docs, bookmark: page.bookmark, hasMore: page.hasMore };
+}

@@ -1,0 +1,243 @@
+// Claim routes (SPEC §4.4–4.14). Thin: parse, call the domain function, shape the answer.
+// Every route needs the API key (the gate). Sessions (Authorization: Bearer):
+//   complete / simulate   a session for the claiming address with completeClaims, only when the
+//                         claim has an initiatedBy plugin;
+//   create                manageClaims;
+//   update / delete       manageClaims, and the caller must be the creator or manager;
+//   reads                 none; private params / private state / seed only for the creator or
+//                         manager with readPrivateClaimData; status `code` for the claiming
+//                         address with completeClaims or the creator / manager with
+//                         readPrivateClaimData.
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Capability } from '../capabilities.ts';
+import { notFound } from '../shared/errors.ts';
+import { errorResponses } from '../shared/schemas.ts';
+import { getSession, requireSession } from '../shared/session.ts';
+import { attemptClaim, attemptStatus, listAttempts, successOf, type AttemptBody as AttemptBodyType } from './attempts.ts';
+import { createClaims, deleteClaims, updateClaims, type ClaimInput } from './documents.ts';
+import { getClaimDocument, searchClaims } from './read.ts';
+import { startWorker } from './queue.ts';
+import {
+  AttemptBody,
+  AttemptIdParams,
+  AttemptIdResponse,
+  AttemptsQuery,
+  AttemptsResponse,
+  ClaimAddressParams,
+  ClaimParams,
+  ClaimQuery,
+  ClaimResponse,
+  ClaimsResponse,
+  CreateBody,
+  DeleteBody,
+  EmptyResponse,
+  FetchBody,
+  SearchQuery,
+  SearchResponse,
+  StatusResponse,
+  SuccessResponse,
+  UpdateBody,
+} from './schemas.ts';
+
+const tags = ['claims'];
+const withSession: Array<Record<string, string[]>> = [{ apiKey: [], bearer: [] }];
+const optionalSession: Array<Record<string, string[]>> = [{ apiKey: [] }, { apiKey: [], bearer: [] }];
+
+function instanceList(v: string | string[] | undefined): string[] {
+  if (v === undefined) return [];
+  return (Array.isArray(v) ? v : [v]).flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean);
+}
+
+export const claims: Capability = {
+  name: 'claims',
+  register(fastify, ctx) {
+    const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+
+    for (const [route, complete] of [
+      ['complete', true],
+      ['simulate', false],
+    ] as const) {
+      app.post(
+        `/api/v0/claims/${route}/:claimId/:address`,
+        {
+          schema: {
+            tags,
+            summary: complete
+              ? 'Complete a claim: simulate, then queue the attempt (poll the status route)'
+              : 'Simulate a claim attempt (instant; writes nothing; the id is 32 zeros)',
+            description:
+              'Needs a session for the claiming address with completeClaims only when the claim has an initiatedBy plugin. A failing simulation answers 4xx with the plugin error text (400; 401/403 for initiatedBy; 409 for a version mismatch) and queues nothing.',
+            security: optionalSession,
+            params: ClaimAddressParams,
+            body: AttemptBody,
+            response: { 200: AttemptIdResponse, ...errorResponses(400, 401, 403, 404, 409) },
+          },
+        },
+        async (request) => {
+          const { claimId, address } = request.params;
+          return attemptClaim(ctx, claimId, address, request.body as AttemptBodyType, await getSession(request), complete);
+        },
+      );
+    }
+
+    const statusSchema = {
+      tags,
+      summary: 'Status of a claim attempt (success absent while queued)',
+      security: optionalSession,
+      params: AttemptIdParams,
+      response: { 200: StatusResponse, ...errorResponses(400, 404) },
+    };
+    app.get('/api/v0/claims/status/:claimAttemptId', { schema: statusSchema }, async (request) => attemptStatus(ctx, request.params.claimAttemptId, await getSession(request)));
+    app.post('/api/v0/claims/status/:claimAttemptId', { schema: statusSchema }, async (request) => attemptStatus(ctx, request.params.claimAttemptId, await getSession(request)));
+
+    app.get(
+      '/api/v0/claims/success/:claimId/:address',
+      {
+        schema: {
+          tags,
+          summary: 'Successes of an address: claim numbers (indexed claims) or a live check (on-demand claims)',
+          params: ClaimAddressParams,
+          response: { 200: SuccessResponse, ...errorResponses(400, 404) },
+        },
+      },
+      async (request) => successOf(ctx, request.params.claimId, request.params.address),
+    );
+
+    app.get(
+      '/api/v0/claims/:claimId/attempts',
+      {
+        schema: {
+          tags,
+          summary: 'Resolved attempts of a claim, newest first (failures with includeErrors)',
+          params: ClaimParams,
+          querystring: AttemptsQuery,
+          response: { 200: AttemptsResponse, ...errorResponses(400, 404) },
+        },
+      },
+      async (request) => listAttempts(ctx, request.params.claimId, request.query),
+    );
+
+    app.get(
+      '/api/v0/claim/:claimId',
+      {
+        schema: {
+          tags,
+          summary: 'One claim document',
+          security: optionalSession,
+          params: ClaimParams,
+          querystring: ClaimQuery,
+          response: { 200: ClaimResponse, ...errorResponses(400, 404) },
+        },
+      },
+      async (request) => {
+        const q = request.query;
+        const claim = await getClaimDocument(ctx, request.params.claimId, await getSession(request), {
+          fetchAllClaimedUsers: q.fetchAllClaimedUsers ?? false,
+          fetchPrivateParams: q.fetchPrivateParams ?? false,
+          privateStatesToFetch: instanceList(q.privateStatesToFetch),
+        });
+        if (!claim) throw notFound(`Claim ${request.params.claimId} not found`);
+        return { claim };
+      },
+    );
+
+    app.post(
+      '/api/v1/claims/fetch',
+      {
+        schema: {
+          tags,
+          summary: 'Several claim documents, in the order asked',
+          security: optionalSession,
+          body: FetchBody,
+          response: { 200: ClaimsResponse, ...errorResponses(400, 404) },
+        },
+      },
+      async (request) => {
+        const session = await getSession(request);
+        const claims = [];
+        for (const item of request.body.claimsToFetch) {
+          const claim = await getClaimDocument(ctx, item.claimId, session, {
+            fetchAllClaimedUsers: item.fetchAllClaimedUsers ?? false,
+            fetchPrivateParams: item.fetchPrivateParams ?? false,
+            privateStatesToFetch: item.privateStatesToFetch ?? [],
+          });
+          if (!claim) throw notFound(`Claim ${item.claimId} not found`);
+          claims.push(claim);
+        }
+        return { claims };
+      },
+    );
+
+    app.get(
+      '/api/v0/claims/search',
+      {
+        schema: {
+          tags,
+          summary: 'Claims whose name contains searchValue (case-insensitive); only showInSearchResults claims',
+          querystring: SearchQuery,
+          response: { 200: SearchResponse, ...errorResponses(400) },
+        },
+      },
+      async (request) => {
+        const page = await searchClaims(ctx, request.query.searchValue ?? '', request.query.bookmark, await getSession(request));
+        return { claims: page.docs, bookmark: page.bookmark, hasMore: page.hasMore };
+      },
+    );
+
+    app.post(
+      '/api/v0/claims',
+      {
+        schema: {
+          tags,
+          summary: 'Create claims (session with manageClaims)',
+          security: withSession,
+          body: CreateBody,
+          response: { 200: EmptyResponse, ...errorResponses(400, 401, 403, 404, 409) },
+        },
+      },
+      async (request) => {
+        const session = await requireSession(request, 'manageClaims');
+        await createClaims(ctx, session, request.body.claims as ClaimInput[], request.body.testClaims ?? false);
+        return {};
+      },
+    );
+
+    app.put(
+      '/api/v0/claims',
+      {
+        schema: {
+          tags,
+          summary: 'Update claims (session with manageClaims; creator or manager); bumps version',
+          security: withSession,
+          body: UpdateBody,
+          response: { 200: EmptyResponse, ...errorResponses(400, 401, 403, 404, 409) },
+        },
+      },
+      async (request) => {
+        const session = await requireSession(request, 'manageClaims');
+        await updateClaims(ctx, session, request.body.claims as ClaimInput[]);
+        return {};
+      },
+    );
+
+    app.delete(
+      '/api/v0/claims',
+      {
+        schema: {
+          tags,
+          summary: 'Soft-delete claims (session with manageClaims; creator or manager); attempts stay',
+          security: withSession,
+          body: DeleteBody,
+          response: { 200: EmptyResponse, ...errorResponses(400, 401, 403, 404) },
+        },
+      },
+      async (request) => {
+        const session = await requireSession(request, 'manageClaims');
+        await deleteClaims(ctx, session, request.body.claimIds);
+        return {};
+      },
+    );
+
+    if (ctx.config.runWorker) startWorker(ctx);
+  },
+};

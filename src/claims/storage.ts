@@ -1,0 +1,132 @@
+// Claims storage: table shapes (composed into src/db/schema.ts) and the small queries shared by
+// the claim documents, the engine and the queue.
+import type { Generated } from 'kysely';
+import type { DB, Tx } from '../db/index.ts';
+
+export interface ClaimTable {
+  claim_id: string;
+  created_by: string;
+  managed_by: string;
+  collection_id: string;
+  standalone_claim: number;
+  /** JSON TrackerDetails, or null. */
+  tracker_details: string | null;
+  /** `collectionId|approvalId|challengeTrackerId|approvalLevel|approverAddress` for on-chain claims. */
+  tracker_key: string | null;
+  /** JSON [{ pluginId, instanceId, version, publicParams }]. */
+  plugins: string;
+  /** Encrypted JSON { [instanceId]: privateParams }. */
+  private_params: string;
+  /** Encrypted claim-level seed of on-chain claims. */
+  seed_code: string | null;
+  use_creator_address_as_leaf: number;
+  assign_method: string;
+  /** JSON SatisfyMethod, or null. */
+  satisfy_method: string | null;
+  /** JSON display fields: rewards, metadata, categories, estimatedCost, estimatedTime, approach. */
+  details: string;
+  /** Lowercased metadata.name, for substring search. */
+  name_search: string;
+  show_in_search: number;
+  /** Queue lane: `c:<collectionId>` for collection-linked claims, `k:<claimId>` otherwise. */
+  lane: string;
+  version: number;
+  created_at: number;
+  last_updated: number;
+  deleted_at: number | null;
+  /** Test claims (testClaims: true) vanish at this time. */
+  test_expires_at: number | null;
+}
+
+export interface ClaimStateTable {
+  claim_id: string;
+  instance_id: string;
+  key: string;
+  /** JSON value. */
+  value: string;
+}
+
+export interface ClaimNumberTable {
+  claim_id: string;
+  claim_number: number;
+  platform_address: string;
+  claim_attempt_id: string;
+}
+
+export type AttemptStatus = 'queued' | 'success' | 'failure';
+
+export interface ClaimAttemptTable {
+  seq: number;
+  claim_attempt_id: string;
+  claim_id: string;
+  lane: string;
+  platform_address: string;
+  status: AttemptStatus;
+  success: number | null;
+  error: string;
+  claim_number: number;
+  /** Encrypted JSON AttemptPayload while queued; null once resolved (inputs are not kept). */
+  payload: string | null;
+  attempted_at: number;
+  resolved_at: number | null;
+}
+
+export interface ClaimTables {
+  claims: ClaimTable;
+  claim_state: ClaimStateTable;
+  claim_numbers: ClaimNumberTable;
+  claim_attempts: Omit<ClaimAttemptTable, 'seq'> & { seq: Generated<number> };
+}
+
+type Db = DB | Tx;
+
+/** Live = not soft-deleted and not an expired test claim. */
+export function liveClaimQuery(db: Db, now: number) {
+  return db
+    .selectFrom('claims')
+    .where('deleted_at', 'is', null)
+    .where((eb) => eb.or([eb('test_expires_at', 'is', null), eb('test_expires_at', '>', now)]));
+}
+
+export async function readInstanceState(db: Db, claimId: string, instanceId: string): Promise<Array<{ key: string; value: unknown }>> {
+  const rows = await db.selectFrom('claim_state').select(['key', 'value']).where('claim_id', '=', claimId).where('instance_id', '=', instanceId).execute();
+  return rows.map((r) => ({ key: r.key, value: JSON.parse(r.value) as unknown }));
+}
+
+export async function readStateValue(db: Db, claimId: string, instanceId: string, key: string): Promise<unknown> {
+  const row = await db.selectFrom('claim_state').select('value').where('claim_id', '=', claimId).where('instance_id', '=', instanceId).where('key', '=', key).executeTakeFirst();
+  return row ? (JSON.parse(row.value) as unknown) : undefined;
+}
+
+export async function writeStateValue(db: Db, claimId: string, instanceId: string, key: string, value: unknown): Promise<void> {
+  if (value === null || value === undefined) {
+    await db.deleteFrom('claim_state').where('claim_id', '=', claimId).where('instance_id', '=', instanceId).where('key', '=', key).execute();
+    return;
+  }
+  await db
+    .insertInto('claim_state')
+    .values({ claim_id: claimId, instance_id: instanceId, key, value: JSON.stringify(value) })
+    .onConflict((oc) => oc.columns(['claim_id', 'instance_id', 'key']).doUpdateSet({ value: JSON.stringify(value) }))
+    .execute();
+}
+
+export async function claimNumberUsed(db: Db, claimId: string, claimNumber: number): Promise<boolean> {
+  const row = await db.selectFrom('claim_numbers').select('claim_number').where('claim_id', '=', claimId).where('claim_number', '=', claimNumber).executeTakeFirst();
+  return row !== undefined;
+}
+
+export async function claimNumbersOf(db: Db, claimId: string, platformAddress: string): Promise<number[]> {
+  const rows = await db
+    .selectFrom('claim_numbers')
+    .select('claim_number')
+    .where('claim_id', '=', claimId)
+    .where('platform_address', '=', platformAddress)
+    .orderBy('claim_number')
+    .execute();
+  return rows.map((r) => r.claim_number);
+}
+
+export async function allClaimNumbers(db: Db, claimId: string): Promise<Array<{ claimNumber: number; platformAddress: string }>> {
+  const rows = await db.selectFrom('claim_numbers').select(['claim_number', 'platform_address']).where('claim_id', '=', claimId).orderBy('claim_number').execute();
+  return rows.map((r) => ({ claimNumber: r.claim_number, platformAddress: r.platform_address }));
+}

@@ -1,0 +1,24 @@
+// initiatedBy: proof of address. The attempt must come with a session (bearer token) of the
+// claiming address holding the `completeClaims` scope; the session is captured at complete time.
+import { asObject, onlyKeys } from './params.ts';
+import type { ClaimPlugin } from './types.ts';
+
+export const initiatedBy: ClaimPlugin = {
+  id: 'initiatedBy',
+  duplicatesAllowed: true,
+  stateful: false,
+  requiresUserInput: false,
+  requiresSession: true,
+  validate(pub, priv, { path }) {
+    onlyKeys(asObject(pub, `${path}.publicParams`), [], `${path}.publicParams`);
+    onlyKeys(asObject(priv, `${path}.privateParams`), [], `${path}.privateParams`);
+    return { publicParams: {}, privateParams: {} };
+  },
+  async evaluate({ session, platformAddress }) {
+    if (!session || !session.scopes.includes('completeClaims')) return { success: false, error: 'Must be authenticated to claim', status: 401 };
+    if (session.platformAddress !== platformAddress) {
+      return { success: false, error: 'Invalid address. Provided address does not match the address of the signed in user.', status: 403 };
+    }
+    return { success: true };
+  },
+};

@@ -1,0 +1,33 @@
+// The plugin registry: one line per core plugin. Later plugin kinds (hosted, custom) register
+// through `registerPlugin` from their own capability.
+import { anonymous } from './anonymous.ts';
+import { codes } from './codes.ts';
+import { halt } from './halt.ts';
+import { initiatedBy } from './initiatedBy.ts';
+import { numUses } from './numUses.ts';
+import { password } from './password.ts';
+import { transferTimes } from './transferTimes.ts';
+import type { AnyClaimPlugin } from './types.ts';
+import { whitelist } from './whitelist.ts';
+
+const plugins = new Map<string, AnyClaimPlugin>();
+
+export function registerPlugin(plugin: AnyClaimPlugin): void {
+  plugins.set(plugin.id, plugin);
+}
+
+registerPlugin(numUses);
+registerPlugin(codes);
+registerPlugin(password);
+registerPlugin(transferTimes);
+registerPlugin(initiatedBy);
+registerPlugin(whitelist);
+registerPlugin(halt);
+registerPlugin(anonymous);
+
+export const findPlugin = (pluginId: string): AnyClaimPlugin | undefined => plugins.get(pluginId);
+
+export const CORE_PLUGIN_IDS = ['numUses', 'codes', 'password', 'transferTimes', 'initiatedBy', 'whitelist', 'halt', 'anonymous'] as const;
+
+/** Usable on an on-demand claim (no numUses): stateless, no user input, no session. */
+export const onDemandCompatible = (p: AnyClaimPlugin): boolean => !p.stateful && !p.requiresUserInput && !p.requiresSession;

@@ -1,0 +1,139 @@
+// The plugin contract. A plugin checks one criterion of a claim. The engine runs every plugin of an
+// attempt in parallel against the state as it was before the attempt; each returns pass or fail, its
+// exact error text, the state change it proposes, and optionally a claim number. The engine decides
+// (success logic) which proposals commit.
+//
+// The same shape is meant to carry the plugins of later issues:
+//  - custom HTTPS plugins: `evaluate` makes the call in simulation and returns `replay`; at execution
+//    the engine hands that value back (`ctx.replay`) so the endpoint is called once per attempt;
+//  - hosted plugins reading chain data: `evaluate` is async and may read whatever it needs;
+//  - stateful presets (ClaimToken, ClaimNumbers): `stateChanges` and `claimNumber`.
+import type { DB, Tx } from '../db/index.ts';
+import type { Keyring } from '../shared/crypto.ts';
+
+export type JsonObject = Record<string, unknown>;
+
+/** Who completes the attempt, as far as plugins may know (captured at complete time). */
+export interface AttemptSession {
+  /** Canonical address of the signed-in user. */
+  platformAddress: string;
+  scopes: string[];
+}
+
+/** One key of one instance's state, as stored (JSON value). `null` deletes the key. */
+export interface StateChange {
+  key: string;
+  value: unknown;
+}
+
+/** Reads this instance's committed state (plus earlier writes of the same batch at execution). */
+export interface InstanceState {
+  get(key: string): Promise<unknown>;
+}
+
+export interface ClaimInfo {
+  claimId: string;
+  version: number;
+  createdAt: number;
+  lastUpdated: number;
+  createdBy: string;
+  managedBy: string;
+  /** numUses.maxUses, or null for an on-demand claim. */
+  maxUses: number | null;
+}
+
+export interface EvaluateContext<Pub = JsonObject, Priv = JsonObject> {
+  mode: 'simulate' | 'execute';
+  claim: ClaimInfo;
+  instanceId: string;
+  publicParams: Pub;
+  privateParams: Priv;
+  /** Canonical (native) claiming address. */
+  platformAddress: string;
+  /** `body[instanceId]`, when the caller sent one. */
+  input: unknown;
+  session: AttemptSession | null;
+  /** '' during a simulation. */
+  claimAttemptId: string;
+  now: number;
+  state: InstanceState;
+  isClaimNumberAssigner: boolean;
+  /** What this plugin returned as `replay` when the attempt was simulated at complete time. */
+  replay?: unknown;
+  /** Database handle of the current read (the committing transaction at execution). */
+  db: DB | Tx;
+  keyring: Keyring;
+}
+
+export interface PluginResult {
+  success: boolean;
+  /** Exact error text when failing (SPEC §7). */
+  error?: string;
+  /** HTTP status a failing simulation answers with (default 400). */
+  status?: number;
+  /** Applied, in one transaction with the attempt's result, only if the claim succeeds and this plugin is on the success path. */
+  stateChanges?: StateChange[];
+  /** Zero-based claim number this plugin would assign (used when it is the claim's assigner). */
+  claimNumber?: number;
+  /** Stored with the queued attempt and handed back at execution (custom plugins replay their simulation). */
+  replay?: unknown;
+}
+
+export interface ValidateContext {
+  /** Path for error messages, e.g. `claims[0].plugins[2]`. */
+  path: string;
+  /** Canonical address of the creator (or of the updater). */
+  creator: string;
+  /** The instance's params before this update (update only), with private params decrypted. */
+  previous?: { publicParams: JsonObject; privateParams: JsonObject };
+  db: DB | Tx;
+  keyring: Keyring;
+}
+
+export interface ValidatedParams {
+  publicParams: JsonObject;
+  privateParams: JsonObject;
+}
+
+/** Options of the claim document read that affect what a plugin's state shows. */
+export interface RenderStateOptions {
+  fetchAllClaimedUsers: boolean;
+  /** Whether the reader may see hidden state (creator or manager). */
+  privileged: boolean;
+  /** The claim's ledger of used claim numbers (loaded only with fetchAllClaimedUsers). */
+  claimNumbers?: Array<{ claimNumber: number; platformAddress: string }>;
+}
+
+export interface StoredStateEntry {
+  key: string;
+  value: unknown;
+}
+
+export interface ClaimPlugin<Pub = JsonObject, Priv = JsonObject> {
+  id: string;
+  duplicatesAllowed: boolean;
+  stateful: boolean;
+  /** Reads `body[instanceId]`. */
+  requiresUserInput: boolean;
+  /** Needs the claimer's session. */
+  requiresSession: boolean;
+  /** Cannot be made optional by `satisfyMethod` (numUses). */
+  mandatory?: boolean;
+  /** May be named by `assignMethod`. Return a problem text when this instance cannot assign. */
+  canAssignClaimNumbers?: (params: ValidatedParams) => string | null;
+  /** Checks and normalises params at create and update; throws a 400 naming the problem. */
+  validate(publicParams: unknown, privateParams: unknown, ctx: ValidateContext): Promise<ValidatedParams> | ValidatedParams;
+  evaluate(ctx: EvaluateContext<Pub, Priv>): Promise<PluginResult>;
+  /** State keys `publicState` needs (all of the instance's keys when absent). */
+  publicStateKeys?: string[];
+  /** Public state for the claim document, from the stored entries it needs. */
+  publicState?(entries: StoredStateEntry[], params: ValidatedParams, opts: RenderStateOptions): JsonObject;
+  /** Private state (privateStatesToFetch), from all stored entries of the instance. */
+  privateState?(entries: StoredStateEntry[]): JsonObject;
+  /** Explicit state given on update (`newState`), as stored entries; throws a 400 when malformed. */
+  stateFromDocument?(newState: unknown, path: string): StoredStateEntry[];
+}
+
+/** Any plugin, whatever its param types (the registry holds these). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyClaimPlugin = ClaimPlugin<any, any>;

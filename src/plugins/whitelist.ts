@@ -1,0 +1,165 @@
+// whitelist: gates on an address list (public or private params) or on a dynamic store. A list
+// with `whitelist: false` is a denylist. Both address forms match: lists are stored in the native
+// form. Private state counts claims per address (`maxUsesPerAddress`). As the claim-number
+// assigner, the claim number is the address's index in the (allow) list.
+import { assertCanAttachStore, readStoreMembership } from '../stores/claims-integration.ts';
+import { tryParseAddress } from '../shared/addresses.ts';
+import { badRequest } from '../shared/errors.ts';
+import { asObject, compact, int, onlyKeys, optBool, optString } from './params.ts';
+import type { ClaimPlugin, JsonObject, StoredStateEntry, ValidatedParams } from './types.ts';
+
+export const MAX_LIST_ADDRESSES = 100_000;
+
+export interface AddressList {
+  addresses: string[];
+  whitelist: boolean;
+  listId?: string;
+  label?: string;
+  description?: string;
+  uri?: string;
+  customData?: string;
+}
+
+interface Pub {
+  listId?: string;
+  list?: AddressList;
+  maxUsesPerAddress?: number;
+  hasPrivateList?: boolean;
+}
+interface Priv {
+  useDynamicStore?: boolean;
+  dynamicDataId?: string;
+  dataSecret?: string;
+  listId?: string;
+  list?: AddressList;
+}
+
+function parseList(v: unknown, path: string): AddressList {
+  const l = asObject(v, path);
+  onlyKeys(l, ['addresses', 'whitelist', 'listId', 'label', 'description', 'uri', 'customData'], path);
+  if (!Array.isArray(l.addresses)) throw badRequest(`${path}.addresses must be an array of addresses`);
+  if (l.addresses.length > MAX_LIST_ADDRESSES) throw badRequest(`${path}.addresses must hold at most ${MAX_LIST_ADDRESSES} addresses`);
+  const seen = new Set<string>();
+  const addresses = l.addresses.map((a, i) => {
+    const parsed = tryParseAddress(a);
+    if (!parsed) throw badRequest(`${path}.addresses[${i}] is not a valid address: ${JSON.stringify(a)}`);
+    if (seen.has(parsed.platformAddress)) throw badRequest(`${path}.addresses[${i}] repeats ${parsed.platformAddress} (both address forms name one user)`);
+    seen.add(parsed.platformAddress);
+    return parsed.platformAddress;
+  });
+  const whitelist = optBool(l, 'whitelist', path) ?? true;
+  return compact({
+    addresses,
+    whitelist,
+    listId: optString(l, 'listId', path),
+    label: optString(l, 'label', path),
+    description: optString(l, 'description', path, 10_000),
+    uri: optString(l, 'uri', path, 4096),
+    customData: optString(l, 'customData', path, 10_000),
+  }) as unknown as AddressList;
+}
+
+/** The list the plugin gates on (public first, then private), or null for a dynamic store. */
+export function whitelistList(params: { publicParams: JsonObject; privateParams: JsonObject }): AddressList | null {
+  return ((params.publicParams as Pub).list ?? (params.privateParams as Priv).list ?? null) as AddressList | null;
+}
+
+// address -> index, built once per (cached) list
+const indexes = new WeakMap<string[], Map<string, number>>();
+function indexOf(list: string[], address: string): number {
+  let m = indexes.get(list);
+  if (!m) {
+    m = new Map(list.map((a, i) => [a, i]));
+    indexes.set(list, m);
+  }
+  return m.get(address) ?? -1;
+}
+
+const countKey = (address: string) => `a:${address}`;
+
+export const whitelist: ClaimPlugin<Pub, Priv> = {
+  id: 'whitelist',
+  duplicatesAllowed: true,
+  stateful: true,
+  requiresUserInput: false,
+  requiresSession: false,
+  canAssignClaimNumbers(params: ValidatedParams) {
+    const list = whitelistList(params);
+    if (!list) return 'a whitelist backed by a dynamic store cannot assign claim numbers (it has no list order)';
+    if (!list.whitelist) return 'a denylist (whitelist: false) cannot assign claim numbers';
+    return null;
+  },
+  async validate(pub, priv, { path, creator, previous, db, keyring }) {
+    const pp = `${path}.publicParams`;
+    const sp = `${path}.privateParams`;
+    const p = asObject(pub, pp);
+    onlyKeys(p, ['listId', 'list', 'maxUsesPerAddress', 'hasPrivateList'], pp);
+    const s = asObject(priv, sp);
+    onlyKeys(s, ['useDynamicStore', 'dynamicDataId', 'dataSecret', 'listId', 'list'], sp);
+    const publicParams = compact({
+      listId: optString(p, 'listId', pp),
+      list: p.list === undefined ? undefined : parseList(p.list, `${pp}.list`),
+      maxUsesPerAddress: int(p, 'maxUsesPerAddress', pp, 0, 2_147_483_647),
+      hasPrivateList: optBool(p, 'hasPrivateList', pp),
+    });
+    const useDynamicStore = optBool(s, 'useDynamicStore', sp);
+    const privateParams = compact({
+      useDynamicStore,
+      dynamicDataId: optString(s, 'dynamicDataId', sp, 256),
+      dataSecret: optString(s, 'dataSecret', sp, 1024),
+      listId: optString(s, 'listId', sp),
+      list: s.list === undefined ? undefined : parseList(s.list, `${sp}.list`),
+    });
+    const sources = [publicParams.list !== undefined, privateParams.list !== undefined, useDynamicStore === true].filter(Boolean).length;
+    if (sources !== 1) {
+      throw badRequest(`${path} must gate on exactly one of publicParams.list, privateParams.list or a dynamic store (privateParams.useDynamicStore with dynamicDataId)`);
+    }
+    if (useDynamicStore) {
+      if (!privateParams.dynamicDataId) throw badRequest(`${sp}.dynamicDataId is required when useDynamicStore is true`);
+      const before = previous?.privateParams as Priv | undefined;
+      if (!before || before.dynamicDataId !== privateParams.dynamicDataId || before.dataSecret !== privateParams.dataSecret) {
+        await assertCanAttachStore(db, keyring, { dynamicDataId: privateParams.dynamicDataId as string, dataSecret: privateParams.dataSecret as string | undefined }, creator);
+      }
+    }
+    return { publicParams, privateParams };
+  },
+  async evaluate(ctx) {
+    const { publicParams, privateParams, platformAddress, state } = ctx;
+    let claimNumber: number | undefined;
+    const list = publicParams.list ?? privateParams.list;
+    if (list) {
+      const index = indexOf(list.addresses, platformAddress);
+      if (list.whitelist && index < 0) return { success: false, error: 'User not in whitelist' };
+      if (!list.whitelist && index >= 0) return { success: false, error: 'User in denylist' };
+      if (list.whitelist) claimNumber = index;
+    } else {
+      const r = await readStoreMembership(ctx.db, ctx.keyring, { dynamicDataId: privateParams.dynamicDataId ?? '', ...(privateParams.dataSecret !== undefined ? { dataSecret: privateParams.dataSecret } : {}) }, platformAddress);
+      if ('error' in r) return { success: false, error: r.error };
+      if (!r.inStore) return { success: false, error: 'User not in whitelist' };
+    }
+    const used = Number((await state.get(countKey(platformAddress))) ?? 0);
+    const max = publicParams.maxUsesPerAddress;
+    if (max !== undefined && max > 0 && used >= max) return { success: false, error: 'User already exceeded max uses' };
+    return { success: true, stateChanges: [{ key: countKey(platformAddress), value: used + 1 }], ...(claimNumber !== undefined ? { claimNumber } : {}) };
+  },
+  publicStateKeys: [],
+  publicState() {
+    return {};
+  },
+  privateState(entries: StoredStateEntry[]) {
+    const addresses: Record<string, number> = {};
+    for (const e of entries) if (e.key.startsWith('a:')) addresses[e.key.slice(2)] = Number(e.value);
+    return { addresses };
+  },
+  stateFromDocument(newState, path) {
+    const s = asObject(newState, path);
+    onlyKeys(s, ['addresses'], path);
+    const a = asObject(s.addresses, `${path}.addresses`);
+    return Object.entries(a).map(([addr, n]) => {
+      const parsed = tryParseAddress(addr);
+      if (!parsed) throw badRequest(`${path}.addresses has an invalid address key: ${JSON.stringify(addr)}`);
+      if (typeof n !== 'number' || !Number.isInteger(n) || n < 0) throw badRequest(`${path}.addresses.${addr} must be a non-negative integer`);
+      return { key: countKey(parsed.platformAddress), value: n };
+    });
+  },
+};

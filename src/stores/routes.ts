@@ -1,0 +1,237 @@
+// Dynamic store routes, on the reference SDK's paths and bodies. Thin: parse, call the domain
+// function, shape the answer. Every route also needs the API key (the gate).
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { Capability } from '../capabilities.ts';
+import { errorResponses } from '../shared/schemas.ts';
+import { getSession, requireSession } from '../shared/session.ts';
+import {
+  applyActions,
+  createStore,
+  deleteStore,
+  fetchStores,
+  getStore,
+  listActivity,
+  listMembers,
+  lookupMember,
+  normalizeActions,
+  searchStores,
+  STORE_SCOPE,
+  updateStore,
+  type Caller,
+} from './domain.ts';
+import {
+  ActivityDocSchema,
+  ActivityQuery,
+  BatchActionBody,
+  CreateBody,
+  DeleteBody,
+  FetchBody,
+  IdParams,
+  KeyParams,
+  LookupValue,
+  Pagination,
+  SearchQuery,
+  SecretQuery,
+  SingleActionBody,
+  StoreDocSchema,
+  UpdateBody,
+  ValueQuery,
+  ValuesQuery,
+} from './schemas.ts';
+
+const tags = ['dynamic stores'];
+const DocResponse = Type.Object({ doc: StoreDocSchema });
+const Empty = Type.Object({}, { additionalProperties: false });
+
+async function caller(request: FastifyRequest, dataSecret: string | undefined): Promise<Caller> {
+  return { session: await getSession(request), ...(dataSecret !== undefined ? { dataSecret } : {}) };
+}
+
+export const dynamicStores: Capability = {
+  name: 'dynamic stores',
+  register(fastify, ctx) {
+    const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+    const sessionSecurity = [{ apiKey: [], bearer: [] }];
+
+    app.post(
+      '/api/v0/dynamicStores',
+      { schema: { tags, summary: 'Create a dynamic store', security: sessionSecurity, body: CreateBody, response: { 200: DocResponse, ...errorResponses(400, 401, 403) } } },
+      async (request) => {
+        const session = await requireSession(request, STORE_SCOPE);
+        return { doc: await createStore(ctx, session, request.body) };
+      },
+    );
+
+    app.put(
+      '/api/v0/dynamicStores',
+      {
+        schema: {
+          tags,
+          summary: 'Update a dynamic store (label, publicUseInClaims, rotate the secret)',
+          security: sessionSecurity,
+          body: UpdateBody,
+          response: { 200: DocResponse, ...errorResponses(400, 401, 403, 404) },
+        },
+      },
+      async (request) => {
+        const session = await requireSession(request, STORE_SCOPE);
+        return { doc: await updateStore(ctx, session, request.body) };
+      },
+    );
+
+    app.delete(
+      '/api/v0/dynamicStores',
+      {
+        schema: {
+          tags,
+          summary: 'Delete a dynamic store, its members and its history',
+          security: sessionSecurity,
+          body: DeleteBody,
+          response: { 200: Type.Object({ message: Type.String() }), ...errorResponses(400, 401, 403, 404) },
+        },
+      },
+      async (request) => {
+        const session = await requireSession(request, STORE_SCOPE);
+        await deleteStore(ctx, session, request.body.dynamicDataId);
+        return { message: `Dynamic store ${request.body.dynamicDataId} deleted` };
+      },
+    );
+
+    app.post(
+      '/api/v0/dynamicStores/fetch',
+      {
+        schema: {
+          tags,
+          summary: 'Fetch stores by id (null for unknown or unreadable ones)',
+          body: FetchBody,
+          response: { 200: Type.Object({ docs: Type.Array(Type.Union([StoreDocSchema, Type.Null()])), pagination: Pagination }), ...errorResponses(400) },
+        },
+      },
+      async (request) => {
+        const docs = await fetchStores(ctx, request.body.dynamicDataIds, await caller(request, request.body.dataSecret));
+        return { docs, pagination: { bookmark: '', hasMore: false } };
+      },
+    );
+
+    app.get(
+      '/api/v0/dynamicStores/search',
+      {
+        schema: {
+          tags,
+          summary: "The signed-in user's stores (created or managed), newest first",
+          security: sessionSecurity,
+          querystring: SearchQuery,
+          response: {
+            200: Type.Object({ docs: Type.Array(StoreDocSchema), bookmark: Type.String(), hasMore: Type.Boolean(), pagination: Pagination }),
+            ...errorResponses(400, 401, 403),
+          },
+        },
+      },
+      async (request) => {
+        const session = await requireSession(request, STORE_SCOPE);
+        const page = await searchStores(ctx, session, request.query);
+        return { ...page, pagination: { bookmark: page.bookmark, hasMore: page.hasMore } };
+      },
+    );
+
+    app.get(
+      '/api/v0/dynamicStores/activity',
+      {
+        schema: {
+          tags,
+          summary: 'Applied actions of a store, newest first',
+          querystring: ActivityQuery,
+          response: {
+            200: Type.Object({
+              pending: Type.Array(Type.Object({})),
+              history: Type.Object({ docs: Type.Array(ActivityDocSchema), pagination: Pagination }),
+              bookmark: Type.String(),
+              hasMore: Type.Boolean(),
+            }),
+            ...errorResponses(400, 401, 403, 404),
+          },
+        },
+      },
+      async (request) => {
+        const q = request.query;
+        const page = await listActivity(ctx, q.dynamicDataId, q.bookmark, await caller(request, q.dataSecret));
+        // Actions apply synchronously, so nothing is ever pending.
+        return { pending: [], history: { docs: page.docs, pagination: { bookmark: page.bookmark, hasMore: page.hasMore } }, bookmark: page.bookmark, hasMore: page.hasMore };
+      },
+    );
+
+    app.get(
+      '/api/v0/dynamicStore/:id',
+      { schema: { tags, summary: 'Fetch one store', params: IdParams, querystring: SecretQuery, response: { 200: DocResponse, ...errorResponses(400, 401, 403, 404) } } },
+      async (request) => ({ doc: await getStore(ctx, request.params.id, await caller(request, request.query.dataSecret)) }),
+    );
+
+    const ValueResponse = Type.Object({ key: Type.String(), inStore: Type.Boolean() });
+    app.get(
+      '/api/v0/dynamicStore/:id/value',
+      {
+        schema: { tags, summary: 'Whether one address is in the store', params: IdParams, querystring: ValueQuery, response: { 200: ValueResponse, ...errorResponses(400, 401, 403, 404) } },
+      },
+      async (request) => lookupMember(ctx, request.params.id, request.query.key, await caller(request, request.query.dataSecret)),
+    );
+
+    app.get(
+      '/api/v0/dynamicStore/:id/values',
+      {
+        schema: {
+          tags,
+          summary: 'The members of a store, in address order',
+          params: IdParams,
+          querystring: ValuesQuery,
+          response: {
+            200: Type.Object({ lookupValues: Type.Array(LookupValue), bookmark: Type.String(), hasMore: Type.Boolean(), pagination: Pagination }),
+            ...errorResponses(400, 401, 403, 404),
+          },
+        },
+      },
+      async (request) => {
+        const page = await listMembers(ctx, request.params.id, request.query.bookmark, await caller(request, request.query.dataSecret));
+        return { lookupValues: page.docs, bookmark: page.bookmark, hasMore: page.hasMore, pagination: { bookmark: page.bookmark, hasMore: page.hasMore } };
+      },
+    );
+
+    // The SDK's older path form: /dynamicStore/{id}/{key} (static /value and /values win).
+    app.get(
+      '/api/v0/dynamicStore/:id/:key',
+      { schema: { tags, summary: 'Alias of /value?key=', params: KeyParams, querystring: SecretQuery, response: { 200: ValueResponse, ...errorResponses(400, 401, 403, 404) } } },
+      async (request) => lookupMember(ctx, request.params.id, request.params.key, await caller(request, request.query.dataSecret)),
+    );
+
+    app.post(
+      '/api/v0/storeActions/single',
+      { schema: { tags, summary: 'Add or remove one address', body: SingleActionBody, response: { 200: Empty, ...errorResponses(400, 401, 403, 404) } } },
+      async (request) => {
+        const b = request.body;
+        const actions = normalizeActions([{ actionName: b.actionName, payload: b.payload }], () => 'body');
+        await applyActions(
+          ctx,
+          { dynamicDataId: b.dynamicDataId, ...(b.dataSecret !== undefined ? { dataSecret: b.dataSecret } : {}), actions, isSimulation: b._isSimulation === true },
+          await getSession(request),
+        );
+        return {};
+      },
+    );
+
+    app.post(
+      '/api/v0/storeActions/batch',
+      { schema: { tags, summary: 'Apply add/remove actions as one all-or-nothing unit', body: BatchActionBody, response: { 200: Empty, ...errorResponses(400, 401, 403, 404) } } },
+      async (request) => {
+        const b = request.body;
+        const actions = normalizeActions(b.actions, (i) => `actions[${i}]`);
+        await applyActions(
+          ctx,
+          { dynamicDataId: b.dynamicDataId, ...(b.dataSecret !== undefined ? { dataSecret: b.dataSecret } : {}), actions, isSimulation: b._isSimulation === true },
+          await getSession(request),
+        );
+        return {};
+      },
+    );
+  },
+};

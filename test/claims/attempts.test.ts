@@ -1,0 +1,163 @@
+// Attempts: simulate writes nothing, status (pending, resolved, unknown), success by address,
+// the attempts list (filters, bookmark pagination, total), attempt inputs encrypted at rest, and
+// the `platform worker` process resolving attempts a service without a worker accepted.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { createTestDatabase, startApp, type TestApp } from '../helpers/app.ts';
+import { BIN, runCli } from '../helpers/cli.ts';
+import type { SignedIn } from '../helpers/signin.ts';
+import { parseAddress } from '../../src/shared/addresses.ts';
+import { drainQueue } from '../../src/claims/queue.ts';
+import { attempt, createClaim, manager, newClaimId, numUses, randomAddress, resolved, status } from './helpers.ts';
+
+describe('claim attempts', () => {
+  let t: TestApp;
+  let m: SignedIn;
+  before(async () => {
+    t = await startApp({ database: createTestDatabase(), env: { RUN_WORKER: 'false' } });
+    m = await manager(t);
+  });
+  after(() => t.close());
+
+  const countAttempts = async () => Number((await t.ctx.db.selectFrom('claim_attempts').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+
+  test('simulate is instant, answers 32 zeros and writes nothing', async () => {
+    const claimId = newClaimId();
+    await createClaim(t, m.accessToken, { claimId, plugins: [numUses(1)] });
+    const before = await countAttempts();
+    for (let i = 0; i < 3; i++) {
+      const res = await attempt(t, 'simulate', claimId, randomAddress());
+      assert.equal(res.statusCode, 200);
+      assert.deepEqual(res.json(), { claimAttemptId: '0'.repeat(32) });
+    }
+    assert.equal(await countAttempts(), before);
+    assert.deepEqual(await status(t, '0'.repeat(32)), { success: true, error: '', platformAddress: '' });
+  });
+
+  test('a failing complete queues nothing', async () => {
+    const claimId = newClaimId();
+    await createClaim(t, m.accessToken, { claimId, plugins: [numUses(1), { pluginId: 'halt', instanceId: 'h' }] });
+    const before = await countAttempts();
+    const res = await attempt(t, 'complete', claimId, randomAddress());
+    assert.equal(res.statusCode, 400);
+    assert.equal(res.json().errorMessage, 'Claim halted');
+    assert.equal(await countAttempts(), before);
+  });
+
+  test('attempt inputs are encrypted while queued and dropped once resolved; status over GET and POST', async () => {
+    const claimId = newClaimId();
+    await createClaim(t, m.accessToken, { claimId, plugins: [numUses(2), { pluginId: 'password', instanceId: 'pw', privateParams: { password: 'queued-secret' } }] });
+    const who = parseAddress(randomAddress());
+    const res = await attempt(t, 'complete', claimId, who.evmAddress, { pw: { password: 'queued-secret' } });
+    assert.equal(res.statusCode, 200, res.body);
+    const id = res.json().claimAttemptId;
+    const queued = await t.ctx.db.selectFrom('claim_attempts').selectAll().where('claim_attempt_id', '=', id).executeTakeFirstOrThrow();
+    assert.equal(queued.status, 'queued');
+    assert.match(queued.payload ?? '', /^v1\./);
+    assert.ok(!JSON.stringify(queued).includes('queued-secret'));
+    assert.equal(queued.platform_address, who.platformAddress, 'stored in the native form');
+    const pending = await t.request('POST', `/api/v0/claims/status/${id}`);
+    assert.deepEqual(pending.json(), { error: '', platformAddress: who.platformAddress });
+    await drainQueue(t.ctx);
+    const done = await t.ctx.db.selectFrom('claim_attempts').selectAll().where('claim_attempt_id', '=', id).executeTakeFirstOrThrow();
+    assert.equal(done.payload, null);
+    assert.equal(done.status, 'success');
+    assert.deepEqual((await t.request('POST', `/api/v0/claims/status/${id}`)).json(), { success: true, error: '', platformAddress: who.platformAddress });
+    assert.equal((await t.request('GET', `/api/v0/claims/status/${'a'.repeat(32)}`)).statusCode, 404);
+    assert.equal((await t.request('GET', '/api/v0/claims/status/not-hex')).statusCode, 400);
+  });
+
+  test('success by address counts completions and lists claim numbers', async () => {
+    const claimId = newClaimId();
+    await createClaim(t, m.accessToken, { claimId, plugins: [numUses(10)] });
+    const who = parseAddress(randomAddress());
+    for (const a of [who.platformAddress, randomAddress(), who.evmAddress]) assert.equal((await attempt(t, 'complete', claimId, a)).statusCode, 200);
+    await drainQueue(t.ctx);
+    const res = await t.request('GET', `/api/v0/claims/success/${claimId}/${who.evmAddress}`);
+    assert.deepEqual(res.json(), { successCount: 2, claimNumbers: [0, 2] });
+    assert.deepEqual((await t.request('GET', `/api/v0/claims/success/${claimId}/${randomAddress()}`)).json(), { successCount: 0, claimNumbers: [] });
+    assert.equal((await t.request('GET', `/api/v0/claims/success/nosuch/${randomAddress()}`)).statusCode, 404);
+  });
+
+  test('attempts list: newest first, failures only with includeErrors, address filter, bookmarks, total', async () => {
+    // 30 uses, 33 attempts: the last 3 fail at execution (max uses)
+    const listed = newClaimId();
+    await createClaim(t, m.accessToken, { claimId: listed, plugins: [numUses(30)] });
+    const repeat = parseAddress(randomAddress());
+    const ids: string[] = [];
+    for (let i = 0; i < 33; i++) {
+      const address = i % 10 === 0 ? (i % 20 === 0 ? repeat.platformAddress : repeat.evmAddress) : randomAddress();
+      const res = await attempt(t, 'complete', listed, address);
+      assert.equal(res.statusCode, 200, res.body);
+      ids.push(res.json().claimAttemptId);
+    }
+    await drainQueue(t.ctx);
+    const list = async (query: string) => {
+      const res = await t.request('GET', `/api/v0/claims/${listed}/attempts?${query}`);
+      assert.equal(res.statusCode, 200, res.body);
+      return res.json() as { docs: Array<Record<string, unknown>>; bookmark: string; hasMore: boolean; total: number };
+    };
+    const p1 = await list('bookmark=');
+    assert.equal(p1.total, 30);
+    assert.equal(p1.docs.length, 25);
+    assert.equal(p1.hasMore, true);
+    const p2 = await list(`bookmark=${encodeURIComponent(p1.bookmark)}`);
+    assert.equal(p2.docs.length, 5);
+    assert.equal(p2.hasMore, false);
+    assert.equal(p2.bookmark, '');
+    const all = [...p1.docs, ...p2.docs];
+    assert.deepEqual(
+      all.map((d) => d.claimAttemptId),
+      ids.slice(0, 30).reverse(),
+      'newest first',
+    );
+    assert.ok(all.every((d) => d.success === true && d.error === undefined && d.claimId === listed));
+    assert.deepEqual(
+      all.map((d) => d.claimNumber),
+      Array.from({ length: 30 }, (_, i) => 29 - i),
+    );
+    assert.ok(all.every((d) => /^\d+$/.test(d.attemptedAt as string)));
+
+    const withErrors = await list('includeErrors=true');
+    assert.equal(withErrors.total, 33);
+    const failures = withErrors.docs.filter((d) => d.success === false);
+    assert.equal(failures.length, 3);
+    assert.ok(failures.every((d) => d.claimNumber === -1 && d.error === 'Overall max uses exceeded'));
+
+    // both address forms name the same user: i = 0, 10, 20, 30 (30 failed)
+    const mine = await list(`address=${repeat.evmAddress}&includeErrors=true`);
+    assert.equal(mine.total, 4);
+    assert.ok(mine.docs.every((d) => d.platformAddress === repeat.platformAddress));
+    assert.equal((await list(`address=${repeat.platformAddress}`)).total, 3);
+
+    // a bookmark belongs to its list
+    const foreign = await t.request('GET', `/api/v0/claims/${listed}/attempts?includeErrors=true&bookmark=${encodeURIComponent(p1.bookmark)}`);
+    assert.equal(foreign.statusCode, 400);
+    assert.equal((await t.request('GET', `/api/v0/claims/nosuch/attempts`)).statusCode, 404);
+  });
+
+  test('`platform worker` resolves what a service without a worker accepted; --once drains', async () => {
+    const claimId = newClaimId();
+    await createClaim(t, m.accessToken, { claimId, plugins: [numUses(100)] });
+    const first = (await attempt(t, 'complete', claimId, randomAddress())).json().claimAttemptId;
+    const once = await runCli(['worker', '--once'], t.database.env);
+    assert.equal(once.code, 0, once.stderr);
+    assert.ok(JSON.parse(once.stdout).resolved >= 1);
+    assert.equal((await status(t, first)).success, true);
+
+    const child = spawn(process.execPath, [BIN, 'worker'], { env: { ...process.env, ...t.database.env, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    try {
+      const ids = [];
+      for (let i = 0; i < 5; i++) ids.push((await attempt(t, 'complete', claimId, randomAddress())).json().claimAttemptId);
+      for (const id of ids) assert.equal((await resolved(t, id, undefined, 20_000)).success, true, stderr);
+    } finally {
+      const closed = new Promise((r) => child.once('close', r));
+      child.kill('SIGTERM');
+      await closed;
+    }
+    assert.equal(child.exitCode, 0, stderr);
+  });
+});

@@ -1,0 +1,107 @@
+// On-chain claims (contracts.md): the claim-level seed, claimCode, the onchain.ts loaders, the
+// status route's `code` for permitted readers only, and useCreatorAddressAsLeaf.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { startApp, type TestApp } from '../helpers/app.ts';
+import { signIn, type SignedIn } from '../helpers/signin.ts';
+import { claimCode, findOnChainClaimByTracker, loadOnChainClaim, successfulClaimNumbers } from '../../src/claims/onchain.ts';
+import { attempt, completeAndWait, createClaim, getClaim, manager, newClaimId, numUses, randomAddress, resolved, status } from './helpers.ts';
+
+describe('on-chain claims', () => {
+  let t: TestApp;
+  let m: SignedIn;
+  before(async () => {
+    t = await startApp();
+    m = await manager(t);
+  });
+  after(() => t.close());
+
+  const tracker = (collectionId: string, challengeTrackerId: string) => ({
+    collectionId,
+    approvalId: 'approval1',
+    challengeTrackerId,
+    approvalLevel: 'collection' as const,
+    approverAddress: '',
+  });
+
+  test('claimCode follows SPEC §2.7', () => {
+    const seed = 'ab'.repeat(32);
+    const expected = createHash('sha256').update(`${seed}-7`).digest('hex') + '-7';
+    assert.equal(claimCode(seed, 7), expected);
+  });
+
+  test('create generates an encrypted seed; loaders, status code and private read agree', async () => {
+    const claimId = newClaimId('oc');
+    const t1 = tracker('17', 'tracker-a');
+    await createClaim(t, m.accessToken, { claimId, collectionId: '17', trackerDetails: t1, plugins: [numUses(10)] });
+
+    const row = await t.ctx.db.selectFrom('claims').select(['seed_code']).where('claim_id', '=', claimId).executeTakeFirstOrThrow();
+    assert.ok(row.seed_code && row.seed_code.startsWith('v1.'), 'seed stored encrypted');
+
+    const oc = await loadOnChainClaim(t.ctx.db, t.ctx.keyring, claimId);
+    assert.ok(oc);
+    assert.match(oc.seedCode, /^[0-9a-f]{64}$/);
+    assert.ok(!row.seed_code!.includes(oc.seedCode));
+    assert.equal(oc.maxUses, 10);
+    assert.equal(oc.collectionId, '17');
+    assert.deepEqual(oc.trackerDetails, t1);
+    assert.equal(oc.useCreatorAddressAsLeaf, false);
+    assert.deepEqual(oc.whitelistAddresses, []);
+    assert.equal((await findOnChainClaimByTracker(t.ctx.db, t.ctx.keyring, t1))?.claimId, claimId);
+    assert.equal(await findOnChainClaimByTracker(t.ctx.db, t.ctx.keyring, { ...t1, approvalId: 'other' }), null);
+
+    // the seed is returned only with private params, to the creator with readPrivateClaimData
+    assert.equal((await getClaim(t, claimId))._seedCode, undefined);
+    assert.equal((await getClaim(t, claimId, 'fetchPrivateParams=true', m.accessToken))._seedCode, oc.seedCode);
+
+    // a claimer signed in with completeClaims sees the code of their claim number
+    const claimer = await signIn(t, { scopes: ['completeClaims'] });
+    const other = await signIn(t, { scopes: ['completeClaims'] });
+    await completeAndWait(t, claimId, randomAddress()); // claim number 0 for someone else
+    const a = await completeAndWait(t, claimId, claimer.address);
+    assert.equal(a.success, true);
+    assert.deepEqual(await successfulClaimNumbers(t.ctx.db, claimId, claimer.platformAddress), [1]);
+    assert.equal((await status(t, a.claimAttemptId, claimer.accessToken)).code, claimCode(oc.seedCode, 1));
+    assert.equal((await status(t, a.claimAttemptId, m.accessToken)).code, claimCode(oc.seedCode, 1), 'creator with readPrivateClaimData');
+    assert.equal((await status(t, a.claimAttemptId)).code, undefined, 'no session: no code');
+    assert.equal((await status(t, a.claimAttemptId, other.accessToken)).code, undefined, 'another user: no code');
+  });
+
+  test('standalone claims and claims without trackerDetails are not on-chain', async () => {
+    const standalone = newClaimId('sa');
+    await createClaim(t, m.accessToken, { claimId: standalone, collectionId: '18', trackerDetails: tracker('18', 'x'), standaloneClaim: true, plugins: [numUses(1)] });
+    assert.equal(await loadOnChainClaim(t.ctx.db, t.ctx.keyring, standalone), null);
+    const plain = newClaimId('pl');
+    await createClaim(t, m.accessToken, { claimId: plain, plugins: [numUses(1)] });
+    assert.equal(await loadOnChainClaim(t.ctx.db, t.ctx.keyring, plain), null);
+    assert.equal(await loadOnChainClaim(t.ctx.db, t.ctx.keyring, 'missing'), null);
+    const a = await completeAndWait(t, plain, randomAddress());
+    assert.equal(a.success, true);
+    assert.equal((await status(t, a.claimAttemptId, m.accessToken)).code, undefined, 'no code for off-chain claims');
+  });
+
+  test('useCreatorAddressAsLeaf exposes the whitelist addresses in list order; one claim per tracker', async () => {
+    const claimId = newClaimId('leaf');
+    const addrs = [randomAddress(), randomAddress(), randomAddress()];
+    const t2 = tracker('19', 'tracker-leaf');
+    await createClaim(t, m.accessToken, {
+      claimId,
+      collectionId: '19',
+      trackerDetails: t2,
+      useCreatorAddressAsLeaf: true,
+      assignMethod: 'wl',
+      plugins: [numUses(3), { pluginId: 'whitelist', instanceId: 'wl', publicParams: { list: { addresses: addrs, whitelist: true } } }],
+    });
+    const oc = await loadOnChainClaim(t.ctx.db, t.ctx.keyring, claimId);
+    assert.equal(oc?.useCreatorAddressAsLeaf, true);
+    assert.deepEqual(oc?.whitelistAddresses, addrs);
+    const r = await attempt(t, 'complete', claimId, addrs[2]);
+    assert.equal(r.statusCode, 200, r.body);
+    assert.equal((await resolved(t, r.json().claimAttemptId)).success, true);
+    assert.deepEqual(await successfulClaimNumbers(t.ctx.db, claimId, addrs[2]), [2]);
+
+    const dup = await t.request('POST', '/api/v0/claims', { token: m.accessToken, body: { claims: [{ claimId: newClaimId(), trackerDetails: t2, plugins: [numUses(1)] }] } });
+    assert.equal(dup.statusCode, 409, dup.body);
+  });
+});
