@@ -11,14 +11,31 @@ for (let i = 0; i < args.length; i++) {
   else files.push(args[i]);
 }
 const concurrency = process.env.TEST_CONCURRENCY ?? '3';
+const databaseUrl = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+/** Drops the per-file test schemas (t_<hex>) left in the test database. */
+async function dropTestSchemas() {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query(`select nspname from pg_namespace where nspname ~ '^t_[0-9a-f]{12}$'`);
+    for (const { nspname } of rows) await client.query(`drop schema if exists "${nspname}" cascade`);
+  } finally {
+    await client.end();
+  }
+}
+
 let failed = false;
 for (const db of dbs) {
   console.log(`\n=== test suite on ${db} ===`);
+  if (db === 'postgres') await dropTestSchemas(); // leftovers of an interrupted run
   const r = spawnSync(
     process.execPath,
     ['--test', `--test-concurrency=${concurrency}`, '--test-timeout=120000', ...(files.length ? files : ['test/**/*.test.ts'])],
-    { stdio: 'inherit', env: { ...process.env, TEST_DB: db } },
+    { stdio: 'inherit', env: { ...process.env, TEST_DB: db, TEST_DEFER_SCHEMA_DROP: db === 'postgres' ? '1' : '0' } },
   );
   if (r.status !== 0) failed = true;
+  if (db === 'postgres') await dropTestSchemas();
 }
 process.exit(failed ? 1 : 0);

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AppContext } from './context.ts';
 import { operations } from './ops/routes.ts';
 import { signin } from './signin/routes.ts';
+import { merkle } from './merkle/routes.ts';
 import { dynamicStores } from './stores/routes.ts';
 import { claims } from './claims/routes.ts';
 import { swap } from './swap/routes.ts';
@@ -14,4 +15,4 @@ export interface Capability {
   register(app: FastifyInstance, ctx: AppContext): Promise<void> | void;
 }
 
-export const capabilities: Capability[] = [operations, signin, dynamicStores, claims, swap];
+export const capabilities: Capability[] = [operations, signin, dynamicStores, claims, merkle, swap];

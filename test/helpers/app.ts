@@ -32,11 +32,14 @@ export function createTestDatabase(kind: 'sqlite' | 'postgres' = TEST_DB): TestD
   return {
     env: { DATA_DIR: dataDir, DATABASE_URL: url.toString() },
     async drop() {
+      rmSync(dataDir, { recursive: true, force: true });
+      // Under the test runner, schemas are dropped after the whole run (scripts/test.mjs): a drop
+      // while another file's migrator introspects the catalog makes that introspection fail.
+      if (process.env.TEST_DEFER_SCHEMA_DROP === '1') return;
       const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
       await client.connect();
       await client.query(`drop schema if exists "${schema}" cascade`);
       await client.end();
-      rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }
