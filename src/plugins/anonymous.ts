@@ -1,6 +1,6 @@
 // anonymous: the claiming address must be the null address (20 zero bytes) of the native format.
 import { nullAddress } from '../shared/addresses.ts';
-import { asObject, onlyKeys } from './params.ts';
+import { noParams } from './params.ts';
 import type { ClaimPlugin } from './types.ts';
 
 export const anonymous: ClaimPlugin = {
@@ -9,11 +9,7 @@ export const anonymous: ClaimPlugin = {
   stateful: false,
   requiresUserInput: false,
   requiresSession: false,
-  validate(pub, priv, { path }) {
-    onlyKeys(asObject(pub, `${path}.publicParams`), [], `${path}.publicParams`);
-    onlyKeys(asObject(priv, `${path}.privateParams`), [], `${path}.privateParams`);
-    return { publicParams: {}, privateParams: {} };
-  },
+  validate: noParams,
   async evaluate({ platformAddress }) {
     // Text as the SPEC gives it (§7), brand word included.
     if (platformAddress !== nullAddress()) return { success: false, error: 'BitBadges address must be anonymous' };

@@ -1,5 +1,5 @@
 // halt: pauses the claim; every attempt fails while the plugin is present.
-import { asObject, onlyKeys } from './params.ts';
+import { noParams } from './params.ts';
 import type { ClaimPlugin } from './types.ts';
 
 export const halt: ClaimPlugin = {
@@ -8,11 +8,7 @@ export const halt: ClaimPlugin = {
   stateful: false,
   requiresUserInput: false,
   requiresSession: false,
-  validate(pub, priv, { path }) {
-    onlyKeys(asObject(pub, `${path}.publicParams`), [], `${path}.publicParams`);
-    onlyKeys(asObject(priv, `${path}.privateParams`), [], `${path}.privateParams`);
-    return { publicParams: {}, privateParams: {} };
-  },
+  validate: noParams,
   async evaluate() {
     return { success: false, error: 'Claim halted' };
   },

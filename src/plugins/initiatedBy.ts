@@ -1,6 +1,6 @@
 // initiatedBy: proof of address. The attempt must come with a session (bearer token) of the
 // claiming address holding the `completeClaims` scope; the session is captured at complete time.
-import { asObject, onlyKeys } from './params.ts';
+import { noParams } from './params.ts';
 import type { ClaimPlugin } from './types.ts';
 
 export const initiatedBy: ClaimPlugin = {
@@ -9,11 +9,7 @@ export const initiatedBy: ClaimPlugin = {
   stateful: false,
   requiresUserInput: false,
   requiresSession: true,
-  validate(pub, priv, { path }) {
-    onlyKeys(asObject(pub, `${path}.publicParams`), [], `${path}.publicParams`);
-    onlyKeys(asObject(priv, `${path}.privateParams`), [], `${path}.privateParams`);
-    return { publicParams: {}, privateParams: {} };
-  },
+  validate: noParams,
   async evaluate({ session, platformAddress }) {
     if (!session || !session.scopes.includes('completeClaims')) return { success: false, error: 'Must be authenticated to claim', status: 401 };
     if (session.platformAddress !== platformAddress) {

@@ -50,3 +50,10 @@ export function int(obj: JsonObject, key: string, path: string, min: number, max
 export function compact(obj: Record<string, unknown>): JsonObject {
   return Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== undefined));
 }
+
+/** `validate` of a plugin that takes no params: both objects must be empty. */
+export function noParams(pub: unknown, priv: unknown, { path }: { path: string }): { publicParams: JsonObject; privateParams: JsonObject } {
+  onlyKeys(asObject(pub, `${path}.publicParams`), [], `${path}.publicParams`);
+  onlyKeys(asObject(priv, `${path}.privateParams`), [], `${path}.privateParams`);
+  return { publicParams: {}, privateParams: {} };
+}

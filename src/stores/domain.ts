@@ -5,11 +5,11 @@
 // reading the store already sees the change (no queue, unlike the reference's 1–2 s delay).
 import { sql } from 'kysely';
 import type { AppContext } from '../context.ts';
+import { toCanonical } from '../shared/addresses.ts';
 import { randomHex, safeEqual, sha256Hex } from '../shared/crypto.ts';
 import { ApiError, badRequest, forbidden, notFound, unauthorized } from '../shared/errors.ts';
 import { paginate, type Page } from '../shared/pagination.ts';
 import type { Session } from '../shared/session.ts';
-import { canonicalAddress } from './addresses.ts';
 import {
   addMembers,
   adjustSize,
@@ -261,7 +261,7 @@ export async function searchStores(deps: Deps, session: Session, opts: { bookmar
 // ---------------------------------------------------------------- membership
 
 export async function lookupMember(deps: Deps, dynamicDataId: string, key: unknown, caller: Caller): Promise<{ key: string; inStore: boolean }> {
-  const address = canonicalAddress(key, 'key');
+  const address = toCanonical(key, 'key');
   const row = await loadStore(deps, dynamicDataId);
   authorizeRead(row, caller);
   return { key: address, inStore: await hasMember(deps.db, dynamicDataId, address) };
@@ -321,7 +321,7 @@ export function normalizeActions(actions: unknown[], fieldOf: (i: number) => str
     if (name !== 'add' && name !== 'remove') {
       throw badRequest(`Invalid ${where}.actionName: ${JSON.stringify(name)} is not an action (use "add" or "remove")`);
     }
-    out[i] = { actionName: name, payload: { address: canonicalAddress(a?.payload?.address, `${where}.payload.address`) } };
+    out[i] = { actionName: name, payload: { address: toCanonical(a?.payload?.address, `${where}.payload.address`) } };
   }
   return out;
 }

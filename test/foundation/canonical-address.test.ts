@@ -1,11 +1,10 @@
-// The batch path's canonicalisation must accept, reject and output exactly what the shared
-// address module does.
+// The fast canonicalisation (`toCanonical`, hot in batch edits) must accept, reject and output
+// exactly what the full parser (`tryParseAddress`) does.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { toChecksumAddress, toPlatformAddress, tryParseAddress } from '../../src/shared/addresses.ts';
+import { toCanonical as canonicalAddress, toChecksumAddress, toPlatformAddress, tryParseAddress } from '../../src/shared/addresses.ts';
 import { ApiError } from '../../src/shared/errors.ts';
-import { canonicalAddress } from '../../src/stores/addresses.ts';
 
 function both(input: unknown): { fast: string | number; shared: string | null } {
   let fast: string | number;
@@ -18,7 +17,7 @@ function both(input: unknown): { fast: string | number; shared: string | null } 
   return { fast, shared: tryParseAddress(input)?.platformAddress ?? null };
 }
 
-describe('canonicalAddress (batch fast path)', () => {
+describe('toCanonical (fast path) agrees with tryParseAddress', () => {
   test('agrees with the shared parser on valid, malformed and edge-case inputs', () => {
     const inputs: unknown[] = [undefined, null, 5, '', 'bb1', 'hello', '0x', '0x' + '0'.repeat(40), toPlatformAddress(new Uint8Array(20))];
     for (let i = 0; i < 300; i++) {
