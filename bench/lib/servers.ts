@@ -2,7 +2,7 @@
 // one event loop. Usage: node bench/lib/servers.ts <kind> ; prints "READY <port>" when listening.
 //   bare  – a bare Fastify route
 //   gated – the real application (API-key gate, error model, validators, logging off) with the
-//           same handler behind /api/
+//           same handler behind /api/ (and at /ping-public without the gate)
 import Fastify from 'fastify';
 import { loadConfig } from '../../src/config.ts';
 import { createContext } from '../../src/context.ts';
@@ -23,7 +23,13 @@ if (kind === 'bare') {
 } else if (kind === 'gated') {
   const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent', PORT: '0' });
   const ctx = await createContext(config);
-  const app = await buildApp(ctx, { extend: (a) => a.get('/api/v0/ping', async () => payload) });
+  // /api/v0/ping behind the gate; /ping-public through the same pipeline without it (breakdown)
+  const app = await buildApp(ctx, {
+    extend: (a) => {
+      a.get('/api/v0/ping', async () => payload);
+      a.get('/ping-public', async () => payload);
+    },
+  });
   const { key } = await createApiKey(ctx.db, 'bench');
   await app.listen({ port: 0, host: '127.0.0.1' });
   const addr = app.server.address();
