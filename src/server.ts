@@ -93,9 +93,6 @@ export async function buildApp(ctx: AppContext, { extend, ...opts }: BuildOption
     return reply.code(500).send({ errorMessage: 'Internal server error' });
   });
 
-  app.setNotFoundHandler((request, reply) => {
-    reply.code(404).send({ errorMessage: `Route not found: ${request.method} ${request.url.split('?')[0]}` });
-  });
 
   // JSON everywhere; form bodies for the OAuth token endpoint. Anything else is a 415.
   app.removeContentTypeParser('text/plain');
@@ -117,7 +114,15 @@ export async function buildApp(ctx: AppContext, { extend, ...opts }: BuildOption
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
-  registerApiKeyGate(app, ctx);
+  const apiKeyGate = registerApiKeyGate(app, ctx);
+  app.decorateRequest('sessionPromise', undefined);
+  // Unknown paths under /api/ still need a key: a caller without one learns nothing about routes.
+  app.setNotFoundHandler(
+    { preHandler: (request, reply, done) => (request.url.startsWith('/api/') ? apiKeyGate(request, reply, done) : done()) },
+    (request, reply) => {
+      reply.code(404).send({ errorMessage: `Route not found: ${request.method} ${request.url.split('?')[0]}` });
+    },
+  );
   for (const capability of capabilities) await capability.register(app, ctx);
   await extend?.(app);
   await app.ready();

@@ -37,7 +37,10 @@ function rateLimiter(perMinute: number, now: () => number) {
   };
 }
 
-export function registerApiKeyGate(app: FastifyInstance, ctx: AppContext): void {
+export type ApiKeyGate = (request: FastifyRequest, reply: unknown, done: (err?: Error) => void) => void;
+
+/** Installs the gate on every /api/ route registered after this call; returns it for the not-found handler. */
+export function registerApiKeyGate(app: FastifyInstance, ctx: AppContext): ApiKeyGate {
   const ttl = ctx.config.apiKeyCacheMs;
   const verified = new Map<string, { id: string; at: number }>();
   const limit = ctx.config.rateLimitPerMinute > 0 ? rateLimiter(ctx.config.rateLimitPerMinute, () => ctx.clock.now()) : null;
@@ -58,8 +61,7 @@ export function registerApiKeyGate(app: FastifyInstance, ctx: AppContext): void 
     request.apiKeyId = keyId;
   };
   // Callback-style hook: a key verified within the TTL passes synchronously, without a promise.
-  app.addHook('onRequest', (request: FastifyRequest, _reply, done) => {
-    if (!request.url.startsWith('/api/') || request.routeOptions.config?.public) return done();
+  const gate = (request: FastifyRequest, _reply: unknown, done: (err?: Error) => void) => {
     const header = request.headers['x-api-key'];
     if (typeof header !== 'string' || header === '') return done(unauthorized(MISSING));
     const hash = sha256Hex(header);
@@ -73,5 +75,14 @@ export function registerApiKeyGate(app: FastifyInstance, ctx: AppContext): void 
       return done();
     }
     check(request, hash).then(() => done(), done);
+  };
+  // The gate is attached to each /api/ route as it is registered (no per-request URL or config
+  // test on other routes); unknown /api/ paths get it through the not-found handler (server.ts).
+  app.decorateRequest('apiKeyId', undefined);
+  app.addHook('onRoute', (route) => {
+    if (!route.url.startsWith('/api/') || route.config?.public) return;
+    const own = route.onRequest;
+    route.onRequest = own === undefined ? [gate] : Array.isArray(own) ? [gate, ...own] : [gate, own];
   });
+  return gate;
 }

@@ -48,6 +48,15 @@ describe('API-key gate', () => {
     }
   });
 
+  test('HEAD of a GET route and unknown /api/ paths need the key too', async () => {
+    assert.equal((await t.request('HEAD', '/api/v0/ping', { apiKey: null })).statusCode, 401);
+    assert.equal((await t.request('HEAD', '/api/v0/ping')).statusCode, 200);
+    const unknown = await t.request('GET', '/api/v0/no-such-route', { apiKey: null });
+    assert.equal(unknown.statusCode, 401);
+    assert.equal((await t.request('GET', '/api/v0/no-such-route')).statusCode, 404);
+    assert.equal((await t.request('GET', '/no-such-page', { apiKey: null })).statusCode, 404);
+  });
+
   test('operational routes need no key', async () => {
     assert.equal((await t.request('GET', '/healthz', { apiKey: null })).statusCode, 200);
     assert.equal((await t.request('GET', '/readyz', { apiKey: null })).statusCode, 200);
