@@ -138,6 +138,16 @@ export async function findAppRowCached(db: DB, dialect: DialectName, clientId: s
 
 const forgetClient = (db: DB, clientId: string) => clientCache.get(db)?.delete(clientId);
 
+// A cached row serves many requests: its JSON lists are parsed once per row, not per request.
+const parsedLists = new WeakMap<SigninAppTable, { grantTypes: readonly string[]; redirectUris: readonly string[] }>();
+
+/** The client's allowed grant types and registered redirect URIs (parsed once per row object). */
+export function clientLists(row: SigninAppTable): { grantTypes: readonly string[]; redirectUris: readonly string[] } {
+  let lists = parsedLists.get(row);
+  if (!lists) parsedLists.set(row, (lists = { grantTypes: parseList(row.grant_types), redirectUris: parseList(row.redirect_uris) }));
+  return lists;
+}
+
 export async function getDeveloperApp(db: DB, clientId: string): Promise<DeveloperApp | null> {
   const row = await findAppRow(db, clientId);
   return row ? toApp(row) : null;

@@ -15,7 +15,11 @@ export function statement(text: string): Statement {
 
 export const FIND_APP = statement('select * from signin_apps where client_id = ?');
 
-export const FIND_CODE = statement('select * from signin_authorizations where code_hash = ?');
+/** The columns the token endpoint checks and answers with (not the signed message, nor the token hashes). */
+const GRANT_COLUMNS =
+  'authorization_id, client_id, redirect_uri, scopes, code_challenge, address, platform_address, chain, created_at, code_expires_at, expires_at, revoked_at, refresh_expires_at';
+
+export const FIND_CODE = statement(`select ${GRANT_COLUMNS} from signin_authorizations where code_hash = ?`);
 
 /**
  * The single-use consumption and the token issue in one conditional UPDATE: of concurrent
@@ -27,7 +31,7 @@ export const CONSUME_CODE = statement(
    where authorization_id = ? and code_consumed_at is null and revoked_at is null`,
 );
 
-export const FIND_BY_REFRESH = statement('select * from signin_authorizations where refresh_hash = ?');
+export const FIND_BY_REFRESH = statement(`select ${GRANT_COLUMNS} from signin_authorizations where refresh_hash = ?`);
 
 /** Rotation: only the caller presenting the current refresh token replaces it. */
 export const ROTATE = statement(

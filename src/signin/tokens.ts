@@ -2,12 +2,12 @@
 // Every validation runs before anything is consumed, so a bad request cannot burn a good code or
 // refresh token; consumption is a conditional UPDATE (… WHERE consumed_at IS NULL) whose row count
 // decides the single winner. A reused code or refresh token revokes its whole authorization.
-import { createHash } from 'node:crypto';
+import { createHash, randomFillSync } from 'node:crypto';
 import type { AppContext } from '../context.ts';
 import type { Chain } from '../shared/addresses.ts';
-import { randomHex, safeEqual, sha256Hex } from '../shared/crypto.ts';
+import { safeEqual, sha256Hex } from '../shared/crypto.ts';
 import type { Session } from '../shared/session.ts';
-import { findAppRowCached, secretMatches, type GrantType, GRANT_TYPES } from './apps.ts';
+import { clientLists, findAppRowCached, secretMatches, type GrantType, GRANT_TYPES } from './apps.ts';
 import { ACCESS_TOKEN_TTL_MS, AUTHORIZATION_MAX_AGE_MS, DEFAULT_ISSUED_AT_WINDOW_MS, REFRESH_TOKEN_TTL_MS } from './lifetimes.ts';
 import { groupTransaction } from './group-commit.ts';
 import { oauthError } from './oauth-errors.ts';
@@ -103,15 +103,54 @@ async function revokeAuthorization(ctx: AppContext, authorizationId: string, now
 
 const affected = (r: { numAffectedRows?: bigint }) => Number(r.numAffectedRows ?? 0);
 
-/** A fresh access/refresh pair: the values for the response, the hashes for storage. */
-function tokenPair(now: number, accessScopes: string[], familyExpiresAt: number) {
-  const random = randomHex(64); // one call for both tokens: 32 random bytes each
+/** What FIND_CODE and FIND_BY_REFRESH read. */
+type GrantRow = Pick<
+  SigninAuthorizationTable,
+  | 'authorization_id'
+  | 'client_id'
+  | 'redirect_uri'
+  | 'scopes'
+  | 'code_challenge'
+  | 'address'
+  | 'platform_address'
+  | 'chain'
+  | 'created_at'
+  | 'code_expires_at'
+  | 'expires_at'
+  | 'revoked_at'
+  | 'refresh_expires_at'
+>;
+
+// Token bytes come from a pool of CSPRNG output refilled 4 KiB at a time: one randomFillSync per 64
+// token pairs instead of one per pair (a call costs several times the hex encoding of its bytes).
+// Each byte is handed out once and zeroed in the pool as it is taken.
+const pool = Buffer.alloc(4096);
+let poolAt = pool.length;
+
+/** `bytes` fresh random bytes as hex. */
+function randomTokenHex(bytes: number): string {
+  if (poolAt + bytes > pool.length) {
+    randomFillSync(pool);
+    poolAt = 0;
+  }
+  const hex = pool.toString('hex', poolAt, poolAt + bytes);
+  pool.fill(0, poolAt, poolAt + bytes);
+  poolAt += bytes;
+  return hex;
+}
+
+/**
+ * A fresh access/refresh pair: the values for the response, the hashes for storage.
+ * `accessScopesJson` is the JSON of `accessScopes` when the caller already holds it.
+ */
+function tokenPair(now: number, accessScopes: string[], familyExpiresAt: number, accessScopesJson = JSON.stringify(accessScopes)) {
+  const random = randomTokenHex(64); // both tokens: 32 random bytes each
   const accessToken = random.slice(0, 64);
   const refreshToken = random.slice(64);
   const accessExpiresAt = Math.min(now + ACCESS_TOKEN_TTL_MS, familyExpiresAt);
   const refreshExpiresAt = Math.min(now + REFRESH_TOKEN_TTL_MS, familyExpiresAt);
   // column order of CONSUME_CODE / ROTATE: access_hash, access_scopes, access_expires_at, refresh_hash, refresh_expires_at
-  const columns = [sha256Hex(accessToken), JSON.stringify(accessScopes), accessExpiresAt, sha256Hex(refreshToken), refreshExpiresAt];
+  const columns = [sha256Hex(accessToken), accessScopesJson, accessExpiresAt, sha256Hex(refreshToken), refreshExpiresAt];
   return { columns, accessToken, refreshToken, accessExpiresAt, refreshExpiresAt };
 }
 
@@ -142,7 +181,7 @@ export async function tokenEndpoint(ctx: AppContext, body: TokenRequest, authori
   if (!GRANT_TYPES.includes(body.grant_type as GrantType)) {
     throw oauthError('unsupported_grant_type', `Unsupported grant_type ${JSON.stringify(body.grant_type)}: use authorization_code or refresh_token.`);
   }
-  if (!parseList(app.grant_types).includes(body.grant_type)) {
+  if (!clientLists(app).grantTypes.includes(body.grant_type)) {
     throw oauthError('unauthorized_client', `This client is not allowed to use the ${body.grant_type} grant.`);
   }
   return body.grant_type === 'authorization_code' ? exchangeCode(ctx, app, body) : refresh(ctx, app, body);
@@ -156,7 +195,7 @@ async function exchangeCode(ctx: AppContext, app: SigninAppTable, body: TokenReq
     throw oauthError('invalid_request', 'code_verifier must be 43 to 128 characters from A-Z a-z 0-9 - . _ ~ (RFC 7636 §4.1).');
   }
   const now = ctx.clock.now();
-  const a = (await ctx.db.executeQuery<SigninAuthorizationTable>(FIND_CODE(ctx.dialect, [sha256Hex(body.code)]))).rows[0];
+  const a = (await ctx.db.executeQuery<GrantRow>(FIND_CODE(ctx.dialect, [sha256Hex(body.code)]))).rows[0];
   if (!a) throw oauthError('invalid_grant', 'Invalid authorization code.');
   if (a.client_id !== app.client_id) throw oauthError('invalid_grant', 'The authorization code was issued to another client.');
   if (a.revoked_at !== null) throw oauthError('invalid_grant', 'The authorization of this code has been revoked.');
@@ -167,7 +206,7 @@ async function exchangeCode(ctx: AppContext, app: SigninAppTable, body: TokenReq
   if (a.redirect_uri !== null) {
     if (body.redirect_uri === undefined) throw oauthError('invalid_request', 'redirect_uri is required: the code was issued with one.');
     if (body.redirect_uri !== a.redirect_uri) throw oauthError('invalid_grant', 'redirect_uri does not match the one of the authorization request.');
-    if (!parseList(app.redirect_uris).includes(a.redirect_uri)) throw oauthError('invalid_grant', 'redirect_uri is no longer registered for this client.');
+    if (!clientLists(app).redirectUris.includes(a.redirect_uri)) throw oauthError('invalid_grant', 'redirect_uri is no longer registered for this client.');
   } else if (body.redirect_uri !== undefined) {
     throw oauthError('invalid_grant', 'redirect_uri was not part of the authorization request.');
   }
@@ -182,7 +221,7 @@ async function exchangeCode(ctx: AppContext, app: SigninAppTable, body: TokenReq
   // Every check passed: consume the code and issue the tokens in one conditional statement.
   const scopes = parseList(a.scopes);
   const familyExpiresAt = now + AUTHORIZATION_MAX_AGE_MS;
-  const t = tokenPair(now, scopes, familyExpiresAt);
+  const t = tokenPair(now, scopes, familyExpiresAt, a.scopes);
   const consumed = await groupTransaction(ctx, async (tx) => affected(await tx.executeQuery(CONSUME_CODE(ctx.dialect, [now, familyExpiresAt, ...t.columns, a.authorization_id]))));
   if (consumed !== 1) {
     // RFC 6749 §4.1.2: a second use is denied and the tokens already issued from the code revoked.
@@ -196,7 +235,7 @@ async function refresh(ctx: AppContext, app: SigninAppTable, body: TokenRequest)
   if (!body.refresh_token) throw oauthError('invalid_request', 'refresh_token is required for the refresh_token grant.');
   const now = ctx.clock.now();
   const hash = sha256Hex(body.refresh_token);
-  const a = (await ctx.db.executeQuery<SigninAuthorizationTable>(FIND_BY_REFRESH(ctx.dialect, [hash]))).rows[0];
+  const a = (await ctx.db.executeQuery<GrantRow>(FIND_BY_REFRESH(ctx.dialect, [hash]))).rows[0];
   if (!a) {
     const rotated = (await ctx.db.executeQuery<{ authorization_id: string; client_id: string }>(FIND_ROTATED(ctx.dialect, [hash]))).rows[0];
     if (rotated && rotated.client_id === app.client_id) await reuseDetected(ctx, rotated.authorization_id, now);
@@ -216,7 +255,7 @@ async function refresh(ctx: AppContext, app: SigninAppTable, body: TokenRequest)
   }
 
   // Rotate: replace the pair only if this refresh token is still the current one, and remember it.
-  const t = tokenPair(now, scopes, familyExpiresAt);
+  const t = tokenPair(now, scopes, familyExpiresAt, scopes === granted ? a.scopes : undefined);
   const won = await groupTransaction(ctx, async (tx) => {
     if (affected(await tx.executeQuery(ROTATE(ctx.dialect, [...t.columns, a.authorization_id, hash]))) !== 1) return false;
     await tx.executeQuery(INSERT_ROTATED(ctx.dialect, [hash, a.authorization_id, now]));
