@@ -44,15 +44,15 @@ export function registerApiKeyGate(app: FastifyInstance, ctx: AppContext): ApiKe
   const ttl = ctx.config.apiKeyCacheMs;
   const verified = new Map<string, { id: string; at: number }>();
   const limit = ctx.config.rateLimitPerMinute > 0 ? rateLimiter(ctx.config.rateLimitPerMinute, () => ctx.clock.now()) : null;
-  const check = async (request: FastifyRequest, hash: string): Promise<void> => {
-    const key = await findActiveApiKeyByHash(ctx.db, hash);
+  const check = async (request: FastifyRequest, presented: string): Promise<void> => {
+    const key = await findActiveApiKeyByHash(ctx.db, sha256Hex(presented));
     if (!key) {
-      verified.delete(hash);
+      verified.delete(presented);
       throw unauthorized(INVALID);
     }
     if (ttl > 0) {
       if (verified.size >= 10_000) verified.clear(); // bounded: keys are few, this never trims in practice
-      verified.set(hash, { id: key.id, at: Date.now() });
+      verified.set(presented, { id: key.id, at: Date.now() });
     }
     admit(request, key.id);
   };
@@ -64,8 +64,9 @@ export function registerApiKeyGate(app: FastifyInstance, ctx: AppContext): ApiKe
   const gate = (request: FastifyRequest, _reply: unknown, done: (err?: Error) => void) => {
     const header = request.headers['x-api-key'];
     if (typeof header !== 'string' || header === '') return done(unauthorized(MISSING));
-    const hash = sha256Hex(header);
-    const cached = verified.get(hash);
+    // Keyed by the presented key: a hit costs a map lookup, not a hash (the database holds only
+    // hashes; this map lives in process memory for at most API_KEY_CACHE_MS per entry).
+    const cached = verified.get(header);
     if (cached && Date.now() - cached.at <= ttl) {
       try {
         admit(request, cached.id);
@@ -74,7 +75,7 @@ export function registerApiKeyGate(app: FastifyInstance, ctx: AppContext): ApiKe
       }
       return done();
     }
-    check(request, hash).then(() => done(), done);
+    check(request, header).then(() => done(), done);
   };
   // The gate is attached to each /api/ route as it is registered (no per-request URL or config
   // test on other routes); unknown /api/ paths get it through the not-found handler (server.ts).
