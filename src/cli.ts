@@ -147,9 +147,3 @@ export async function main(argv: string[]): Promise<number> {
     return 1;
   }
 }
-
-if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('bin/platform.js')) {
-  main(process.argv.slice(2)).then((code) => {
-    if (code !== 0 || process.argv[2] !== 'serve') process.exitCode = code;
-  });
-}
