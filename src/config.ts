@@ -1,7 +1,7 @@
 // Configuration comes from environment variables only. Every value is validated once, at start;
 // a bad value stops the process with a message naming the variable.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
+import { randomHex } from './shared/crypto.ts';
 import { join, resolve } from 'node:path';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -105,7 +105,7 @@ function persistentSecret(env: Env, name: string, dataDir: string, file: string,
     return hex;
   }
   mkdirSync(dataDir, { recursive: true });
-  const hex = randomBytes(32).toString('hex');
+  const hex = randomHex(32);
   // 'wx' fails if another process created it first; then read theirs so all processes agree.
   try {
     writeFileSync(path, hex + '\n', { mode: 0o600, flag: 'wx' });

@@ -27,13 +27,13 @@ declare module 'fastify' {
 
 // Resolvers are kept per application context (several apps, each on its own database, can
 // live in one process: tests, benchmarks), keyed by the context object.
+// Without sign-in registered there are no sessions: every token resolves to null.
 const resolvers = new WeakMap<object, SessionResolver>();
-let fallback: SessionResolver = async () => null;
+const noSessions: SessionResolver = async () => null;
 
 /** Installed by the sign-in capability for its application context. */
-export function setSessionResolver(r: SessionResolver, ctx?: object): void {
-  if (ctx) resolvers.set(ctx, r);
-  else fallback = r;
+export function setSessionResolver(r: SessionResolver, ctx: object): void {
+  resolvers.set(ctx, r);
 }
 
 export function bearerToken(request: FastifyRequest): string | null {
@@ -47,7 +47,7 @@ export function bearerToken(request: FastifyRequest): string | null {
 export function getSession(request: FastifyRequest): Promise<Session | null> {
   if (!request.sessionPromise) {
     const token = bearerToken(request);
-    const resolver = resolvers.get((request.server as { ctx?: object }).ctx ?? {}) ?? fallback;
+    const resolver = resolvers.get(request.server.ctx) ?? noSessions;
     request.sessionPromise = token ? resolver(token) : Promise.resolve(null);
   }
   return request.sessionPromise;

@@ -2,7 +2,7 @@
 // denom-trace arithmetic (what a coin becomes on the other side of a channel), and the
 // derivation of a user's address on registry chains from their platform address bytes.
 import { readFileSync } from 'node:fs';
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../shared/crypto.ts';
 import { bech32 } from '@scure/base';
 import { ConfigError } from '../config.ts';
 import { PLATFORM_CHAIN_ID } from './denoms.ts';
@@ -28,7 +28,7 @@ export const emptyRegistry = (): IbcRegistry => ({ chains: new Map(), traces: ne
 
 /** `ibc/` + uppercase hex SHA-256 of the full trace path (`transfer/channel-N/…/base`). */
 export function ibcDenom(path: string): string {
-  return 'ibc/' + createHash('sha256').update(path, 'utf8').digest('hex').toUpperCase();
+  return 'ibc/' + sha256Hex(path).toUpperCase();
 }
 
 const CHANNEL = /^channel-\d{1,10}$/;

@@ -1,9 +1,9 @@
 // Pool state: the chain's pool JSON (the `/osmosis/gamm/v1beta1/pools` REST format) parsed into
 // exact bigint values, the taker-fee parameters, and an immutable snapshot indexed for routing.
-import { createHash } from 'node:crypto';
 import { SwapMathError, balancerOutGivenIn, balancerSpotPrice } from './balancer.ts';
 import { ONE, parseDec } from './dec.ts';
 import { stableswapOutGivenIn, stableswapSpotPrice, type StableswapReserve } from './stableswap.ts';
+import { sha256Hex } from '../shared/crypto.ts';
 
 export type PoolType = 'balancer' | 'stableswap';
 
@@ -230,7 +230,7 @@ export function buildPoolState(pools: Pool[], takerFees: TakerFees, source: Pool
   for (const list of byDenom.values()) {
     list.sort((x, y) => poolValue[y.index] - poolValue[x.index] || (BigInt(x.id) < BigInt(y.id) ? -1 : 1));
   }
-  const fingerprint = createHash('sha256').update(canonical(unique, takerFees)).digest('hex');
+  const fingerprint = sha256Hex(canonical(unique, takerFees));
   return { pools: unique, byId, byDenom, poolValue, denomLiquidity, takerFees, fingerprint, source, loadedAt: now };
 }
 
