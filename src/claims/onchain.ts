@@ -50,16 +50,16 @@ function toOnChain(c: ClaimRecord | null): OnChainClaim | null {
   };
 }
 
-/** null: missing, deleted, or not on-chain. */
-export async function loadOnChainClaim(db: DB | Tx, keyring: Keyring, claimId: string): Promise<OnChainClaim | null> {
-  return toOnChain(await loadClaim(db, keyring, claimId, Date.now()));
+/** null: missing, deleted (or an expired test claim at `now`), or not on-chain. */
+export async function loadOnChainClaim(db: DB | Tx, keyring: Keyring, claimId: string, now: number): Promise<OnChainClaim | null> {
+  return toOnChain(await loadClaim(db, keyring, claimId, now));
 }
 
-export async function findOnChainClaimByTracker(db: DB | Tx, keyring: Keyring, t: TrackerDetails): Promise<OnChainClaim | null> {
+export async function findOnChainClaimByTracker(db: DB | Tx, keyring: Keyring, t: TrackerDetails, now: number): Promise<OnChainClaim | null> {
   const approverAddress = t.approverAddress === '' ? '' : (tryParseAddress(t.approverAddress)?.platformAddress ?? t.approverAddress);
   const rows = await db.selectFrom('claims').select('claim_id').where('tracker_key', '=', trackerKey({ ...t, approverAddress })).where('deleted_at', 'is', null).execute();
   for (const r of rows) {
-    const c = await loadOnChainClaim(db, keyring, r.claim_id);
+    const c = await loadOnChainClaim(db, keyring, r.claim_id, now);
     if (c) return c;
   }
   return null;

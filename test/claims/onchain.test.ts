@@ -39,7 +39,7 @@ describe('on-chain claims', () => {
     const row = await t.ctx.db.selectFrom('claims').select(['seed_code']).where('claim_id', '=', claimId).executeTakeFirstOrThrow();
     assert.ok(row.seed_code && row.seed_code.startsWith('v1.'), 'seed stored encrypted');
 
-    const oc = await loadOnChainClaim(t.ctx.db, t.ctx.keyring, claimId);
+    const oc = await loadOnChainClaim(t.ctx.db, t.ctx.keyring, claimId, t.clock.now());
     assert.ok(oc);
     assert.match(oc.seedCode, /^[0-9a-f]{64}$/);
     assert.ok(!row.seed_code!.includes(oc.seedCode));
@@ -48,8 +48,8 @@ describe('on-chain claims', () => {
     assert.deepEqual(oc.trackerDetails, t1);
     assert.equal(oc.useCreatorAddressAsLeaf, false);
     assert.deepEqual(oc.whitelistAddresses, []);
-    assert.equal((await findOnChainClaimByTracker(t.ctx.db, t.ctx.keyring, t1))?.claimId, claimId);
-    assert.equal(await findOnChainClaimByTracker(t.ctx.db, t.ctx.keyring, { ...t1, approvalId: 'other' }), null);
+    assert.equal((await findOnChainClaimByTracker(t.ctx.db, t.ctx.keyring, t1, t.clock.now()))?.claimId, claimId);
+    assert.equal(await findOnChainClaimByTracker(t.ctx.db, t.ctx.keyring, { ...t1, approvalId: 'other' }, t.clock.now()), null);
 
     // the seed is returned only with private params, to the creator with readPrivateClaimData
     assert.equal((await getClaim(t, claimId))._seedCode, undefined);
@@ -71,11 +71,11 @@ describe('on-chain claims', () => {
   test('standalone claims and claims without trackerDetails are not on-chain', async () => {
     const standalone = newClaimId('sa');
     await createClaim(t, m.accessToken, { claimId: standalone, collectionId: '18', trackerDetails: tracker('18', 'x'), standaloneClaim: true, plugins: [numUses(1)] });
-    assert.equal(await loadOnChainClaim(t.ctx.db, t.ctx.keyring, standalone), null);
+    assert.equal(await loadOnChainClaim(t.ctx.db, t.ctx.keyring, standalone, t.clock.now()), null);
     const plain = newClaimId('pl');
     await createClaim(t, m.accessToken, { claimId: plain, plugins: [numUses(1)] });
-    assert.equal(await loadOnChainClaim(t.ctx.db, t.ctx.keyring, plain), null);
-    assert.equal(await loadOnChainClaim(t.ctx.db, t.ctx.keyring, 'missing'), null);
+    assert.equal(await loadOnChainClaim(t.ctx.db, t.ctx.keyring, plain, t.clock.now()), null);
+    assert.equal(await loadOnChainClaim(t.ctx.db, t.ctx.keyring, 'missing', t.clock.now()), null);
     const a = await completeAndWait(t, plain, randomAddress());
     assert.equal(a.success, true);
     assert.equal((await status(t, a.claimAttemptId, m.accessToken)).code, undefined, 'no code for off-chain claims');
@@ -93,7 +93,7 @@ describe('on-chain claims', () => {
       assignMethod: 'wl',
       plugins: [numUses(3), { pluginId: 'whitelist', instanceId: 'wl', publicParams: { list: { addresses: addrs, whitelist: true } } }],
     });
-    const oc = await loadOnChainClaim(t.ctx.db, t.ctx.keyring, claimId);
+    const oc = await loadOnChainClaim(t.ctx.db, t.ctx.keyring, claimId, t.clock.now());
     assert.equal(oc?.useCreatorAddressAsLeaf, true);
     assert.deepEqual(oc?.whitelistAddresses, addrs);
     const r = await attempt(t, 'complete', claimId, addrs[2]);
