@@ -3,14 +3,19 @@
 //   node bench/merkle.ts [leafCount] [proofCount]
 // Baselines: merkletreejs with crypto-js SHA256 and hex-string leaves (the reference service's
 // configuration) and merkletreejs with node:crypto SHA-256 over Buffers (a faster baseline).
+// This service is timed on one thread (buildTree) and as it runs in the service: on the build
+// pool's worker threads (MERKLE_BUILD_THREADS, default: the machine's cores).
 import { createHash, randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
+import { availableParallelism } from 'node:os';
 import { MerkleTree as ReferenceTree } from 'merkletreejs';
 import { codeLeaves, stringLeaves } from '../src/merkle/leaves.ts';
-import { buildTree, proveLeaf, rootHex, type MerkleTree } from '../src/merkle/tree.ts';
+import { BuildPool } from '../src/merkle/build-pool.ts';
+import { buildTree, buildTreeParallel, proveLeaf, rootHex, type MerkleTree } from '../src/merkle/tree.ts';
 
 const leafCount = Number(process.argv[2] ?? 1_000_000);
 const proofCount = Number(process.argv[3] ?? 1_000);
+const threads = Number(process.env.MERKLE_BUILD_THREADS ?? Math.min(availableParallelism(), 8));
 
 const sha256 = (data: Buffer | string): Buffer => createHash('sha256').update(data).digest();
 
@@ -20,10 +25,16 @@ function time<T>(fn: () => T): { value: T; ms: number } {
   return { value, ms: performance.now() - start };
 }
 
+async function timeAsync<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number }> {
+  const start = performance.now();
+  const value = await fn();
+  return { value, ms: performance.now() - start };
+}
+
 const fmt = (ms: number) => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(1)} ms`);
 const ratio = (baseline: number, ours: number) => `${(baseline / ours).toFixed(1)}×`;
 
-console.log(`merkle benchmark: ${leafCount.toLocaleString('en')} code leaves, ${proofCount} proofs`);
+console.log(`merkle benchmark: ${leafCount.toLocaleString('en')} code leaves, ${proofCount} proofs, ${threads} build threads`);
 
 const seed = randomBytes(32).toString('hex');
 const codes = Array.from({ length: leafCount }, (_, i) => `${sha256(`${seed}-${i}`).toString('hex')}-${i}`);
@@ -39,12 +50,18 @@ buildTree(warm, copyLeaves);
 buildTree(warm, stringLeaves(codes.slice(0, warm)));
 buildTree(warm, codeLeaves(seed));
 
+const pool = new BuildPool(threads);
+await buildTreeParallel(Math.min(leafCount, 65_536), { kind: 'codes', seedCode: seed }, pool); // starts the workers
+
 const fromLeaves = time(() => buildTree(leafCount, copyLeaves));
 const fromCodes = time(() => buildTree(leafCount, stringLeaves(codes)));
 const fromSeed = time(() => buildTree(leafCount, codeLeaves(seed)));
-const tree: MerkleTree = fromSeed.value;
+const parallelCodes = await timeAsync(() => buildTreeParallel(leafCount, { kind: 'strings', values: codes }, pool));
+const parallelSeed = await timeAsync(() => buildTreeParallel(leafCount, { kind: 'codes', seedCode: seed }, pool));
+await pool.close();
+const tree: MerkleTree = parallelSeed.value;
 const root = rootHex(tree);
-if (rootHex(fromCodes.value) !== root || rootHex(fromLeaves.value) !== root) throw new Error('roots differ between build paths');
+for (const t of [fromLeaves, fromCodes, fromSeed, parallelCodes]) if (rootHex(t.value) !== root) throw new Error('roots differ between build paths');
 
 // --- merkletreejs, node:crypto ---------------------------------------------------------------
 const nodeLeavesOnly = time(() => new ReferenceTree(leafBuffers, sha256, { fillDefaultHash: Buffer.alloc(32) }));
@@ -82,7 +99,9 @@ referenceProofs.value.forEach((p, k) => {
 const rows: Array<[string, string]> = [
   ['build from leaf hashes (this service)', fmt(fromLeaves.ms)],
   ['build from code strings (this service)', fmt(fromCodes.ms)],
-  ['build from the claim seed, codes derived (this service, what the cache runs)', fmt(fromSeed.ms)],
+  ['build from the claim seed, codes derived (this service)', fmt(fromSeed.ms)],
+  [`build from code strings (this service, ${threads} worker threads)`, fmt(parallelCodes.ms)],
+  [`build from the claim seed (this service, ${threads} worker threads: what the cache runs)`, fmt(parallelSeed.ms)],
   ['merkletreejs + node:crypto, from leaf hashes', fmt(nodeLeavesOnly.ms)],
   ['merkletreejs + node:crypto, from code strings', fmt(nodeFromCodes.ms)],
 ];
@@ -96,8 +115,12 @@ const width = Math.max(...rows.map(([k]) => k.length));
 for (const [k, v] of rows) console.log(`  ${k.padEnd(width)}  ${v}`);
 
 console.log('ratios (baseline time / this service, same leaves, same run):');
-if (cryptoJsMs !== null) console.log(`  vs merkletreejs + crypto-js, codes -> tree:       ${ratio(cryptoJsMs, fromCodes.ms)} (goal ≥ 10×)`);
-console.log(`  vs merkletreejs + node:crypto, codes -> tree:     ${ratio(nodeFromCodes.ms, fromCodes.ms)}`);
-console.log(`  vs merkletreejs + node:crypto, leaves -> tree:    ${ratio(nodeLeavesOnly.ms, fromLeaves.ms)}`);
+if (cryptoJsMs !== null) {
+  console.log(`  vs merkletreejs + crypto-js, codes -> tree, ${threads} threads: ${ratio(cryptoJsMs, parallelCodes.ms)} (goal ≥ 10×)`);
+  console.log(`  vs merkletreejs + crypto-js, codes -> tree, 1 thread:  ${ratio(cryptoJsMs, fromCodes.ms)}`);
+}
+console.log(`  vs merkletreejs + node:crypto, codes -> tree, ${threads} threads: ${ratio(nodeFromCodes.ms, parallelCodes.ms)}`);
+console.log(`  vs merkletreejs + node:crypto, codes -> tree, 1 thread:  ${ratio(nodeFromCodes.ms, fromCodes.ms)}`);
+console.log(`  vs merkletreejs + node:crypto, leaves -> tree, 1 thread: ${ratio(nodeLeavesOnly.ms, fromLeaves.ms)}`);
 console.log(`  proof time per leaf: ${((ours.ms / proofCount) * 1000).toFixed(1)} µs (goal < 1000 µs)`);
 console.log(`root ${root}, proof length ${tree.depth}; all roots and all ${proofCount} proofs equal merkletreejs`);

@@ -1,6 +1,7 @@
 // Configuration comes from environment variables only. Every value is validated once, at start;
 // a bad value stops the process with a message naming the variable.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { randomHex } from './shared/crypto.ts';
 import { join, resolve } from 'node:path';
 
@@ -39,6 +40,8 @@ export interface Config {
   swap: SwapConfig;
   /** Chain id the sign-in page asks a Keplr-style wallet to enable (its bech32 prefix must be ADDRESS_PREFIX). */
   signinNativeChainId: string;
+  /** Worker threads that build large merkle trees; 0 builds on the main thread. */
+  merkleBuildThreads: number;
 }
 
 export class ConfigError extends Error {
@@ -196,5 +199,6 @@ export function loadConfig(env: Env = process.env): Config {
     ibcRegistryFile: str(env, 'IBC_REGISTRY_FILE'),
     swap: swapConfig(env),
     signinNativeChainId: signinNativeChainId(env),
+    merkleBuildThreads: int(env, 'MERKLE_BUILD_THREADS', Math.min(availableParallelism(), 8), 0, 64),
   };
 }

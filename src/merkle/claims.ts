@@ -7,9 +7,9 @@ import { toCanonical } from '../shared/addresses.ts';
 import { sha256Hex } from '../shared/crypto.ts';
 import { badRequest, conflict, forbidden, notFound } from '../shared/errors.ts';
 import type { Session } from '../shared/session.ts';
-import { codeLeaves, stringLeaves } from './leaves.ts';
+import type { LeafSource } from './leaves.ts';
 import { merkleService } from './service.ts';
-import { buildTreeAsync, MAX_LEAVES, MAX_PROOF_LENGTH, proveLeaf, rootHex, type MerkleTree, type ProofDetails } from './tree.ts';
+import { buildTreeParallel, MAX_LEAVES, MAX_PROOF_LENGTH, proveLeaf, rootHex, type MerkleTree, type ProofDetails } from './tree.ts';
 
 export const NOT_ON_CHAIN = 'Invalid configuration. Reserved codes can only be fetched for on-chain claims.';
 
@@ -37,8 +37,9 @@ export async function treeOf(ctx: AppContext, claim: OnChainClaim): Promise<Merk
   const fingerprint = claim.useCreatorAddressAsLeaf
     ? `addresses:${claim.version}:${claim.lastUpdated}:${sha256Hex(claim.whitelistAddresses.join('\n'))}`
     : `codes:${claim.version}:${claim.lastUpdated}:${count}`;
-  const fill = claim.useCreatorAddressAsLeaf ? stringLeaves(claim.whitelistAddresses) : codeLeaves(claim.seedCode);
-  return merkleService(ctx).trees.get(claim.claimId, fingerprint, () => buildTreeAsync(count, fill));
+  const source: LeafSource = claim.useCreatorAddressAsLeaf ? { kind: 'strings', values: claim.whitelistAddresses } : { kind: 'codes', seedCode: claim.seedCode };
+  const { trees, builders } = merkleService(ctx);
+  return trees.get(claim.claimId, fingerprint, () => buildTreeParallel(count, source, builders));
 }
 
 export interface ReservedCodes {

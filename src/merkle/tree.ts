@@ -4,8 +4,9 @@
 // layer is one contiguous Uint8Array (32 bytes per node); the zero padding is simply the array's
 // initial content.
 import { setImmediate as nextTick } from 'node:timers/promises';
-import { NODE_BYTES, hashPair, hexToNode, nodeHex } from './digest.ts';
-import type { LeafFiller } from './leaves.ts';
+import { NODE_BYTES, TreeHasher, hexToNode, nodeHex } from './digest.ts';
+import type { BuildPool } from './build-pool.ts';
+import { leafFiller, type LeafFiller, type LeafSource } from './leaves.ts';
 
 /** The chain accepts proofs of at most 20 aunts (`expectedProofLength` ≤ 20). */
 export const MAX_PROOF_LENGTH = 20;
@@ -91,22 +92,82 @@ function* buildSteps(leafCount: number, fill: LeafFiller, slice: number): Genera
   }
   const size = paddedSize(leafCount);
   const leaves = new Uint8Array(size * NODE_BYTES);
-  for (let from = 0; from < leafCount; from += slice) {
-    fill(leaves, from, Math.min(leafCount, from + slice));
-    yield;
+  const hasher = new TreeHasher();
+  try {
+    for (let from = 0; from < leafCount; from += slice) {
+      fill(leaves, from, Math.min(leafCount, from + slice), hasher);
+      yield;
+    }
+  } finally {
+    hasher.wipe();
   }
   const layers = [leaves];
   for (let nodes = size; nodes > 1; nodes /= 2) {
     const below = layers[layers.length - 1];
     const above = new Uint8Array((nodes / 2) * NODE_BYTES);
     for (let from = 0; from < nodes / 2; from += slice) {
-      const to = Math.min(nodes / 2, from + slice);
-      for (let j = from; j < to; j++) hashPair(below, above, j);
+      hasher.hashPairs(below, above, from, Math.min(nodes / 2, from + slice));
       yield;
     }
     layers.push(above);
   }
   const lookup = buildLookup(leaves, leafCount);
+  const byteSize = layers.reduce((n, l) => n + l.byteLength, lookup.byteLength);
+  return { leafCount, depth: layers.length - 1, layers, lookup, byteSize };
+}
+
+/**
+ * One unit of a parallel build: the aligned subtree of leaves [start, start + size) of the padded
+ * leaf layer (real leaves end at `leafCount`), hashed up to its own root. `layers[0…log2(size)]`
+ * are the tree's layers in shared memory; chunks write disjoint ranges of them.
+ */
+export interface ChunkTask {
+  source: LeafSource;
+  leafCount: number;
+  start: number;
+  size: number;
+  layers: Uint8Array[];
+}
+
+export function buildChunk(task: ChunkTask, hasher: TreeHasher): void {
+  const { layers, start, size } = task;
+  const end = Math.min(start + size, task.leafCount);
+  if (end > start) leafFiller(task.source)(layers[0], start, end, hasher);
+  for (let level = 0; size >>> (level + 1) >= 1; level++) {
+    hasher.hashPairs(layers[level], layers[level + 1], start >>> (level + 1), (start + size) >>> (level + 1));
+  }
+}
+
+/** Below this many leaves a tree is built on the main thread: starting the chunks would cost more. */
+export const PARALLEL_MIN_LEAVES = 16_384;
+
+/**
+ * Builds on the pool's worker threads: the padded leaf layer is cut into aligned subtrees (a few
+ * per thread, so a slow chunk does not hold the others back), each hashed up to its own root in a
+ * worker; the main thread only hashes the few layers above the chunks and indexes the leaves.
+ * Small trees, and a pool without threads, build on the main thread in slices.
+ */
+export async function buildTreeParallel(leafCount: number, source: LeafSource, pool: BuildPool): Promise<MerkleTree> {
+  if (pool.threads === 0 || leafCount < PARALLEL_MIN_LEAVES) return buildTreeAsync(leafCount, leafFiller(source));
+  if (!Number.isInteger(leafCount) || leafCount > MAX_LEAVES) {
+    throw new RangeError(`A merkle tree holds 0 to ${MAX_LEAVES} leaves (got ${leafCount})`);
+  }
+  const size = paddedSize(leafCount);
+  const layers: Uint8Array[] = [];
+  for (let nodes = size; nodes >= 1; nodes /= 2) layers.push(new Uint8Array(new SharedArrayBuffer(nodes * NODE_BYTES)));
+  let chunk = size;
+  while (chunk / 2 >= 4096 && size / chunk < pool.threads * 4) chunk /= 2;
+  const chunkLevels = Math.log2(chunk);
+  const tasks: Promise<void>[] = [];
+  for (let start = 0; start < size; start += chunk) {
+    // A chunk past the last leaf is all padding: only its subtree of zero leaves is hashed.
+    const chunkSource = source.kind === 'strings' ? { kind: 'strings' as const, values: source.values.slice(start, start + chunk), first: start } : source;
+    tasks.push(pool.run({ source: chunkSource, leafCount, start, size: chunk, layers: layers.slice(0, chunkLevels + 1) }));
+  }
+  await Promise.all(tasks);
+  const hasher = new TreeHasher();
+  for (let level = chunkLevels; level < layers.length - 1; level++) hasher.hashPairs(layers[level], layers[level + 1], 0, size >>> (level + 1));
+  const lookup = buildLookup(layers[0], leafCount);
   const byteSize = layers.reduce((n, l) => n + l.byteLength, lookup.byteLength);
   return { leafCount, depth: layers.length - 1, layers, lookup, byteSize };
 }
