@@ -22,7 +22,8 @@ const print = (value: unknown) => process.stdout.write(JSON.stringify(value, nul
 /** Opens the database (migrated) for a one-shot command and closes it afterwards. */
 export async function withContext<T>(fn: (ctx: AppContext) => Promise<T>): Promise<T> {
   const config = loadConfig();
-  const ctx = await createContext({ ...config, logLevel: 'warn' });
+  // one-shot: no checkpointer thread; closing the connection checkpoints the WAL
+  const ctx = await createContext({ ...config, logLevel: 'warn' }, { backgroundCheckpoints: false });
   try {
     return await fn(ctx);
   } finally {
@@ -65,7 +66,7 @@ const commands: Command[] = [
     usage: 'migrate                       apply pending database migrations',
     async run() {
       const config = loadConfig();
-      const storage = await openStorage(config);
+      const storage = await openStorage(config, { backgroundCheckpoints: false });
       try {
         print({ applied: await migrateToLatest(storage.db, storage.schema) });
       } finally {

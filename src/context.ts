@@ -3,7 +3,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import pino from 'pino';
 import type { Config } from './config.ts';
-import { openStorage, type DB, type DialectName, type Storage } from './db/index.ts';
+import { openStorage, type DB, type DialectName, type SqliteFastPath, type Storage } from './db/index.ts';
 import { migrateToLatest } from './db/migrations/index.ts';
 import { setAddressPrefix } from './shared/addresses.ts';
 import { systemClock, type Clock } from './shared/clock.ts';
@@ -13,6 +13,8 @@ export interface AppContext {
   config: Config;
   db: DB;
   dialect: DialectName;
+  /** SQLite only: synchronous execution of hot statements when Kysely is idle (db/index.ts). */
+  sqlite?: SqliteFastPath;
   clock: Clock;
   keyring: Keyring;
   log: FastifyBaseLogger;
@@ -54,14 +56,18 @@ export function createLogger(config: Pick<Config, 'logLevel'>): FastifyBaseLogge
   }) as unknown as FastifyBaseLogger;
 }
 
-export async function createContext(config: Config, opts: { clock?: Clock; log?: FastifyBaseLogger; storage?: Storage; migrate?: boolean } = {}): Promise<AppContext> {
+export async function createContext(
+  config: Config,
+  opts: { clock?: Clock; log?: FastifyBaseLogger; storage?: Storage; migrate?: boolean; backgroundCheckpoints?: boolean } = {},
+): Promise<AppContext> {
   setAddressPrefix(config.addressPrefix);
-  const storage = opts.storage ?? (await openStorage(config));
+  const storage = opts.storage ?? (await openStorage(config, { backgroundCheckpoints: opts.backgroundCheckpoints }));
   if (opts.migrate !== false) await migrateToLatest(storage.db, storage.schema);
   const ctx: AppContext = {
     config,
     db: storage.db,
     dialect: storage.dialect,
+    ...(storage.sqlite ? { sqlite: storage.sqlite } : {}),
     clock: opts.clock ?? systemClock,
     keyring: createKeyring(config.secretKey),
     log: opts.log ?? createLogger(config),

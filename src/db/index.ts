@@ -13,8 +13,10 @@ import {
   type DatabaseConnection,
   type Dialect,
   type Driver,
+  type QueryResult,
   type Transaction,
 } from 'kysely';
+import { startCheckpointer, type Checkpointer } from './checkpointer.ts';
 import type { Database } from './schema.ts';
 
 export type { Database } from './schema.ts';
@@ -27,23 +29,84 @@ export interface Storage {
   dialect: DialectName;
   /** PostgreSQL schema holding the tables, when DATABASE_URL names one. */
   schema?: string;
+  /** SQLite: the background WAL checkpointer, when enabled. */
+  checkpointer?: Checkpointer;
+  /** SQLite: synchronous execution of hot statements, bypassing Kysely when it is idle. */
+  sqlite?: SqliteFastPath;
   close(): Promise<void>;
+}
+
+export interface StorageOptions {
+  /** SQLite: checkpoint the WAL on a worker thread (long-running processes); default true. */
+  backgroundCheckpoints?: boolean;
 }
 
 // SQLite: write transactions take the write lock up front (BEGIN IMMEDIATE). A deferred BEGIN
 // that later upgrades to a writer can fail with SQLITE_BUSY when another process writes first.
+// The driver also records whether Kysely holds the one connection (a query or a transaction in
+// flight): the synchronous fast path below only runs when it does not.
 class ImmediateSqliteDriver extends SqliteDriver {
+  held = false;
+  override async acquireConnection(): Promise<DatabaseConnection> {
+    const connection = await super.acquireConnection();
+    this.held = true;
+    return connection;
+  }
+  override async releaseConnection(): Promise<void> {
+    this.held = false;
+  }
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw('begin immediate'));
   }
 }
-function immediateSqliteDialect(config: ConstructorParameters<typeof SqliteDialect>[0]): Dialect {
+function immediateSqliteDialect(driver: ImmediateSqliteDriver, config: ConstructorParameters<typeof SqliteDialect>[0]): Dialect {
   const base = new SqliteDialect(config);
   return {
-    createDriver: () => new ImmediateSqliteDriver(config),
+    createDriver: () => driver,
     createQueryCompiler: () => base.createQueryCompiler(),
     createAdapter: () => base.createAdapter(),
     createIntrospector: (db) => base.createIntrospector(db),
+  };
+}
+
+/**
+ * Synchronous SQLite execution for the hottest statements (token endpoint, bearer sessions).
+ * better-sqlite3 is synchronous anyway; going through Kysely adds a connection lock, promises and
+ * result wrapping that cost about as much as an indexed statement itself. Each method runs only
+ * when Kysely does not hold the connection (otherwise the statement could land inside someone
+ * else's open transaction) and answers null then, so the caller takes the Kysely path instead.
+ */
+export interface SqliteFastPath {
+  run<R>(query: CompiledQuery): QueryResult<R> | null;
+  /** `fn` inside BEGIN IMMEDIATE … COMMIT (ROLLBACK if it throws), all synchronous. */
+  transaction<T>(fn: (run: <R>(query: CompiledQuery) => QueryResult<R>) => T): { value: T } | null;
+}
+
+function sqliteFastPath(database: SQLite.Database, statements: { prepare(sql: string): SQLite.Statement }, driver: ImmediateSqliteDriver): SqliteFastPath {
+  const execute = <R>(query: CompiledQuery): QueryResult<R> => {
+    const stmt = statements.prepare(query.sql);
+    const params = query.parameters as unknown[];
+    if (stmt.reader) return { rows: stmt.all(params) as R[] };
+    const { changes } = stmt.run(params);
+    return { rows: [], numAffectedRows: BigInt(changes) };
+  };
+  const begin = database.prepare('begin immediate');
+  const commit = database.prepare('commit');
+  const rollback = database.prepare('rollback');
+  return {
+    run: (query) => (driver.held || database.inTransaction ? null : execute(query)),
+    transaction(fn) {
+      if (driver.held || database.inTransaction) return null;
+      begin.run();
+      try {
+        const value = fn(execute);
+        commit.run();
+        return { value };
+      } catch (err) {
+        if (database.inTransaction) rollback.run();
+        throw err;
+      }
+    },
   };
 }
 
@@ -69,15 +132,30 @@ function withStatementCache(database: SQLite.Database, max = 1000) {
   };
 }
 
-export function openSqlite(dataDir: string, file = 'platform.sqlite'): Storage {
+export function openSqlite(dataDir: string, file = 'platform.sqlite', opts: StorageOptions = {}): Storage {
   mkdirSync(dataDir, { recursive: true });
-  const database = new SQLite(join(dataDir, file));
+  const path = join(dataDir, file);
+  const database = new SQLite(path);
   database.pragma('journal_mode = WAL');
   database.pragma('synchronous = NORMAL');
   database.pragma('busy_timeout = 10000');
   database.pragma('foreign_keys = ON');
-  const db = new Kysely<Database>({ dialect: immediateSqliteDialect({ database: withStatementCache(database) }) });
-  return { db, dialect: 'sqlite', close: () => db.destroy() };
+  const checkpointer = opts.backgroundCheckpoints === false ? undefined : startCheckpointer(database, path);
+  const statements = withStatementCache(database);
+  const config = { database: statements };
+  const driver = new ImmediateSqliteDriver(config);
+  const db = new Kysely<Database>({ dialect: immediateSqliteDialect(driver, config) });
+  return {
+    db,
+    dialect: 'sqlite',
+    sqlite: sqliteFastPath(database, statements, driver),
+    ...(checkpointer ? { checkpointer } : {}),
+    async close() {
+      // the thread first, so that the main connection is the last one and checkpoints on close
+      await checkpointer?.stop();
+      await db.destroy();
+    },
+  };
 }
 
 // int8 (bigint) columns hold UNIX ms and counters, all far below 2^53: read them as numbers.
@@ -122,8 +200,8 @@ export async function openPostgres(databaseUrl: string, poolSize = 10): Promise<
   return { db, dialect: 'postgres', ...(schema ? { schema } : {}), close: () => db.destroy() };
 }
 
-export async function openStorage(config: { databaseUrl: string | null; dataDir: string }): Promise<Storage> {
-  return config.databaseUrl ? openPostgres(config.databaseUrl) : openSqlite(config.dataDir);
+export async function openStorage(config: { databaseUrl: string | null; dataDir: string }, opts: StorageOptions = {}): Promise<Storage> {
+  return config.databaseUrl ? openPostgres(config.databaseUrl) : openSqlite(config.dataDir, undefined, opts);
 }
 
 /** Whether an error is a unique-constraint violation, on either dialect. */

@@ -1,33 +1,68 @@
 // Group commit for the token endpoint's writes on SQLite. SQLite has one writer and pays for each
-// commit (WAL frames, and the periodic checkpoint's fsync), so the writes of requests that arrive
-// together are run one after another inside ONE transaction: the result of each is exactly what it
-// would be alone (later statements see earlier ones), only the commit is shared. If the shared
-// transaction fails, each job is retried in its own transaction so one failure cannot fail the others.
-// PostgreSQL commits concurrently from its pool (and batching there could order row locks badly),
-// so it runs each job in its own transaction.
+// commit (WAL frames written), so the writes of requests that arrive together run one after another
+// inside ONE transaction: the result of each is exactly what it would be alone (later statements
+// see earlier ones), only the commit is shared. If the shared transaction fails, each job is retried
+// in its own transaction so one failure cannot fail the others.
+//
+// A job is a statement program: a generator that yields each statement and receives its result.
+// That lets one definition run synchronously on SQLite's fast path (no promise per statement) and
+// asynchronously through Kysely otherwise. PostgreSQL commits concurrently from its pool (and
+// batching there could order row locks badly), so it runs each job in its own transaction.
+import type { CompiledQuery, QueryResult } from 'kysely';
 import type { AppContext } from '../context.ts';
 import type { DB, Tx } from '../db/index.ts';
 
-type Job<T> = { run: (tx: Tx) => Promise<T>; resolve: (v: T) => void; reject: (e: unknown) => void };
+export type Program<T> = Generator<CompiledQuery, T, QueryResult<unknown>>;
+
+type Job<T> = { program: () => Program<T>; resolve: (v: T) => void; reject: (e: unknown) => void };
+
+/** Runs a program's statements synchronously with `run`. */
+function runSync<T>(program: Program<T>, run: (q: CompiledQuery) => QueryResult<unknown>): T {
+  let step = program.next();
+  while (!step.done) step = program.next(run(step.value));
+  return step.value;
+}
+
+/** Runs a program's statements through a Kysely transaction. */
+async function runAsync<T>(program: Program<T>, tx: Tx): Promise<T> {
+  let step = program.next();
+  while (!step.done) step = program.next(await tx.executeQuery(step.value));
+  return step.value;
+}
+
+/** Runs a program in its own Kysely transaction. */
+function runInTransaction<T>(db: DB, program: () => Program<T>): Promise<T> {
+  return db.transaction().execute((tx) => runAsync(program(), tx));
+}
+
+/** One job alone: the fast path when the connection is free, else Kysely. */
+async function runAlone<T>(ctx: AppContext, program: () => Program<T>): Promise<T> {
+  const fast = ctx.sqlite?.transaction((run) => runSync(program(), run));
+  return fast ? fast.value : runInTransaction(ctx.db, program);
+}
 
 const queues = new WeakMap<DB, { jobs: Job<unknown>[]; scheduled: boolean }>();
 
-async function flush(db: DB): Promise<void> {
-  const q = queues.get(db)!;
+async function flush(ctx: AppContext): Promise<void> {
+  const q = queues.get(ctx.db)!;
   const jobs = q.jobs;
   q.jobs = [];
   q.scheduled = false;
   let results: unknown[];
   try {
-    results = await db.transaction().execute(async (tx) => {
-      const out: unknown[] = [];
-      for (const job of jobs) out.push(await job.run(tx));
-      return out;
-    });
+    const all = () => jobs.map((job) => job.program());
+    const fast = ctx.sqlite?.transaction((run) => all().map((p) => runSync(p, run)));
+    results = fast
+      ? fast.value
+      : await ctx.db.transaction().execute(async (tx) => {
+          const out: unknown[] = [];
+          for (const p of all()) out.push(await runAsync(p, tx));
+          return out;
+        });
   } catch {
     for (const job of jobs) {
       try {
-        job.resolve(await db.transaction().execute((tx) => job.run(tx)));
+        job.resolve(await runAlone(ctx, job.program));
       } catch (err) {
         job.reject(err);
       }
@@ -37,16 +72,17 @@ async function flush(db: DB): Promise<void> {
   jobs.forEach((job, i) => job.resolve(results[i]));
 }
 
-/** Runs `run` in a transaction, sharing the commit with concurrent callers on SQLite. `run` may run twice (retry alone). */
-export function groupTransaction<T>(ctx: AppContext, run: (tx: Tx) => Promise<T>): Promise<T> {
-  if (ctx.dialect !== 'sqlite') return ctx.db.transaction().execute(run);
+/** Runs `program` in a transaction, sharing the commit with concurrent callers on SQLite. It may run twice (retried alone). */
+export function groupTransaction<T>(ctx: AppContext, program: () => Program<T>): Promise<T> {
+  if (ctx.dialect !== 'sqlite') return runInTransaction(ctx.db, program);
   let q = queues.get(ctx.db);
   if (!q) queues.set(ctx.db, (q = { jobs: [], scheduled: false }));
+  const queue = q;
   return new Promise<T>((resolve, reject) => {
-    q.jobs.push({ run, resolve, reject } as Job<unknown>);
-    if (!q.scheduled) {
-      q.scheduled = true;
-      setImmediate(() => void flush(ctx.db));
+    queue.jobs.push({ program, resolve, reject } as Job<unknown>);
+    if (!queue.scheduled) {
+      queue.scheduled = true;
+      setImmediate(() => void flush(ctx));
     }
   });
 }

@@ -1,7 +1,8 @@
 // Hot-path statements of the token endpoint and the session lookup, written once as SQL for both
 // dialects. Building and compiling a Kysely query costs more than running these indexed statements
 // on SQLite, and every bearer request and token exchange goes through them.
-import { CompiledQuery } from 'kysely';
+import { CompiledQuery, type QueryResult } from 'kysely';
+import type { AppContext } from '../context.ts';
 import type { DialectName } from '../db/index.ts';
 
 export type Statement = (dialect: DialectName, params: readonly unknown[]) => CompiledQuery;
@@ -11,6 +12,11 @@ export function statement(text: string): Statement {
   let n = 0;
   const pg = text.replace(/\?/g, () => `$${++n}`);
   return (dialect, params) => CompiledQuery.raw(dialect === 'postgres' ? pg : text, params as unknown[]);
+}
+
+/** Runs a hot statement: synchronously on SQLite's fast path when Kysely is idle, else through Kysely. */
+export function execute<R>(ctx: AppContext, query: CompiledQuery): QueryResult<R> | Promise<QueryResult<R>> {
+  return ctx.sqlite?.run<R>(query) ?? ctx.db.executeQuery<R>(query);
 }
 
 export const FIND_APP = statement('select * from signin_apps where client_id = ?');
@@ -31,7 +37,13 @@ export const CONSUME_CODE = statement(
    where authorization_id = ? and code_consumed_at is null and revoked_at is null`,
 );
 
-export const FIND_BY_REFRESH = statement(`select ${GRANT_COLUMNS} from signin_authorizations where refresh_hash = ?`);
+// Access and refresh tokens are `<authorization_id>.<verifier>` (see tokens.ts): every token lookup
+// reads the row by its primary key, and the caller compares the stored SHA-256 of the verifier in
+// constant time. The token hashes carry no index, so issuing and rotating tokens writes no random
+// index pages.
+
+/** The row a refresh token's selector names, with its current refresh hash to compare. */
+export const FIND_BY_REFRESH = statement(`select ${GRANT_COLUMNS}, refresh_hash from signin_authorizations where authorization_id = ?`);
 
 /** Rotation: only the caller presenting the current refresh token replaces it. */
 export const ROTATE = statement(
@@ -40,18 +52,19 @@ export const ROTATE = statement(
    where authorization_id = ? and refresh_hash = ? and revoked_at is null`,
 );
 
-export const INSERT_ROTATED = statement('insert into signin_rotated_tokens (token_hash, authorization_id, rotated_at) values (?, ?, ?)');
+/** Keyed (authorization_id, token_hash): a family's rotated tokens sit together in the primary key. */
+export const INSERT_ROTATED = statement('insert into signin_rotated_tokens (authorization_id, token_hash, rotated_at) values (?, ?, ?)');
 
-export const FIND_ROTATED = statement(
-  `select a.authorization_id, a.client_id from signin_rotated_tokens r
-   inner join signin_authorizations a on a.authorization_id = r.authorization_id where r.token_hash = ?`,
-);
+/** Whether (authorization_id, verifier hash) is a refresh token of that family already rotated away. */
+export const FIND_ROTATED = statement('select 1 as rotated from signin_rotated_tokens where authorization_id = ? and token_hash = ?');
 
+/** The session an access token's selector names, with its current access hash to compare. */
 export const FIND_ACCESS = statement(
-  `select authorization_id, client_id, address, chain, platform_address, message, access_scopes, access_expires_at, revoked_at
-   from signin_authorizations where access_hash = ?`,
+  `select authorization_id, client_id, address, chain, platform_address, message, access_scopes, access_expires_at, revoked_at, access_hash
+   from signin_authorizations where authorization_id = ?`,
 );
 
-export const FIND_TOKEN_OWNER = statement('select authorization_id, client_id from signin_authorizations where access_hash = ? or refresh_hash = ?');
+/** Revocation: the row a token's selector names, with both current hashes to compare. */
+export const FIND_TOKEN_OWNER = statement('select authorization_id, client_id, access_hash, refresh_hash from signin_authorizations where authorization_id = ?');
 
 export const REVOKE_AUTHORIZATION = statement('update signin_authorizations set revoked_at = ? where authorization_id = ? and revoked_at is null');

@@ -1,4 +1,5 @@
-// Sign-in tables (see migration 0002_signin). Secrets, codes and tokens appear only as SHA-256 hex.
+// Sign-in tables (see migrations 0002_signin and 0007_signin_token_selectors). Secrets, codes and
+// token verifiers appear only as SHA-256 hex.
 import type { Chain } from '../shared/addresses.ts';
 
 export interface SigninAppTable {
@@ -52,14 +53,18 @@ export interface SigninAuthorizationTable {
   /** Absolute end of the token family (first grant + 60 days). */
   expires_at: number | null;
   revoked_at: number | null;
+  /** SHA-256 hex of the current access token's verifier (the token is `<authorization_id>.<verifier>`); not indexed. */
   access_hash: string | null;
   access_scopes: string | null;
   access_expires_at: number | null;
+  /** SHA-256 hex of the current refresh token's verifier; not indexed. */
   refresh_hash: string | null;
   refresh_expires_at: number | null;
 }
 
+/** Primary key (authorization_id, token_hash): a family's rotated refresh tokens are stored together. */
 export interface SigninRotatedTokenTable {
+  /** SHA-256 hex of the rotated refresh token's verifier. */
   token_hash: string;
   authorization_id: string;
   rotated_at: number;

@@ -2,6 +2,12 @@
 // Every validation runs before anything is consumed, so a bad request cannot burn a good code or
 // refresh token; consumption is a conditional UPDATE (… WHERE consumed_at IS NULL) whose row count
 // decides the single winner. A reused code or refresh token revokes its whole authorization.
+//
+// Access and refresh tokens are `<authorization_id>.<verifier>`: the row's primary key as a
+// selector, then 32 fresh random bytes. Only SHA-256(verifier) is stored, in columns without an
+// index; a lookup reads the row by primary key and compares the hashes in constant time. A token
+// whose selector exists but whose verifier does not match is an unknown token: the selector alone
+// (which is no secret) never acts on an authorization.
 import { createHash, randomFillSync } from 'node:crypto';
 import type { AppContext } from '../context.ts';
 import type { Chain } from '../shared/addresses.ts';
@@ -11,7 +17,7 @@ import { clientLists, findAppRowCached, secretMatches, type GrantType, GRANT_TYP
 import { ACCESS_TOKEN_TTL_MS, AUTHORIZATION_MAX_AGE_MS, DEFAULT_ISSUED_AT_WINDOW_MS, REFRESH_TOKEN_TTL_MS } from './lifetimes.ts';
 import { groupTransaction } from './group-commit.ts';
 import { oauthError } from './oauth-errors.ts';
-import { CONSUME_CODE, FIND_ACCESS, FIND_BY_REFRESH, FIND_CODE, FIND_ROTATED, FIND_TOKEN_OWNER, INSERT_ROTATED, REVOKE_AUTHORIZATION, ROTATE } from './sql.ts';
+import { CONSUME_CODE, execute, FIND_ACCESS, FIND_BY_REFRESH, FIND_CODE, FIND_ROTATED, FIND_TOKEN_OWNER, INSERT_ROTATED, REVOKE_AUTHORIZATION, ROTATE } from './sql.ts';
 import { parseList, type SigninAppTable, type SigninAuthorizationTable } from './storage.ts';
 
 export interface TokenRequest {
@@ -98,12 +104,12 @@ const VERIFIER_RE = /^[A-Za-z0-9._~-]{43,128}$/;
 const s256 = (verifier: string) => createHash('sha256').update(verifier, 'ascii').digest('base64url');
 
 async function revokeAuthorization(ctx: AppContext, authorizationId: string, now: number): Promise<void> {
-  await ctx.db.executeQuery(REVOKE_AUTHORIZATION(ctx.dialect, [now, authorizationId]));
+  await execute(ctx, REVOKE_AUTHORIZATION(ctx.dialect, [now, authorizationId]));
 }
 
 const affected = (r: { numAffectedRows?: bigint }) => Number(r.numAffectedRows ?? 0);
 
-/** What FIND_CODE and FIND_BY_REFRESH read. */
+/** What FIND_CODE and FIND_BY_REFRESH read (FIND_BY_REFRESH adds `refresh_hash`). */
 type GrantRow = Pick<
   SigninAuthorizationTable,
   | 'authorization_id'
@@ -139,18 +145,36 @@ function randomTokenHex(bytes: number): string {
   return hex;
 }
 
+/** `<authorization_id: 32 hex>.<verifier: 64 hex>`, lowercase, nothing else. */
+const TOKEN_RE = /^[0-9a-f]{32}\.[0-9a-f]{64}$/;
+const TOKEN_LENGTH = 32 + 1 + 64;
+
 /**
- * A fresh access/refresh pair: the values for the response, the hashes for storage.
- * `accessScopesJson` is the JSON of `accessScopes` when the caller already holds it.
+ * An access or refresh token's selector (the authorization id) and the SHA-256 hex of its verifier,
+ * or null when the token is not exactly of that shape (then it is simply an unknown token).
  */
-function tokenPair(now: number, accessScopes: string[], familyExpiresAt: number, accessScopesJson = JSON.stringify(accessScopes)) {
-  const random = randomTokenHex(64); // both tokens: 32 random bytes each
-  const accessToken = random.slice(0, 64);
-  const refreshToken = random.slice(64);
+function parseToken(token: string): { authorizationId: string; verifierHash: string } | null {
+  if (token.length !== TOKEN_LENGTH || !TOKEN_RE.test(token)) return null;
+  return { authorizationId: token.slice(0, 32), verifierHash: sha256Hex(token.slice(33)) };
+}
+
+/** Whether a presented verifier's hash is the stored one (constant time; a null column matches nothing). */
+const hashMatches = (verifierHash: string, stored: string | null): boolean => stored !== null && safeEqual(verifierHash, stored);
+
+/**
+ * A fresh access/refresh pair for an authorization: the values for the response, the verifier
+ * hashes for storage. `accessScopesJson` is the JSON of `accessScopes` when the caller already holds it.
+ */
+function tokenPair(authorizationId: string, now: number, accessScopes: string[], familyExpiresAt: number, accessScopesJson = JSON.stringify(accessScopes)) {
+  const random = randomTokenHex(64); // both verifiers: 32 random bytes each
+  const accessVerifier = random.slice(0, 64);
+  const refreshVerifier = random.slice(64);
+  const accessToken = `${authorizationId}.${accessVerifier}`;
+  const refreshToken = `${authorizationId}.${refreshVerifier}`;
   const accessExpiresAt = Math.min(now + ACCESS_TOKEN_TTL_MS, familyExpiresAt);
   const refreshExpiresAt = Math.min(now + REFRESH_TOKEN_TTL_MS, familyExpiresAt);
   // column order of CONSUME_CODE / ROTATE: access_hash, access_scopes, access_expires_at, refresh_hash, refresh_expires_at
-  const columns = [sha256Hex(accessToken), accessScopesJson, accessExpiresAt, sha256Hex(refreshToken), refreshExpiresAt];
+  const columns = [sha256Hex(accessVerifier), accessScopesJson, accessExpiresAt, sha256Hex(refreshVerifier), refreshExpiresAt];
   return { columns, accessToken, refreshToken, accessExpiresAt, refreshExpiresAt };
 }
 
@@ -195,7 +219,7 @@ async function exchangeCode(ctx: AppContext, app: SigninAppTable, body: TokenReq
     throw oauthError('invalid_request', 'code_verifier must be 43 to 128 characters from A-Z a-z 0-9 - . _ ~ (RFC 7636 §4.1).');
   }
   const now = ctx.clock.now();
-  const a = (await ctx.db.executeQuery<GrantRow>(FIND_CODE(ctx.dialect, [sha256Hex(body.code)]))).rows[0];
+  const a = (await execute<GrantRow>(ctx, FIND_CODE(ctx.dialect, [sha256Hex(body.code)]))).rows[0];
   if (!a) throw oauthError('invalid_grant', 'Invalid authorization code.');
   if (a.client_id !== app.client_id) throw oauthError('invalid_grant', 'The authorization code was issued to another client.');
   if (a.revoked_at !== null) throw oauthError('invalid_grant', 'The authorization of this code has been revoked.');
@@ -221,8 +245,10 @@ async function exchangeCode(ctx: AppContext, app: SigninAppTable, body: TokenReq
   // Every check passed: consume the code and issue the tokens in one conditional statement.
   const scopes = parseList(a.scopes);
   const familyExpiresAt = now + AUTHORIZATION_MAX_AGE_MS;
-  const t = tokenPair(now, scopes, familyExpiresAt, a.scopes);
-  const consumed = await groupTransaction(ctx, async (tx) => affected(await tx.executeQuery(CONSUME_CODE(ctx.dialect, [now, familyExpiresAt, ...t.columns, a.authorization_id]))));
+  const t = tokenPair(a.authorization_id, now, scopes, familyExpiresAt, a.scopes);
+  const consumed = await groupTransaction(ctx, function* () {
+    return affected(yield CONSUME_CODE(ctx.dialect, [now, familyExpiresAt, ...t.columns, a.authorization_id]));
+  });
   if (consumed !== 1) {
     // RFC 6749 §4.1.2: a second use is denied and the tokens already issued from the code revoked.
     await revokeAuthorization(ctx, a.authorization_id, now);
@@ -234,11 +260,14 @@ async function exchangeCode(ctx: AppContext, app: SigninAppTable, body: TokenReq
 async function refresh(ctx: AppContext, app: SigninAppTable, body: TokenRequest): Promise<TokenResponse> {
   if (!body.refresh_token) throw oauthError('invalid_request', 'refresh_token is required for the refresh_token grant.');
   const now = ctx.clock.now();
-  const hash = sha256Hex(body.refresh_token);
-  const a = (await ctx.db.executeQuery<GrantRow>(FIND_BY_REFRESH(ctx.dialect, [hash]))).rows[0];
-  if (!a) {
-    const rotated = (await ctx.db.executeQuery<{ authorization_id: string; client_id: string }>(FIND_ROTATED(ctx.dialect, [hash]))).rows[0];
-    if (rotated && rotated.client_id === app.client_id) await reuseDetected(ctx, rotated.authorization_id, now);
+  const token = parseToken(body.refresh_token);
+  if (!token) throw oauthError('invalid_grant', 'Invalid refresh token.');
+  const hash = token.verifierHash;
+  const a = (await execute<GrantRow & { refresh_hash: string | null }>(ctx, FIND_BY_REFRESH(ctx.dialect, [token.authorizationId]))).rows[0];
+  if (!a) throw oauthError('invalid_grant', 'Invalid refresh token.');
+  if (!hashMatches(hash, a.refresh_hash)) {
+    // Not the current refresh token: reuse when it is one this family rotated away, else unknown.
+    if (a.client_id === app.client_id && (await isRotated(ctx, a.authorization_id, hash))) await reuseDetected(ctx, a.authorization_id, now);
     throw oauthError('invalid_grant', 'Invalid refresh token.');
   }
   if (a.client_id !== app.client_id) throw oauthError('invalid_grant', 'The refresh token was issued to another client.');
@@ -255,14 +284,19 @@ async function refresh(ctx: AppContext, app: SigninAppTable, body: TokenRequest)
   }
 
   // Rotate: replace the pair only if this refresh token is still the current one, and remember it.
-  const t = tokenPair(now, scopes, familyExpiresAt, scopes === granted ? a.scopes : undefined);
-  const won = await groupTransaction(ctx, async (tx) => {
-    if (affected(await tx.executeQuery(ROTATE(ctx.dialect, [...t.columns, a.authorization_id, hash]))) !== 1) return false;
-    await tx.executeQuery(INSERT_ROTATED(ctx.dialect, [hash, a.authorization_id, now]));
+  const t = tokenPair(a.authorization_id, now, scopes, familyExpiresAt, scopes === granted ? a.scopes : undefined);
+  const won = await groupTransaction(ctx, function* () {
+    if (affected(yield ROTATE(ctx.dialect, [...t.columns, a.authorization_id, hash])) !== 1) return false;
+    yield INSERT_ROTATED(ctx.dialect, [a.authorization_id, hash, now]);
     return true;
   });
   if (!won) await reuseDetected(ctx, a.authorization_id, now);
   return respond(a, t, scopes, now);
+}
+
+/** Whether `verifierHash` is a refresh token of the authorization that was already rotated away. */
+async function isRotated(ctx: AppContext, authorizationId: string, verifierHash: string): Promise<boolean> {
+  return (await execute(ctx, FIND_ROTATED(ctx.dialect, [authorizationId, verifierHash]))).rows.length > 0;
 }
 
 /** RFC 9700 §4.14.2: reuse of a rotated refresh token is treated as theft; the family is revoked. */
@@ -279,11 +313,15 @@ async function reuseDetected(ctx: AppContext, authorizationId: string, now: numb
  * another client's token is left alone.
  */
 export async function revokeToken(ctx: AppContext, token: string, clientId?: string): Promise<void> {
-  const hash = sha256Hex(token);
-  const row =
-    (await ctx.db.executeQuery<{ authorization_id: string; client_id: string }>(FIND_TOKEN_OWNER(ctx.dialect, [hash, hash]))).rows[0] ??
-    (await ctx.db.executeQuery<{ authorization_id: string; client_id: string }>(FIND_ROTATED(ctx.dialect, [hash]))).rows[0];
-  if (!row || (clientId !== undefined && row.client_id !== clientId)) return;
+  const parsed = parseToken(token);
+  if (!parsed) return;
+  type Owner = { authorization_id: string; client_id: string; access_hash: string | null; refresh_hash: string | null };
+  const row = (await execute<Owner>(ctx, FIND_TOKEN_OWNER(ctx.dialect, [parsed.authorizationId]))).rows[0];
+  if (!row) return;
+  // both compared, so the timing does not tell which of the two matched
+  const current = Number(hashMatches(parsed.verifierHash, row.access_hash)) | Number(hashMatches(parsed.verifierHash, row.refresh_hash));
+  if (!current && !(await isRotated(ctx, row.authorization_id, parsed.verifierHash))) return;
+  if (clientId !== undefined && row.client_id !== clientId) return;
   await revokeAuthorization(ctx, row.authorization_id, ctx.clock.now());
 }
 
@@ -302,12 +340,16 @@ interface AccessRow {
   access_scopes: string;
   access_expires_at: number;
   revoked_at: number | null;
+  access_hash: string | null;
 }
 
 /** The live session of an access token, or null for an unknown, expired, replaced or revoked one. */
 export async function lookupAccessToken(ctx: AppContext, token: string): Promise<AccessTokenInfo | null> {
-  const row = (await ctx.db.executeQuery<AccessRow>(FIND_ACCESS(ctx.dialect, [sha256Hex(token)]))).rows[0];
-  if (!row || row.revoked_at !== null || ctx.clock.now() >= row.access_expires_at) return null;
+  const parsed = parseToken(token);
+  if (!parsed) return null;
+  const row = (await execute<AccessRow>(ctx, FIND_ACCESS(ctx.dialect, [parsed.authorizationId]))).rows[0];
+  if (!row || !hashMatches(parsed.verifierHash, row.access_hash)) return null;
+  if (row.revoked_at !== null || ctx.clock.now() >= row.access_expires_at) return null;
   return {
     session: {
       platformAddress: row.platform_address,

@@ -24,8 +24,10 @@ describe('sessions', () => {
     assert.equal(s.address, '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266');
     assert.equal(s.platformAddress, testAccount(key).platformAddress);
     assert.match(s.platformAddress, /^bb1/);
-    assert.match(s.accessToken, /^[0-9a-f]{64}$/);
-    assert.match(s.refreshToken, /^[0-9a-f]{64}$/);
+    // selector.verifier: the authorization id (32 hex), then 32 random bytes (64 hex)
+    assert.match(s.accessToken, /^[0-9a-f]{32}\.[0-9a-f]{64}$/);
+    assert.match(s.refreshToken, /^[0-9a-f]{32}\.[0-9a-f]{64}$/);
+    assert.equal(s.accessToken.split('.')[0], s.refreshToken.split('.')[0], 'one authorization, one selector');
     assert.notEqual(s.accessToken, s.refreshToken);
 
     const me = await t.request('GET', '/api/v0/test/whoami', { token: s.accessToken });

@@ -235,8 +235,8 @@ describe('token endpoint: authorization_code', () => {
       // the winner's tokens are the ones stored; the losers' reuse revoked them (RFC 6749 §4.1.2)
       const row = await t.ctx.db.selectFrom('signin_authorizations').selectAll().where('code_hash', '=', sha256Hex(code)).executeTakeFirstOrThrow();
       const winner = results.find((r) => r.statusCode === 200)!.json();
-      assert.equal(row.access_hash, sha256Hex(winner.access_token));
-      assert.equal(row.refresh_hash, sha256Hex(winner.refresh_token));
+      assert.equal(row.access_hash, sha256Hex(winner.access_token.split('.')[1]));
+      assert.equal(row.refresh_hash, sha256Hex(winner.refresh_token.split('.')[1]));
       assert.notEqual(row.revoked_at, null);
     });
   }

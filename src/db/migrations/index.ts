@@ -7,6 +7,7 @@ import * as m0003 from './0003_claims.ts';
 import * as m0002 from './0002_signin.ts';
 import * as m0004 from './0004_stores.ts';
 import * as m0006 from './0006_swap.ts';
+import * as m0007 from './0007_signin_token_selectors.ts';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -14,14 +15,20 @@ const migrations: Record<string, Migration> = {
   '0002_signin': m0002,
   '0004_stores': m0004,
   '0006_swap': m0006,
+  '0007_signin_token_selectors': m0007,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
 /** `schema`: the PostgreSQL schema of DATABASE_URL, so Kysely's bookkeeping tables live beside ours. */
 export async function migrateToLatest(db: Kysely<any>, schema?: string): Promise<string[]> {
+  return migrateTo(db, undefined, schema);
+}
+
+/** Applies (or reverts) migrations up to and including `target` (all: undefined); for tests of a migration. */
+export async function migrateTo(db: Kysely<any>, target: string | undefined, schema?: string): Promise<string[]> {
   const migrator = new Migrator({ db, provider, ...(schema ? { migrationTableSchema: schema } : {}) });
-  const { error, results } = await migrator.migrateToLatest();
+  const { error, results } = target === undefined ? await migrator.migrateToLatest() : await migrator.migrateTo(target);
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
