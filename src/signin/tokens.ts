@@ -15,8 +15,9 @@ import { safeEqual, sha256Hex } from '../shared/crypto.ts';
 import type { Session } from '../shared/session.ts';
 import { clientLists, findAppRowCached, secretMatches, type GrantType, GRANT_TYPES } from './apps.ts';
 import { ACCESS_TOKEN_TTL_MS, AUTHORIZATION_MAX_AGE_MS, DEFAULT_ISSUED_AT_WINDOW_MS, REFRESH_TOKEN_TTL_MS } from './lifetimes.ts';
-import { groupTransaction } from './group-commit.ts';
+import { groupTransaction, type Program } from './group-commit.ts';
 import { oauthError } from './oauth-errors.ts';
+import type { ApiError } from '../shared/errors.ts';
 import { CONSUME_CODE, execute, FIND_ACCESS, FIND_BY_REFRESH, FIND_CODE, FIND_ROTATED, FIND_TOKEN_OWNER, INSERT_ROTATED, REVOKE_AUTHORIZATION, ROTATE } from './sql.ts';
 import { parseList, type SigninAppTable, type SigninAuthorizationTable } from './storage.ts';
 
@@ -178,6 +179,8 @@ function tokenPair(authorizationId: string, now: number, accessScopes: string[],
   return { columns, accessToken, refreshToken, accessExpiresAt, refreshExpiresAt };
 }
 
+type TokenPair = ReturnType<typeof tokenPair>;
+
 function respond(
   a: { address: string; chain: Chain; platform_address: string },
   t: ReturnType<typeof tokenPair>,
@@ -211,6 +214,31 @@ export async function tokenEndpoint(ctx: AppContext, body: TokenRequest, authori
   return body.grant_type === 'authorization_code' ? exchangeCode(ctx, app, body) : refresh(ctx, app, body);
 }
 
+/** Why a code cannot be exchanged by this request, or null when every check passes. */
+function codeProblem(a: GrantRow, app: SigninAppTable, body: TokenRequest, now: number, window: number): ApiError | null {
+  if (a.client_id !== app.client_id) return oauthError('invalid_grant', 'The authorization code was issued to another client.');
+  if (a.revoked_at !== null) return oauthError('invalid_grant', 'The authorization of this code has been revoked.');
+  if (now >= a.code_expires_at) return oauthError('invalid_grant', 'The authorization code has expired.');
+  if (window > 0 && now - a.created_at > window) {
+    return oauthError('invalid_grant', `Not recent enough. The code was issued at ${new Date(a.created_at).toISOString()}, outside options.issuedAtTimeWindowMs (${window} ms).`);
+  }
+  if (a.redirect_uri !== null) {
+    if (body.redirect_uri === undefined) return oauthError('invalid_request', 'redirect_uri is required: the code was issued with one.');
+    if (body.redirect_uri !== a.redirect_uri) return oauthError('invalid_grant', 'redirect_uri does not match the one of the authorization request.');
+    if (!clientLists(app).redirectUris.includes(a.redirect_uri)) return oauthError('invalid_grant', 'redirect_uri is no longer registered for this client.');
+  } else if (body.redirect_uri !== undefined) {
+    return oauthError('invalid_grant', 'redirect_uri was not part of the authorization request.');
+  }
+  // PKCE (RFC 7636 §4.6; RFC 9700 §2.1.1: a verifier for a code without a challenge is a downgrade).
+  if (a.code_challenge !== null) {
+    if (body.code_verifier === undefined) return oauthError('invalid_grant', 'code_verifier is required: the authorization request used PKCE.');
+    if (!safeEqual(s256(body.code_verifier), a.code_challenge)) return oauthError('invalid_grant', 'code_verifier does not match the code_challenge.');
+  } else if (body.code_verifier !== undefined) {
+    return oauthError('invalid_grant', 'code_verifier was provided but the authorization request had no code_challenge.');
+  }
+  return null;
+}
+
 async function exchangeCode(ctx: AppContext, app: SigninAppTable, body: TokenRequest): Promise<TokenResponse> {
   if (!body.code) throw oauthError('invalid_request', 'code is required for the authorization_code grant.');
   const window = body.options?.issuedAtTimeWindowMs ?? DEFAULT_ISSUED_AT_WINDOW_MS;
@@ -219,43 +247,31 @@ async function exchangeCode(ctx: AppContext, app: SigninAppTable, body: TokenReq
     throw oauthError('invalid_request', 'code_verifier must be 43 to 128 characters from A-Z a-z 0-9 - . _ ~ (RFC 7636 §4.1).');
   }
   const now = ctx.clock.now();
-  const a = (await execute<GrantRow>(ctx, FIND_CODE(ctx.dialect, [sha256Hex(body.code)]))).rows[0];
-  if (!a) throw oauthError('invalid_grant', 'Invalid authorization code.');
-  if (a.client_id !== app.client_id) throw oauthError('invalid_grant', 'The authorization code was issued to another client.');
-  if (a.revoked_at !== null) throw oauthError('invalid_grant', 'The authorization of this code has been revoked.');
-  if (now >= a.code_expires_at) throw oauthError('invalid_grant', 'The authorization code has expired.');
-  if (window > 0 && now - a.created_at > window) {
-    throw oauthError('invalid_grant', `Not recent enough. The code was issued at ${new Date(a.created_at).toISOString()}, outside options.issuedAtTimeWindowMs (${window} ms).`);
-  }
-  if (a.redirect_uri !== null) {
-    if (body.redirect_uri === undefined) throw oauthError('invalid_request', 'redirect_uri is required: the code was issued with one.');
-    if (body.redirect_uri !== a.redirect_uri) throw oauthError('invalid_grant', 'redirect_uri does not match the one of the authorization request.');
-    if (!clientLists(app).redirectUris.includes(a.redirect_uri)) throw oauthError('invalid_grant', 'redirect_uri is no longer registered for this client.');
-  } else if (body.redirect_uri !== undefined) {
-    throw oauthError('invalid_grant', 'redirect_uri was not part of the authorization request.');
-  }
-  // PKCE (RFC 7636 §4.6; RFC 9700 §2.1.1: a verifier for a code without a challenge is a downgrade).
-  if (a.code_challenge !== null) {
-    if (body.code_verifier === undefined) throw oauthError('invalid_grant', 'code_verifier is required: the authorization request used PKCE.');
-    if (!safeEqual(s256(body.code_verifier), a.code_challenge)) throw oauthError('invalid_grant', 'code_verifier does not match the code_challenge.');
-  } else if (body.code_verifier !== undefined) {
-    throw oauthError('invalid_grant', 'code_verifier was provided but the authorization request had no code_challenge.');
-  }
-
-  // Every check passed: consume the code and issue the tokens in one conditional statement.
-  const scopes = parseList(a.scopes);
-  const familyExpiresAt = now + AUTHORIZATION_MAX_AGE_MS;
-  const t = tokenPair(a.authorization_id, now, scopes, familyExpiresAt, a.scopes);
-  const consumed = await groupTransaction(ctx, function* () {
-    return affected(yield CONSUME_CODE(ctx.dialect, [now, familyExpiresAt, ...t.columns, a.authorization_id]));
+  const codeHash = sha256Hex(body.code);
+  // Read, check and consume in one transaction (shared with concurrent exchanges on SQLite): every
+  // check runs before anything is written, so a bad request cannot burn a good code, and the
+  // conditional UPDATE decides the single winner among concurrent exchanges of one code.
+  const outcome = await groupTransaction(ctx, function* (): Program<{ problem: ApiError } | { a: GrantRow; t: TokenPair; scopes: string[] }> {
+    const a = (yield FIND_CODE(ctx.dialect, [codeHash])).rows[0] as GrantRow | undefined;
+    if (!a) return { problem: oauthError('invalid_grant', 'Invalid authorization code.') };
+    const problem = codeProblem(a, app, body, now, window);
+    if (problem) return { problem };
+    const scopes = parseList(a.scopes);
+    const familyExpiresAt = now + AUTHORIZATION_MAX_AGE_MS;
+    const t = tokenPair(a.authorization_id, now, scopes, familyExpiresAt, a.scopes);
+    if (affected(yield CONSUME_CODE(ctx.dialect, [now, familyExpiresAt, ...t.columns, a.authorization_id])) !== 1) {
+      // RFC 6749 §4.1.2: a second use is denied and the tokens already issued from the code revoked.
+      yield REVOKE_AUTHORIZATION(ctx.dialect, [now, a.authorization_id]);
+      return { problem: oauthError('invalid_grant', 'The authorization code has already been used; its tokens have been revoked.') };
+    }
+    return { a, t, scopes };
   });
-  if (consumed !== 1) {
-    // RFC 6749 §4.1.2: a second use is denied and the tokens already issued from the code revoked.
-    await revokeAuthorization(ctx, a.authorization_id, now);
-    throw oauthError('invalid_grant', 'The authorization code has already been used; its tokens have been revoked.');
-  }
-  return respond(a, t, scopes, now);
+  if ('problem' in outcome) throw outcome.problem;
+  return respond(outcome.a, outcome.t, outcome.scopes, now);
 }
+
+type RefreshRow = GrantRow & { refresh_hash: string | null };
+const REUSED_REFRESH = 'The refresh token has already been used; the authorization has been revoked.';
 
 async function refresh(ctx: AppContext, app: SigninAppTable, body: TokenRequest): Promise<TokenResponse> {
   if (!body.refresh_token) throw oauthError('invalid_request', 'refresh_token is required for the refresh_token grant.');
@@ -263,46 +279,44 @@ async function refresh(ctx: AppContext, app: SigninAppTable, body: TokenRequest)
   const token = parseToken(body.refresh_token);
   if (!token) throw oauthError('invalid_grant', 'Invalid refresh token.');
   const hash = token.verifierHash;
-  const a = (await execute<GrantRow & { refresh_hash: string | null }>(ctx, FIND_BY_REFRESH(ctx.dialect, [token.authorizationId]))).rows[0];
-  if (!a) throw oauthError('invalid_grant', 'Invalid refresh token.');
-  if (!hashMatches(hash, a.refresh_hash)) {
-    // Not the current refresh token: reuse when it is one this family rotated away, else unknown.
-    if (a.client_id === app.client_id && (await isRotated(ctx, a.authorization_id, hash))) await reuseDetected(ctx, a.authorization_id, now);
-    throw oauthError('invalid_grant', 'Invalid refresh token.');
-  }
-  if (a.client_id !== app.client_id) throw oauthError('invalid_grant', 'The refresh token was issued to another client.');
-  if (a.revoked_at !== null) throw oauthError('invalid_grant', 'The authorization of this refresh token has been revoked.');
-  const familyExpiresAt = a.expires_at ?? 0;
-  if (now >= (a.refresh_expires_at ?? 0) || now >= familyExpiresAt) throw oauthError('invalid_grant', 'The refresh token has expired.');
-  const granted = parseList(a.scopes);
-  let scopes = granted;
-  if (body.scope !== undefined) {
-    const requested = [...new Set(body.scope.split(/[\s,]+/).filter(Boolean))];
-    const extra = requested.filter((s) => !granted.includes(s));
-    if (extra.length) throw oauthError('invalid_scope', `The refresh token was not granted the scope(s): ${extra.join(', ')}.`);
-    scopes = requested;
-  }
-
-  // Rotate: replace the pair only if this refresh token is still the current one, and remember it.
-  const t = tokenPair(a.authorization_id, now, scopes, familyExpiresAt, scopes === granted ? a.scopes : undefined);
-  const won = await groupTransaction(ctx, function* () {
-    if (affected(yield ROTATE(ctx.dialect, [...t.columns, a.authorization_id, hash])) !== 1) return false;
+  const requested = body.scope === undefined ? null : [...new Set(body.scope.split(/[\s,]+/).filter(Boolean))];
+  // Read, check and rotate in one transaction, as for codes: only the caller presenting the current
+  // refresh token replaces it (conditional UPDATE), and the replaced one is remembered.
+  const outcome = await groupTransaction(ctx, function* (): Program<{ problem: ApiError } | { a: RefreshRow; t: TokenPair; scopes: string[] }> {
+    const a = (yield FIND_BY_REFRESH(ctx.dialect, [token.authorizationId])).rows[0] as RefreshRow | undefined;
+    if (!a) return { problem: oauthError('invalid_grant', 'Invalid refresh token.') };
+    if (!hashMatches(hash, a.refresh_hash)) {
+      // Not the current refresh token: reuse when it is one this family rotated away (RFC 9700
+      // §4.14.2: treated as theft, the family is revoked), else an unknown token.
+      if (a.client_id === app.client_id && (yield FIND_ROTATED(ctx.dialect, [a.authorization_id, hash])).rows.length > 0) {
+        yield REVOKE_AUTHORIZATION(ctx.dialect, [now, a.authorization_id]);
+        return { problem: oauthError('invalid_grant', REUSED_REFRESH) };
+      }
+      return { problem: oauthError('invalid_grant', 'Invalid refresh token.') };
+    }
+    if (a.client_id !== app.client_id) return { problem: oauthError('invalid_grant', 'The refresh token was issued to another client.') };
+    if (a.revoked_at !== null) return { problem: oauthError('invalid_grant', 'The authorization of this refresh token has been revoked.') };
+    const familyExpiresAt = a.expires_at ?? 0;
+    if (now >= (a.refresh_expires_at ?? 0) || now >= familyExpiresAt) return { problem: oauthError('invalid_grant', 'The refresh token has expired.') };
+    const granted = parseList(a.scopes);
+    const extra = requested?.filter((s) => !granted.includes(s)) ?? [];
+    if (extra.length) return { problem: oauthError('invalid_scope', `The refresh token was not granted the scope(s): ${extra.join(', ')}.`) };
+    const scopes = requested ?? granted;
+    const t = tokenPair(a.authorization_id, now, scopes, familyExpiresAt, requested === null ? a.scopes : undefined);
+    if (affected(yield ROTATE(ctx.dialect, [...t.columns, a.authorization_id, hash])) !== 1) {
+      yield REVOKE_AUTHORIZATION(ctx.dialect, [now, a.authorization_id]);
+      return { problem: oauthError('invalid_grant', REUSED_REFRESH) };
+    }
     yield INSERT_ROTATED(ctx.dialect, [a.authorization_id, hash, now]);
-    return true;
+    return { a, t, scopes };
   });
-  if (!won) await reuseDetected(ctx, a.authorization_id, now);
-  return respond(a, t, scopes, now);
+  if ('problem' in outcome) throw outcome.problem;
+  return respond(outcome.a, outcome.t, outcome.scopes, now);
 }
 
 /** Whether `verifierHash` is a refresh token of the authorization that was already rotated away. */
 async function isRotated(ctx: AppContext, authorizationId: string, verifierHash: string): Promise<boolean> {
   return (await execute(ctx, FIND_ROTATED(ctx.dialect, [authorizationId, verifierHash]))).rows.length > 0;
-}
-
-/** RFC 9700 §4.14.2: reuse of a rotated refresh token is treated as theft; the family is revoked. */
-async function reuseDetected(ctx: AppContext, authorizationId: string, now: number): Promise<never> {
-  await revokeAuthorization(ctx, authorizationId, now);
-  throw oauthError('invalid_grant', 'The refresh token has already been used; the authorization has been revoked.');
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -185,10 +185,15 @@ describe('reliability: several processes on one database', { timeout: 180_000 },
     // kill the worker twice while it is busy and completes keep arriving
     const queuedAtKill: boolean[] = [];
     for (const threshold of [50, 300]) {
+      // wait until the worker has resolved `threshold` attempts and others are waiting for it: the
+      // kill must hit a busy worker (a fast worker can drain the queue between two arrivals)
+      const deadline = Date.now() + 30_000;
       for (;;) {
-        const done = await t.ctx.db.selectFrom('claim_attempts').select('seq').where('claim_id', '=', claimId).where('status', '!=', 'queued').limit(threshold + 10).execute();
-        if (done.length >= threshold) break;
-        await new Promise((r) => setTimeout(r, 5));
+        const statuses = await t.ctx.db.selectFrom('claim_attempts').select('status').where('claim_id', '=', claimId).execute();
+        const done = statuses.filter((r) => r.status !== 'queued').length;
+        if (done >= threshold && done < statuses.length) break;
+        assert.ok(Date.now() < deadline, `no moment with ${threshold} attempts resolved and others queued within 30 s`);
+        await new Promise((r) => setTimeout(r, 2));
       }
       await worker.kill('SIGKILL');
       killed = true;
