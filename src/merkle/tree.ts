@@ -82,14 +82,25 @@ function buildLookup(leaves: Uint8Array, leafCount: number): Int32Array {
   return table;
 }
 
+function assertLeafCount(leafCount: number): void {
+  if (!Number.isInteger(leafCount) || leafCount < 0 || leafCount > MAX_LEAVES) {
+    throw new RangeError(`A merkle tree holds 0 to ${MAX_LEAVES} leaves (got ${leafCount})`);
+  }
+}
+
+/** The tree over finished layers (layers[0]: the padded leaves), with its leaf index. */
+function finishTree(layers: Uint8Array[], leafCount: number): MerkleTree {
+  const lookup = buildLookup(layers[0], leafCount);
+  const byteSize = layers.reduce((n, l) => n + l.byteLength, lookup.byteLength);
+  return { leafCount, depth: layers.length - 1, layers, lookup, byteSize };
+}
+
 /**
  * The build as resumable steps: it yields after every `slice` units of work so the async driver
  * can let other requests run while a large tree is built.
  */
 function* buildSteps(leafCount: number, fill: LeafFiller, slice: number): Generator<void, MerkleTree> {
-  if (!Number.isInteger(leafCount) || leafCount < 0 || leafCount > MAX_LEAVES) {
-    throw new RangeError(`A merkle tree holds 0 to ${MAX_LEAVES} leaves (got ${leafCount})`);
-  }
+  assertLeafCount(leafCount);
   const size = paddedSize(leafCount);
   const leaves = new Uint8Array(size * NODE_BYTES);
   const hasher = new TreeHasher();
@@ -111,9 +122,7 @@ function* buildSteps(leafCount: number, fill: LeafFiller, slice: number): Genera
     }
     layers.push(above);
   }
-  const lookup = buildLookup(leaves, leafCount);
-  const byteSize = layers.reduce((n, l) => n + l.byteLength, lookup.byteLength);
-  return { leafCount, depth: layers.length - 1, layers, lookup, byteSize };
+  return finishTree(layers, leafCount);
 }
 
 /**
@@ -149,9 +158,7 @@ export const PARALLEL_MIN_LEAVES = 16_384;
  */
 export async function buildTreeParallel(leafCount: number, source: LeafSource, pool: BuildPool): Promise<MerkleTree> {
   if (pool.threads === 0 || leafCount < PARALLEL_MIN_LEAVES) return buildTreeAsync(leafCount, leafFiller(source));
-  if (!Number.isInteger(leafCount) || leafCount > MAX_LEAVES) {
-    throw new RangeError(`A merkle tree holds 0 to ${MAX_LEAVES} leaves (got ${leafCount})`);
-  }
+  assertLeafCount(leafCount);
   const size = paddedSize(leafCount);
   const layers: Uint8Array[] = [];
   for (let nodes = size; nodes >= 1; nodes /= 2) layers.push(new Uint8Array(new SharedArrayBuffer(nodes * NODE_BYTES)));
@@ -167,9 +174,7 @@ export async function buildTreeParallel(leafCount: number, source: LeafSource, p
   await Promise.all(tasks);
   const hasher = new TreeHasher();
   for (let level = chunkLevels; level < layers.length - 1; level++) hasher.hashPairs(layers[level], layers[level + 1], 0, size >>> (level + 1));
-  const lookup = buildLookup(layers[0], leafCount);
-  const byteSize = layers.reduce((n, l) => n + l.byteLength, lookup.byteLength);
-  return { leafCount, depth: layers.length - 1, layers, lookup, byteSize };
+  return finishTree(layers, leafCount);
 }
 
 /** Builds synchronously (tests, benchmarks, small trees). */
