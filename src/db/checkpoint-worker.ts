@@ -9,10 +9,14 @@ db.pragma('busy_timeout = 1000');
 // PASSIVE: copy what can be copied without waiting on readers or the writer.
 const checkpoint = db.prepare('pragma wal_checkpoint(PASSIVE)');
 
+let last = '';
 function run(): void {
   try {
     const r = checkpoint.get() as { busy: number; log: number; checkpointed: number };
-    parentPort!.postMessage({ log: r.log, checkpointed: r.checkpointed });
+    // report changes only: an idle service's main thread is not woken ten times a second
+    const now = `${r.log}/${r.checkpointed}`;
+    if (now !== last) parentPort!.postMessage({ log: r.log, checkpointed: r.checkpointed });
+    last = now;
   } catch {
     // locked by another process's checkpoint or a schema change: the next tick copies the rest
   }

@@ -13,10 +13,8 @@ export const BACKSTOP_PAGES = 10_000;
 const WORKER_URL = new URL('./checkpoint-worker.ts', import.meta.url);
 
 export interface Checkpointer {
-  /** Frames in the WAL and frames copied back at the last background checkpoint. */
+  /** Frames in the WAL and frames copied back, as of the thread's last checkpoint that changed them. */
   readonly last: { log: number; checkpointed: number } | null;
-  /** Checkpoints completed by the thread so far. */
-  readonly runs: number;
   /** Whether the thread is running (false after stop() or if it died). */
   readonly running: boolean;
   /** The thread (tests stop it abruptly to show the backstop holds). */
@@ -29,12 +27,10 @@ export function startCheckpointer(database: SQLite.Database, file: string, inter
   const worker = new Worker(WORKER_URL, { workerData: { file, intervalMs } });
   worker.unref();
   let last: Checkpointer['last'] = null;
-  let runs = 0;
   let running = true;
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
   worker.on('message', (m: { log: number; checkpointed: number }) => {
     last = m;
-    runs++;
   });
   worker.on('error', () => {}); // the backstop takes over; 'exit' follows
   void exited.then(() => {
@@ -45,9 +41,6 @@ export function startCheckpointer(database: SQLite.Database, file: string, inter
   return {
     get last() {
       return last;
-    },
-    get runs() {
-      return runs;
     },
     get running() {
       return running;
