@@ -8,7 +8,7 @@ import { startApp, type TestApp } from '../helpers/app.ts';
 import type { SignedIn } from '../helpers/signin.ts';
 import { drainQueue } from '../../src/claims/queue.ts';
 import { claimCode } from '../../src/claims/onchain.ts';
-import { attempt, createClaim, getClaim, manager, newClaimId, numUses, randomAddress, status } from './helpers.ts';
+import { attempt, claimWithPlugins, getClaim, manager, newClaimId, numUses, randomAddress, status } from './helpers.ts';
 
 describe('claims engine', () => {
   let t: TestApp;
@@ -19,11 +19,7 @@ describe('claims engine', () => {
   });
   after(() => t.close());
 
-  async function claimWith(plugins: unknown[], extra: Record<string, unknown> = {}): Promise<string> {
-    const claimId = newClaimId();
-    await createClaim(t, m.accessToken, { claimId, plugins, ...extra });
-    return claimId;
-  }
+  const claimWith = (plugins: unknown[], extra: Record<string, unknown> = {}) => claimWithPlugins(t, m.accessToken, plugins, extra);
   async function update(claim: Record<string, unknown>) {
     const res = await t.request('PUT', '/api/v0/claims', { token: m.accessToken, body: { claims: [claim] } });
     assert.equal(res.statusCode, 200, res.body);

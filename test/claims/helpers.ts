@@ -30,6 +30,13 @@ export async function createClaim(t: TestApp, token: string, claim: Record<strin
   assert.equal(res.statusCode, 200, res.body);
 }
 
+/** Creates a claim of these plugins (plus any other claim fields) over HTTP; returns its new id. */
+export async function claimWithPlugins(t: TestApp, token: string, plugins: unknown[], extra: Record<string, unknown> = {}): Promise<string> {
+  const claimId = newClaimId();
+  await createClaim(t, token, { claimId, plugins, ...extra });
+  return claimId;
+}
+
 export async function getClaim(t: TestApp, claimId: string, query = '', token?: string) {
   const res = await t.request('GET', `/api/v0/claim/${claimId}${query ? `?${query}` : ''}`, token ? { token } : {});
   assert.equal(res.statusCode, 200, res.body);

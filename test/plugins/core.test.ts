@@ -8,7 +8,7 @@ import { signIn, type SignedIn } from '../helpers/signin.ts';
 import { ManualClock } from '../../src/shared/clock.ts';
 import { claimCode } from '../../src/claims/onchain.ts';
 import { nullAddress, parseAddress } from '../../src/shared/addresses.ts';
-import { attempt, completeAndWait, createClaim, getClaim, manager, newClaimId, numUses, randomAddress } from '../claims/helpers.ts';
+import { attempt, claimWithPlugins, completeAndWait, createClaim, getClaim, manager, newClaimId, numUses, randomAddress } from '../claims/helpers.ts';
 
 describe('core plugins', () => {
   let t: TestApp;
@@ -21,11 +21,7 @@ describe('core plugins', () => {
   });
   after(() => t.close());
 
-  async function claimWith(plugins: unknown[], extra: Record<string, unknown> = {}): Promise<string> {
-    const claimId = newClaimId();
-    await createClaim(t, m.accessToken, { claimId, plugins, ...extra });
-    return claimId;
-  }
+  const claimWith = (plugins: unknown[], extra: Record<string, unknown> = {}) => claimWithPlugins(t, m.accessToken, plugins, extra);
 
   async function fails(claimId: string, address: string, body: Record<string, unknown>, error: string, statusCode = 400, token?: string) {
     for (const kind of ['simulate', 'complete'] as const) {
