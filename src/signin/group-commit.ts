@@ -30,15 +30,10 @@ async function runAsync<T>(program: Program<T>, tx: Tx): Promise<T> {
   return step.value;
 }
 
-/** Runs a program in its own Kysely transaction. */
-function runInTransaction<T>(db: DB, program: () => Program<T>): Promise<T> {
-  return db.transaction().execute((tx) => runAsync(program(), tx));
-}
-
-/** One job alone: the fast path when the connection is free, else Kysely. */
-async function runAlone<T>(ctx: AppContext, program: () => Program<T>): Promise<T> {
+/** Runs a program in one transaction: SQLite's fast path when the connection is free, else Kysely. */
+async function runTransaction<T>(ctx: AppContext, program: () => Program<T>): Promise<T> {
   const fast = ctx.sqlite?.transaction((run) => runSync(program(), run));
-  return fast ? fast.value : runInTransaction(ctx.db, program);
+  return fast ? fast.value : ctx.db.transaction().execute((tx) => runAsync(program(), tx));
 }
 
 const queues = new WeakMap<DB, { jobs: Job<unknown>[]; scheduled: boolean }>();
@@ -50,19 +45,16 @@ async function flush(ctx: AppContext): Promise<void> {
   q.scheduled = false;
   let results: unknown[];
   try {
-    const all = () => jobs.map((job) => job.program());
-    const fast = ctx.sqlite?.transaction((run) => all().map((p) => runSync(p, run)));
-    results = fast
-      ? fast.value
-      : await ctx.db.transaction().execute(async (tx) => {
-          const out: unknown[] = [];
-          for (const p of all()) out.push(await runAsync(p, tx));
-          return out;
-        });
+    // the batch is itself a program: each job's statements in turn, in one transaction
+    results = await runTransaction(ctx, function* () {
+      const out: unknown[] = [];
+      for (const job of jobs) out.push(yield* job.program());
+      return out;
+    });
   } catch {
     for (const job of jobs) {
       try {
-        job.resolve(await runAlone(ctx, job.program));
+        job.resolve(await runTransaction(ctx, job.program));
       } catch (err) {
         job.reject(err);
       }
@@ -74,7 +66,7 @@ async function flush(ctx: AppContext): Promise<void> {
 
 /** Runs `program` in a transaction, sharing the commit with concurrent callers on SQLite. It may run twice (retried alone). */
 export function groupTransaction<T>(ctx: AppContext, program: () => Program<T>): Promise<T> {
-  if (ctx.dialect !== 'sqlite') return runInTransaction(ctx.db, program);
+  if (ctx.dialect !== 'sqlite') return runTransaction(ctx, program);
   let q = queues.get(ctx.db);
   if (!q) queues.set(ctx.db, (q = { jobs: [], scheduled: false }));
   const queue = q;
