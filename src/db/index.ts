@@ -93,10 +93,11 @@ function sqliteFastPath(database: SQLite.Database, statements: { prepare(sql: st
   const begin = database.prepare('begin immediate');
   const commit = database.prepare('commit');
   const rollback = database.prepare('rollback');
+  const busy = () => driver.held || database.inTransaction;
   return {
-    run: (query) => (driver.held || database.inTransaction ? null : execute(query)),
+    run: (query) => (busy() ? null : execute(query)),
     transaction(fn) {
-      if (driver.held || database.inTransaction) return null;
+      if (busy()) return null;
       begin.run();
       try {
         const value = fn(execute);
