@@ -88,11 +88,6 @@ export function liveClaimQuery(db: Db, now: number) {
     .where((eb) => eb.or([eb('test_expires_at', 'is', null), eb('test_expires_at', '>', now)]));
 }
 
-export async function readInstanceState(db: Db, claimId: string, instanceId: string): Promise<Array<{ key: string; value: unknown }>> {
-  const rows = await db.selectFrom('claim_state').select(['key', 'value']).where('claim_id', '=', claimId).where('instance_id', '=', instanceId).execute();
-  return rows.map((r) => ({ key: r.key, value: JSON.parse(r.value) as unknown }));
-}
-
 export async function readStateValue(db: Db, claimId: string, instanceId: string, key: string): Promise<unknown> {
   const row = await db.selectFrom('claim_state').select('value').where('claim_id', '=', claimId).where('instance_id', '=', instanceId).where('key', '=', key).executeTakeFirst();
   return row ? (JSON.parse(row.value) as unknown) : undefined;

@@ -204,9 +204,3 @@ export async function openPostgres(databaseUrl: string, poolSize = 10): Promise<
 export async function openStorage(config: { databaseUrl: string | null; dataDir: string }, opts: StorageOptions = {}): Promise<Storage> {
   return config.databaseUrl ? openPostgres(config.databaseUrl) : openSqlite(config.dataDir, undefined, opts);
 }
-
-/** Whether an error is a unique-constraint violation, on either dialect. */
-export function isUniqueViolation(err: unknown): boolean {
-  const e = err as { code?: string; message?: string };
-  return e?.code === '23505' || e?.code === 'SQLITE_CONSTRAINT_UNIQUE' || e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
-}

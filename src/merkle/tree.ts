@@ -201,11 +201,6 @@ export function rootHex(tree: MerkleTree): string {
   return tree.leafCount === 0 ? '' : nodeHex(tree.layers[tree.depth], 0);
 }
 
-/** Leaf at `index` as lowercase hex. */
-export function leafHex(tree: MerkleTree, index: number): string {
-  return nodeHex(tree.layers[0], index);
-}
-
 /** Siblings from the leaf up: `onRight` when the sibling is the right-hand input of the parent. */
 export function proofPath(tree: MerkleTree, leafIndex: number): ProofStep[] {
   const proof: ProofStep[] = [];

@@ -27,7 +27,5 @@ registerPlugin(anonymous);
 
 export const findPlugin = (pluginId: string): AnyClaimPlugin | undefined => plugins.get(pluginId);
 
-export const CORE_PLUGIN_IDS = ['numUses', 'codes', 'password', 'transferTimes', 'initiatedBy', 'whitelist', 'halt', 'anonymous'] as const;
-
 /** Usable on an on-demand claim (no numUses): stateless, no user input, no session. */
 export const onDemandCompatible = (p: AnyClaimPlugin): boolean => !p.stateful && !p.requiresUserInput && !p.requiresSession;
