@@ -12,6 +12,7 @@ import { registerApiKeyGate } from './api-keys/gate.ts';
 import { capabilities } from './capabilities.ts';
 import type { AppContext } from './context.ts';
 import { ApiError } from './shared/errors.ts';
+import { startLoops } from './worker/runtime.ts';
 import { ErrorResponse } from './shared/schemas.ts';
 
 export type App = FastifyInstance;
@@ -126,5 +127,7 @@ export async function buildApp(ctx: AppContext, { extend, ...opts }: BuildOption
   for (const capability of capabilities) await capability.register(app, ctx);
   await extend?.(app);
   await app.ready();
+  // serve runs the background loops in-process unless RUN_WORKER=false (then `platform worker` runs them)
+  if (ctx.config.runWorker) await startLoops(ctx);
   return app;
 }

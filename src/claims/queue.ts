@@ -402,9 +402,3 @@ export async function drainQueue(ctx: AppContext, opts: WorkerOptions = {}): Pro
     }
   }
 }
-
-export function startWorker(ctx: AppContext, opts: WorkerOptions = {}): ClaimWorker {
-  const worker = new ClaimWorker(ctx, opts).start();
-  ctx.onClose.push(() => worker.stop());
-  return worker;
-}

@@ -16,7 +16,6 @@ import { getSession, requireSession } from '../shared/session.ts';
 import { attemptClaim, attemptStatus, listAttempts, successOf, type AttemptBody as AttemptBodyType } from './attempts.ts';
 import { createClaims, deleteClaims, updateClaims, type ClaimInput } from './documents.ts';
 import { getClaimDocument, searchClaims } from './read.ts';
-import { startWorker } from './queue.ts';
 import {
   AttemptBody,
   AttemptIdParams,
@@ -238,6 +237,5 @@ export const claims: Capability = {
       },
     );
 
-    if (ctx.config.runWorker) startWorker(ctx);
   },
 };

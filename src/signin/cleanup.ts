@@ -39,12 +39,3 @@ export async function sweepSignin(ctx: AppContext, now = ctx.clock.now()): Promi
     };
   });
 }
-
-/** Starts the periodic sweep; stopped on close. */
-export function startSweeper(ctx: AppContext): void {
-  const timer = setInterval(() => {
-    sweepSignin(ctx).catch((err) => ctx.log.warn({ err }, 'sign-in sweep failed'));
-  }, SWEEP_INTERVAL_MS);
-  timer.unref();
-  ctx.onClose.push(() => clearInterval(timer));
-}

@@ -9,7 +9,6 @@ import { badRequest, notFound } from '../shared/errors.ts';
 import { errorResponses } from '../shared/schemas.ts';
 import { bearerToken, requireSession, setSessionResolver } from '../shared/session.ts';
 import { createDeveloperApp, deleteDeveloperApp, getDeveloperApp, listDeveloperApps, updateDeveloperApp, type DeveloperApp } from './apps.ts';
-import { startSweeper } from './cleanup.ts';
 import { approveChallenge, createChallenge } from './flow.ts';
 import { oauthError } from './oauth-errors.ts';
 import { registerAuthorizePage } from './page.ts';
@@ -84,7 +83,6 @@ export const signin: Capability = {
   name: 'signin',
   register(fastify, ctx) {
     installSessionResolver(ctx);
-    startSweeper(ctx);
     const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
 
     app.post(

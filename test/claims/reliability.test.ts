@@ -42,7 +42,7 @@ function start(command: 'serve' | 'worker', env: Record<string, string>): Promis
     };
     const onData = (d: Buffer) => {
       out += d;
-      if (command === 'worker' && /claim queue worker started/.test(out)) resolve(proc);
+      if (command === 'worker' && /"msg":"worker started"/.test(out)) resolve(proc);
       const m = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
       if (m && !proc.url) {
         proc.url = m[1];
@@ -195,10 +195,17 @@ describe('reliability: several processes on one database', { timeout: 180_000 },
         assert.ok(Date.now() < deadline, `no moment with ${threshold} attempts resolved and others queued within 30 s`);
         await new Promise((r) => setTimeout(r, 2));
       }
+      // freeze the worker where it is (mid-batch or not), let arrivals queue up behind it, then kill
+      // it: the same as a SIGKILL at the freeze instant, without the race where it drains the queue
+      // between the check above and the kill
+      worker.child.kill('SIGSTOP');
+      const queued = async () =>
+        (await t.ctx.db.selectFrom('claim_attempts').select('status').where('claim_id', '=', claimId).where('status', '=', 'queued').limit(1).execute()).length > 0;
+      const frozenDeadline = Date.now() + 30_000;
+      while (!(await queued()) && Date.now() < frozenDeadline) await new Promise((r) => setTimeout(r, 2));
+      queuedAtKill.push(await queued());
       await worker.kill('SIGKILL');
       killed = true;
-      const statuses = await t.ctx.db.selectFrom('claim_attempts').select('status').where('claim_id', '=', claimId).execute();
-      queuedAtKill.push(statuses.some((r) => r.status === 'queued'));
       worker = await start('worker', t.database.env);
       procs.push(worker);
     }

@@ -1,0 +1,4 @@
+// Capability loops register themselves when imported here (one line per capability).
+import '../claims/loops.ts';
+import '../signin/loops.ts';
+export {};

@@ -1,0 +1,49 @@
+// One worker runtime for all background work. Each capability declares its loops in its own folder
+// (`<capability>/loops.ts`) and lists them once in `worker/loops.ts`. `serve` runs every loop unless
+// RUN_WORKER=false; `platform worker` runs them without HTTP. A loop must be safe with several
+// processes on one PostgreSQL: whatever it claims, it claims through the database (row leases,
+// `for update skip locked`, advisory locks), never through process memory.
+import type { AppContext } from '../context.ts';
+
+export interface LoopHandle {
+  /** Stops taking new work and finishes (or abandons safely) what is in flight. */
+  stop(): Promise<void> | void;
+}
+
+export interface BackgroundLoop {
+  /** Stable name, used by `platform worker --only` and in logs. */
+  name: string;
+  description: string;
+  start(ctx: AppContext): LoopHandle;
+}
+
+const loops: BackgroundLoop[] = [];
+
+export function registerLoop(loop: BackgroundLoop): void {
+  if (loops.some((l) => l.name === loop.name)) throw new Error(`background loop "${loop.name}" registered twice`);
+  loops.push(loop);
+}
+
+/** Every registered loop (the registrations load on first call). */
+export async function listLoops(): Promise<readonly BackgroundLoop[]> {
+  await import('./loops.ts');
+  return loops;
+}
+
+/**
+ * Starts the named loops (all when `only` is absent); each is stopped when the context closes.
+ * An unknown name is an error naming the known ones.
+ */
+export async function startLoops(ctx: AppContext, only?: readonly string[]): Promise<string[]> {
+  const all = await listLoops();
+  if (only) {
+    const unknown = only.filter((n) => !all.some((l) => l.name === n));
+    if (unknown.length) throw new Error(`unknown background loop ${unknown.map((n) => `"${n}"`).join(', ')}; known: ${all.map((l) => l.name).join(', ')}`);
+  }
+  const chosen = only ? all.filter((l) => only.includes(l.name)) : all;
+  for (const loop of chosen) {
+    const handle = loop.start(ctx);
+    ctx.onClose.push(() => handle.stop());
+  }
+  return chosen.map((l) => l.name);
+}
