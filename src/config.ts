@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { randomHex } from './shared/crypto.ts';
 import { join, resolve } from 'node:path';
+import { connectionsConfig, type ConnectionsConfig } from './connections/config.ts';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -42,6 +43,8 @@ export interface Config {
   signinNativeChainId: string;
   /** Worker threads that build large merkle trees; 0 builds on the main thread. */
   merkleBuildThreads: number;
+  /** Social providers for the connections flow (off when unconfigured). */
+  connections: ConnectionsConfig;
 }
 
 export class ConfigError extends Error {
@@ -200,5 +203,6 @@ export function loadConfig(env: Env = process.env): Config {
     swap: swapConfig(env),
     signinNativeChainId: signinNativeChainId(env),
     merkleBuildThreads: int(env, 'MERKLE_BUILD_THREADS', Math.min(availableParallelism(), 8), 0, 64),
+    connections: connectionsConfig(env, publicUrl),
   };
 }
