@@ -28,6 +28,17 @@ describe('plugin edges', () => {
     }
   }
 
+  test('an unknown plugin id is a 400 that lists the valid ids', async () => {
+    const res = await t.request('POST', '/api/v0/claims', {
+      token: m.accessToken,
+      body: { claims: [{ claimId: `u${Date.now()}`, plugins: [numUses(1), { pluginId: 'passwd', instanceId: 'p' }] }] },
+    });
+    assert.equal(res.statusCode, 400, res.body);
+    assert.deepEqual(res.json(), {
+      errorMessage: 'claims[0].plugins[1].pluginId: unknown plugin "passwd" (valid: numUses, codes, password, transferTimes, initiatedBy, whitelist, halt, anonymous)',
+    });
+  });
+
   // Bug it catches: a password check that skips the comparison for an empty string.
   test('password: an empty password is "Incorrect password." on simulate and complete, and uses nothing', async () => {
     const claimId = await claimWith([numUses(1), { pluginId: 'password', instanceId: 'pw', privateParams: { password: 'hunter2' } }]);
