@@ -16,8 +16,8 @@ export default {
   concurrency: Number(process.env.MUTATE_CONCURRENCY ?? 2),
   coverageAnalysis: 'off',
   // a hung mutant (an attempt that never resolves) is a kill; do not wait long for it
-  timeoutMS: 8_000,
-  timeoutFactor: 1.5,
+  timeoutMS: 4_000,
+  timeoutFactor: 1.25,
   reporters: ['clear-text', 'progress-append-only', 'json', 'html'],
   jsonReporter: { fileName: `.tmp/mutation/${reportName}.json` },
   htmlReporter: { fileName: `.tmp/mutation/${reportName}.html` },
