@@ -90,6 +90,10 @@ export async function buildApp(ctx: AppContext, { extend, ...opts }: BuildOption
       const message = messages[err.code] ?? (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' ? 'Malformed JSON' : err.message);
       return reply.code(status).send({ errorMessage: message });
     }
+    // PostgreSQL refuses U+0000 in text (22021) and in jsonb (22P05) where SQLite stores it: that
+    // is the caller's input, not a fault.
+    const pgCode = (err as { code?: unknown }).code;
+    if (pgCode === '22021' || pgCode === '22P05') return reply.code(400).send({ errorMessage: 'Text must not contain the NUL character (U+0000)' });
     request.log.error({ err }, 'unhandled error');
     return reply.code(500).send({ errorMessage: 'Internal server error' });
   });

@@ -5,7 +5,7 @@ import type { AppContext } from '../context.ts';
 import { toCanonical, tryParseAddress } from '../shared/addresses.ts';
 import { randomHex } from '../shared/crypto.ts';
 import { badRequest, conflict, forbidden, notFound } from '../shared/errors.ts';
-import { findPlugin, onDemandCompatible } from '../plugins/registry.ts';
+import { findPlugin, onDemandCompatible, pluginIds } from '../plugins/registry.ts';
 import type { JsonObject, StoredStateEntry } from '../plugins/types.ts';
 import { whitelistList } from '../plugins/whitelist.ts';
 import {
@@ -116,7 +116,7 @@ async function buildClaim(
     if (seen.has(p.instanceId)) throw badRequest(`${pp}.instanceId: duplicate instance ID "${p.instanceId}" (duplicate instance IDs are not allowed)`);
     seen.add(p.instanceId);
     const plugin = findPlugin(p.pluginId);
-    if (!plugin) throw badRequest(`${pp}.pluginId: unknown plugin "${p.pluginId}"`);
+    if (!plugin) throw badRequest(`${pp}.pluginId: unknown plugin "${p.pluginId}" (valid: ${pluginIds().join(', ')})`);
     if (!plugin.duplicatesAllowed && pluginInputs.some((q, j) => j < i && q.pluginId === p.pluginId)) {
       throw badRequest(`${pp}: duplicate plugins are not allowed for type: ${p.pluginId}`);
     }

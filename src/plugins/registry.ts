@@ -35,5 +35,8 @@ registerPlugin(githubContributions);
 
 export const findPlugin = (pluginId: string): AnyClaimPlugin | undefined => plugins.get(pluginId);
 
+/** Every registered plugin id, in registration order (named by the "unknown plugin" error). */
+export const pluginIds = (): string[] => [...plugins.keys()];
+
 /** Usable on an on-demand claim (no numUses): stateless, no user input, no session. */
 export const onDemandCompatible = (p: AnyClaimPlugin): boolean => !p.stateful && !p.requiresUserInput && !p.requiresSession;

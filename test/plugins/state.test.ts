@@ -1,0 +1,160 @@
+// The state of the stateful core plugins (numUses, codes, whitelist) as readers see it and as
+// creators set it: claim numbers each one assigns, hidden state, private state, and `newState` on
+// update with its exact errors. Written against the mutants `npm run mutate -- src/plugins` left alive.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startApp, type TestApp } from '../helpers/app.ts';
+import type { SignedIn } from '../helpers/signin.ts';
+import { claimCode } from '../../src/claims/onchain.ts';
+import { parseAddress } from '../../src/shared/addresses.ts';
+import { attempt, claimWithPlugins, completeAndWait, getClaim, manager, numUses, randomAddress } from '../claims/helpers.ts';
+
+describe('core plugin state', () => {
+  let t: TestApp;
+  let m: SignedIn;
+  before(async () => {
+    t = await startApp();
+    m = await manager(t);
+  });
+  after(() => t.close());
+
+  const claimWith = (plugins: unknown[], extra: Record<string, unknown> = {}) => claimWithPlugins(t, m.accessToken, plugins, extra);
+  async function claimed(claimId: string, address: string, body: Record<string, unknown> = {}) {
+    const done = await completeAndWait(t, claimId, address, body);
+    assert.equal(done.success, true, done.error);
+  }
+  async function claimNumbers(claimId: string, address: string): Promise<number[]> {
+    const res = await t.request('GET', `/api/v0/claims/success/${claimId}/${address}`);
+    assert.equal(res.statusCode, 200, res.body);
+    return res.json().claimNumbers;
+  }
+  const put = (claimId: string, plugins: unknown[]) => t.request('PUT', '/api/v0/claims', { token: m.accessToken, body: { claims: [{ claimId, plugins }] } });
+  async function putRefused(claimId: string, plugins: unknown[], errorMessage: string) {
+    const res = await put(claimId, plugins);
+    assert.equal(res.statusCode, 400, res.body);
+    assert.deepEqual(res.json(), { errorMessage });
+  }
+
+  test('numUses: claim numbers count from 0; hideCurrentState hides the count from all but the creator', async () => {
+    const [a, b] = [randomAddress(), randomAddress()];
+    const claimId = await claimWith([numUses(5, 'numUses', { hideCurrentState: true })]);
+    await claimed(claimId, a);
+    await claimed(claimId, b);
+    assert.deepEqual(await claimNumbers(claimId, a), [0]);
+    assert.deepEqual(await claimNumbers(claimId, b), [1]);
+    assert.deepEqual((await getClaim(t, claimId, 'fetchAllClaimedUsers=true')).plugins[0].publicState, {});
+    const own = await getClaim(t, claimId, 'fetchAllClaimedUsers=true', m.accessToken);
+    assert.deepEqual(own.plugins[0].publicState, { numUses: 2, usedClaimNumbers: [{ start: '0', end: '1' }], claimedUsers: { [a]: [0], [b]: [1] } });
+    const shown = await claimWith([numUses(5)]);
+    await claimed(shown, a);
+    assert.deepEqual((await getClaim(t, shown)).plugins[0].publicState, { numUses: 1 });
+  });
+
+  test('numUses: newState sets the count and is checked', async () => {
+    const claimId = await claimWith([numUses(3)]);
+    const res = await put(claimId, [{ ...numUses(3), newState: { numUses: 3 } }]);
+    assert.equal(res.statusCode, 200, res.body);
+    const full = await attempt(t, 'simulate', claimId, randomAddress());
+    assert.deepEqual(full.json(), { errorMessage: 'Overall max uses exceeded' });
+    const N = 'claims[0].plugins[0].newState';
+    await putRefused(claimId, [{ ...numUses(3), newState: { numUses: 1, other: 1 } }], `${N} has unknown field "other" (allowed: numUses)`);
+    await putRefused(claimId, [{ ...numUses(3), newState: {} }], `${N}.numUses is required`);
+    await putRefused(claimId, [{ ...numUses(3), newState: { numUses: -1 } }], `${N}.numUses must be an integer from 0 to 2147483647`);
+    const zero = await put(claimId, [{ ...numUses(3), newState: { numUses: 0 } }]);
+    assert.equal(zero.statusCode, 200, zero.body);
+    assert.equal((await attempt(t, 'simulate', claimId, randomAddress())).statusCode, 200);
+  });
+
+  test('codes: the claim number is the code index; hidden state; the seed is kept on update', async () => {
+    const codes = (extra: Record<string, unknown> = {}) => ({ pluginId: 'codes', instanceId: 'c1', publicParams: { numCodes: 10, ...extra }, privateParams: {} });
+    const claimId = await claimWith([numUses(10), codes({ hideCurrentState: true })], { assignMethod: 'c1' });
+    const seed = (await getClaim(t, claimId, 'fetchPrivateParams=true', m.accessToken)).plugins[1].privateParams.seedCode as string;
+    const who = randomAddress();
+    await claimed(claimId, who, { c1: { code: claimCode(seed, 7) } });
+    assert.deepEqual(await claimNumbers(claimId, who), [7]);
+    assert.deepEqual((await getClaim(t, claimId)).plugins[1].publicState, {});
+    assert.deepEqual((await getClaim(t, claimId, '', m.accessToken)).plugins[1].publicState, { usedCodeRanges: [{ start: '7', end: '7' }] });
+    // an update giving only numCodes keeps the seed (so handed-out codes stay valid)
+    const upd = await put(claimId, [numUses(10), { pluginId: 'codes', instanceId: 'c1', publicParams: { numCodes: 10 } }]);
+    assert.equal(upd.statusCode, 200, upd.body);
+    assert.equal((await getClaim(t, claimId, 'fetchPrivateParams=true', m.accessToken)).plugins[1].privateParams.seedCode, seed);
+    assert.equal((await attempt(t, 'simulate', claimId, randomAddress(), { c1: { code: claimCode(seed, 8) } })).statusCode, 200);
+    // inputs: too long is invalid input; a valid-looking code of another index is not found
+    const tooLong = await attempt(t, 'simulate', claimId, randomAddress(), { c1: { code: 'a'.repeat(513) } });
+    assert.deepEqual(tooLong.json(), { errorMessage: 'Invalid code in body provided.' });
+    const empty = await attempt(t, 'simulate', claimId, randomAddress(), { c1: { code: '' } });
+    assert.deepEqual(empty.json(), { errorMessage: 'Invalid code in body provided.' });
+    const shifted = await attempt(t, 'simulate', claimId, randomAddress(), { c1: { code: `${claimCode(seed, 8).split('-')[0]}-9` } });
+    assert.deepEqual(shifted.json(), { errorMessage: 'Invalid code. Not found in list of codes.' });
+    const atNum = await attempt(t, 'simulate', claimId, randomAddress(), { c1: { code: claimCode(seed, 10) } });
+    assert.deepEqual(atNum.json(), { errorMessage: 'Invalid code. Not found in list of codes.' });
+    assert.equal((await attempt(t, 'simulate', claimId, randomAddress(), { c1: { code: claimCode(seed, 9) } })).statusCode, 200, 'the last index');
+    assert.equal((await attempt(t, 'simulate', claimId, randomAddress(), { c1: { code: claimCode(seed, 0) } })).statusCode, 200, 'the first index');
+    // an explicit list: the claim number is the list index
+    const listed = await claimWith([numUses(10), { pluginId: 'codes', instanceId: 'c1', publicParams: { numCodes: 3 }, privateParams: { codes: ['x', 'y', 'z'] } }], { assignMethod: 'c1' });
+    await claimed(listed, who, { c1: { code: 'z' } });
+    assert.deepEqual(await claimNumbers(listed, who), [2]);
+  });
+
+  test('codes: newState sets used codes and is checked', async () => {
+    const plugin = { pluginId: 'codes', instanceId: 'c1', publicParams: { numCodes: 3 }, privateParams: { codes: ['x', 'y', 'z'] } };
+    const claimId = await claimWith([numUses(10), plugin]);
+    const ok = await put(claimId, [numUses(10), { ...plugin, newState: { usedCodeRanges: [{ start: '0', end: '1' }] } }]);
+    assert.equal(ok.statusCode, 200, ok.body);
+    assert.deepEqual((await attempt(t, 'simulate', claimId, randomAddress(), { c1: { code: 'y' } })).json(), { errorMessage: 'Code already used.' });
+    assert.equal((await attempt(t, 'simulate', claimId, randomAddress(), { c1: { code: 'z' } })).statusCode, 200);
+    const N = 'claims[0].plugins[1].newState';
+    await putRefused(claimId, [numUses(10), { ...plugin, newState: { other: [] } }], `${N} has unknown field "other" (allowed: usedCodeRanges)`);
+    await putRefused(claimId, [numUses(10), { ...plugin, newState: { usedCodeRanges: [{ start: '9999990', end: '10000000' }] } }], `${N}.usedCodeRanges goes beyond the largest code index (9999999)`);
+    const last = await put(claimId, [numUses(10), { ...plugin, newState: { usedCodeRanges: [{ start: '9999999', end: '9999999' }] } }]);
+    assert.equal(last.statusCode, 200, last.body);
+    const cleared = await put(claimId, [numUses(10), { ...plugin, newState: {} }]);
+    assert.equal(cleared.statusCode, 200, cleared.body);
+    assert.deepEqual((await getClaim(t, claimId)).plugins[1].publicState, { usedCodeRanges: [] });
+  });
+
+  test('whitelist: list index as claim number, no cap at maxUsesPerAddress 0, private state per address', async () => {
+    const list = [randomAddress(), randomAddress(), randomAddress()];
+    const claimId = await claimWith([numUses(10), { pluginId: 'whitelist', instanceId: 'wl', publicParams: { list: { addresses: list }, maxUsesPerAddress: 0 } }], { assignMethod: 'wl' });
+    await claimed(claimId, list[1]);
+    assert.deepEqual(await claimNumbers(claimId, list[1]), [1]);
+    const uncapped = await claimWith([numUses(10), { pluginId: 'whitelist', instanceId: 'wl', publicParams: { list: { addresses: list }, maxUsesPerAddress: 0 } }]);
+    for (let i = 0; i < 3; i++) await claimed(uncapped, list[0]);
+    const priv = await getClaim(t, uncapped, 'privateStatesToFetch=wl', m.accessToken);
+    assert.deepEqual(priv.plugins[1].privateState, { addresses: { [list[0]]: 3 } });
+    assert.deepEqual(priv.plugins[1].publicState, {});
+    // a denylist never assigns claim numbers; nor does a store
+    const bad = await t.request('POST', '/api/v0/claims', {
+      token: m.accessToken,
+      body: { claims: [{ claimId: `wl${Date.now()}`, assignMethod: 'wl', plugins: [numUses(1), { pluginId: 'whitelist', instanceId: 'wl', publicParams: { list: { addresses: [], whitelist: false } } }] }] },
+    });
+    assert.deepEqual(bad.json(), { errorMessage: 'claims[0].assignMethod: a denylist (whitelist: false) cannot assign claim numbers' });
+    const store = await t.request('POST', '/api/v0/dynamicStores', { token: m.accessToken, body: { handlerId: 'addresses', label: 'wl' } });
+    const { dynamicDataId, dataSecret } = store.json().doc;
+    const byStore = await t.request('POST', '/api/v0/claims', {
+      token: m.accessToken,
+      body: { claims: [{ claimId: `ws${Date.now()}`, assignMethod: 'wl', plugins: [numUses(1), { pluginId: 'whitelist', instanceId: 'wl', privateParams: { useDynamicStore: true, dynamicDataId, dataSecret } }] }] },
+    });
+    assert.deepEqual(byStore.json(), { errorMessage: 'claims[0].assignMethod: a whitelist backed by a dynamic store cannot assign claim numbers (it has no list order)' });
+  });
+
+  test('whitelist: newState sets per-address counts (either address form) and is checked', async () => {
+    const member = parseAddress(randomAddress());
+    const plugin = { pluginId: 'whitelist', instanceId: 'wl', publicParams: { list: { addresses: [member.platformAddress] }, maxUsesPerAddress: 2 } };
+    const claimId = await claimWith([numUses(10), plugin]);
+    const ok = await put(claimId, [numUses(10), { ...plugin, newState: { addresses: { [member.evmAddress]: 2 } } }]);
+    assert.equal(ok.statusCode, 200, ok.body);
+    assert.deepEqual((await getClaim(t, claimId, 'privateStatesToFetch=wl', m.accessToken)).plugins[1].privateState, { addresses: { [member.platformAddress]: 2 } });
+    assert.deepEqual((await attempt(t, 'simulate', claimId, member.platformAddress)).json(), { errorMessage: 'User already exceeded max uses' });
+    const N = 'claims[0].plugins[1].newState';
+    await putRefused(claimId, [numUses(10), { ...plugin, newState: { other: 1 } }], `${N} has unknown field "other" (allowed: addresses)`);
+    await putRefused(claimId, [numUses(10), { ...plugin, newState: { addresses: { nope: 1 } } }], `${N}.addresses has an invalid address key: "nope"`);
+    for (const n of [-1, 1.5, '1']) {
+      await putRefused(claimId, [numUses(10), { ...plugin, newState: { addresses: { [member.platformAddress]: n } } }], `${N}.addresses.${member.platformAddress} must be a non-negative integer`);
+    }
+    const zero = await put(claimId, [numUses(10), { ...plugin, newState: { addresses: { [member.platformAddress]: 0 } } }]);
+    assert.equal(zero.statusCode, 200, zero.body);
+    assert.equal((await attempt(t, 'simulate', claimId, member.evmAddress)).statusCode, 200);
+    await putRefused(claimId, [numUses(10), { ...plugin, newState: { addresses: [] } }], `${N}.addresses must be an object`);
+  });
+});
