@@ -22,6 +22,8 @@ export interface Config {
   publicUrl: string;
   /** Largest accepted request body, in bytes. */
   bodyLimit: number;
+  /** REQUEST_TIMEOUT_MS: time a client has to send a whole request (headers and body). */
+  requestTimeoutMs: number;
   /** Requests per minute per API key; 0 disables the limiter. */
   rateLimitPerMinute: number;
   /** How long a verified API key is trusted without a new lookup (revocation delay bound). */
@@ -42,6 +44,8 @@ export interface Config {
   signinNativeChainId: string;
   /** Worker threads that build large merkle trees; 0 builds on the main thread. */
   merkleBuildThreads: number;
+  /** SIGNIN_SESSION_MAX_AGE_DAYS: absolute end of a sign-in (token family) from its first grant; null (0, the default) = none, refresh rotation alone renews. */
+  signinSessionMaxAgeMs: number | null;
 }
 
 export class ConfigError extends Error {
@@ -190,6 +194,7 @@ export function loadConfig(env: Env = process.env): Config {
     addressPrefix,
     publicUrl,
     bodyLimit: int(env, 'BODY_LIMIT', 2 * 1024 * 1024, 1024, 64 * 1024 * 1024),
+    requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 30_000, 1000, 600_000),
     rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 0, 0, 10_000_000),
     apiKeyCacheMs: int(env, 'API_KEY_CACHE_MS', 1000, 0, 60_000),
     runWorker: bool(env, 'RUN_WORKER', true),
@@ -200,5 +205,6 @@ export function loadConfig(env: Env = process.env): Config {
     swap: swapConfig(env),
     signinNativeChainId: signinNativeChainId(env),
     merkleBuildThreads: int(env, 'MERKLE_BUILD_THREADS', Math.min(availableParallelism(), 8), 0, 64),
+    signinSessionMaxAgeMs: int(env, 'SIGNIN_SESSION_MAX_AGE_DAYS', 0, 0, 36_500) * 86_400_000 || null,
   };
 }

@@ -11,6 +11,7 @@ import { isCreatorOrManager } from './documents.ts';
 import { evaluateAttempt } from './engine.ts';
 import { isOnChain, loadClaim, numUsesInstance } from './model.ts';
 import { claimCode } from './onchain.ts';
+import { findPlugin } from '../plugins/registry.ts';
 import type { AttemptSession } from '../plugins/types.ts';
 import { encodePayload, type AttemptPayload } from './payload.ts';
 import { enqueued } from './queue.ts';
@@ -33,8 +34,16 @@ export async function attemptClaim(ctx: AppContext, claimId: string, address: st
   const now = ctx.clock.now();
   const claim = await loadClaim(ctx.db, ctx.keyring, claimId, now, { maxAgeMs: PRECHECK_MAX_AGE_MS });
   if (!claim) throw notFound(`Claim ${claimId} not found`);
-  for (const key of Object.keys(inputs)) {
-    if (!claim.plugins.some((p) => p.instanceId === key)) throw badRequest(`body has unknown field "${key}" (not an instance id of claim ${claimId})`);
+  for (const [key, input] of Object.entries(inputs)) {
+    const instance = claim.plugins.find((p) => p.instanceId === key);
+    if (!instance) throw badRequest(`body has unknown field "${key}" (not an instance id of claim ${claimId})`);
+    // Unknown fields are refused here too; a wrong type is the plugin's own error (SPEC §7 texts).
+    if (input !== null && typeof input === 'object' && !Array.isArray(input)) {
+      const plugin = findPlugin(instance.pluginId);
+      const allowed = plugin?.inputFields ?? (plugin?.requiresUserInput ? null : []);
+      const extra = allowed && Object.keys(input).find((f) => !allowed.includes(f));
+      if (typeof extra === 'string') throw badRequest(`body.${key} has unknown field "${extra}"`);
+    }
   }
   if (complete && !numUsesInstance(claim)) {
     throw badRequest(`Claim ${claimId} is an on-demand claim (no numUses): it is not completed; check success with GET /api/v0/claims/success/${claimId}/{address}`);

@@ -3,6 +3,7 @@
 // reads through the given handle and returns the changes to commit; simulate and execute share it.
 import type { DB, Tx } from '../db/index.ts';
 import type { Keyring } from '../shared/crypto.ts';
+import { HALTED } from '../plugins/halt.ts';
 import { findPlugin } from '../plugins/registry.ts';
 import type { AttemptSession, PluginResult } from '../plugins/types.ts';
 import { assignerOf, maxUsesOf, numUsesInstance, type ClaimRecord } from './model.ts';
@@ -49,6 +50,8 @@ export async function evaluateAttempt(claim: ClaimRecord, input: AttemptInput, e
   if (input.expectedVersion !== -1 && input.expectedVersion !== claim.version) {
     return { success: false, error: versionMismatchError(input.expectedVersion, claim.version), status: 409 };
   }
+  // A paused claim says so, whatever else would fail (SPEC §3: every attempt fails with `Claim halted`).
+  if (claim.plugins.some((p) => p.pluginId === 'halt')) return { success: false, error: HALTED, status: 400 };
   const assigner = assignerOf(claim);
   const mandatory = new Set<string>();
   const numUses = numUsesInstance(claim);

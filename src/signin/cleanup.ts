@@ -20,10 +20,12 @@ export async function sweepSignin(ctx: AppContext, now = ctx.clock.now()): Promi
   const before = now - SWEEP_GRACE_MS;
   return ctx.db.transaction().execute(async (tx) => {
     const requests = await tx.deleteFrom('signin_requests').where('expires_at', '<', before).executeTakeFirst();
-    // an unused code past its expiry, or a family past its absolute end, or revoked: nothing left to use
+    // an unused code past its expiry, a refresh token past its expiry (the access token ends first),
+    // a family past its absolute end, or revoked: nothing left to use
     const ended = (eb: ExpressionBuilder<Database, 'signin_authorizations'>) =>
       eb.or([
         eb.and([eb('code_consumed_at', 'is', null), eb('code_expires_at', '<', before)]),
+        eb('refresh_expires_at', '<', before),
         eb('expires_at', '<', before),
         eb('revoked_at', '<', before),
       ]);

@@ -109,6 +109,7 @@ export const signin: Capability = {
     app.post(
       '/api/v0/signin/token',
       {
+        config: { formBody: true }, // RFC 6749 §4.1.3 / RFC 7009 §2.1: clients post forms here
         attachValidation: true,
         onSend: noStore,
         schema: {
@@ -124,6 +125,7 @@ export const signin: Capability = {
     app.post(
       '/api/v0/signin/token/revoke',
       {
+        config: { formBody: true }, // RFC 6749 §4.1.3 / RFC 7009 §2.1: clients post forms here
         attachValidation: true,
         onSend: noStore,
         schema: {
