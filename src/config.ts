@@ -208,3 +208,32 @@ export function loadConfig(env: Env = process.env): Config {
     signinSessionMaxAgeMs: int(env, 'SIGNIN_SESSION_MAX_AGE_DAYS', 0, 0, 36_500) * 86_400_000 || null,
   };
 }
+
+/**
+ * Loads `.env` from the working directory into process.env, if there is one. Variables already in
+ * the environment win over the file, so `.env` holds defaults a deployment can still override.
+ * Returns the file's path when one was loaded.
+ */
+export function loadDotEnv(dir = process.cwd()): string | null {
+  const path = join(dir, '.env');
+  if (!existsSync(path)) return null;
+  process.loadEnvFile(path);
+  return path;
+}
+
+/** The database a configuration points at, for people: never a password. */
+export function describeDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>): string {
+  if (!config.databaseUrl) return `SQLite ${join(config.dataDir, 'platform.sqlite')}`;
+  return `PostgreSQL ${redactDatabaseUrl(config.databaseUrl)}`;
+}
+
+/** DATABASE_URL with its password (if any) replaced, safe to print and log. */
+export function redactDatabaseUrl(databaseUrl: string): string {
+  try {
+    const u = new URL(databaseUrl);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '(unparseable DATABASE_URL)';
+  }
+}

@@ -45,7 +45,8 @@ export function redactUrl(url: string): string {
   return `${url.slice(0, q)}?${names.map((n) => `${n}=…`).join('&')}`;
 }
 
-export function createLogger(config: Pick<Config, 'logLevel'>): FastifyBaseLogger {
+/** `destination` 2 sends the log to stderr (the CLI keeps stdout for its JSON). */
+export function createLogger(config: Pick<Config, 'logLevel'>, destination: 1 | 2 = 1): FastifyBaseLogger {
   return pino({
     level: config.logLevel,
     redact: { paths: logRedactPaths, censor: '[redacted]' },
@@ -53,7 +54,7 @@ export function createLogger(config: Pick<Config, 'logLevel'>): FastifyBaseLogge
       req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: redactUrl(req.url) }),
       err: pino.stdSerializers.err,
     },
-  }) as unknown as FastifyBaseLogger;
+  }, destination === 2 ? pino.destination(2) : undefined) as unknown as FastifyBaseLogger;
 }
 
 export async function createContext(
