@@ -12,6 +12,7 @@ import { createDeveloperApp, deleteDeveloperApp, getDeveloperApp, listDeveloperA
 import { approveChallenge, createChallenge } from './flow.ts';
 import { oauthError } from './oauth-errors.ts';
 import { registerAuthorizePage } from './page.ts';
+import { registerMetadata } from './metadata.ts';
 import {
   ApproveBody,
   ApproveResponse,
@@ -83,6 +84,7 @@ export const signin: Capability = {
   name: 'signin',
   register(fastify, ctx) {
     installSessionResolver(ctx);
+    registerMetadata(fastify, ctx);
     const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
 
     app.post(
