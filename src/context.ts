@@ -64,6 +64,7 @@ export async function createContext(
   setAddressPrefix(config.addressPrefix);
   const storage = opts.storage ?? (await openStorage(config, { backgroundCheckpoints: opts.backgroundCheckpoints }));
   if (opts.migrate !== false) await migrateToLatest(storage.db, storage.schema);
+  let closing: Promise<void> | undefined;
   const ctx: AppContext = {
     config,
     db: storage.db,
@@ -73,9 +74,13 @@ export async function createContext(
     keyring: createKeyring(config.secretKey),
     log: opts.log ?? createLogger(config),
     onClose: [],
-    async close() {
-      for (const fn of ctx.onClose.splice(0).reverse()) await fn();
-      await storage.close();
+    // once: a failed listen closes the context (server.ts) before its owner's own close
+    close() {
+      closing ??= (async () => {
+        for (const fn of ctx.onClose.splice(0).reverse()) await fn();
+        await storage.close();
+      })();
+      return closing;
     },
   };
   return ctx;

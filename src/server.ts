@@ -135,7 +135,26 @@ export async function buildApp(ctx: AppContext, { extend, ...opts }: BuildOption
   for (const capability of capabilities) await capability.register(app, ctx);
   await extend?.(app);
   await app.ready();
+  releaseOnFailedListen(app, ctx);
   // serve runs the background loops in-process unless RUN_WORKER=false (then `platform worker` runs them)
   if (ctx.config.runWorker) await startLoops(ctx);
   return app;
+}
+
+/**
+ * A listen that fails (port in use, no permission) closes the app and its context (database,
+ * background loops) before the error reaches the caller, so `serve` exits with the error instead
+ * of living on without a listener, whoever calls listen.
+ */
+function releaseOnFailedListen(app: App, ctx: AppContext): void {
+  const listen = app.listen.bind(app) as (opts: object) => Promise<string>;
+  app.listen = (async (opts: object) => {
+    try {
+      return await listen(opts);
+    } catch (err) {
+      await app.close().catch(() => undefined);
+      await ctx.close().catch(() => undefined);
+      throw err;
+    }
+  }) as unknown as App['listen'];
 }
