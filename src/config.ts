@@ -3,6 +3,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { randomHex } from './shared/crypto.ts';
+import { ensurePrivateDir } from './shared/files.ts';
 import { join, resolve } from 'node:path';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -111,7 +112,7 @@ function persistentSecret(env: Env, name: string, dataDir: string, file: string,
     if (!validate(hex)) throw new ConfigError(name, `is unset and ${path} does not hold ${requirement}`);
     return hex;
   }
-  mkdirSync(dataDir, { recursive: true });
+  ensurePrivateDir(dataDir);
   const hex = randomHex(32);
   // 'wx' fails if another process created it first; then read theirs so all processes agree.
   try {

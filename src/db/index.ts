@@ -1,6 +1,6 @@
 // One query layer (Kysely) over two dialects: SQLite (better-sqlite3, WAL) by default, and
 // PostgreSQL when DATABASE_URL is set. Both run the same migrations (./migrations).
-import { mkdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
@@ -16,6 +16,7 @@ import {
   type QueryResult,
   type Transaction,
 } from 'kysely';
+import { ensurePrivateDir, ensurePrivateFile } from '../shared/files.ts';
 import { startCheckpointer, type Checkpointer } from './checkpointer.ts';
 import type { Database } from './schema.ts';
 
@@ -134,8 +135,11 @@ function withStatementCache(database: SQLite.Database, max = 1000) {
 }
 
 export function openSqlite(dataDir: string, file = 'platform.sqlite', opts: StorageOptions = {}): Storage {
-  mkdirSync(dataDir, { recursive: true });
+  ensurePrivateDir(dataDir);
   const path = join(dataDir, file);
+  ensurePrivateFile(path);
+  // SQLite creates the -wal and -shm files with the database file's mode; older ones are tightened
+  for (const f of [`${path}-wal`, `${path}-shm`]) if (existsSync(f)) ensurePrivateFile(f);
   const database = new SQLite(path);
   database.pragma('journal_mode = WAL');
   database.pragma('synchronous = NORMAL');
