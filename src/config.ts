@@ -1,6 +1,6 @@
 // Configuration comes from environment variables only. Every value is validated once, at start;
 // a bad value stops the process with a message naming the variable.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { randomHex } from './shared/crypto.ts';
 import { ensurePrivateDir } from './shared/files.ts';
@@ -27,6 +27,15 @@ export interface Config {
   requestTimeoutMs: number;
   /** Requests per minute per API key; 0 disables the limiter. */
   rateLimitPerMinute: number;
+  /** Requests per minute per client IP on /api/ routes (keyed and public); 0 disables it. */
+  rateLimitPerIpPerMinute: number;
+  /** Where rate-limit windows are counted: `database` (shared by every process on PostgreSQL) or `memory` (per process). */
+  rateLimitStore: 'database' | 'memory';
+  /** Bearer token that /metrics requires; null: /metrics only on METRICS_PORT (or off). */
+  metricsToken: string | null;
+  /** Serve /metrics on its own listener (METRICS_HOST:METRICS_PORT) instead of the API port. */
+  metricsPort: number | null;
+  metricsHost: string;
   /** How long a verified API key is trusted without a new lookup (revocation delay bound). */
   apiKeyCacheMs: number;
   /** Run the claim queue worker inside the HTTP service process. */
@@ -167,6 +176,23 @@ function swapConfig(env: Env): SwapConfig {
   };
 }
 
+/** Default: counted in the database on PostgreSQL (processes share one budget), in memory on SQLite. */
+function rateLimitStore(env: Env, databaseUrl: string | null): 'database' | 'memory' {
+  const v = str(env, 'RATE_LIMIT_STORE') ?? (databaseUrl ? 'database' : 'memory');
+  if (v !== 'database' && v !== 'memory') throw new ConfigError('RATE_LIMIT_STORE', `must be database or memory (got "${v}")`);
+  return v;
+}
+
+function metricsConfig(env: Env, port: number, host: string): Pick<Config, 'metricsToken' | 'metricsPort' | 'metricsHost'> {
+  const metricsToken = str(env, 'METRICS_TOKEN');
+  if (metricsToken !== null && !/^[\x21-\x7e]{16,256}$/.test(metricsToken)) {
+    throw new ConfigError('METRICS_TOKEN', 'must be 16 to 256 printable characters without spaces');
+  }
+  const metricsPort = str(env, 'METRICS_PORT') === null ? null : int(env, 'METRICS_PORT', 0, 1, 65535);
+  if (metricsPort !== null && metricsPort === port) throw new ConfigError('METRICS_PORT', `must differ from PORT (${port})`);
+  return { metricsToken, metricsPort, metricsHost: str(env, 'METRICS_HOST') ?? host };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = int(env, 'PORT', 3000, 0, 65535);
   const host = str(env, 'HOST') ?? '127.0.0.1';
@@ -197,6 +223,9 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimit: int(env, 'BODY_LIMIT', 2 * 1024 * 1024, 1024, 64 * 1024 * 1024),
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 30_000, 1000, 600_000),
     rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 0, 0, 10_000_000),
+    rateLimitPerIpPerMinute: int(env, 'RATE_LIMIT_PER_IP_PER_MINUTE', 0, 0, 10_000_000),
+    rateLimitStore: rateLimitStore(env, databaseUrl),
+    ...metricsConfig(env, port, host),
     apiKeyCacheMs: int(env, 'API_KEY_CACHE_MS', 1000, 0, 60_000),
     runWorker: bool(env, 'RUN_WORKER', true),
     leafSignerKey,

@@ -15,6 +15,8 @@ export interface AppContext {
   dialect: DialectName;
   /** SQLite only: synchronous execution of hot statements when Kysely is idle (db/index.ts). */
   sqlite?: SqliteFastPath;
+  /** PostgreSQL only: the connection pool behind `db` (for metrics). */
+  pool?: Storage['pool'];
   clock: Clock;
   keyring: Keyring;
   log: FastifyBaseLogger;
@@ -70,6 +72,7 @@ export async function createContext(
     db: storage.db,
     dialect: storage.dialect,
     ...(storage.sqlite ? { sqlite: storage.sqlite } : {}),
+    ...(storage.pool ? { pool: storage.pool } : {}),
     clock: opts.clock ?? systemClock,
     keyring: createKeyring(config.secretKey),
     log: opts.log ?? createLogger(config),

@@ -34,6 +34,8 @@ export interface Storage {
   checkpointer?: Checkpointer;
   /** SQLite: synchronous execution of hot statements, bypassing Kysely when it is idle. */
   sqlite?: SqliteFastPath;
+  /** PostgreSQL: the connection pool (its use is exported as metrics). */
+  pool?: pg.Pool;
   close(): Promise<void>;
 }
 
@@ -202,7 +204,7 @@ export async function openPostgres(databaseUrl: string, poolSize = 10): Promise<
     ...(schema ? { options: `-c search_path="${schema}"` } : {}),
   });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return { db, dialect: 'postgres', ...(schema ? { schema } : {}), close: () => db.destroy() };
+  return { db, dialect: 'postgres', pool, ...(schema ? { schema } : {}), close: () => db.destroy() };
 }
 
 export async function openStorage(config: { databaseUrl: string | null; dataDir: string }, opts: StorageOptions = {}): Promise<Storage> {

@@ -78,9 +78,9 @@ describe('OAuth authorization server metadata', () => {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ client_id: q.client_id, redirect_uri: q.redirect_uri, scope: q.scope, state: q.state, code_challenge: q.code_challenge, code_challenge_method: q.code_challenge_method, address: wallet.address }),
-    })).json();
+    })).json() as { requestId: string; message: string };
     const signature = await privateKeyToAccount(wallet.privateKey).signMessage({ message: challenge.message });
-    const approval = await (await fetch(`${issuer}/api/v0/signin/approve`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ requestId: challenge.requestId, signature }) })).json();
+    const approval = await (await fetch(`${issuer}/api/v0/signin/approve`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ requestId: challenge.requestId, signature }) })).json() as { redirectUrl: string };
     const callbackUrl = new URL(approval.redirectUrl);
 
     // --- back in the client: validate the callback, exchange the code ---
@@ -105,7 +105,7 @@ describe('OAuth authorization server metadata', () => {
     assert.notEqual(refreshed.access_token, tokens.access_token);
 
     await oauth.revocationRequest(as, client, clientAuth, refreshed.access_token, withApiKey).then(oauth.processRevocationResponse);
-    const status = await (await fetch(`${issuer}/api/v0/auth/status`, { method: 'POST', headers: { 'x-api-key': apiKey, authorization: `Bearer ${refreshed.access_token}`, 'content-type': 'application/json' }, body: '{}' })).json();
+    const status = await (await fetch(`${issuer}/api/v0/auth/status`, { method: 'POST', headers: { 'x-api-key': apiKey, authorization: `Bearer ${refreshed.access_token}`, 'content-type': 'application/json' }, body: '{}' })).json() as { signedIn: boolean };
     assert.equal(status.signedIn, false);
   });
 });
