@@ -5,6 +5,7 @@
 //   - JSON documents are `text` holding JSON;
 //   - amounts and UintRange bounds that may exceed 2^53 are decimal strings in `text`.
 import type { ApiKeyTable } from '../api-keys/storage.ts';
+import type { RateLimitWindowTable } from '../api-keys/rate-limit.ts';
 import type { ClaimTables } from '../claims/storage.ts';
 import type { SigninTables } from '../signin/storage.ts';
 import type { StoreTables } from '../stores/storage.ts';
@@ -12,4 +13,5 @@ import type { SwapTables } from '../swap/storage.ts';
 
 export interface Database extends SigninTables, StoreTables, ClaimTables, SwapTables {
   api_keys: ApiKeyTable;
+  rate_limit_windows: RateLimitWindowTable;
 }

@@ -8,6 +8,8 @@ import * as m0002 from './0002_signin.ts';
 import * as m0004 from './0004_stores.ts';
 import * as m0006 from './0006_swap.ts';
 import * as m0007 from './0007_signin_token_selectors.ts';
+import * as m0012 from './0012_guess_throttle.ts';
+import * as m0013 from './0013_operator.ts';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -16,6 +18,8 @@ const migrations: Record<string, Migration> = {
   '0004_stores': m0004,
   '0006_swap': m0006,
   '0007_signin_token_selectors': m0007,
+  '0012_guess_throttle': m0012,
+  '0013_operator': m0013,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
