@@ -25,6 +25,13 @@ export interface Config {
   bodyLimit: number;
   /** REQUEST_TIMEOUT_MS: time a client has to send a whole request (headers and body). */
   requestTimeoutMs: number;
+  /** Failed password/code guesses allowed per claim and minute (claims/guess-throttle.ts); 0 disables a limit. */
+  guessLimits: {
+    /** GUESS_LIMIT_PER_MINUTE: per claiming address and per client IP. */
+    perClientPerMinute: number;
+    /** GUESS_CLAIM_LIMIT_PER_MINUTE: per claim, all callers together. */
+    perClaimPerMinute: number;
+  };
   /** Requests per minute per API key; 0 disables the limiter. */
   rateLimitPerMinute: number;
   /** Requests per minute per client IP on /api/ routes (keyed and public); 0 disables it. */
@@ -222,6 +229,10 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl,
     bodyLimit: int(env, 'BODY_LIMIT', 2 * 1024 * 1024, 1024, 64 * 1024 * 1024),
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 30_000, 1000, 600_000),
+    guessLimits: {
+      perClientPerMinute: int(env, 'GUESS_LIMIT_PER_MINUTE', 1000, 0, 10_000_000),
+      perClaimPerMinute: int(env, 'GUESS_CLAIM_LIMIT_PER_MINUTE', 10_000, 0, 10_000_000),
+    },
     rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 0, 0, 10_000_000),
     rateLimitPerIpPerMinute: int(env, 'RATE_LIMIT_PER_IP_PER_MINUTE', 0, 0, 10_000_000),
     rateLimitStore: rateLimitStore(env, databaseUrl),

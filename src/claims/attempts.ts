@@ -9,6 +9,7 @@ import { paginate } from '../shared/pagination.ts';
 import type { Session } from '../shared/session.ts';
 import { isCreatorOrManager } from './documents.ts';
 import { evaluateAttempt } from './engine.ts';
+import { checkGuessBudget, recordFailedGuess } from './guess-throttle.ts';
 import { isOnChain, loadClaim, numUsesInstance } from './model.ts';
 import { claimCode } from './onchain.ts';
 import { findPlugin } from '../plugins/registry.ts';
@@ -28,7 +29,7 @@ export interface AttemptBody {
 }
 
 /** Simulates the attempt; when `complete`, then queues it. Failures throw the plugin's error text. */
-export async function attemptClaim(ctx: AppContext, claimId: string, address: string, body: AttemptBody, session: Session | null, complete: boolean): Promise<{ claimAttemptId: string }> {
+export async function attemptClaim(ctx: AppContext, claimId: string, address: string, body: AttemptBody, session: Session | null, complete: boolean, ip = ''): Promise<{ claimAttemptId: string }> {
   const platformAddress = toCanonical(address, 'address');
   const { _expectedVersion: expectedVersion, _specificInstanceIds: specificInstanceIds, ...inputs } = body;
   const now = ctx.clock.now();
@@ -50,8 +51,14 @@ export async function attemptClaim(ctx: AppContext, claimId: string, address: st
   }
   const attemptSession: AttemptSession | null = session ? { platformAddress: session.platformAddress, scopes: [...session.scopes] } : null;
   const attempt = { platformAddress, inputs, expectedVersion, session: attemptSession, ...(specificInstanceIds ? { specificInstanceIds } : {}) };
+  // passwords and codes can be guessed: such claims are throttled per address, IP and claim
+  const guesser = claim.plugins.some((p) => findPlugin(p.pluginId)?.requiresUserInput) ? { ip, platformAddress } : null;
+  if (guesser) await checkGuessBudget(ctx, claimId, guesser, now);
   const outcome = await evaluateAttempt(claim, attempt, { mode: 'simulate', claimAttemptId: '', now, db: ctx.db, keyring: ctx.keyring });
-  if (!outcome.success) throw new ApiError(outcome.status, outcome.error);
+  if (!outcome.success) {
+    if (guesser && outcome.inputRejected) await recordFailedGuess(ctx, claimId, guesser, now);
+    throw new ApiError(outcome.status, outcome.error);
+  }
   if (!complete) return { claimAttemptId: SIMULATED_ATTEMPT_ID };
 
   const claimAttemptId = randomHex(16);

@@ -27,7 +27,7 @@ export interface StateWrite {
 
 export type AttemptOutcome =
   | { success: true; claimNumber: number | null; writes: StateWrite[]; replay: Record<string, unknown> }
-  | { success: false; error: string; status: number };
+  | { success: false; error: string; status: number; /** A user-input plugin (password, codes) failed: a wrong guess. */ inputRejected?: true };
 
 export const versionMismatchError = (expected: number, actual: number) =>
   `Claim has been updated since last fetch: expected version ${expected}, current version ${actual}`;
@@ -104,7 +104,24 @@ export async function evaluateAttempt(claim: ClaimRecord, input: AttemptInput, e
       results.set(inst.instanceId, result);
     }),
   );
+  const outcome = await conclude(claim, results, mandatory, env.mode, numberUsed);
+  // a wrong password or code counts as a failed guess (guess-throttle.ts), whatever error is shown
+  if (!outcome.success && claim.plugins.some((p) => findPlugin(p.pluginId)?.requiresUserInput && results.get(p.instanceId)?.success === false)) {
+    return { ...outcome, inputRejected: true };
+  }
+  return outcome;
+}
 
+/** The success logic over the plugins' results: the attempt's outcome and the writes it commits. */
+async function conclude(
+  claim: ClaimRecord,
+  results: Map<string, PluginResult>,
+  mandatory: Set<string>,
+  mode: EvaluateEnv['mode'],
+  numberUsed: (claimId: string, claimNumber: number) => Promise<boolean>,
+): Promise<AttemptOutcome> {
+  const assigner = assignerOf(claim);
+  const numUses = numUsesInstance(claim);
   const passed = (id: string) => results.get(id)?.success === true;
   // first failure in claim order, mandatory plugins first
   const firstFailure = (ids: string[]) => {
@@ -144,7 +161,7 @@ export async function evaluateAttempt(claim: ClaimRecord, input: AttemptInput, e
     if (!Number.isInteger(n) || n < 0 || n >= maxUses) return { success: false, error: `Invalid claim number: ${n}`, status: 400 };
     // The numUses counter cannot collide unless its state was edited, so the pre-check skips that
     // lookup; execution always checks (and the ledger's primary key is the last guard).
-    const counter = env.mode === 'simulate' && assigner.pluginId === 'numUses';
+    const counter = mode === 'simulate' && assigner.pluginId === 'numUses';
     if (!counter && (await numberUsed(claim.claimId, n))) return { success: false, error: `Claim number already used: ${n}`, status: 400 };
     claimNumber = n;
   }

@@ -203,6 +203,12 @@ export const ClaimDocumentSchema = Type.Object(
   {
     _includesPrivateParams: Type.Boolean(),
     _seedCode: Type.Optional(Type.String({ description: 'Claim-level seed of an on-chain claim (with private params only)' })),
+    _failedGuesses: Type.Optional(
+      Type.Object(
+        { total: Type.Integer(), lastHour: Type.Integer() },
+        { additionalProperties: false, description: "Wrong passwords and codes tried on this claim (creator or manager only; claims with a password or codes plugin)" },
+      ),
+    ),
     claimId: Type.String(),
     createdBy: Type.String(),
     managedBy: Type.String(),
