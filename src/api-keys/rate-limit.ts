@@ -146,8 +146,20 @@ export function createRateLimiter(ctx: AppContext, perMinute: number): RateLimit
   return { take };
 }
 
+const ipBuckets = new Map<string, string>();
+
 /** The bucket of a client address: the address itself for IPv4, its /64 for IPv6 (one host's usual allocation). */
 export function ipBucket(ip: string): string {
+  // parsing costs microseconds; clients repeat
+  let bucket = ipBuckets.get(ip);
+  if (bucket === undefined) {
+    if (ipBuckets.size >= 10_000) ipBuckets.clear();
+    ipBuckets.set(ip, (bucket = parseIpBucket(ip)));
+  }
+  return bucket;
+}
+
+function parseIpBucket(ip: string): string {
   try {
     let addr = ipaddr.parse(ip);
     if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress()) addr = (addr as ipaddr.IPv6).toIPv4Address();

@@ -11,7 +11,7 @@
 import { createServer, type Server } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
-import { collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { AppContext } from '../context.ts';
 import { safeEqual, sha256Hex } from '../shared/crypto.ts';
 
@@ -89,24 +89,59 @@ async function safely<T>(ctx: AppContext, what: string, fn: () => Promise<T>): P
   }
 }
 
+/**
+ * The request histogram, kept by hand and exported through prom-client's registry: prom-client's
+ * own Histogram validates and hashes its labels on every observation (measured: most of the
+ * per-request cost); here a series is found by one map lookup and its bucket by a short scan.
+ */
+class RequestHistogram {
+  readonly name = 'platform_http_request_duration_seconds';
+  readonly help = 'HTTP request latency by route pattern, method and status (its _count is the request rate)';
+  readonly type = 'histogram';
+  readonly aggregator = 'sum';
+  private readonly series = new Map<string, { labels: Record<string, string>; buckets: Float64Array; sum: number; count: number }>();
+
+  observe(method: string, route: string, status: number, seconds: number): void {
+    const key = `${method} ${status} ${route}`;
+    let s = this.series.get(key);
+    if (!s) this.series.set(key, (s = { labels: { method, route, status_code: String(status) }, buckets: new Float64Array(BUCKETS.length), sum: 0, count: 0 }));
+    for (let i = 0; i < BUCKETS.length; i++) {
+      if (seconds <= BUCKETS[i]) {
+        s.buckets[i]++;
+        break;
+      }
+    }
+    s.sum += seconds;
+    s.count++;
+  }
+
+  /** prom-client's metric interface: the samples, buckets cumulative as the exposition format wants. */
+  async get() {
+    const values: Array<{ labels: Record<string, string | number>; value: number; metricName: string }> = [];
+    for (const s of this.series.values()) {
+      let cumulative = 0;
+      BUCKETS.forEach((le, i) => {
+        cumulative += s.buckets[i];
+        values.push({ labels: { ...s.labels, le }, value: cumulative, metricName: `${this.name}_bucket` });
+      });
+      values.push({ labels: { ...s.labels, le: '+Inf' }, value: s.count, metricName: `${this.name}_bucket` });
+      values.push({ labels: s.labels, value: s.sum, metricName: `${this.name}_sum` });
+      values.push({ labels: s.labels, value: s.count, metricName: `${this.name}_count` });
+    }
+    return { name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator };
+  }
+
+  reset(): void {
+    this.series.clear();
+  }
+}
+
 export function createMetrics(ctx: AppContext) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  const requests = new Histogram({
-    name: 'platform_http_request_duration_seconds',
-    help: 'HTTP request latency by route pattern, method and status (its _count is the request rate)',
-    labelNames: ['method', 'route', 'status_code'],
-    buckets: BUCKETS,
-    registers: [registry],
-  });
-  // one labelled child per (method, route, status): the label hash is computed once, not per request
-  const children = new Map<string, ReturnType<typeof requests.labels>>();
-  const observe = (method: string, route: string, status: number, seconds: number) => {
-    const key = `${method} ${status} ${route}`;
-    let child = children.get(key);
-    if (!child) children.set(key, (child = requests.labels(method, route, String(status))));
-    child.observe(seconds);
-  };
+  const requests = new RequestHistogram();
+  registry.registerMetric(requests as unknown as Parameters<Registry['registerMetric']>[0]);
+  const observe = requests.observe.bind(requests);
 
   const queueDepth = new Gauge({ name: 'platform_claim_queue_depth', help: 'Claim attempts queued and not yet resolved', registers: [registry] });
   const queueAge = new Gauge({ name: 'platform_claim_queue_oldest_age_seconds', help: 'Age of the oldest queued claim attempt (0 when none)', registers: [registry] });
@@ -176,8 +211,20 @@ const UNAUTHORIZED = JSON.stringify({ errorMessage: 'Unauthorized request. /metr
 export async function registerMetrics(app: FastifyInstance, ctx: AppContext): Promise<void> {
   if (!metricsEnabled(ctx)) return;
   const metrics = createMetrics(ctx);
+  // Each route registered from here on gets its own hook that knows its pattern (reading
+  // request.routeOptions per request builds an object each time); unknown paths are counted by
+  // one app-wide hook as `unmatched`.
+  app.addHook('onRoute', (route) => {
+    const pattern = route.url;
+    const hook = (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+      metrics.observe(request.method, pattern, reply.statusCode, reply.elapsedTime / 1000);
+      done();
+    };
+    const own = route.onResponse;
+    route.onResponse = own === undefined ? [hook] : Array.isArray(own) ? [...own, hook] : [own, hook];
+  });
   app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
-    metrics.observe(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+    if (request.is404) metrics.observe(request.method, 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
     done();
   });
   const { metricsToken: token, metricsPort: port, metricsHost: host } = ctx.config;
