@@ -25,6 +25,13 @@ export interface Config {
   bodyLimit: number;
   /** REQUEST_TIMEOUT_MS: time a client has to send a whole request (headers and body). */
   requestTimeoutMs: number;
+  /** Sign-in challenges per minute (signin/challenge-limits.ts); 0 disables a limit. */
+  challengeLimits: {
+    /** SIGNIN_CHALLENGE_LIMIT_PER_IP: per client IP (IPv6: per /64). */
+    perIpPerMinute: number;
+    /** SIGNIN_CHALLENGE_LIMIT_PER_CLIENT: per developer app. */
+    perClientPerMinute: number;
+  };
   /** Failed password/code guesses allowed per claim and minute (claims/guess-throttle.ts); 0 disables a limit. */
   guessLimits: {
     /** GUESS_LIMIT_PER_MINUTE: per claiming address and per client IP. */
@@ -229,6 +236,10 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl,
     bodyLimit: int(env, 'BODY_LIMIT', 2 * 1024 * 1024, 1024, 64 * 1024 * 1024),
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 30_000, 1000, 600_000),
+    challengeLimits: {
+      perIpPerMinute: int(env, 'SIGNIN_CHALLENGE_LIMIT_PER_IP', 60, 0, 10_000_000),
+      perClientPerMinute: int(env, 'SIGNIN_CHALLENGE_LIMIT_PER_CLIENT', 6000, 0, 10_000_000),
+    },
     guessLimits: {
       perClientPerMinute: int(env, 'GUESS_LIMIT_PER_MINUTE', 1000, 0, 10_000_000),
       perClaimPerMinute: int(env, 'GUESS_CLAIM_LIMIT_PER_MINUTE', 10_000, 0, 10_000_000),

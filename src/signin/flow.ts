@@ -95,10 +95,12 @@ export interface Challenge {
   expiresAt: number;
 }
 
-export async function createChallenge(ctx: AppContext, input: AuthorizeInput & { address: string }): Promise<Challenge> {
+/** `admit`: the per-app budget (challenge-limits.ts), spent once the request is known to be valid. */
+export async function createChallenge(ctx: AppContext, input: AuthorizeInput & { address: string }, admit?: (clientId: string) => Promise<void>): Promise<Challenge> {
   const req = await validateAuthorizeRequest(ctx, input);
   const parsed = tryParseAddress(input.address);
   if (!parsed) throw badRequest(invalidAddressMessage(input.address));
+  await admit?.(req.app.client_id);
   const now = ctx.clock.now();
   const { scheme, domain, uri } = signinOrigin(ctx);
   const requestId = randomHex(16);

@@ -9,6 +9,7 @@ import { badRequest, notFound } from '../shared/errors.ts';
 import { errorResponses } from '../shared/schemas.ts';
 import { bearerToken, requireSession, setSessionResolver } from '../shared/session.ts';
 import { createDeveloperApp, deleteDeveloperApp, getDeveloperApp, listDeveloperApps, updateDeveloperApp, type DeveloperApp } from './apps.ts';
+import { challengeLimits } from './challenge-limits.ts';
 import { approveChallenge, createChallenge } from './flow.ts';
 import { oauthError } from './oauth-errors.ts';
 import { registerAuthorizePage } from './page.ts';
@@ -87,14 +88,16 @@ export const signin: Capability = {
     registerMetadata(fastify, ctx);
     const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
 
+    const limits = challengeLimits(ctx);
     app.post(
       '/api/v0/signin/challenge',
       {
         config: { public: true },
-        schema: { tags, summary: 'Start a sign-in: the message the wallet signs', security: [], body: ChallengeBody, response: { 200: ChallengeResponse, ...errorResponses(400) } },
+        onRequest: limits.perIp,
+        schema: { tags, summary: 'Start a sign-in: the message the wallet signs (limited per IP and per app: 429 with Retry-After)', security: [], body: ChallengeBody, response: { 200: ChallengeResponse, ...errorResponses(400, 429) } },
       },
       async (request) => {
-        const c = await createChallenge(ctx, request.body);
+        const c = await createChallenge(ctx, request.body, limits.perClient);
         return { ...c, expiresAt: String(c.expiresAt) };
       },
     );
