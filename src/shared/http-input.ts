@@ -24,24 +24,41 @@ export function clientRequestId(header: string | string[] | undefined): string |
   return typeof header === 'string' && SAFE_REQUEST_ID.test(header) ? header : null;
 }
 
+/** Whether `s[i]` (a quote) is escaped: preceded by an odd number of backslashes. */
+function escaped(s: string, i: number): boolean {
+  let n = 0;
+  while (s.charCodeAt(--i) === 92 /* \ */) n++;
+  return (n & 1) === 1;
+}
+
+/** Whether `s` holds more than `max` opening brackets (native indexOf scans; stops early). */
+function moreOpeningsThan(s: string, max: number): boolean {
+  let n = 0;
+  for (const bracket of ['{', '[']) {
+    for (let i = s.indexOf(bracket); i !== -1; i = s.indexOf(bracket, i + 1)) if (++n > max) return true;
+  }
+  return false;
+}
+
 /**
- * Whether `json` nests arrays/objects deeper than `max`. One pass over the characters, skipping
- * string contents; it runs before JSON.parse so that no later recursive walk (validation,
- * JSON.stringify) can overflow the stack. Malformed input is left to JSON.parse.
+ * Whether `json` nests arrays/objects deeper than `max`. Runs before JSON.parse so that no later
+ * recursive walk (validation, JSON.stringify) can overflow the stack. Most bodies are settled by
+ * their length or their bracket count; the rest get one pass over the structure, skipping string
+ * contents with indexOf (bench/hardening.ts). Malformed input is left to JSON.parse.
  */
 export function jsonDepthExceeds(json: string, max: number): boolean {
-  // an object or array needs two characters per level
-  if (json.length <= 2 * max) return false;
+  // an object or array needs two characters per level, and one opening bracket
+  if (json.length <= 2 * max || !moreOpeningsThan(json, max)) return false;
   let depth = 0;
   const n = json.length;
   for (let i = 0; i < n; i++) {
     const c = json.charCodeAt(i);
     if (c === 34 /* " */) {
-      for (i++; i < n; i++) {
-        const d = json.charCodeAt(i);
-        if (d === 92 /* \ */) i++;
-        else if (d === 34) break;
-      }
+      let end = i;
+      do end = json.indexOf('"', end + 1);
+      while (end !== -1 && escaped(json, end));
+      if (end === -1) return false;
+      i = end;
     } else if (c === 123 /* { */ || c === 91 /* [ */) {
       if (++depth > max) return true;
     } else if (c === 125 /* } */ || c === 93 /* ] */) {
