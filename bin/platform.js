@@ -2,8 +2,19 @@
 // The operator CLI. Runs the TypeScript sources directly: Node 24 strips types natively, so there
 // is no build step between a checkout and a running service. Reached as `node bin/platform.js`,
 // `npm start`, or through the `node_modules/.bin/platform` link (`npx platform`).
-import { main } from '../src/cli.ts';
+//
+// This file is plain JavaScript so that an older Node gets one clear line instead of
+// ERR_UNKNOWN_FILE_EXTENSION: the version is checked before any TypeScript is imported.
+const major = Number(process.versions.node.split('.')[0]);
+if (major < 24) {
+  process.stderr.write(
+    `platform needs Node.js 24 or newer; this is Node.js ${process.versions.node}. ` +
+      'Install Node 24, or run the one pinned in this checkout: node_modules/.bin/node bin/platform.js\n',
+  );
+  process.exit(1);
+}
 
+const { main } = await import('../src/cli.ts');
 const code = await main(process.argv.slice(2));
 // `serve` keeps running on its open server; every other command ends with its exit code.
 process.exitCode = code;

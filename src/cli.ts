@@ -1,19 +1,23 @@
 // The operator CLI (`platform <command>`). Output meant for scripts is one JSON document on stdout;
 // diagnostics go to stderr. Exit codes: 0 success, 1 failure, 2 usage error.
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from './config.ts';
-import { createContext, type AppContext } from './context.ts';
-import { migrateToLatest } from './db/migrations/index.ts';
-import { openStorage } from './db/index.ts';
-import { buildApp } from './server.ts';
-import { createApiKey, listApiKeys, revokeApiKey } from './api-keys/storage.ts';
+import { ConfigError, describeDatabase, loadConfig, loadDotEnv, redactDatabaseUrl, type Config } from './config.ts';
+// The service, the database layer and the API-key storage are imported when a command needs them:
+// `--help`, `--version` and usage errors answer without loading the service.
+import type { AppContext } from './context.ts';
 
 export class UsageError extends Error {}
 
 export interface Command {
   /** e.g. `api-key create`. */
   name: string;
+  /** One line: the synopsis, then what it does (the command list shows these). */
   usage: string;
+  /** More lines for `--help`: options, examples. */
+  details?: string;
+  /** Whether the command opens the database (then the CLI names it on stderr first); default true. */
+  usesDatabase?: boolean;
   run(args: string[]): Promise<number | void>;
 }
 
@@ -22,8 +26,10 @@ const print = (value: unknown) => process.stdout.write(JSON.stringify(value, nul
 /** Opens the database (migrated) for a one-shot command and closes it afterwards. */
 export async function withContext<T>(fn: (ctx: AppContext) => Promise<T>): Promise<T> {
   const config = loadConfig();
-  // one-shot: no checkpointer thread; closing the connection checkpoints the WAL
-  const ctx = await createContext({ ...config, logLevel: 'warn' }, { backgroundCheckpoints: false });
+  const { createContext, createLogger } = await import('./context.ts');
+  // one-shot: no checkpointer thread; closing the connection checkpoints the WAL;
+  // warnings and audit lines go to stderr, so stdout stays one JSON document
+  const ctx = await createContext({ ...config, logLevel: 'warn' }, { backgroundCheckpoints: false, log: createLogger({ logLevel: 'warn' }, 2) });
   try {
     return await fn(ctx);
   } finally {
@@ -33,6 +39,7 @@ export async function withContext<T>(fn: (ctx: AppContext) => Promise<T>): Promi
 
 async function serve(): Promise<void> {
   const config = loadConfig();
+  const [{ createContext }, { buildApp }] = await Promise.all([import('./context.ts'), import('./server.ts')]);
   const ctx = await createContext(config);
   const app = await buildApp(ctx);
   let closing = false;
@@ -57,15 +64,46 @@ async function serve(): Promise<void> {
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
   await app.listen({ port: config.port, host: config.host });
+  printBanner(ctx, app.server.address());
+}
+
+/** What an operator needs after `serve`: where it listens, the docs, the database, how to get a key. */
+function printBanner(ctx: AppContext, address: ReturnType<import('node:net').Server['address']>) {
+  const { config } = ctx;
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  const url = `http://${host}:${port}`;
+  const database = describeDatabase(config);
+  ctx.log.info({ url, database, dataDir: config.dataDir }, 'platform started');
+  process.stderr.write(
+    [
+      `platform ${VERSION} listening on ${url}`,
+      `  API docs:   ${url}/docs  (OpenAPI: ${url}/openapi.json)`,
+      `  Database:   ${database}`,
+      `  Data dir:   ${config.dataDir}`,
+      `  API key:    npx platform api-key create --label <name>  (run with the same .env / DATA_DIR / DATABASE_URL as this server)`,
+      '',
+    ].join('\n'),
+  );
 }
 
 const commands: Command[] = [
-  { name: 'serve', usage: 'serve                         start the HTTP service', run: serve },
+  {
+    name: 'serve',
+    usage: 'serve                         start the HTTP service (and the background loops unless RUN_WORKER=false)',
+    details: 'Configuration comes from the environment and an optional .env in the working directory (docs/operations.md).',
+    usesDatabase: false, // names its database in the start banner and log
+    async run(args) {
+      parseArgs({ args, options: {}, strict: true });
+      await serve();
+    },
+  },
   {
     name: 'migrate',
     usage: 'migrate                       apply pending database migrations',
     async run() {
       const config = loadConfig();
+      const [{ openStorage }, { migrateToLatest }] = await Promise.all([import('./db/index.ts'), import('./db/migrations/index.ts')]);
       const storage = await openStorage(config, { backgroundCheckpoints: false });
       try {
         print({ applied: await migrateToLatest(storage.db, storage.schema) });
@@ -81,6 +119,7 @@ const commands: Command[] = [
       const { values } = parseArgs({ args, options: { label: { type: 'string' } }, strict: true });
       if (!values.label?.trim()) throw new UsageError('api-key create needs --label <text>');
       const label = values.label.trim();
+      const { createApiKey } = await import('./api-keys/storage.ts');
       print(await withContext((ctx) => createApiKey(ctx.db, label, ctx.clock.now())));
     },
   },
@@ -89,6 +128,7 @@ const commands: Command[] = [
     usage: 'api-key list                  list API keys (never their values)',
     async run(args) {
       parseArgs({ args, options: {}, strict: true });
+      const { listApiKeys } = await import('./api-keys/storage.ts');
       print(await withContext((ctx) => listApiKeys(ctx.db)));
     },
   },
@@ -99,6 +139,7 @@ const commands: Command[] = [
       const { positionals } = parseArgs({ args, options: {}, strict: true, allowPositionals: true });
       if (positionals.length !== 1) throw new UsageError('api-key revoke needs exactly one key id');
       const id = positionals[0];
+      const { revokeApiKey } = await import('./api-keys/storage.ts');
       const found = await withContext((ctx) => revokeApiKey(ctx.db, id, ctx.clock.now()));
       if (!found) {
         process.stderr.write(`No API key with id ${id}\n`);
@@ -114,13 +155,44 @@ export function registerCommand(command: Command): void {
   commands.push(command);
 }
 
+const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
+
 function usage(): string {
-  return ['Usage: platform <command>', '', ...commands.map((c) => '  ' + c.usage)].join('\n') + '\n';
+  return ['Usage: platform <command> [options]', '', ...commands.map((c) => '  ' + c.usage), '', "Every command takes --help. 'platform --version' prints the version."].join('\n') + '\n';
+}
+
+function commandHelp(c: Command): string {
+  return `Usage: platform ${c.usage}\n${c.details ? `\n${c.details.replace(/^/gm, '  ')}\n` : ''}`;
+}
+
+/** `platform app`: the subcommands of a group (the first word of multi-word commands). */
+function groupHelp(group: string): string | null {
+  const members = commands.filter((c) => c.name.startsWith(group + ' '));
+  if (members.length === 0) return null;
+  return [`Usage: platform ${group} <command> [options]`, '', ...members.map((c) => '  ' + c.usage), '', `'platform ${group} <command> --help' describes one.`].join('\n') + '\n';
+}
+
+const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', '28P01', '28000', '3D000']);
+
+/** A PostgreSQL connection failure, in one line naming DATABASE_URL (never its password). */
+function databaseProblem(err: unknown): string | null {
+  const url = process.env.DATABASE_URL?.trim();
+  if (!url) return null;
+  const e = err as { code?: string; message?: string; errors?: Array<{ code?: string; message?: string }> };
+  const code = e.code ?? e.errors?.[0]?.code;
+  if (!code || !CONNECTION_ERRORS.has(code)) return null;
+  const reason = e.message || e.errors?.map((x) => x.message).join('; ') || code;
+  return `Cannot connect to the database named by DATABASE_URL (${redactDatabaseUrl(url)}): ${reason}`;
 }
 
 export async function main(argv: string[]): Promise<number> {
   await import('./commands.ts');
-  if (argv.length === 0 || argv[0] === '--help' || argv[0] === 'help') {
+  const help = argv.includes('--help') || argv.includes('-h');
+  if (argv[0] === '--version' || argv[0] === '-V') {
+    process.stdout.write(VERSION + '\n');
+    return 0;
+  }
+  if (argv.length === 0 || argv[0] === 'help' || (help && (argv[0] === '--help' || argv[0] === '-h'))) {
     process.stdout.write(usage());
     return argv.length === 0 ? 2 : 0;
   }
@@ -129,10 +201,22 @@ export async function main(argv: string[]): Promise<number> {
     .filter((c) => c.name.split(' ').every((w, i) => argv[i] === w))
     .sort((a, b) => b.name.length - a.name.length)[0];
   if (!match) {
-    process.stderr.write(`Unknown command: ${argv.join(' ')}\n\n${usage()}`);
+    const group = groupHelp(argv[0]);
+    if (group && (argv.length === 1 || (argv.length === 2 && help))) {
+      process.stdout.write(group);
+      return help ? 0 : 2;
+    }
+    const where = group ? `'platform ${argv[0]}' lists its commands` : `'platform --help' lists the commands`;
+    process.stderr.write(`Unknown command: ${argv.join(' ')} (${where})\n`);
     return 2;
   }
+  if (help) {
+    process.stdout.write(commandHelp(match));
+    return 0;
+  }
   try {
+    loadDotEnv();
+    if (match.usesDatabase !== false) process.stderr.write(`Database: ${describeDatabase(loadConfig())}\n`);
     const code = await match.run(argv.slice(match.name.split(' ').length));
     return code ?? 0;
   } catch (err) {
@@ -141,8 +225,15 @@ export async function main(argv: string[]): Promise<number> {
       return 1;
     }
     if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      process.stderr.write(`${(err as Error).message}\n\n${usage()}`);
+      // UsageError texts name their command already; parseArgs' do not
+      const text = err instanceof UsageError ? err.message : `platform ${match.name}: ${(err as Error).message}`;
+      process.stderr.write(`${text} ('platform ${match.name} --help' shows the usage)\n`);
       return 2;
+    }
+    const unreachable = databaseProblem(err);
+    if (unreachable) {
+      process.stderr.write(unreachable + '\n');
+      return 1;
     }
     process.stderr.write(`Error: ${(err as Error).message}\n`);
     return 1;

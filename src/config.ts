@@ -1,8 +1,9 @@
 // Configuration comes from environment variables only. Every value is validated once, at start;
 // a bad value stops the process with a message naming the variable.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { randomHex } from './shared/crypto.ts';
+import { ensurePrivateDir } from './shared/files.ts';
 import { join, resolve } from 'node:path';
 import { connectionsConfig, type ConnectionsConfig } from './connections/config.ts';
 
@@ -23,8 +24,33 @@ export interface Config {
   publicUrl: string;
   /** Largest accepted request body, in bytes. */
   bodyLimit: number;
+  /** REQUEST_TIMEOUT_MS: time a client has to send a whole request (headers and body). */
+  requestTimeoutMs: number;
+  /** Sign-in challenges per minute (signin/challenge-limits.ts); 0 disables a limit. */
+  challengeLimits: {
+    /** SIGNIN_CHALLENGE_LIMIT_PER_IP: per client IP (IPv6: per /64). */
+    perIpPerMinute: number;
+    /** SIGNIN_CHALLENGE_LIMIT_PER_CLIENT: per developer app. */
+    perClientPerMinute: number;
+  };
+  /** Failed password/code guesses allowed per claim and minute (claims/guess-throttle.ts); 0 disables a limit. */
+  guessLimits: {
+    /** GUESS_LIMIT_PER_MINUTE: per claiming address and per client IP. */
+    perClientPerMinute: number;
+    /** GUESS_CLAIM_LIMIT_PER_MINUTE: per claim, all callers together. */
+    perClaimPerMinute: number;
+  };
   /** Requests per minute per API key; 0 disables the limiter. */
   rateLimitPerMinute: number;
+  /** Requests per minute per client IP on /api/ routes (keyed and public); 0 disables it. */
+  rateLimitPerIpPerMinute: number;
+  /** Where rate-limit windows are counted: `database` (shared by every process on PostgreSQL) or `memory` (per process). */
+  rateLimitStore: 'database' | 'memory';
+  /** Bearer token that /metrics requires; null: /metrics only on METRICS_PORT (or off). */
+  metricsToken: string | null;
+  /** Serve /metrics on its own listener (METRICS_HOST:METRICS_PORT) instead of the API port. */
+  metricsPort: number | null;
+  metricsHost: string;
   /** How long a verified API key is trusted without a new lookup (revocation delay bound). */
   apiKeyCacheMs: number;
   /** Run the claim queue worker inside the HTTP service process. */
@@ -45,6 +71,8 @@ export interface Config {
   merkleBuildThreads: number;
   /** Social providers for the connections flow (off when unconfigured). */
   connections: ConnectionsConfig;
+  /** SIGNIN_SESSION_MAX_AGE_DAYS: absolute end of a sign-in (token family) from its first grant; null (0, the default) = none, refresh rotation alone renews. */
+  signinSessionMaxAgeMs: number | null;
 }
 
 export class ConfigError extends Error {
@@ -110,7 +138,7 @@ function persistentSecret(env: Env, name: string, dataDir: string, file: string,
     if (!validate(hex)) throw new ConfigError(name, `is unset and ${path} does not hold ${requirement}`);
     return hex;
   }
-  mkdirSync(dataDir, { recursive: true });
+  ensurePrivateDir(dataDir);
   const hex = randomHex(32);
   // 'wx' fails if another process created it first; then read theirs so all processes agree.
   try {
@@ -165,6 +193,23 @@ function swapConfig(env: Env): SwapConfig {
   };
 }
 
+/** Default: counted in the database on PostgreSQL (processes share one budget), in memory on SQLite. */
+function rateLimitStore(env: Env, databaseUrl: string | null): 'database' | 'memory' {
+  const v = str(env, 'RATE_LIMIT_STORE') ?? (databaseUrl ? 'database' : 'memory');
+  if (v !== 'database' && v !== 'memory') throw new ConfigError('RATE_LIMIT_STORE', `must be database or memory (got "${v}")`);
+  return v;
+}
+
+function metricsConfig(env: Env, port: number, host: string): Pick<Config, 'metricsToken' | 'metricsPort' | 'metricsHost'> {
+  const metricsToken = str(env, 'METRICS_TOKEN');
+  if (metricsToken !== null && !/^[\x21-\x7e]{16,256}$/.test(metricsToken)) {
+    throw new ConfigError('METRICS_TOKEN', 'must be 16 to 256 printable characters without spaces');
+  }
+  const metricsPort = str(env, 'METRICS_PORT') === null ? null : int(env, 'METRICS_PORT', 0, 1, 65535);
+  if (metricsPort !== null && metricsPort === port) throw new ConfigError('METRICS_PORT', `must differ from PORT (${port})`);
+  return { metricsToken, metricsPort, metricsHost: str(env, 'METRICS_HOST') ?? host };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = int(env, 'PORT', 3000, 0, 65535);
   const host = str(env, 'HOST') ?? '127.0.0.1';
@@ -193,7 +238,19 @@ export function loadConfig(env: Env = process.env): Config {
     addressPrefix,
     publicUrl,
     bodyLimit: int(env, 'BODY_LIMIT', 2 * 1024 * 1024, 1024, 64 * 1024 * 1024),
+    requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 30_000, 1000, 600_000),
+    challengeLimits: {
+      perIpPerMinute: int(env, 'SIGNIN_CHALLENGE_LIMIT_PER_IP', 60, 0, 10_000_000),
+      perClientPerMinute: int(env, 'SIGNIN_CHALLENGE_LIMIT_PER_CLIENT', 6000, 0, 10_000_000),
+    },
+    guessLimits: {
+      perClientPerMinute: int(env, 'GUESS_LIMIT_PER_MINUTE', 1000, 0, 10_000_000),
+      perClaimPerMinute: int(env, 'GUESS_CLAIM_LIMIT_PER_MINUTE', 10_000, 0, 10_000_000),
+    },
     rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 0, 0, 10_000_000),
+    rateLimitPerIpPerMinute: int(env, 'RATE_LIMIT_PER_IP_PER_MINUTE', 0, 0, 10_000_000),
+    rateLimitStore: rateLimitStore(env, databaseUrl),
+    ...metricsConfig(env, port, host),
     apiKeyCacheMs: int(env, 'API_KEY_CACHE_MS', 1000, 0, 60_000),
     runWorker: bool(env, 'RUN_WORKER', true),
     leafSignerKey,
@@ -204,5 +261,35 @@ export function loadConfig(env: Env = process.env): Config {
     signinNativeChainId: signinNativeChainId(env),
     merkleBuildThreads: int(env, 'MERKLE_BUILD_THREADS', Math.min(availableParallelism(), 8), 0, 64),
     connections: connectionsConfig(env, publicUrl),
+    signinSessionMaxAgeMs: int(env, 'SIGNIN_SESSION_MAX_AGE_DAYS', 0, 0, 36_500) * 86_400_000 || null,
   };
+}
+
+/**
+ * Loads `.env` from the working directory into process.env, if there is one. Variables already in
+ * the environment win over the file, so `.env` holds defaults a deployment can still override.
+ * Returns the file's path when one was loaded.
+ */
+export function loadDotEnv(dir = process.cwd()): string | null {
+  const path = join(dir, '.env');
+  if (!existsSync(path)) return null;
+  process.loadEnvFile(path);
+  return path;
+}
+
+/** The database a configuration points at, for people: never a password. */
+export function describeDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>): string {
+  if (!config.databaseUrl) return `SQLite ${join(config.dataDir, 'platform.sqlite')}`;
+  return `PostgreSQL ${redactDatabaseUrl(config.databaseUrl)}`;
+}
+
+/** DATABASE_URL with its password (if any) replaced, safe to print and log. */
+export function redactDatabaseUrl(databaseUrl: string): string {
+  try {
+    const u = new URL(databaseUrl);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '(unparseable DATABASE_URL)';
+  }
 }

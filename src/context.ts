@@ -15,6 +15,8 @@ export interface AppContext {
   dialect: DialectName;
   /** SQLite only: synchronous execution of hot statements when Kysely is idle (db/index.ts). */
   sqlite?: SqliteFastPath;
+  /** PostgreSQL only: the connection pool behind `db` (for metrics). */
+  pool?: Storage['pool'];
   clock: Clock;
   keyring: Keyring;
   log: FastifyBaseLogger;
@@ -45,7 +47,8 @@ export function redactUrl(url: string): string {
   return `${url.slice(0, q)}?${names.map((n) => `${n}=…`).join('&')}`;
 }
 
-export function createLogger(config: Pick<Config, 'logLevel'>): FastifyBaseLogger {
+/** `destination` 2 sends the log to stderr (the CLI keeps stdout for its JSON). */
+export function createLogger(config: Pick<Config, 'logLevel'>, destination: 1 | 2 = 1): FastifyBaseLogger {
   return pino({
     level: config.logLevel,
     redact: { paths: logRedactPaths, censor: '[redacted]' },
@@ -53,7 +56,7 @@ export function createLogger(config: Pick<Config, 'logLevel'>): FastifyBaseLogge
       req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: redactUrl(req.url) }),
       err: pino.stdSerializers.err,
     },
-  }) as unknown as FastifyBaseLogger;
+  }, destination === 2 ? pino.destination(2) : undefined) as unknown as FastifyBaseLogger;
 }
 
 export async function createContext(
@@ -63,18 +66,24 @@ export async function createContext(
   setAddressPrefix(config.addressPrefix);
   const storage = opts.storage ?? (await openStorage(config, { backgroundCheckpoints: opts.backgroundCheckpoints }));
   if (opts.migrate !== false) await migrateToLatest(storage.db, storage.schema);
+  let closing: Promise<void> | undefined;
   const ctx: AppContext = {
     config,
     db: storage.db,
     dialect: storage.dialect,
     ...(storage.sqlite ? { sqlite: storage.sqlite } : {}),
+    ...(storage.pool ? { pool: storage.pool } : {}),
     clock: opts.clock ?? systemClock,
     keyring: createKeyring(config.secretKey),
     log: opts.log ?? createLogger(config),
     onClose: [],
-    async close() {
-      for (const fn of ctx.onClose.splice(0).reverse()) await fn();
-      await storage.close();
+    // once: a failed listen closes the context (server.ts) before its owner's own close
+    close() {
+      closing ??= (async () => {
+        for (const fn of ctx.onClose.splice(0).reverse()) await fn();
+        await storage.close();
+      })();
+      return closing;
     },
   };
   return ctx;

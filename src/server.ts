@@ -12,6 +12,8 @@ import { registerApiKeyGate } from './api-keys/gate.ts';
 import { capabilities } from './capabilities.ts';
 import type { AppContext } from './context.ts';
 import { ApiError } from './shared/errors.ts';
+import { clientRequestId, installInputRules, routerErrorHandler, validationMessage } from './shared/http-input.ts';
+import { MAX_PATH_PARAM_LENGTH } from './shared/schemas.ts';
 import { startLoops } from './worker/runtime.ts';
 import { ErrorResponse } from './shared/schemas.ts';
 
@@ -49,11 +51,19 @@ export async function buildApp(ctx: AppContext, { extend, ...opts }: BuildOption
   // per-request child logger (measured: ~8 µs of a ~35 µs request); ctx.log still exists.
   const idPrefix = randomBytes(6).toString('base64url');
   let idCounter = 0;
+  let apiKeyGate: ReturnType<typeof registerApiKeyGate> | undefined;
+  const { requestTimeoutMs } = ctx.config;
   const app = Fastify({
     ...(ctx.config.logLevel === 'silent' ? {} : { loggerInstance: ctx.log }),
     bodyLimit: ctx.config.bodyLimit,
-    requestIdHeader: 'x-request-id',
-    genReqId: () => `${idPrefix}-${(++idCounter).toString(36)}`,
+    // a client's x-request-id is kept only when short and safe to log (http-input.ts)
+    genReqId: (req) => clientRequestId(req.headers['x-request-id']) ?? `${idPrefix}-${(++idCounter).toString(36)}`,
+    // A request (headers and body) must arrive within REQUEST_TIMEOUT_MS, its headers within 10 s:
+    // slow senders cannot hold sockets open. Node checks these every second (default: 30 s).
+    requestTimeout: requestTimeoutMs,
+    http: { headersTimeout: Math.min(requestTimeoutMs, 10_000), connectionsCheckingInterval: Math.min(requestTimeoutMs, 1000) },
+    routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
+    frameworkErrors: routerErrorHandler(() => apiKeyGate),
     ...opts,
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
   app.decorate('ctx', ctx);
@@ -78,14 +88,13 @@ export async function buildApp(ctx: AppContext, { extend, ...opts }: BuildOption
       return reply.code(err.statusCode).headers(err.headers).send(err.body);
     }
     const status = err.statusCode ?? 500;
-    if (err.validation) return reply.code(400).send({ errorMessage: err.message });
+    if (err.validation) return reply.code(400).send({ errorMessage: validationMessage(request, err) });
     if (status >= 400 && status < 500) {
       // Fastify's own client errors: malformed JSON, wrong content type, oversized body, ...
       const messages: Record<string, string> = {
         FST_ERR_CTP_INVALID_JSON_BODY: 'Malformed JSON in request body',
-        FST_ERR_CTP_EMPTY_JSON_BODY: "Body cannot be empty when content-type is set to 'application/json'",
         FST_ERR_CTP_BODY_TOO_LARGE: `Request body is larger than the limit of ${ctx.config.bodyLimit} bytes`,
-        FST_ERR_CTP_INVALID_MEDIA_TYPE: `Unsupported content type: ${request.headers['content-type'] ?? '(none)'}`,
+        FST_ERR_CTP_INVALID_MEDIA_TYPE: 'Unsupported content type: send the body as JSON with content-type: application/json',
       };
       const message = messages[err.code] ?? (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' ? 'Malformed JSON' : err.message);
       return reply.code(status).send({ errorMessage: message });
@@ -99,8 +108,8 @@ export async function buildApp(ctx: AppContext, { extend, ...opts }: BuildOption
   });
 
 
-  // JSON everywhere; form bodies for the OAuth token endpoint. Anything else is a 415.
-  app.removeContentTypeParser('text/plain');
+  // JSON everywhere; form bodies only on routes with config.formBody (the OAuth token endpoints).
+  // Anything else is a 415 (http-input.ts).
   await app.register(formbody);
   app.addSchema(ErrorResponse);
   await app.register(swagger, {
@@ -119,19 +128,37 @@ export async function buildApp(ctx: AppContext, { extend, ...opts }: BuildOption
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
-  const apiKeyGate = registerApiKeyGate(app, ctx);
+  apiKeyGate = registerApiKeyGate(app, ctx);
+  // Unknown paths under /api/ still need a key (checked first, in installInputRules): a caller
+  // without one learns nothing about routes.
+  installInputRules(app, apiKeyGate);
   app.decorateRequest('sessionPromise', undefined);
-  // Unknown paths under /api/ still need a key: a caller without one learns nothing about routes.
-  app.setNotFoundHandler(
-    { preHandler: (request, reply, done) => (request.url.startsWith('/api/') ? apiKeyGate(request, reply, done) : done()) },
-    (request, reply) => {
-      reply.code(404).send({ errorMessage: `Route not found: ${request.method} ${request.url.split('?')[0]}` });
-    },
-  );
+  app.setNotFoundHandler((request, reply) => {
+    reply.code(404).send({ errorMessage: `Route not found: ${request.method} ${request.url.split('?')[0].slice(0, 200)}` });
+  });
   for (const capability of capabilities) await capability.register(app, ctx);
   await extend?.(app);
   await app.ready();
+  releaseOnFailedListen(app, ctx);
   // serve runs the background loops in-process unless RUN_WORKER=false (then `platform worker` runs them)
   if (ctx.config.runWorker) await startLoops(ctx);
   return app;
+}
+
+/**
+ * A listen that fails (port in use, no permission) closes the app and its context (database,
+ * background loops) before the error reaches the caller, so `serve` exits with the error instead
+ * of living on without a listener, whoever calls listen.
+ */
+function releaseOnFailedListen(app: App, ctx: AppContext): void {
+  const listen = app.listen.bind(app) as (opts: object) => Promise<string>;
+  app.listen = (async (opts: object) => {
+    try {
+      return await listen(opts);
+    } catch (err) {
+      await app.close().catch(() => undefined);
+      await ctx.close().catch(() => undefined);
+      throw err;
+    }
+  }) as unknown as App['listen'];
 }

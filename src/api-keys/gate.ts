@@ -7,6 +7,7 @@ import type { AppContext } from '../context.ts';
 import { tooManyRequests, unauthorized } from '../shared/errors.ts';
 import { sha256Hex } from '../shared/crypto.ts';
 import { findActiveApiKeyByHash } from './storage.ts';
+import { createRateLimiter, ipBucket, type Verdict } from './rate-limit.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -21,30 +22,27 @@ declare module 'fastify' {
 const MISSING = 'Unauthorized request. This route is only accessible with an API key.';
 const INVALID = 'Unauthorized request. Error validating API key.';
 
-/** Fixed one-minute windows per key; in-process (documented: per service process). */
-function rateLimiter(perMinute: number, now: () => number) {
-  let window = 0;
-  let counts = new Map<string, number>();
-  return (keyId: string) => {
-    const w = Math.floor(now() / 60_000);
-    if (w !== window) {
-      window = w;
-      counts = new Map();
-    }
-    const n = (counts.get(keyId) ?? 0) + 1;
-    counts.set(keyId, n);
-    if (n > perMinute) throw tooManyRequests('Exceeded rate limit. Too many requests.', 60 - Math.floor((now() % 60_000) / 1000));
-  };
+const LIMITED = 'Exceeded rate limit. Too many requests.';
+
+type Done = (err?: Error) => void;
+
+/** Applies a rate-limit verdict (possibly still pending) and calls `done`. */
+function settle(verdict: Verdict | Promise<Verdict>, then: () => void, done: Done): void {
+  if (verdict === null) return then();
+  if (!(verdict instanceof Promise)) return done(tooManyRequests(LIMITED, verdict.retryAfter));
+  verdict.then((v) => (v === null ? then() : done(tooManyRequests(LIMITED, v.retryAfter))), done);
 }
 
-export type ApiKeyGate = (request: FastifyRequest, reply: unknown, done: (err?: Error) => void) => void;
+export type ApiKeyGate = (request: FastifyRequest, reply: unknown, done: Done) => void;
 
 /** Installs the gate on every /api/ route registered after this call; returns it for the not-found handler. */
 export function registerApiKeyGate(app: FastifyInstance, ctx: AppContext): ApiKeyGate {
   const ttl = ctx.config.apiKeyCacheMs;
   const verified = new Map<string, { id: string; at: number }>();
-  const limit = ctx.config.rateLimitPerMinute > 0 ? rateLimiter(ctx.config.rateLimitPerMinute, () => ctx.clock.now()) : null;
-  const check = async (request: FastifyRequest, presented: string): Promise<void> => {
+  // Limits per key and per client IP (rate-limit.ts): shared by all processes on PostgreSQL.
+  const keyLimit = ctx.config.rateLimitPerMinute > 0 ? createRateLimiter(ctx, ctx.config.rateLimitPerMinute) : null;
+  const ipLimit = ctx.config.rateLimitPerIpPerMinute > 0 ? createRateLimiter(ctx, ctx.config.rateLimitPerIpPerMinute) : null;
+  const check = async (presented: string): Promise<string> => {
     const key = await findActiveApiKeyByHash(ctx.db, sha256Hex(presented));
     if (!key) {
       verified.delete(presented);
@@ -54,36 +52,39 @@ export function registerApiKeyGate(app: FastifyInstance, ctx: AppContext): ApiKe
       if (verified.size >= 10_000) verified.clear(); // bounded: keys are few, this never trims in practice
       verified.set(presented, { id: key.id, at: Date.now() });
     }
-    admit(request, key.id);
+    return key.id;
   };
-  const admit = (request: FastifyRequest, keyId: string) => {
-    limit?.(keyId);
+  const admit = (request: FastifyRequest, keyId: string, done: Done) => {
     request.apiKeyId = keyId;
+    if (!keyLimit) return done();
+    settle(keyLimit.take(`key:${keyId}`), done, done);
   };
-  // Callback-style hook: a key verified within the TTL passes synchronously, without a promise.
-  const gate = (request: FastifyRequest, _reply: unknown, done: (err?: Error) => void) => {
+  const authenticate = (request: FastifyRequest, done: Done) => {
     const header = request.headers['x-api-key'];
     if (typeof header !== 'string' || header === '') return done(unauthorized(MISSING));
     // Keyed by the presented key: a hit costs a map lookup, not a hash (the database holds only
     // hashes; this map lives in process memory for at most API_KEY_CACHE_MS per entry).
     const cached = verified.get(header);
-    if (cached && Date.now() - cached.at <= ttl) {
-      try {
-        admit(request, cached.id);
-      } catch (err) {
-        return done(err as Error);
-      }
-      return done();
-    }
-    check(request, header).then(() => done(), done);
+    if (cached && Date.now() - cached.at <= ttl) return admit(request, cached.id, done);
+    check(header).then((id) => admit(request, id, done), done);
   };
+  // Callback-style hook: with a key verified within the TTL and budget in hand, the request passes
+  // synchronously, without a promise. The IP limit comes first, so floods of bad keys are limited too.
+  const gate = (request: FastifyRequest, _reply: unknown, done: Done) => {
+    if (!ipLimit) return authenticate(request, done);
+    settle(ipLimit.take(ipBucket(request.ip)), () => authenticate(request, done), done);
+  };
+  // Public /api/ routes (sign-in from a browser) have no key, but the IP limit still applies.
+  const ipOnly = (request: FastifyRequest, _reply: unknown, done: Done) => settle(ipLimit!.take(ipBucket(request.ip)), done, done);
   // The gate is attached to each /api/ route as it is registered (no per-request URL or config
   // test on other routes); unknown /api/ paths get it through the not-found handler (server.ts).
   app.decorateRequest('apiKeyId', undefined);
   app.addHook('onRoute', (route) => {
-    if (!route.url.startsWith('/api/') || route.config?.public) return;
+    if (!route.url.startsWith('/api/')) return;
+    const hook = route.config?.public ? (ipLimit ? ipOnly : null) : gate;
+    if (!hook) return;
     const own = route.onRequest;
-    route.onRequest = own === undefined ? [gate] : Array.isArray(own) ? [gate, ...own] : [gate, own];
+    route.onRequest = own === undefined ? [hook] : Array.isArray(own) ? [hook, ...own] : [hook, own];
   });
   return gate;
 }

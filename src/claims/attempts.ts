@@ -9,8 +9,10 @@ import { paginate } from '../shared/pagination.ts';
 import type { Session } from '../shared/session.ts';
 import { isCreatorOrManager } from './documents.ts';
 import { evaluateAttempt } from './engine.ts';
+import { checkGuessBudget, recordFailedGuess } from './guess-throttle.ts';
 import { isOnChain, loadClaim, numUsesInstance } from './model.ts';
 import { claimCode } from './onchain.ts';
+import { findPlugin } from '../plugins/registry.ts';
 import type { AttemptSession } from '../plugins/types.ts';
 import { encodePayload, type AttemptPayload } from './payload.ts';
 import { enqueued } from './queue.ts';
@@ -27,22 +29,36 @@ export interface AttemptBody {
 }
 
 /** Simulates the attempt; when `complete`, then queues it. Failures throw the plugin's error text. */
-export async function attemptClaim(ctx: AppContext, claimId: string, address: string, body: AttemptBody, session: Session | null, complete: boolean): Promise<{ claimAttemptId: string }> {
+export async function attemptClaim(ctx: AppContext, claimId: string, address: string, body: AttemptBody, session: Session | null, complete: boolean, ip = ''): Promise<{ claimAttemptId: string }> {
   const platformAddress = toCanonical(address, 'address');
   const { _expectedVersion: expectedVersion, _specificInstanceIds: specificInstanceIds, ...inputs } = body;
   const now = ctx.clock.now();
   const claim = await loadClaim(ctx.db, ctx.keyring, claimId, now, { maxAgeMs: PRECHECK_MAX_AGE_MS });
   if (!claim) throw notFound(`Claim ${claimId} not found`);
-  for (const key of Object.keys(inputs)) {
-    if (!claim.plugins.some((p) => p.instanceId === key)) throw badRequest(`body has unknown field "${key}" (not an instance id of claim ${claimId})`);
+  for (const [key, input] of Object.entries(inputs)) {
+    const instance = claim.plugins.find((p) => p.instanceId === key);
+    if (!instance) throw badRequest(`body has unknown field "${key}" (not an instance id of claim ${claimId})`);
+    // Unknown fields are refused here too; a wrong type is the plugin's own error (SPEC §7 texts).
+    if (input !== null && typeof input === 'object' && !Array.isArray(input)) {
+      const plugin = findPlugin(instance.pluginId);
+      const allowed = plugin?.inputFields ?? (plugin?.requiresUserInput ? null : []);
+      const extra = allowed && Object.keys(input).find((f) => !allowed.includes(f));
+      if (typeof extra === 'string') throw badRequest(`body.${key} has unknown field "${extra}"`);
+    }
   }
   if (complete && !numUsesInstance(claim)) {
     throw badRequest(`Claim ${claimId} is an on-demand claim (no numUses): it is not completed; check success with GET /api/v0/claims/success/${claimId}/{address}`);
   }
   const attemptSession: AttemptSession | null = session ? { platformAddress: session.platformAddress, scopes: [...session.scopes] } : null;
   const attempt = { platformAddress, inputs, expectedVersion, session: attemptSession, ...(specificInstanceIds ? { specificInstanceIds } : {}) };
+  // passwords and codes can be guessed: such claims are throttled per address, IP and claim
+  const guesser = claim.plugins.some((p) => findPlugin(p.pluginId)?.requiresUserInput) ? { ip, platformAddress } : null;
+  if (guesser) await checkGuessBudget(ctx, claimId, guesser, now);
   const outcome = await evaluateAttempt(claim, attempt, { mode: 'simulate', claimAttemptId: '', now, db: ctx.db, keyring: ctx.keyring, app: ctx });
-  if (!outcome.success) throw new ApiError(outcome.status, outcome.error);
+  if (!outcome.success) {
+    if (guesser && outcome.inputRejected) await recordFailedGuess(ctx, claimId, guesser, now);
+    throw new ApiError(outcome.status, outcome.error);
+  }
   if (!complete) return { claimAttemptId: SIMULATED_ATTEMPT_ID };
 
   const claimAttemptId = randomHex(16);

@@ -4,6 +4,7 @@
 import type { DB, Tx } from '../db/index.ts';
 import type { AppContext } from '../context.ts';
 import type { Keyring } from '../shared/crypto.ts';
+import { HALTED } from '../plugins/halt.ts';
 import { findPlugin } from '../plugins/registry.ts';
 import type { AttemptSession, PluginResult } from '../plugins/types.ts';
 import { assignerOf, maxUsesOf, numUsesInstance, type ClaimRecord } from './model.ts';
@@ -27,7 +28,7 @@ export interface StateWrite {
 
 export type AttemptOutcome =
   | { success: true; claimNumber: number | null; writes: StateWrite[]; replay: Record<string, unknown> }
-  | { success: false; error: string; status: number };
+  | { success: false; error: string; status: number; /** A user-input plugin (password, codes) failed: a wrong guess. */ inputRejected?: true };
 
 export const versionMismatchError = (expected: number, actual: number) =>
   `Claim has been updated since last fetch: expected version ${expected}, current version ${actual}`;
@@ -51,6 +52,8 @@ export async function evaluateAttempt(claim: ClaimRecord, input: AttemptInput, e
   if (input.expectedVersion !== -1 && input.expectedVersion !== claim.version) {
     return { success: false, error: versionMismatchError(input.expectedVersion, claim.version), status: 409 };
   }
+  // A paused claim says so, whatever else would fail (SPEC §3: every attempt fails with `Claim halted`).
+  if (claim.plugins.some((p) => p.pluginId === 'halt')) return { success: false, error: HALTED, status: 400 };
   const assigner = assignerOf(claim);
   const mandatory = new Set<string>();
   const numUses = numUsesInstance(claim);
@@ -104,7 +107,24 @@ export async function evaluateAttempt(claim: ClaimRecord, input: AttemptInput, e
       results.set(inst.instanceId, result);
     }),
   );
+  const outcome = await conclude(claim, results, mandatory, env.mode, numberUsed);
+  // a wrong password or code counts as a failed guess (guess-throttle.ts), whatever error is shown
+  if (!outcome.success && claim.plugins.some((p) => findPlugin(p.pluginId)?.requiresUserInput && results.get(p.instanceId)?.success === false)) {
+    return { ...outcome, inputRejected: true };
+  }
+  return outcome;
+}
 
+/** The success logic over the plugins' results: the attempt's outcome and the writes it commits. */
+async function conclude(
+  claim: ClaimRecord,
+  results: Map<string, PluginResult>,
+  mandatory: Set<string>,
+  mode: EvaluateEnv['mode'],
+  numberUsed: (claimId: string, claimNumber: number) => Promise<boolean>,
+): Promise<AttemptOutcome> {
+  const assigner = assignerOf(claim);
+  const numUses = numUsesInstance(claim);
   const passed = (id: string) => results.get(id)?.success === true;
   // first failure in claim order, mandatory plugins first
   const firstFailure = (ids: string[]) => {
@@ -144,7 +164,7 @@ export async function evaluateAttempt(claim: ClaimRecord, input: AttemptInput, e
     if (!Number.isInteger(n) || n < 0 || n >= maxUses) return { success: false, error: `Invalid claim number: ${n}`, status: 400 };
     // The numUses counter cannot collide unless its state was edited, so the pre-check skips that
     // lookup; execution always checks (and the ledger's primary key is the last guard).
-    const counter = env.mode === 'simulate' && assigner.pluginId === 'numUses';
+    const counter = mode === 'simulate' && assigner.pluginId === 'numUses';
     if (!counter && (await numberUsed(claim.claimId, n))) return { success: false, error: `Claim number already used: ${n}`, status: 400 };
     claimNumber = n;
   }

@@ -12,12 +12,15 @@ import type { JsonObject } from '../plugins/types.ts';
 import { isCreatorOrManager } from './documents.ts';
 import { loadClaim, parseClaimRow, type ClaimRecord, type TrackerDetails } from './model.ts';
 import type { SatisfyMethod } from './satisfy.ts';
+import { failedGuesses } from './guess-throttle.ts';
 import { allClaimNumbers, liveClaimQuery } from './storage.ts';
 
 export interface ReadOptions {
   fetchAllClaimedUsers?: boolean;
   fetchPrivateParams?: boolean;
   privateStatesToFetch?: string[];
+  /** Clock reading for the owner's guess figures (default: the system clock). */
+  now?: number;
 }
 
 export interface PluginDocument {
@@ -33,6 +36,7 @@ export interface PluginDocument {
 export interface ClaimDocument {
   _includesPrivateParams: boolean;
   _seedCode?: string;
+  _failedGuesses?: { total: number; lastHour: number };
   claimId: string;
   createdBy: string;
   managedBy: string;
@@ -93,9 +97,13 @@ export async function renderClaim(db: DB | Tx, claim: ClaimRecord, session: Sess
       return doc;
     }),
   );
+  // failed password/code guesses (guess-throttle.ts), for the claim's creator or manager only
+  const guessable = privileged && claim.plugins.some((p) => findPlugin(p.pluginId)?.requiresUserInput);
+  const guesses = guessable ? await failedGuesses(db, claim.claimId, opts.now ?? Date.now()) : null;
   return {
     _includesPrivateParams: includePrivate,
     ...(includePrivate && claim.seedCode ? { _seedCode: claim.seedCode } : {}),
+    ...(guesses ? { _failedGuesses: guesses } : {}),
     claimId: claim.claimId,
     createdBy: claim.createdBy,
     managedBy: claim.managedBy,
@@ -122,7 +130,7 @@ export async function renderClaim(db: DB | Tx, claim: ClaimRecord, session: Sess
 
 export async function getClaimDocument(ctx: AppContext, claimId: string, session: Session | null, opts: ReadOptions): Promise<ClaimDocument | null> {
   const claim = await loadClaim(ctx.db, ctx.keyring, claimId, ctx.clock.now());
-  return claim ? renderClaim(ctx.db, claim, session, opts) : null;
+  return claim ? renderClaim(ctx.db, claim, session, { ...opts, now: ctx.clock.now() }) : null;
 }
 
 /** Escapes LIKE metacharacters so the search value is matched literally. */

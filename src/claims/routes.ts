@@ -65,7 +65,7 @@ export const claims: Capability = {
               ? 'Complete a claim: simulate, then queue the attempt (poll the status route)'
               : 'Simulate a claim attempt (instant; writes nothing; the id is 32 zeros)',
             description:
-              'Needs a session for the claiming address with completeClaims only when the claim has an initiatedBy plugin. A failing simulation answers 4xx with the plugin error text (400; 401/403 for initiatedBy; 409 for a version mismatch) and queues nothing.',
+              'Needs a session for the claiming address with completeClaims only when the claim has an initiatedBy plugin. A failing simulation answers 4xx with the plugin error text (400; 401/403 for initiatedBy; 409 for a version mismatch) and queues nothing. Wrong passwords and codes are throttled per address, IP and claim (429 with Retry-After).',
             security: optionalSession,
             params: ClaimAddressParams,
             body: AttemptBody,
@@ -74,7 +74,7 @@ export const claims: Capability = {
         },
         async (request) => {
           const { claimId, address } = request.params;
-          return attemptClaim(ctx, claimId, address, request.body as AttemptBodyType, await getSession(request), complete);
+          return attemptClaim(ctx, claimId, address, request.body as AttemptBodyType, await getSession(request), complete, request.ip);
         },
       );
     }

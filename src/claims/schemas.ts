@@ -1,10 +1,10 @@
 // Request and response schemas of the claim routes (SPEC §4.4–4.14). Plugin params are objects
 // here; each plugin checks its own params (a 400 naming the field).
 import { Type } from 'typebox';
-import { AddressString, Bookmark, UintRangeSchema } from '../shared/schemas.ts';
+import { AddressString, Bookmark, MAX_PATH_PARAM_LENGTH, UintRangeSchema } from '../shared/schemas.ts';
 
 const AnyObject = Type.Object({}, { additionalProperties: true });
-export const ClaimId = Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_-]+$', description: 'Claim id (letters, digits, _ and -)' });
+export const ClaimId = Type.String({ minLength: 1, maxLength: MAX_PATH_PARAM_LENGTH, pattern: '^[A-Za-z0-9_-]+$', description: 'Claim id (letters, digits, _ and -)' });
 const InstanceIdPattern = '^[A-Za-z0-9]{1,64}$';
 
 export const ClaimParams = Type.Object({ claimId: ClaimId });
@@ -203,6 +203,12 @@ export const ClaimDocumentSchema = Type.Object(
   {
     _includesPrivateParams: Type.Boolean(),
     _seedCode: Type.Optional(Type.String({ description: 'Claim-level seed of an on-chain claim (with private params only)' })),
+    _failedGuesses: Type.Optional(
+      Type.Object(
+        { total: Type.Integer(), lastHour: Type.Integer() },
+        { additionalProperties: false, description: "Wrong passwords and codes tried on this claim (creator or manager only; claims with a password or codes plugin)" },
+      ),
+    ),
     claimId: Type.String(),
     createdBy: Type.String(),
     managedBy: Type.String(),

@@ -71,8 +71,18 @@ export interface ClaimAttemptTable {
   resolved_at: number | null;
 }
 
+/** Failed guesses per claim and bucket in one-minute windows (claims/guess-throttle.ts). */
+export interface ClaimGuessFailureTable {
+  claim_id: string;
+  /** 'claim', 'ip:<ip>', 'address:<native address>', or 'total' (window_start 0). */
+  scope: string;
+  window_start: number;
+  failures: number;
+}
+
 export interface ClaimTables {
   claims: ClaimTable;
+  claim_guess_failures: ClaimGuessFailureTable;
   claim_state: ClaimStateTable;
   claim_numbers: ClaimNumberTable;
   claim_attempts: Omit<ClaimAttemptTable, 'seq'> & { seq: Generated<number> };

@@ -1,6 +1,6 @@
 // One query layer (Kysely) over two dialects: SQLite (better-sqlite3, WAL) by default, and
 // PostgreSQL when DATABASE_URL is set. Both run the same migrations (./migrations).
-import { mkdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
@@ -16,6 +16,7 @@ import {
   type QueryResult,
   type Transaction,
 } from 'kysely';
+import { ensurePrivateDir, ensurePrivateFile } from '../shared/files.ts';
 import { startCheckpointer, type Checkpointer } from './checkpointer.ts';
 import type { Database } from './schema.ts';
 
@@ -33,6 +34,8 @@ export interface Storage {
   checkpointer?: Checkpointer;
   /** SQLite: synchronous execution of hot statements, bypassing Kysely when it is idle. */
   sqlite?: SqliteFastPath;
+  /** PostgreSQL: the connection pool (its use is exported as metrics). */
+  pool?: pg.Pool;
   close(): Promise<void>;
 }
 
@@ -134,8 +137,11 @@ function withStatementCache(database: SQLite.Database, max = 1000) {
 }
 
 export function openSqlite(dataDir: string, file = 'platform.sqlite', opts: StorageOptions = {}): Storage {
-  mkdirSync(dataDir, { recursive: true });
+  ensurePrivateDir(dataDir);
   const path = join(dataDir, file);
+  ensurePrivateFile(path);
+  // SQLite creates the -wal and -shm files with the database file's mode; older ones are tightened
+  for (const f of [`${path}-wal`, `${path}-shm`]) if (existsSync(f)) ensurePrivateFile(f);
   const database = new SQLite(path);
   database.pragma('journal_mode = WAL');
   database.pragma('synchronous = NORMAL');
@@ -198,7 +204,7 @@ export async function openPostgres(databaseUrl: string, poolSize = 10): Promise<
     ...(schema ? { options: `-c search_path="${schema}"` } : {}),
   });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return { db, dialect: 'postgres', ...(schema ? { schema } : {}), close: () => db.destroy() };
+  return { db, dialect: 'postgres', pool, ...(schema ? { schema } : {}), close: () => db.destroy() };
 }
 
 export async function openStorage(config: { databaseUrl: string | null; dataDir: string }, opts: StorageOptions = {}): Promise<Storage> {

@@ -5,6 +5,7 @@
 //   - JSON documents are `text` holding JSON;
 //   - amounts and UintRange bounds that may exceed 2^53 are decimal strings in `text`.
 import type { ApiKeyTable } from '../api-keys/storage.ts';
+import type { RateLimitWindowTable } from '../api-keys/rate-limit.ts';
 import type { ClaimTables } from '../claims/storage.ts';
 import type { ConnectionTables } from '../connections/storage.ts';
 import type { SigninTables } from '../signin/storage.ts';
@@ -13,4 +14,5 @@ import type { SwapTables } from '../swap/storage.ts';
 
 export interface Database extends SigninTables, StoreTables, ClaimTables, SwapTables, ConnectionTables {
   api_keys: ApiKeyTable;
+  rate_limit_windows: RateLimitWindowTable;
 }

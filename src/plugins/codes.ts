@@ -45,6 +45,7 @@ export const codes: ClaimPlugin<Pub, Priv> = {
   duplicatesAllowed: true,
   stateful: true,
   requiresUserInput: true,
+  inputFields: ['code'],
   requiresSession: false,
   canAssignClaimNumbers: () => null,
   validate(pub, priv, { path, previous }) {

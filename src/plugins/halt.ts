@@ -2,6 +2,8 @@
 import { noParams } from './params.ts';
 import type { ClaimPlugin } from './types.ts';
 
+export const HALTED = 'Claim halted';
+
 export const halt: ClaimPlugin = {
   id: 'halt',
   duplicatesAllowed: true,
@@ -10,6 +12,6 @@ export const halt: ClaimPlugin = {
   requiresSession: false,
   validate: noParams,
   async evaluate() {
-    return { success: false, error: 'Claim halted' };
+    return { success: false, error: HALTED };
   },
 };

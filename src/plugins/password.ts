@@ -9,6 +9,7 @@ export const password: ClaimPlugin<Record<string, never>, { password: string }> 
   duplicatesAllowed: true,
   stateful: false,
   requiresUserInput: true,
+  inputFields: ['password'],
   requiresSession: false,
   validate(pub, priv, { path }) {
     onlyKeys(asObject(pub, `${path}.publicParams`), [], `${path}.publicParams`);

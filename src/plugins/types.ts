@@ -118,6 +118,8 @@ export interface ClaimPlugin<Pub = JsonObject, Priv = JsonObject> {
   stateful: boolean;
   /** Reads `body[instanceId]`. */
   requiresUserInput: boolean;
+  /** The fields `body[instanceId]` may hold; any other is refused before evaluation. Absent: none for a plugin without user input, unchecked otherwise. */
+  inputFields?: readonly string[];
   /** Needs the claimer's session. */
   requiresSession: boolean;
   /** Cannot be made optional by `satisfyMethod` (numUses). */

@@ -59,10 +59,20 @@ export function tryParseAddress(input: unknown): ParsedAddress | null {
   }
 }
 
+/** Why `input` is not an address: a wrong EIP-55 checksum is told apart from a wrong shape. */
+export function invalidAddressMessage(input: unknown, field = 'address'): string {
+  const shown = typeof input === 'string' && input.length > 100 ? `${JSON.stringify(input.slice(0, 100))}…` : JSON.stringify(input);
+  if (typeof input === 'string' && HEX40.test(input)) {
+    const expected = toChecksumAddress(hexToBytes(input.slice(2).toLowerCase()));
+    return `Invalid address in ${field}: ${shown} has a wrong EIP-55 checksum (mixed case must be exactly ${expected}, or write it all in lower case)`;
+  }
+  return `Invalid address in ${field}: ${shown} is neither a 0x address nor a ${prefix}1… address`;
+}
+
 /** Parses either form or throws a 400 naming the field and the value. */
 export function parseAddress(input: unknown, field = 'address'): ParsedAddress {
   const parsed = tryParseAddress(input);
-  if (!parsed) throw badRequest(`Invalid address in ${field}: ${JSON.stringify(input)} is neither a 0x address nor a ${prefix}1… address`);
+  if (!parsed) throw badRequest(invalidAddressMessage(input, field));
   return parsed;
 }
 

@@ -18,7 +18,13 @@ export const UintRangeSchema = Type.Object(
   { additionalProperties: false, description: 'Inclusive range of unsigned 64-bit integers' },
 );
 
-export const AddressString = Type.String({ minLength: 1, maxLength: 128, description: '0x… EVM address or native bech32 address' });
+/**
+ * Longest path parameter the router accepts (Fastify `maxParamLength`): every id that travels in a
+ * path (claim ids, addresses, store keys) is bounded by it at creation too, so none is unreachable.
+ */
+export const MAX_PATH_PARAM_LENGTH = 128;
+
+export const AddressString = Type.String({ minLength: 1, maxLength: MAX_PATH_PARAM_LENGTH, description: '0x… EVM address or native bech32 address' });
 
 export const Bookmark = Type.String({ maxLength: 2048, description: "Opaque cursor; '' for the first page" });
 

@@ -158,10 +158,14 @@ export function secretMatches(row: SigninAppTable, clientSecret: string): boolea
   return safeEqual(sha256Hex(clientSecret), row.client_secret_hash);
 }
 
-async function ownedRow(db: DB, clientId: string, owner: string): Promise<SigninAppTable> {
+/** Who acts on an app: its owner's platformAddress, or the operator (the CLI), who may act on any app. */
+export const OPERATOR = Symbol('operator');
+export type AppActor = string | typeof OPERATOR;
+
+async function ownedRow(db: DB, clientId: string, actor: AppActor): Promise<SigninAppTable> {
   const row = await findAppRow(db, clientId);
   if (!row) throw notFound(`No developer app with clientId ${clientId}`);
-  if (row.created_by !== owner) throw forbidden('You must be the owner of the developer app.');
+  if (actor !== OPERATOR && row.created_by !== actor) throw forbidden('You must be the owner of the developer app.');
   return row;
 }
 
@@ -171,11 +175,17 @@ export interface UpdateAppInput {
   image?: string;
   redirectUris?: string[];
   rotateClientSecret?: boolean;
+  /** Operator only: hand the app to a wallet (platformAddress), or back to the operator (null). */
+  createdBy?: string | null;
 }
 
-export async function updateDeveloperApp(db: DB, clientId: string, owner: string, patch: UpdateAppInput, now: number): Promise<{ app: DeveloperApp; clientSecret?: string }> {
-  const row = await ownedRow(db, clientId, owner);
+export async function updateDeveloperApp(db: DB, clientId: string, actor: AppActor, patch: UpdateAppInput, now: number): Promise<{ app: DeveloperApp; clientSecret?: string }> {
+  const row = await ownedRow(db, clientId, actor);
   const set: Partial<SigninAppTable> = { updated_at: now };
+  if (patch.createdBy !== undefined) {
+    if (actor !== OPERATOR) throw forbidden('Only the operator can change the owner of a developer app.');
+    set.created_by = patch.createdBy;
+  }
   if (patch.name !== undefined) set.name = validateAppName(patch.name);
   if (patch.description !== undefined) set.description = patch.description;
   if (patch.image !== undefined) set.image = patch.image;
@@ -191,8 +201,8 @@ export async function updateDeveloperApp(db: DB, clientId: string, owner: string
 }
 
 /** Deletes the app and revokes every authorization issued to it. */
-export async function deleteDeveloperApp(db: DB, clientId: string, owner: string, now: number): Promise<void> {
-  await ownedRow(db, clientId, owner);
+export async function deleteDeveloperApp(db: DB, clientId: string, actor: AppActor, now: number): Promise<void> {
+  await ownedRow(db, clientId, actor);
   await db.transaction().execute(async (tx) => {
     await tx.updateTable('signin_authorizations').set({ revoked_at: now }).where('client_id', '=', clientId).where('revoked_at', 'is', null).execute();
     await tx.deleteFrom('signin_apps').where('client_id', '=', clientId).execute();
@@ -212,4 +222,11 @@ export async function listDeveloperApps(db: DB, keyring: Keyring, owner: string,
     scope: `developerApps|${owner}`,
   });
   return { docs: page.docs.map(toApp), bookmark: page.bookmark, hasMore: page.hasMore };
+}
+
+/** Every app, oldest first (the operator's view; `owner` narrows it to one wallet's apps). */
+export async function listAllDeveloperApps(db: DB, owner?: string): Promise<DeveloperApp[]> {
+  let query = db.selectFrom('signin_apps').selectAll();
+  if (owner !== undefined) query = query.where('created_by', '=', owner);
+  return (await query.orderBy('created_at').orderBy('client_id').execute()).map(toApp);
 }

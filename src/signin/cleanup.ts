@@ -7,8 +7,19 @@ import type { Database } from '../db/index.ts';
 import { DAY } from './lifetimes.ts';
 
 export const SWEEP_INTERVAL_MS = 10 * 60_000;
-/** How long ended rows stay before the sweep deletes them. */
+/** Sign-in requests (challenges) are purged more often: anyone may create them (challenge-limits.ts). */
+export const REQUEST_SWEEP_INTERVAL_MS = 60_000;
+/** How long ended codes and token families stay before the sweep deletes them. */
 export const SWEEP_GRACE_MS = DAY;
+
+/**
+ * Deletes sign-in requests past their expiry, used or not: an expired request can no longer be
+ * approved, and its code (if any) lives on in its authorization row.
+ */
+export async function sweepSigninRequests(ctx: AppContext, now = ctx.clock.now()): Promise<number> {
+  const res = await ctx.db.deleteFrom('signin_requests').where('expires_at', '<=', now).executeTakeFirst();
+  return Number(res.numDeletedRows);
+}
 
 export interface SweepResult {
   requests: number;
@@ -18,12 +29,14 @@ export interface SweepResult {
 
 export async function sweepSignin(ctx: AppContext, now = ctx.clock.now()): Promise<SweepResult> {
   const before = now - SWEEP_GRACE_MS;
+  const requests = await sweepSigninRequests(ctx, now);
   return ctx.db.transaction().execute(async (tx) => {
-    const requests = await tx.deleteFrom('signin_requests').where('expires_at', '<', before).executeTakeFirst();
-    // an unused code past its expiry, or a family past its absolute end, or revoked: nothing left to use
+    // an unused code past its expiry, a refresh token past its expiry (the access token ends first),
+    // a family past its absolute end, or revoked: nothing left to use
     const ended = (eb: ExpressionBuilder<Database, 'signin_authorizations'>) =>
       eb.or([
         eb.and([eb('code_consumed_at', 'is', null), eb('code_expires_at', '<', before)]),
+        eb('refresh_expires_at', '<', before),
         eb('expires_at', '<', before),
         eb('revoked_at', '<', before),
       ]);
@@ -33,7 +46,7 @@ export async function sweepSignin(ctx: AppContext, now = ctx.clock.now()): Promi
       .executeTakeFirst();
     const authorizations = await tx.deleteFrom('signin_authorizations').where(ended).executeTakeFirst();
     return {
-      requests: Number(requests.numDeletedRows),
+      requests,
       authorizations: Number(authorizations.numDeletedRows),
       rotatedTokens: Number(rotated.numDeletedRows),
     };

@@ -2,7 +2,7 @@
 // challenge (an EIP-4361 message with a fresh server nonce), the wallet signs it, and approval checks
 // the signature and the stored request, consumes the nonce once and mints a one-time code.
 import type { AppContext } from '../context.ts';
-import { tryParseAddress } from '../shared/addresses.ts';
+import { invalidAddressMessage, tryParseAddress } from '../shared/addresses.ts';
 import { randomHex, sha256Hex } from '../shared/crypto.ts';
 import { ApiError, badRequest, notFound, unauthorized } from '../shared/errors.ts';
 import { findAppRow } from './apps.ts';
@@ -95,10 +95,12 @@ export interface Challenge {
   expiresAt: number;
 }
 
-export async function createChallenge(ctx: AppContext, input: AuthorizeInput & { address: string }): Promise<Challenge> {
+/** `admit`: the per-app budget (challenge-limits.ts), spent once the request is known to be valid. */
+export async function createChallenge(ctx: AppContext, input: AuthorizeInput & { address: string }, admit?: (clientId: string) => Promise<void>): Promise<Challenge> {
   const req = await validateAuthorizeRequest(ctx, input);
   const parsed = tryParseAddress(input.address);
-  if (!parsed) throw badRequest(`Invalid address: ${JSON.stringify(input.address)} is neither a 0x address nor a native bech32 address`);
+  if (!parsed) throw badRequest(invalidAddressMessage(input.address));
+  await admit?.(req.app.client_id);
   const now = ctx.clock.now();
   const { scheme, domain, uri } = signinOrigin(ctx);
   const requestId = randomHex(16);

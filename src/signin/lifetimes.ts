@@ -10,5 +10,5 @@ export const CODE_TTL_MS = 10 * MINUTE;
 export const DEFAULT_ISSUED_AT_WINDOW_MS = 10 * MINUTE;
 export const ACCESS_TOKEN_TTL_MS = DAY;
 export const REFRESH_TOKEN_TTL_MS = 60 * DAY;
-/** Absolute cap of a token family from its first grant: rotation never extends a session past it. */
-export const AUTHORIZATION_MAX_AGE_MS = 60 * DAY;
+// Each refresh rotation resets both expirations (SPEC §3). An absolute end of the token family is
+// optional: SIGNIN_SESSION_MAX_AGE_DAYS (config.ts), off by default.

@@ -1,6 +1,6 @@
 // Periodic deletion of sign-in rows that can no longer matter (signin/cleanup.ts).
 import { registerLoop } from '../worker/runtime.ts';
-import { SWEEP_INTERVAL_MS, sweepSignin } from './cleanup.ts';
+import { REQUEST_SWEEP_INTERVAL_MS, SWEEP_INTERVAL_MS, sweepSignin, sweepSigninRequests } from './cleanup.ts';
 
 registerLoop({
   name: 'signin-cleanup',
@@ -10,6 +10,16 @@ registerLoop({
       sweepSignin(ctx).catch((err) => ctx.log.warn({ err }, 'sign-in sweep failed'));
     }, SWEEP_INTERVAL_MS);
     timer.unref();
-    return { stop: () => clearInterval(timer) };
+    // expired challenges go within a minute
+    const requests = setInterval(() => {
+      sweepSigninRequests(ctx).catch((err) => ctx.log.warn({ err }, 'sign-in request sweep failed'));
+    }, REQUEST_SWEEP_INTERVAL_MS);
+    requests.unref();
+    return {
+      stop() {
+        clearInterval(timer);
+        clearInterval(requests);
+      },
+    };
   },
 });

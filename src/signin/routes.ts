@@ -10,9 +10,11 @@ import { badRequest, notFound } from '../shared/errors.ts';
 import { errorResponses } from '../shared/schemas.ts';
 import { bearerToken, requireSession, setSessionResolver } from '../shared/session.ts';
 import { createDeveloperApp, deleteDeveloperApp, getDeveloperApp, listDeveloperApps, updateDeveloperApp, type DeveloperApp } from './apps.ts';
+import { challengeLimits } from './challenge-limits.ts';
 import { approveChallenge, createChallenge } from './flow.ts';
 import { oauthError } from './oauth-errors.ts';
 import { registerAuthorizePage } from './page.ts';
+import { registerMetadata } from './metadata.ts';
 import {
   ApproveBody,
   ApproveResponse,
@@ -84,16 +86,19 @@ export const signin: Capability = {
   name: 'signin',
   register(fastify, ctx) {
     installSessionResolver(ctx);
+    registerMetadata(fastify, ctx);
     const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
 
+    const limits = challengeLimits(ctx);
     app.post(
       '/api/v0/signin/challenge',
       {
         config: { public: true },
-        schema: { tags, summary: 'Start a sign-in: the message the wallet signs', security: [], body: ChallengeBody, response: { 200: ChallengeResponse, ...errorResponses(400) } },
+        onRequest: limits.perIp,
+        schema: { tags, summary: 'Start a sign-in: the message the wallet signs (limited per IP and per app: 429 with Retry-After)', security: [], body: ChallengeBody, response: { 200: ChallengeResponse, ...errorResponses(400, 429) } },
       },
       async (request) => {
-        const c = await createChallenge(ctx, request.body);
+        const c = await createChallenge(ctx, request.body, limits.perClient);
         return { ...c, expiresAt: String(c.expiresAt) };
       },
     );
@@ -110,6 +115,7 @@ export const signin: Capability = {
     app.post(
       '/api/v0/signin/token',
       {
+        config: { formBody: true }, // RFC 6749 §4.1.3 / RFC 7009 §2.1: clients post forms here
         attachValidation: true,
         onSend: noStore,
         schema: {
@@ -125,6 +131,7 @@ export const signin: Capability = {
     app.post(
       '/api/v0/signin/token/revoke',
       {
+        config: { formBody: true }, // RFC 6749 §4.1.3 / RFC 7009 §2.1: clients post forms here
         attachValidation: true,
         onSend: noStore,
         schema: {

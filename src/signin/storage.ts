@@ -50,7 +50,7 @@ export interface SigninAuthorizationTable {
   created_at: number;
   code_expires_at: number;
   code_consumed_at: number | null;
-  /** Absolute end of the token family (first grant + 60 days). */
+  /** Absolute end of the token family (first grant + SIGNIN_SESSION_MAX_AGE_DAYS), or null: none. */
   expires_at: number | null;
   revoked_at: number | null;
   /** SHA-256 hex of the current access token's verifier (the token is `<authorization_id>.<verifier>`); not indexed. */

@@ -14,7 +14,7 @@ import type { Chain } from '../shared/addresses.ts';
 import { safeEqual, sha256Hex } from '../shared/crypto.ts';
 import type { Session } from '../shared/session.ts';
 import { clientLists, findAppRowCached, secretMatches, type GrantType, GRANT_TYPES } from './apps.ts';
-import { ACCESS_TOKEN_TTL_MS, AUTHORIZATION_MAX_AGE_MS, DEFAULT_ISSUED_AT_WINDOW_MS, REFRESH_TOKEN_TTL_MS } from './lifetimes.ts';
+import { ACCESS_TOKEN_TTL_MS, DEFAULT_ISSUED_AT_WINDOW_MS, REFRESH_TOKEN_TTL_MS } from './lifetimes.ts';
 import { groupTransaction, type Program } from './group-commit.ts';
 import { oauthError } from './oauth-errors.ts';
 import type { ApiError } from '../shared/errors.ts';
@@ -166,14 +166,15 @@ const hashMatches = (verifierHash: string, stored: string | null): boolean => st
  * A fresh access/refresh pair for an authorization: the values for the response, the verifier
  * hashes for storage. `accessScopesJson` is the JSON of `accessScopes` when the caller already holds it.
  */
-function tokenPair(authorizationId: string, now: number, accessScopes: string[], familyExpiresAt: number, accessScopesJson = JSON.stringify(accessScopes)) {
+function tokenPair(authorizationId: string, now: number, accessScopes: string[], familyExpiresAt: number | null, accessScopesJson = JSON.stringify(accessScopes)) {
   const random = randomTokenHex(64); // both verifiers: 32 random bytes each
   const accessVerifier = random.slice(0, 64);
   const refreshVerifier = random.slice(64);
   const accessToken = `${authorizationId}.${accessVerifier}`;
   const refreshToken = `${authorizationId}.${refreshVerifier}`;
-  const accessExpiresAt = Math.min(now + ACCESS_TOKEN_TTL_MS, familyExpiresAt);
-  const refreshExpiresAt = Math.min(now + REFRESH_TOKEN_TTL_MS, familyExpiresAt);
+  // both lifetimes count from now (rotation resets them, SPEC §3), within the family's end if any
+  const accessExpiresAt = Math.min(now + ACCESS_TOKEN_TTL_MS, familyExpiresAt ?? Infinity);
+  const refreshExpiresAt = Math.min(now + REFRESH_TOKEN_TTL_MS, familyExpiresAt ?? Infinity);
   // column order of CONSUME_CODE / ROTATE: access_hash, access_scopes, access_expires_at, refresh_hash, refresh_expires_at
   const columns = [sha256Hex(accessVerifier), accessScopesJson, accessExpiresAt, sha256Hex(refreshVerifier), refreshExpiresAt];
   return { columns, accessToken, refreshToken, accessExpiresAt, refreshExpiresAt };
@@ -257,7 +258,8 @@ async function exchangeCode(ctx: AppContext, app: SigninAppTable, body: TokenReq
     const problem = codeProblem(a, app, body, now, window);
     if (problem) return { problem };
     const scopes = parseList(a.scopes);
-    const familyExpiresAt = now + AUTHORIZATION_MAX_AGE_MS;
+    const maxAge = ctx.config.signinSessionMaxAgeMs;
+    const familyExpiresAt = maxAge === null ? null : now + maxAge;
     const t = tokenPair(a.authorization_id, now, scopes, familyExpiresAt, a.scopes);
     if (affected(yield CONSUME_CODE(ctx.dialect, [now, familyExpiresAt, ...t.columns, a.authorization_id])) !== 1) {
       // RFC 6749 §4.1.2: a second use is denied and the tokens already issued from the code revoked.
@@ -296,8 +298,8 @@ async function refresh(ctx: AppContext, app: SigninAppTable, body: TokenRequest)
     }
     if (a.client_id !== app.client_id) return { problem: oauthError('invalid_grant', 'The refresh token was issued to another client.') };
     if (a.revoked_at !== null) return { problem: oauthError('invalid_grant', 'The authorization of this refresh token has been revoked.') };
-    const familyExpiresAt = a.expires_at ?? 0;
-    if (now >= (a.refresh_expires_at ?? 0) || now >= familyExpiresAt) return { problem: oauthError('invalid_grant', 'The refresh token has expired.') };
+    const familyExpiresAt = a.expires_at; // null: no absolute end
+    if (now >= (a.refresh_expires_at ?? 0) || (familyExpiresAt !== null && now >= familyExpiresAt)) return { problem: oauthError('invalid_grant', 'The refresh token has expired.') };
     const granted = parseList(a.scopes);
     const extra = requested?.filter((s) => !granted.includes(s)) ?? [];
     if (extra.length) return { problem: oauthError('invalid_scope', `The refresh token was not granted the scope(s): ${extra.join(', ')}.`) };

@@ -82,12 +82,13 @@ export const secretMatches = (row: Pick<StoreRow, 'data_secret_hash'>, secret: s
 
 const INVALID_SECRET = 'Invalid data secret';
 
-function denyWithoutOwnership(row: StoreRow, caller: Caller, what: string): never {
+/** `what` names the action as a subject ("Reading this store"), `verb` as a verb phrase ("read this store"). */
+function denyWithoutOwnership(row: StoreRow, caller: Caller, what: string, verb: string): never {
   const s = caller.session;
   if (s && isOwnerAddress(row, s.platformAddress)) {
     throw forbidden(`${what} as the store's creator or manager requires the session to hold the scope: ${STORE_SCOPE}`);
   }
-  if (s) throw forbidden(`Only the creator or manager of this store, or a caller presenting its dataSecret, can ${what.toLowerCase()}`);
+  if (s) throw forbidden(`Only the creator or manager of this store, or a caller presenting its dataSecret, can ${verb}`);
   throw unauthorized(`${what} requires a session of the store's creator or manager (scope ${STORE_SCOPE}) or the store's dataSecret`);
 }
 
@@ -102,7 +103,7 @@ export function authorizeRead(row: StoreRow, caller: Caller): 'owner' | 'reader'
     if (secretMatches(row, caller.dataSecret)) return 'reader';
     throw forbidden(INVALID_SECRET);
   }
-  return denyWithoutOwnership(row, caller, 'Reading this store');
+  return denyWithoutOwnership(row, caller, 'Reading this store', 'read this store');
 }
 
 /** Editing members: the owner without a secret, or anyone with the API key plus the correct secret. publicUseInClaims never grants edits. */
@@ -112,7 +113,7 @@ export function authorizeEdit(row: StoreRow, caller: Caller): void {
     if (secretMatches(row, caller.dataSecret)) return;
     throw forbidden(INVALID_SECRET);
   }
-  denyWithoutOwnership(row, caller, 'Editing this store');
+  denyWithoutOwnership(row, caller, 'Editing this store', 'edit this store');
 }
 
 function authorizeManage(row: StoreRow, session: Session, what: string): void {

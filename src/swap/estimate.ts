@@ -38,7 +38,7 @@ interface NativeSwap {
   quote: RouteQuote;
   minOut: bigint;
   affiliates: Affiliate[];
-  /** Σ floor(minOut × bps / 10000): what the chain pays the affiliates out of the output. */
+  /** Σ floor(minOut × bps / 10000): what the chain pays the affiliates out of the output (minimumAndFees). */
   affiliateFees: bigint;
   lowLiquidity: boolean;
   compliance: { warning?: boolean; message?: string };
@@ -66,10 +66,8 @@ async function nativeSwap(svc: SwapService, req: EstimateRequest, tokenOutDenom:
     throw badRequest(`No route from ${denom} to ${tokenOutDenom} can be quoted with the current pool state`);
   }
   const quote = best.quote;
-  const minOut = minAmountOut(quote.amountOut, req.slippage);
   const affiliates = req.affiliates.get(PLATFORM_CHAIN_ID) ?? [];
-  let affiliateFees = 0n;
-  for (const a of affiliates) affiliateFees += (minOut * BigInt(a.basis_points_fee)) / 10_000n;
+  const { minOut, affiliateFees } = minimumAndFees(quote.amountOut, req.slippage, affiliates);
 
   const lowLiquidity = lowLiquidityOf(svc, quote);
   const denoms = [denom, ...quote.hops.map((h) => h.tokenOutDenom)];
@@ -83,6 +81,22 @@ async function nativeSwap(svc: SwapService, req: EstimateRequest, tokenOutDenom:
   });
   const compliance = !check.evaluated ? {} : check.passed ? { warning: false } : { warning: true, message: check.message };
   return { quote, minOut, affiliates, affiliateFees, lowLiquidity, compliance };
+}
+
+/**
+ * The message's minimum and the affiliates' fees, from one gross output. The chain checks the
+ * swap's gross output against `token_out_min_amount`, then pays each affiliate
+ * floor(minimum × bps / 10000) out of it; the user receives the rest (the estimate). Slippage is
+ * applied to what the user receives, so the minimum never exceeds the estimate: first the net
+ * amount at the plain minimum, then the minimum of that net. A smaller minimum only lowers the fees,
+ * so the estimate (gross − fees of the final minimum) stays at or above it.
+ */
+export function minimumAndFees(grossOut: bigint, slippage: bigint, affiliates: Affiliate[]): { minOut: bigint; affiliateFees: bigint } {
+  const fees = (min: bigint) => affiliates.reduce((sum, a) => sum + (min * BigInt(a.basis_points_fee)) / 10_000n, 0n);
+  if (affiliates.length === 0) return { minOut: minAmountOut(grossOut, slippage), affiliateFees: 0n };
+  const netAtMinimum = grossOut - fees(minAmountOut(grossOut, slippage));
+  const minOut = minAmountOut(netAtMinimum, slippage);
+  return { minOut, affiliateFees: fees(minOut) };
 }
 
 function lowLiquidityOf(svc: SwapService, quote: RouteQuote): boolean {

@@ -3,7 +3,7 @@
 // no denom visited twice), candidate shapes cached per denom pair until the pool state changes,
 // and every candidate quoted on the current state with the chain's exact math.
 import { SwapMathError } from './balancer.ts';
-import { ONE, truncateInt } from './dec.ts';
+import { DecError, ONE, truncateInt } from './dec.ts';
 import { poolOutGivenIn, poolSpotPrice, takerFeeFor, type Pool, type PoolState } from './pools.ts';
 
 export const MAX_HOPS = 4;
@@ -173,8 +173,11 @@ export function quoteRoute(state: PoolState, route: Route, tokenInDenom: string,
       try {
         out = poolOutGivenIn(step.pool, afterFee, denomIn, step.tokenOutDenom);
       } catch (err) {
-        if (!(err instanceof SwapMathError)) throw err;
-        out = err;
+        // Past the chain's decimal range (an amount near 2^256 as an 18-decimal Dec) the chain
+        // panics and the swap fails: for the estimate that is an amount too large for the pool.
+        if (err instanceof DecError) out = new SwapMathError('too-large', 'amount is beyond the chain decimal range');
+        else if (!(err instanceof SwapMathError)) throw err;
+        else out = err;
       }
       if (key) memo.set(key, out);
     }

@@ -76,13 +76,22 @@ describe('claims engine', () => {
       [numUses(10), { pluginId: 'password', instanceId: 'pw', privateParams: { password: 'pw' } }, { pluginId: 'halt', instanceId: 'h' }],
       { satisfyMethod: { type: 'OR', conditions: ['pw', 'h'] } },
     );
-    // with only pw run, halt never runs: the OR passes on pw
-    const a = await run(or, randomAddress(), { _specificInstanceIds: ['pw'], pw: { password: 'pw' } });
+    // halt pauses the claim whatever the success logic or the instances named (SPEC §3)
+    for (const only of [['pw'], ['h']]) {
+      const b = await attempt(t, 'simulate', or, randomAddress(), { _specificInstanceIds: only, pw: { password: 'pw' } });
+      assert.equal(b.statusCode, 400);
+      assert.equal(b.json().errorMessage, 'Claim halted');
+    }
+    const pwOr = await claimWith(
+      [numUses(10), { pluginId: 'password', instanceId: 'pw', privateParams: { password: 'pw' } }, { pluginId: 'password', instanceId: 'pw2', privateParams: { password: 'other' } }],
+      { satisfyMethod: { type: 'OR', conditions: ['pw', 'pw2'] } },
+    );
+    // with only pw run, pw2 never runs: the OR passes on pw
+    const a = await run(pwOr, randomAddress(), { _specificInstanceIds: ['pw'], pw: { password: 'pw' } });
     assert.equal(a.success, true, a.error);
-    // with only h run, pw is not run and h fails: the error is halt's
-    const b = await attempt(t, 'simulate', or, randomAddress(), { _specificInstanceIds: ['h'], pw: { password: 'pw' } });
-    assert.equal(b.statusCode, 400);
-    assert.equal(b.json().errorMessage, 'Claim halted');
+    // with only pw2 run, pw is not run and pw2 fails: the error is pw2's
+    const c2 = await attempt(t, 'simulate', pwOr, randomAddress(), { _specificInstanceIds: ['pw2'], pw: { password: 'pw' } });
+    assert.equal(c2.json().errorMessage, 'Incorrect password.');
 
     const and = await claimWith([numUses(10), { pluginId: 'password', instanceId: 'pw', privateParams: { password: 'pw' } }, { pluginId: 'anonymous', instanceId: 'an' }]);
     const c = await attempt(t, 'simulate', and, randomAddress(), { _specificInstanceIds: ['pw'], pw: { password: 'pw' } });
@@ -121,8 +130,8 @@ describe('claims engine', () => {
     assert.equal(c.json().errorMessage, 'Incorrect password.');
 
     const two = await claimWith(
-      [numUses(10), { pluginId: 'password', instanceId: 'pw', privateParams: { password: 's' } }, { pluginId: 'anonymous', instanceId: 'an' }, { pluginId: 'halt', instanceId: 'h' }],
-      { satisfyMethod: { type: 'OR', conditions: ['pw', 'an', 'h'], options: { minNumSatisfied: 2 } } },
+      [numUses(10), { pluginId: 'password', instanceId: 'pw', privateParams: { password: 's' } }, { pluginId: 'anonymous', instanceId: 'an' }, { pluginId: 'password', instanceId: 'p2', privateParams: { password: 't' } }],
+      { satisfyMethod: { type: 'OR', conditions: ['pw', 'an', 'p2'], options: { minNumSatisfied: 2 } } },
     );
     assert.equal((await attempt(t, 'simulate', two, randomAddress(), { pw: { password: 's' } })).statusCode, 400, 'one of three is not two');
     assert.equal((await attempt(t, 'simulate', two, '0x0000000000000000000000000000000000000000', { pw: { password: 's' } })).statusCode, 200, 'two of three');

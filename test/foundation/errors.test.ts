@@ -77,7 +77,7 @@ describe('error model', () => {
   test('wrong content type is a 415', async () => {
     const res = await post('label=a', 'text/plain');
     assert.equal(res.statusCode, 415);
-    assert.match(res.json().errorMessage, /Unsupported content type: text\/plain/);
+    assert.match(res.json().errorMessage, /Unsupported content type "text\/plain": send the body as JSON with content-type: application\/json/);
   });
 
   test('ApiError thrown in a handler keeps its status and message', async () => {

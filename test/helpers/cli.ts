@@ -11,9 +11,14 @@ export interface CliResult {
   stderr: string;
 }
 
-export function runCli(args: string[], env: Record<string, string> = {}, timeoutMs = 30_000): Promise<CliResult> {
+/** `opts.cwd`: where the CLI runs (it reads `.env` from there); `opts.node`: another Node binary. */
+export function runCli(args: string[], env: Record<string, string> = {}, timeoutMs = 30_000, opts: { cwd?: string; node?: string } = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(opts.node ?? process.execPath, [BIN, ...args], {
+      env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      ...(opts.cwd ? { cwd: opts.cwd } : {}),
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));

@@ -9,6 +9,8 @@ import * as m0004 from './0004_stores.ts';
 import * as m0006 from './0006_swap.ts';
 import * as m0007 from './0007_signin_token_selectors.ts';
 import * as m0015 from './0015_connections.ts';
+import * as m0012 from './0012_guess_throttle.ts';
+import * as m0013 from './0013_operator.ts';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -18,6 +20,8 @@ const migrations: Record<string, Migration> = {
   '0006_swap': m0006,
   '0007_signin_token_selectors': m0007,
   '0015_connections': m0015,
+  '0012_guess_throttle': m0012,
+  '0013_operator': m0013,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

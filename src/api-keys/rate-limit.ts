@@ -1,0 +1,172 @@
+// Rate limits per API key and per client IP, in fixed one-minute windows.
+//
+// Where the count lives (RATE_LIMIT_STORE):
+// - `database` (default on PostgreSQL): every process sharing the database draws from one budget
+//   per bucket and window, a row of `rate_limit_windows` raised with one upsert;
+// - `memory` (default on SQLite): per process.
+//
+// To keep the hot path cheap, a process does not go to the database for every request: it takes a
+// lease of `block` requests at a time (one upsert adds `block` to the window's row and returns the
+// new total) and admits requests from its lease synchronously until it is used up. The part of a
+// lease beyond the limit is never admitted, so the processes together never admit more than the
+// limit; a lease left unused in an idle process is budget the others cannot use, at most
+// (processes − 1) × (block − 1) requests per window. The block is 1 (exact, one upsert per request)
+// for limits up to 100 a minute and grows to 1 % of the limit above that, at most 100.
+import ipaddr from 'ipaddr.js';
+import { CompiledQuery } from 'kysely';
+import type { AppContext } from '../context.ts';
+
+export interface RateLimitWindowTable {
+  bucket: string;
+  window_start: number;
+  taken: number;
+}
+
+const WINDOW_MS = 60_000;
+const MAX_TRACKED_BUCKETS = 100_000;
+
+/** Seconds until the current window ends: the request's Retry-After. */
+export type Verdict = null | { retryAfter: number };
+
+interface Lease {
+  window: number;
+  /** Requests this process may still admit from what it leased in this window. */
+  left: number;
+  /** The window's budget is spent (no further lease can hold anything). */
+  spent: boolean;
+  pending: Promise<void> | null;
+}
+
+/** Adds `amount` to the bucket's count for the window; returns the new total. */
+type Take = (bucket: string, window: number, amount: number) => number | Promise<number>;
+
+const UPSERT_SQL =
+  'insert into rate_limit_windows (bucket, window_start, taken) values (?, ?, ?) ' +
+  'on conflict (bucket, window_start) do update set taken = rate_limit_windows.taken + excluded.taken returning taken';
+const UPSERT_PG = UPSERT_SQL.replace(/\?/g, (() => { let n = 0; return () => `$${++n}`; })());
+
+function databaseTake(ctx: AppContext): Take {
+  return (bucket, window, amount) => {
+    const query = CompiledQuery.raw(ctx.dialect === 'postgres' ? UPSERT_PG : UPSERT_SQL, [bucket, window, amount]);
+    const fast = ctx.sqlite?.run<{ taken: number | string }>(query);
+    if (fast) return Number(fast.rows[0].taken);
+    return ctx.db.executeQuery<{ taken: number | string }>(query).then((r) => Number(r.rows[0].taken));
+  };
+}
+
+function memoryTake(): Take {
+  let window = 0;
+  let totals = new Map<string, number>();
+  return (bucket, w, amount) => {
+    if (w !== window) {
+      window = w;
+      totals = new Map();
+    }
+    const total = (totals.get(bucket) ?? 0) + amount;
+    totals.set(bucket, total);
+    return total;
+  };
+}
+
+export interface RateLimiter {
+  /** Counts one request against the bucket: null when admitted, else when to retry. */
+  take(bucket: string): Verdict | Promise<Verdict>;
+}
+
+export function createRateLimiter(ctx: AppContext, perMinute: number): RateLimiter {
+  const shared = ctx.config.rateLimitStore === 'database';
+  const takeFromStore = shared ? databaseTake(ctx) : memoryTake();
+  const block = perMinute <= 100 ? 1 : Math.min(100, Math.floor(perMinute / 100));
+  let leases = new Map<string, Lease>();
+  let currentWindow = 0;
+
+  const newWindow = (w: number) => {
+    currentWindow = w;
+    leases = new Map();
+    // past windows' rows are of no use: whichever process sees the turn first deletes them
+    if (shared) {
+      ctx.db
+        .deleteFrom('rate_limit_windows')
+        .where('window_start', '<', w)
+        .execute()
+        .catch((err) => ctx.log.warn({ err }, 'rate limit: cleanup of past windows failed'));
+    }
+  };
+
+  const lease = (bucket: string, l: Lease): Promise<void> | void => {
+    const absorb = (total: number) => {
+      const before = total - block;
+      const admissible = Math.max(0, Math.min(block, perMinute - before));
+      l.left += admissible;
+      if (admissible < block) l.spent = true;
+    };
+    let total: number | Promise<number>;
+    try {
+      total = takeFromStore(bucket, l.window, block);
+    } catch (err) {
+      return failOpen(l, err);
+    }
+    if (typeof total === 'number') return absorb(total);
+    return total.then(absorb, (err) => failOpen(l, err));
+  };
+
+  // A store failure must not take the service down with it: admit, and say so in the log.
+  const failOpen = (l: Lease, err: unknown) => {
+    ctx.log.warn({ err }, 'rate limit: the shared count could not be updated; admitting');
+    l.left += 1;
+  };
+
+  const verdict = (l: Lease, now: number): Verdict => {
+    if (l.left > 0) {
+      l.left--;
+      return null;
+    }
+    return { retryAfter: Math.max(1, Math.ceil((l.window + WINDOW_MS - now) / 1000)) };
+  };
+
+  const take = (bucket: string): Verdict | Promise<Verdict> => {
+    const now = ctx.clock.now();
+    const w = now - (now % WINDOW_MS);
+    if (w !== currentWindow) newWindow(w);
+    let l = leases.get(bucket);
+    if (!l) {
+      if (leases.size >= MAX_TRACKED_BUCKETS) leases.clear(); // bounded memory under many IPs
+      leases.set(bucket, (l = { window: w, left: 0, spent: false, pending: null }));
+    }
+    if (l.left > 0 || l.spent) return verdict(l, now);
+    // wait for a lease already on its way, then look again (another request may have used it up)
+    if (l.pending) return l.pending.then(() => take(bucket));
+    const leased = lease(bucket, l);
+    if (!leased) return verdict(l, now);
+    const lease_ = l;
+    lease_.pending = leased.finally(() => (lease_.pending = null));
+    return lease_.pending.then(() => verdict(lease_, ctx.clock.now()));
+  };
+
+  return { take };
+}
+
+const ipBuckets = new Map<string, string>();
+
+/** The bucket of a client address: the address itself for IPv4, its /64 for IPv6 (one host's usual allocation). */
+export function ipBucket(ip: string): string {
+  // parsing costs microseconds; clients repeat
+  let bucket = ipBuckets.get(ip);
+  if (bucket === undefined) {
+    if (ipBuckets.size >= 10_000) ipBuckets.clear();
+    ipBuckets.set(ip, (bucket = parseIpBucket(ip)));
+  }
+  return bucket;
+}
+
+function parseIpBucket(ip: string): string {
+  try {
+    let addr = ipaddr.parse(ip);
+    if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress()) addr = (addr as ipaddr.IPv6).toIPv4Address();
+    if (addr.kind() === 'ipv4') return `ip:${addr.toString()}`;
+    const parts = (addr as ipaddr.IPv6).parts.slice(0, 4).map((p) => p.toString(16));
+    return `ip:${parts.join(':')}::/64`;
+  } catch {
+    return `ip:${ip}`;
+  }
+}

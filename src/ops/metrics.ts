@@ -1,0 +1,271 @@
+// Prometheus metrics (prom-client), off unless METRICS_TOKEN or METRICS_PORT is set:
+// - per request: one histogram observation labelled with the route pattern (never the raw URL, so
+//   ids and secrets in paths cannot explode the label set or leak), the method and the status;
+// - at scrape time, read from the database: claim queue depth and the age of the oldest queued
+//   attempt, webhook backlog and indexer lag (only when another capability created those tables:
+//   they are found by name and read defensively), and the PostgreSQL pool's use;
+// - process metrics (CPU, memory, event loop lag) from prom-client's defaults.
+// Protection: with METRICS_PORT, /metrics is served only on that listener (bind it to a private
+// interface with METRICS_HOST); with METRICS_TOKEN it requires `Authorization: Bearer <token>`.
+// Both may be set. The registry is per application context (tests run several in one process).
+import { createServer, type Server } from 'node:http';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { sql } from 'kysely';
+import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import type { AppContext } from '../context.ts';
+import { safeEqual, sha256Hex } from '../shared/crypto.ts';
+
+const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+export function metricsEnabled(ctx: AppContext): boolean {
+  return ctx.config.metricsToken !== null || ctx.config.metricsPort !== null;
+}
+
+/** Table names in the current database/schema. */
+async function tableNames(ctx: AppContext): Promise<Set<string>> {
+  const q =
+    ctx.dialect === 'sqlite'
+      ? sql<{ name: string }>`select name from sqlite_master where type = 'table'`
+      : sql<{ name: string }>`select table_name as name from information_schema.tables where table_schema = current_schema()`;
+  return new Set((await q.execute(ctx.db)).rows.map((r) => r.name));
+}
+
+async function columnNames(ctx: AppContext, table: string): Promise<Set<string>> {
+  const q =
+    ctx.dialect === 'sqlite'
+      ? sql<{ name: string }>`select name from pragma_table_info(${table})`
+      : sql<{ name: string }>`select column_name as name from information_schema.columns where table_schema = current_schema() and table_name = ${table}`;
+  return new Set((await q.execute(ctx.db)).rows.map((r) => r.name));
+}
+
+const first = (columns: Set<string>, candidates: string[]) => candidates.find((c) => columns.has(c));
+const ageSeconds = (now: number, ms: unknown) => (ms === null || ms === undefined ? 0 : Math.max(0, (now - Number(ms)) / 1000));
+
+/** Webhook deliveries not yet delivered: count and oldest age (UNIX ms columns, as everywhere here). */
+async function webhookBacklog(ctx: AppContext, tables: Set<string>): Promise<{ pending: number; oldestAge: number } | null> {
+  if (!tables.has('webhook_deliveries')) return null;
+  const cols = await columnNames(ctx, 'webhook_deliveries');
+  const delivered = first(cols, ['delivered_at', 'completed_at', 'succeeded_at']);
+  const pending = delivered
+    ? sql`${sql.ref(delivered)} is null${cols.has('failed_at') ? sql` and failed_at is null` : sql``}`
+    : cols.has('status')
+      ? sql`status in ('pending', 'queued', 'retrying', 'retry', 'scheduled')`
+      : sql`1 = 1`;
+  const since = first(cols, ['created_at', 'enqueued_at', 'queued_at']);
+  const oldest = since ? sql`min(${sql.ref(since)})` : sql`null`;
+  const row = (await sql<{ n: number | string; oldest: number | null }>`select count(*) as n, ${oldest} as oldest from webhook_deliveries where ${pending}`.execute(ctx.db)).rows[0];
+  return { pending: Number(row?.n ?? 0), oldestAge: ageSeconds(ctx.clock.now(), row?.oldest) };
+}
+
+const INDEXER_TABLE = /^(chain|indexer)_?(state|states|cursor|cursors|progress)$/;
+
+/** An indexer's progress table, when one exists: seconds since its last update, and blocks behind the chain head. */
+async function indexerLag(ctx: AppContext, tables: Set<string>): Promise<{ table: string; ageSeconds: number | null; blocks: number | null } | null> {
+  const table = [...tables].find((t) => INDEXER_TABLE.test(t));
+  if (!table) return null;
+  const cols = await columnNames(ctx, table);
+  const updated = first(cols, ['updated_at', 'indexed_at', 'last_indexed_at']);
+  const indexed = first(cols, ['indexed_height', 'last_height', 'height', 'block_height', 'last_block']);
+  const head = first(cols, ['chain_height', 'latest_height', 'head_height', 'tip_height']);
+  const row = (
+    await sql<{ updated: number | null; lag: number | string | null }>`select ${updated ? sql`max(${sql.ref(updated)})` : sql`null`} as updated, ${
+      indexed && head ? sql`max(${sql.ref(head)} - ${sql.ref(indexed)})` : sql`null`
+    } as lag from ${sql.table(table)}`.execute(ctx.db)
+  ).rows[0];
+  return {
+    table,
+    ageSeconds: updated && row?.updated !== null && row?.updated !== undefined ? ageSeconds(ctx.clock.now(), row.updated) : null,
+    blocks: row?.lag === null || row?.lag === undefined ? null : Number(row.lag),
+  };
+}
+
+/** Runs a scrape-time reading; a failing one is skipped (logged), never a failed scrape. */
+async function safely<T>(ctx: AppContext, what: string, fn: () => Promise<T>): Promise<T | null> {
+  try {
+    return await fn();
+  } catch (err) {
+    ctx.log.warn({ err, metric: what }, 'metrics: reading failed');
+    return null;
+  }
+}
+
+/**
+ * The request histogram, kept by hand and exported through prom-client's registry: prom-client's
+ * own Histogram validates and hashes its labels on every observation (measured: most of the
+ * per-request cost); here a series is found by one map lookup and its bucket by a short scan.
+ */
+class RequestHistogram {
+  readonly name = 'platform_http_request_duration_seconds';
+  readonly help = 'HTTP request latency by route pattern, method and status (its _count is the request rate)';
+  readonly type = 'histogram';
+  readonly aggregator = 'sum';
+  private readonly series = new Map<string, { labels: Record<string, string>; buckets: Float64Array; sum: number; count: number }>();
+
+  observe(method: string, route: string, status: number, seconds: number): void {
+    const key = `${method} ${status} ${route}`;
+    let s = this.series.get(key);
+    if (!s) this.series.set(key, (s = { labels: { method, route, status_code: String(status) }, buckets: new Float64Array(BUCKETS.length), sum: 0, count: 0 }));
+    for (let i = 0; i < BUCKETS.length; i++) {
+      if (seconds <= BUCKETS[i]) {
+        s.buckets[i]++;
+        break;
+      }
+    }
+    s.sum += seconds;
+    s.count++;
+  }
+
+  /** prom-client's metric interface: the samples, buckets cumulative as the exposition format wants. */
+  async get() {
+    const values: Array<{ labels: Record<string, string | number>; value: number; metricName: string }> = [];
+    for (const s of this.series.values()) {
+      let cumulative = 0;
+      BUCKETS.forEach((le, i) => {
+        cumulative += s.buckets[i];
+        values.push({ labels: { ...s.labels, le }, value: cumulative, metricName: `${this.name}_bucket` });
+      });
+      values.push({ labels: { ...s.labels, le: '+Inf' }, value: s.count, metricName: `${this.name}_bucket` });
+      values.push({ labels: s.labels, value: s.sum, metricName: `${this.name}_sum` });
+      values.push({ labels: s.labels, value: s.count, metricName: `${this.name}_count` });
+    }
+    return { name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator };
+  }
+
+  reset(): void {
+    this.series.clear();
+  }
+}
+
+export function createMetrics(ctx: AppContext) {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const requests = new RequestHistogram();
+  registry.registerMetric(requests as unknown as Parameters<Registry['registerMetric']>[0]);
+  const observe = requests.observe.bind(requests);
+
+  const queueDepth = new Gauge({ name: 'platform_claim_queue_depth', help: 'Claim attempts queued and not yet resolved', registers: [registry] });
+  const queueAge = new Gauge({ name: 'platform_claim_queue_oldest_age_seconds', help: 'Age of the oldest queued claim attempt (0 when none)', registers: [registry] });
+  // labelled with the table read, so that without such a table no series is exported at all
+  const webhookPending = new Gauge({ name: 'platform_webhook_backlog', help: 'Webhook deliveries not yet delivered (only when webhooks exist)', labelNames: ['table'], registers: [registry] });
+  const webhookAge = new Gauge({ name: 'platform_webhook_oldest_pending_age_seconds', help: 'Age of the oldest undelivered webhook (only when webhooks exist)', labelNames: ['table'], registers: [registry] });
+  const indexerAge = new Gauge({ name: 'platform_indexer_last_update_age_seconds', help: 'Seconds since the indexer last recorded progress (only when an indexer exists)', labelNames: ['table'], registers: [registry] });
+  const indexerBlocks = new Gauge({ name: 'platform_indexer_lag_blocks', help: 'Blocks between the chain head and the last indexed block (only when recorded)', labelNames: ['table'], registers: [registry] });
+  const pool = new Gauge({ name: 'platform_db_pool_connections', help: 'Database connections by state (PostgreSQL pool: total, idle, waiting clients; SQLite: one connection)', labelNames: ['state'], registers: [registry] });
+  const poolMax = new Gauge({ name: 'platform_db_pool_max', help: 'Largest number of database connections this process opens', registers: [registry] });
+
+  /** Reads the database-backed gauges; called once per scrape. */
+  async function refresh(): Promise<void> {
+    const queue = await safely(ctx, 'claim queue', async () =>
+      (await sql<{ n: number | string; oldest: number | null }>`select count(*) as n, min(attempted_at) as oldest from claim_attempts where status = 'queued'`.execute(ctx.db)).rows[0],
+    );
+    if (queue) {
+      queueDepth.set(Number(queue.n));
+      queueAge.set(ageSeconds(ctx.clock.now(), queue.oldest));
+    }
+    const tables = await safely(ctx, 'tables', () => tableNames(ctx));
+    webhookPending.reset();
+    webhookAge.reset();
+    indexerAge.reset();
+    indexerBlocks.reset();
+    if (tables) {
+      const webhooks = await safely(ctx, 'webhook backlog', () => webhookBacklog(ctx, tables));
+      if (webhooks) {
+        webhookPending.set({ table: 'webhook_deliveries' }, webhooks.pending);
+        webhookAge.set({ table: 'webhook_deliveries' }, webhooks.oldestAge);
+      }
+      const indexer = await safely(ctx, 'indexer lag', () => indexerLag(ctx, tables));
+      if (indexer?.ageSeconds !== null && indexer?.ageSeconds !== undefined) indexerAge.set({ table: indexer.table }, indexer.ageSeconds);
+      if (indexer?.blocks !== null && indexer?.blocks !== undefined) indexerBlocks.set({ table: indexer.table }, indexer.blocks);
+    }
+    if (ctx.pool) {
+      pool.set({ state: 'total' }, ctx.pool.totalCount);
+      pool.set({ state: 'idle' }, ctx.pool.idleCount);
+      pool.set({ state: 'waiting' }, ctx.pool.waitingCount);
+      poolMax.set(ctx.pool.options.max ?? 10);
+    } else {
+      pool.set({ state: 'total' }, 1);
+      poolMax.set(1);
+    }
+  }
+
+  return {
+    registry,
+    observe,
+    async render(): Promise<string> {
+      await refresh();
+      return registry.metrics();
+    },
+  };
+}
+
+/** Whether the request carries the configured bearer token (constant time over hashes); true when none is configured. */
+function authorized(token: string | null, header: string | undefined): boolean {
+  if (token === null) return true;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
+  return m !== null && safeEqual(sha256Hex(m[1]), sha256Hex(token));
+}
+
+const UNAUTHORIZED = JSON.stringify({ errorMessage: 'Unauthorized request. /metrics needs Authorization: Bearer <METRICS_TOKEN>.' });
+
+/** Installs the request hook and /metrics (on the API port, or on METRICS_PORT). */
+export async function registerMetrics(app: FastifyInstance, ctx: AppContext): Promise<void> {
+  if (!metricsEnabled(ctx)) return;
+  const metrics = createMetrics(ctx);
+  // Each route registered from here on gets its own hook that knows its pattern (reading
+  // request.routeOptions per request builds an object each time); unknown paths are counted by
+  // one app-wide hook as `unmatched`.
+  app.addHook('onRoute', (route) => {
+    const pattern = route.url;
+    const hook = (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+      metrics.observe(request.method, pattern, reply.statusCode, reply.elapsedTime / 1000);
+      done();
+    };
+    const own = route.onResponse;
+    route.onResponse = own === undefined ? [hook] : Array.isArray(own) ? [...own, hook] : [own, hook];
+  });
+  app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+    if (request.is404) metrics.observe(request.method, 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+    done();
+  });
+  const { metricsToken: token, metricsPort: port, metricsHost: host } = ctx.config;
+  if (port === null) {
+    app.get('/metrics', { schema: { tags: ['operations'], summary: 'Prometheus metrics (Authorization: Bearer <METRICS_TOKEN>)', security: [{ bearer: [] }] } }, async (request, reply) => {
+      if (!authorized(token, request.headers.authorization)) return reply.code(401).header('content-type', 'application/json; charset=utf-8').send(UNAUTHORIZED);
+      return reply.header('content-type', metrics.registry.contentType).send(await metrics.render());
+    });
+    return;
+  }
+  const server: Server = createServer((req, res) => {
+    const path = (req.url ?? '').split('?')[0];
+    if (req.method !== 'GET' || path !== '/metrics') {
+      res.writeHead(404, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify({ errorMessage: 'Only GET /metrics is served here' }));
+      return;
+    }
+    if (!authorized(token, req.headers.authorization)) {
+      res.writeHead(401, { 'content-type': 'application/json; charset=utf-8' }).end(UNAUTHORIZED);
+      return;
+    }
+    metrics.render().then(
+      (body) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(body),
+      (err) => {
+        ctx.log.error({ err }, 'metrics: render failed');
+        res.writeHead(500, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify({ errorMessage: 'Internal server error' }));
+      },
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  ctx.log.info({ host, port }, 'metrics listening');
+  ctx.onClose.push(
+    () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections(); // scrapers keep connections alive
+      }),
+  );
+}

@@ -1,0 +1,78 @@
+// The public challenge route stores a row per call: it is limited per IP and per app, one call
+// stores a bounded row, and unused challenges are purged once they expire.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startApp, type TestApp } from '../helpers/app.ts';
+import { createTestClient, testAccount, type TestClient } from '../helpers/signin.ts';
+import type { ManualClock } from '../../src/shared/clock.ts';
+import { sweepSigninRequests } from '../../src/signin/cleanup.ts';
+
+const CHALLENGE = '/api/v0/signin/challenge';
+
+describe('challenge limits', () => {
+  let t: TestApp;
+  let client: TestClient;
+  let other: TestClient;
+  before(async () => {
+    t = await startApp({ manualClock: true, env: { SIGNIN_CHALLENGE_LIMIT_PER_IP: '5', SIGNIN_CHALLENGE_LIMIT_PER_CLIENT: '8' } });
+    (t.clock as ManualClock).set(1_800_000_000_000 - (1_800_000_000_000 % 60_000) + 1000);
+    client = await createTestClient(t);
+    other = await createTestClient(t);
+  });
+  after(() => t.close());
+
+  const challenge = (c: TestClient, ip: string, extra: Record<string, unknown> = {}) =>
+    t.app.inject({
+      method: 'POST',
+      url: CHALLENGE,
+      remoteAddress: ip,
+      payload: { client_id: c.clientId, redirect_uri: c.redirectUri, scope: 'completeClaims', address: testAccount().address, ...extra },
+    });
+  const rows = async () => (await t.ctx.db.selectFrom('signin_requests').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n;
+
+  test('per IP: the budget of one address is spent, others are served', async () => {
+    for (let i = 0; i < 5; i++) assert.equal((await challenge(client, '10.2.0.1')).statusCode, 200);
+    const before = Number(await rows());
+    const refused = await challenge(client, '10.2.0.1');
+    assert.equal(refused.statusCode, 429);
+    assert.match(refused.json().errorMessage, /from this IP address/);
+    assert.ok(Number(refused.headers['retry-after']) >= 1);
+    assert.equal(Number(await rows()), before, 'a refused call stores nothing');
+    assert.equal((await challenge(client, '10.2.0.2')).statusCode, 200);
+  });
+
+  test('per app: the budget of one app is spent across IPs; another app is served; unknown apps spend nothing', async () => {
+    (t.clock as ManualClock).advance(60_000); // a fresh window
+    for (let i = 0; i < 5; i++) assert.equal((await challenge(other, '10.3.0.1', { client_id: 'no-such-client' })).statusCode, 400);
+    for (let i = 0; i < 8; i++) assert.equal((await challenge(client, `10.4.0.${i}`)).statusCode, 200);
+    const refused = await challenge(client, '10.4.1.1');
+    assert.equal(refused.statusCode, 429);
+    assert.match(refused.json().errorMessage, /for this app/);
+    assert.equal((await challenge(other, '10.4.1.1')).statusCode, 200);
+  });
+
+  test('one call stores a bounded row: at most 4 KB of text with every input at its limit', async () => {
+    (t.clock as ManualClock).advance(60_000);
+    const res = await challenge(client, '10.5.0.1', { scope: 'completeClaims readPrivateClaimData manageClaims manageDynamicStores manageDeveloperApps', state: 's'.repeat(1024), code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' });
+    assert.equal(res.statusCode, 200, res.body);
+    const tooLong = await challenge(client, '10.5.0.1', { state: 's'.repeat(1025) });
+    assert.equal(tooLong.statusCode, 400);
+    const row = await t.ctx.db.selectFrom('signin_requests').selectAll().where('request_id', '=', res.json().requestId).executeTakeFirstOrThrow();
+    const size = Object.values(row).reduce<number>((n, v) => n + String(v ?? '').length, 0);
+    assert.ok(size <= 4096, `row holds ${size} characters`);
+  });
+
+  test('challenges are purged once expired; an approve then finds nothing', async () => {
+    (t.clock as ManualClock).advance(60_000);
+    const res = await challenge(client, '10.6.0.1');
+    const { requestId } = res.json();
+    (t.clock as ManualClock).advance(10 * 60_000 - 1);
+    await sweepSigninRequests(t.ctx);
+    assert.ok(await t.ctx.db.selectFrom('signin_requests').select('request_id').where('request_id', '=', requestId).executeTakeFirst(), 'kept until it expires');
+    (t.clock as ManualClock).advance(1);
+    await sweepSigninRequests(t.ctx);
+    assert.equal(Number(await rows()), 0, 'every challenge made above has expired and is gone');
+    const approve = await t.request('POST', '/api/v0/signin/approve', { apiKey: null, body: { requestId, signature: '0x' + '11'.repeat(65) } });
+    assert.equal(approve.statusCode, 404);
+  });
+});

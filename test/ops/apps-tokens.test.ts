@@ -1,0 +1,158 @@
+// The operator's apps and tokens, through the CLI as a real process and the HTTP API of the same
+// database: CLI apps can be listed, changed, rotated, deleted and handed to a wallet; operator
+// tokens are sessions for an address, stored as hashes, listed without values, revocable.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTestDatabase, startApp, type TestApp, type TestDatabase } from '../helpers/app.ts';
+import { runCli } from '../helpers/cli.ts';
+import { authorizeCode, codeExchangeBody, signIn, testAccount, type TestClient } from '../helpers/signin.ts';
+import { sha256Hex } from '../../src/shared/crypto.ts';
+
+const json = (r: { code: number | null; stdout: string; stderr: string }) => {
+  assert.equal(r.code, 0, r.stderr);
+  return JSON.parse(r.stdout);
+};
+
+describe('platform app list / update / rotate-secret / delete / --owner', () => {
+  let db: TestDatabase;
+  let t: TestApp;
+  before(async () => {
+    db = createTestDatabase();
+    t = await startApp({ database: db });
+  });
+  after(() => t.close());
+
+  test('an app without a redirect URI needs --no-redirect-uri', async () => {
+    const r = await runCli(['app', 'create', '--name', 'No Redirect'], db.env);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /--redirect-uri <uri>, or --no-redirect-uri/);
+    const ok = json(await runCli(['app', 'create', '--name', 'No Redirect', '--no-redirect-uri'], db.env));
+    assert.deepEqual(ok.redirect_uris, []);
+  });
+
+  test('list, update, rotate-secret and delete a CLI app', async () => {
+    const created = json(await runCli(['app', 'create', '--name', 'Ops App', '--redirect-uri', 'https://ops.example/cb'], db.env));
+    const listed = json(await runCli(['app', 'list'], db.env));
+    const mine = listed.find((a: { client_id: string }) => a.client_id === created.client_id);
+    assert.equal(mine.name, 'Ops App');
+    assert.equal(mine.owner, null);
+    assert.ok(!JSON.stringify(listed).includes(created.client_secret), 'list never shows secrets');
+
+    const updated = json(await runCli(['app', 'update', created.client_id, '--name', 'Ops App 2', '--redirect-uri', 'https://ops.example/cb2'], db.env));
+    assert.equal(updated.name, 'Ops App 2');
+    assert.deepEqual(updated.redirect_uris, ['https://ops.example/cb2']);
+
+    const rotated = json(await runCli(['app', 'rotate-secret', created.client_id], db.env));
+    assert.match(rotated.client_secret, /^[0-9a-f]{64}$/);
+    assert.notEqual(rotated.client_secret, created.client_secret);
+    const row = await t.ctx.db.selectFrom('signin_apps').selectAll().where('client_id', '=', created.client_id).executeTakeFirstOrThrow();
+    assert.equal(row.client_secret_hash, sha256Hex(rotated.client_secret));
+    await new Promise((r) => setTimeout(r, 1100)); // the token endpoint trusts a client row for at most 1 s
+    const client: TestClient = { clientId: created.client_id, clientSecret: created.client_secret, redirectUri: 'https://ops.example/cb2' };
+    const { code } = await authorizeCode(t, { client });
+    assert.equal((await t.request('POST', '/api/v0/signin/token', { body: codeExchangeBody(client, code) })).statusCode, 401, 'old secret refused');
+    const tok = await t.request('POST', '/api/v0/signin/token', { body: codeExchangeBody({ ...client, clientSecret: rotated.client_secret }, code) });
+    assert.equal(tok.statusCode, 200, tok.body);
+
+    const deleted = json(await runCli(['app', 'delete', created.client_id], db.env));
+    assert.deepEqual(deleted, { client_id: created.client_id, deleted: true });
+    assert.equal((await t.request('GET', `/api/v0/developerApp/${created.client_id}`)).statusCode, 404);
+    const st = await t.request('POST', '/api/v0/auth/status', { token: tok.json().access_token, body: {} });
+    assert.equal(st.json().signedIn, false, 'deleting the app revoked its sessions');
+
+    const again = await runCli(['app', 'delete', created.client_id], db.env);
+    assert.equal(again.code, 2);
+    assert.match(again.stderr, /No developer app with client id/);
+    assert.equal((await runCli(['app', 'update', created.client_id], db.env)).code, 2);
+  });
+
+  test('--owner hands a CLI app to a wallet, which then manages it over HTTP', async () => {
+    const wallet = testAccount();
+    const created = json(await runCli(['app', 'create', '--name', 'Handed Over', '--redirect-uri', 'https://w.example/cb', '--owner', wallet.address], db.env));
+    assert.equal(created.owner, wallet.platformAddress);
+    const session = await signIn(t, { privateKey: wallet.privateKey, scopes: ['manageDeveloperApps'] });
+    const put = await t.request('PUT', '/api/v0/developerApps', { token: session.accessToken, body: { clientId: created.client_id, name: 'Renamed by owner', rotateClientSecret: true } });
+    assert.equal(put.statusCode, 200, put.body);
+    assert.equal(put.json().developerApp.name, 'Renamed by owner');
+
+    // an app created without an owner can be handed over later, and taken back
+    const later = json(await runCli(['app', 'create', '--name', 'Later', '--no-redirect-uri'], db.env));
+    const del = () => t.request('DELETE', '/api/v0/developerApps', { token: session.accessToken, body: { clientId: later.client_id } });
+    assert.equal((await del()).statusCode, 403);
+    assert.equal(json(await runCli(['app', 'update', later.client_id, '--owner', wallet.platformAddress], db.env)).owner, wallet.platformAddress);
+    const byOwner = json(await runCli(['app', 'list', '--owner', wallet.address], db.env));
+    assert.deepEqual(byOwner.map((a: { client_id: string }) => a.client_id).sort(), [created.client_id, later.client_id].sort());
+    assert.equal((await del()).statusCode, 200);
+
+    const bad = await runCli(['app', 'create', '--name', 'X', '--no-redirect-uri', '--owner', 'not-an-address'], db.env);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /--owner/);
+  });
+});
+
+describe('platform token create / list / revoke', () => {
+  let db: TestDatabase;
+  let t: TestApp;
+  before(async () => {
+    db = createTestDatabase();
+    t = await startApp({ database: db });
+  });
+  after(() => t.close());
+
+  test('mints a session for an address that acts with its scopes, stored as a hash, revocable at once', async () => {
+    const who = testAccount();
+    const r = await runCli(['token', 'create', '--address', who.address, '--scopes', 'manageDeveloperApps,manageClaims', '--expires', '2h', '--label', 'billing backend'], db.env);
+    const minted = json(r);
+    assert.match(minted.access_token, /^[0-9a-f]{32}\.[0-9a-f]{64}$/);
+    assert.equal(minted.token_type, 'Bearer');
+    assert.equal(minted.scope, 'manageDeveloperApps manageClaims');
+    assert.equal(minted.platformAddress, who.platformAddress);
+    assert.equal(minted.expires_in, 7200);
+    assert.match(r.stderr, /operator token created/, 'creation is logged (stderr)');
+    assert.ok(!r.stderr.includes(minted.access_token), 'the log never holds the token');
+
+    const status = await t.request('POST', '/api/v0/auth/status', { token: minted.access_token, body: {} });
+    assert.equal(status.json().signedIn, true);
+    assert.equal(status.json().platformAddress, who.platformAddress);
+    assert.deepEqual(status.json().scopes.map((x: { scopeId: string }) => x.scopeId), ['manageDeveloperApps', 'manageClaims'], 'only the scopes it was given');
+    assert.match(status.json().message, /^Operator token "billing backend" minted with the platform CLI/);
+    // acts as the address: what it creates belongs to that address
+    const app = await t.request('POST', '/api/v0/developerApps', { token: minted.access_token, body: { name: 'Made by backend', redirectUris: ['https://b.example/cb'] } });
+    assert.equal(app.statusCode, 200, app.body);
+    assert.equal((await t.request('GET', `/api/v0/developerApp/${app.json().clientId}`)).json().developerApp.createdBy, who.platformAddress);
+
+    const row = await t.ctx.db.selectFrom('signin_authorizations').selectAll().where('authorization_id', '=', minted.id).executeTakeFirstOrThrow();
+    assert.ok(!JSON.stringify(row).includes(minted.access_token.split('.')[1]), 'only the hash is stored');
+    assert.equal(row.access_hash, sha256Hex(minted.access_token.split('.')[1]));
+
+    const list = json(await runCli(['token', 'list'], db.env));
+    const listed = list.find((x: { id: string }) => x.id === minted.id);
+    assert.equal(listed.label, 'billing backend');
+    assert.deepEqual(listed.scopes, ['manageDeveloperApps', 'manageClaims']);
+    assert.equal(listed.revokedAt, null);
+    assert.ok(!JSON.stringify(list).includes(minted.access_token));
+
+    const revoked = await runCli(['token', 'revoke', minted.id], db.env);
+    assert.deepEqual(json(revoked), { id: minted.id, revoked: true });
+    assert.match(revoked.stderr, /operator token revoked/);
+    assert.equal((await t.request('POST', '/api/v0/auth/status', { token: minted.access_token, body: {} })).json().signedIn, false);
+    assert.equal((await runCli(['token', 'revoke', minted.id], db.env)).code, 1);
+  });
+
+  test('a wallet session cannot be revoked as an operator token; bad input is one line', async () => {
+    const wallet = await signIn(t);
+    const id = wallet.accessToken.split('.')[0];
+    assert.equal((await runCli(['token', 'revoke', id], db.env)).code, 1);
+    assert.equal((await t.request('POST', '/api/v0/auth/status', { token: wallet.accessToken, body: {} })).json().signedIn, true);
+    for (const [args, why] of [
+      [['--address', 'nope', '--scopes', 'manageClaims'], /--address/],
+      [['--address', testAccount().address, '--scopes', 'root'], /Unknown scope\(s\) root/],
+      [['--address', testAccount().address, '--scopes', 'manageClaims', '--expires', 'forever'], /--expires/],
+      [['--address', testAccount().address, '--scopes', 'manageClaims', '--expires', '400d'], /366d/],
+    ] as const) {
+      const r = await runCli(['token', 'create', ...args], db.env);
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(r.stderr, why);
+    }
+  });
+});

@@ -1,0 +1,148 @@
+// /metrics: off by default, behind a bearer token or on its own port; request latency per route
+// pattern; claim queue depth and age; webhook backlog and indexer lag when those tables exist;
+// database pool use.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { sql } from 'kysely';
+import { startApp, TEST_DB, type TestApp } from '../helpers/app.ts';
+import { freePort } from '../helpers/process.ts';
+import { attempt, claimWithPlugins, manager, numUses, randomAddress } from '../claims/helpers.ts';
+import { drainQueue } from '../../src/claims/queue.ts';
+import type { ManualClock } from '../../src/shared/clock.ts';
+
+const TOKEN = 'metrics-token-0123456789abcdef';
+
+/** The value of one sample line (`name{labels} value`), or undefined. */
+function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(name)) continue;
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$/.exec(line);
+    if (!m || m[1] !== name) continue;
+    const got = Object.fromEntries([...(m[3] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((x) => [x[1], x[2]]));
+    if (Object.entries(labels).every(([k, v]) => got[k] === v)) return Number(m[4]);
+  }
+  return undefined;
+}
+
+describe('metrics are off unless configured', () => {
+  test('no METRICS_TOKEN and no METRICS_PORT: /metrics does not exist', async () => {
+    const t = await startApp();
+    try {
+      assert.equal((await t.request('GET', '/metrics', { apiKey: null })).statusCode, 404);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('metrics behind METRICS_TOKEN', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startApp({ manualClock: true, env: { METRICS_TOKEN: TOKEN, RUN_WORKER: 'false' } });
+  });
+  after(() => t.close());
+  const scrape = async () => {
+    const res = await t.request('GET', '/metrics', { apiKey: null, headers: { authorization: `Bearer ${TOKEN}` } });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.match(String(res.headers['content-type']), /^text\/plain/);
+    return res.body;
+  };
+
+  test('without the token, or with a wrong one: 401 in the error shape', async () => {
+    for (const headers of [{}, { authorization: 'Bearer wrong-token-wrong-token' }, { authorization: TOKEN }] as Record<string, string>[]) {
+      const res = await t.request('GET', '/metrics', { apiKey: null, headers });
+      assert.equal(res.statusCode, 401);
+      assert.match(res.json().errorMessage, /METRICS_TOKEN/);
+    }
+  });
+
+  test('request count and latency per route pattern, never the raw URL', async () => {
+    for (const id of ['secret-looking-id-1', 'secret-looking-id-2', 'secret-looking-id-3']) {
+      assert.equal((await t.request('GET', `/api/v0/developerApp/${id}`)).statusCode, 404);
+    }
+    await t.request('GET', '/no/such/route/at-all', { apiKey: null });
+    const text = await scrape();
+    const labels = { method: 'GET', route: '/api/v0/developerApp/:clientId', status_code: '404' };
+    assert.equal(sample(text, 'platform_http_request_duration_seconds_count', labels), 3);
+    assert.ok(sample(text, 'platform_http_request_duration_seconds_sum', labels)! > 0);
+    assert.equal(sample(text, 'platform_http_request_duration_seconds_bucket', { ...labels, le: '+Inf' }), 3);
+    assert.equal(sample(text, 'platform_http_request_duration_seconds_count', { method: 'GET', route: 'unmatched', status_code: '404' }), 1);
+    assert.ok(!text.includes('secret-looking-id') && !text.includes('at-all'), 'no raw path in any label');
+    assert.ok(sample(text, 'process_cpu_user_seconds_total')! >= 0, 'process metrics');
+  });
+
+  test('claim queue depth and the age of the oldest queued attempt', async () => {
+    const m = await manager(t);
+    const claimId = await claimWithPlugins(t, m.accessToken, [numUses(10)]);
+    let text = await scrape();
+    assert.equal(sample(text, 'platform_claim_queue_depth'), 0);
+    assert.equal(sample(text, 'platform_claim_queue_oldest_age_seconds'), 0);
+    for (let i = 0; i < 3; i++) assert.equal((await attempt(t, 'complete', claimId, randomAddress())).statusCode, 200);
+    (t.clock as ManualClock).advance(90_000);
+    text = await scrape();
+    assert.equal(sample(text, 'platform_claim_queue_depth'), 3);
+    assert.equal(sample(text, 'platform_claim_queue_oldest_age_seconds'), 90);
+    await drainQueue(t.ctx);
+    text = await scrape();
+    assert.equal(sample(text, 'platform_claim_queue_depth'), 0);
+  });
+
+  test('webhook backlog and indexer lag appear once their tables exist', async () => {
+    let text = await scrape();
+    assert.equal(sample(text, 'platform_webhook_backlog'), undefined);
+    assert.equal(sample(text, 'platform_indexer_lag_blocks'), undefined);
+    // the shapes another capability's migration would create (UNIX ms, as everywhere)
+    const now = t.clock.now();
+    await sql`create table webhook_deliveries (id text primary key, created_at bigint not null, delivered_at bigint)`.execute(t.ctx.db);
+    await sql`insert into webhook_deliveries values ('a', ${now - 30_000}, null), ('b', ${now - 10_000}, null), ('c', ${now - 60_000}, ${now})`.execute(t.ctx.db);
+    await sql`create table chain_state (id text primary key, indexed_height bigint not null, chain_height bigint not null, updated_at bigint not null)`.execute(t.ctx.db);
+    await sql`insert into chain_state values ('main', 1000, 1012, ${now - 5_000})`.execute(t.ctx.db);
+    text = await scrape();
+    assert.equal(sample(text, 'platform_webhook_backlog'), 2);
+    assert.equal(sample(text, 'platform_webhook_oldest_pending_age_seconds'), 30);
+    assert.equal(sample(text, 'platform_indexer_lag_blocks'), 12);
+    assert.equal(sample(text, 'platform_indexer_last_update_age_seconds'), 5);
+    // an unexpected shape is skipped, never a failed scrape
+    await sql`drop table webhook_deliveries`.execute(t.ctx.db);
+    await sql`create table webhook_deliveries (x text)`.execute(t.ctx.db);
+    text = await scrape();
+    assert.equal(sample(text, 'platform_webhook_backlog'), 0);
+  });
+
+  test('database pool use', async () => {
+    const text = await scrape();
+    if (TEST_DB === 'postgres') {
+      assert.ok(sample(text, 'platform_db_pool_connections', { state: 'total' })! >= 1);
+      assert.equal(sample(text, 'platform_db_pool_connections', { state: 'waiting' }), 0);
+      assert.equal(sample(text, 'platform_db_pool_max'), 10);
+    } else {
+      assert.equal(sample(text, 'platform_db_pool_connections', { state: 'total' }), 1);
+    }
+  });
+});
+
+describe('metrics on METRICS_PORT', () => {
+  let t: TestApp;
+  let port: number;
+  before(async () => {
+    port = await freePort();
+    t = await startApp({ env: { METRICS_PORT: String(port), METRICS_HOST: '127.0.0.1' } });
+  });
+  after(() => t.close());
+
+  test('served only on the separate listener', async () => {
+    assert.equal((await t.request('GET', '/metrics', { apiKey: null })).statusCode, 404);
+    await t.request('GET', '/healthz', { apiKey: null });
+    const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+    assert.equal(res.status, 200);
+    const text = await res.text();
+    assert.equal(sample(text, 'platform_http_request_duration_seconds_count', { method: 'GET', route: '/healthz', status_code: '200' }), 1);
+    assert.equal((await fetch(`http://127.0.0.1:${port}/other`)).status, 404);
+  });
+
+  test('a bad METRICS_PORT or METRICS_TOKEN names the variable', async () => {
+    const { loadConfig } = await import('../../src/config.ts');
+    assert.throws(() => loadConfig({ ...t.database.env, PORT: '3000', METRICS_PORT: '3000' }), /METRICS_PORT must differ from PORT/);
+    assert.throws(() => loadConfig({ ...t.database.env, METRICS_TOKEN: 'short' }), /METRICS_TOKEN must be 16 to 256/);
+  });
+});
