@@ -6,10 +6,11 @@
 //   - amounts and UintRange bounds that may exceed 2^53 are decimal strings in `text`.
 import type { ApiKeyTable } from '../api-keys/storage.ts';
 import type { ClaimTables } from '../claims/storage.ts';
+import type { PluginDocumentTables } from '../plugin-documents/storage.ts';
 import type { SigninTables } from '../signin/storage.ts';
 import type { StoreTables } from '../stores/storage.ts';
 import type { SwapTables } from '../swap/storage.ts';
 
-export interface Database extends SigninTables, StoreTables, ClaimTables, SwapTables {
+export interface Database extends SigninTables, StoreTables, ClaimTables, SwapTables, PluginDocumentTables {
   api_keys: ApiKeyTable;
 }
