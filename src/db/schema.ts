@@ -7,10 +7,11 @@
 import type { ApiKeyTable } from '../api-keys/storage.ts';
 import type { ClaimTables } from '../claims/storage.ts';
 import type { PluginDocumentTables } from '../plugin-documents/storage.ts';
+import type { WebhookTables } from '../webhooks/outbox.ts';
 import type { SigninTables } from '../signin/storage.ts';
 import type { StoreTables } from '../stores/storage.ts';
 import type { SwapTables } from '../swap/storage.ts';
 
-export interface Database extends SigninTables, StoreTables, ClaimTables, SwapTables, PluginDocumentTables {
+export interface Database extends SigninTables, StoreTables, ClaimTables, SwapTables, PluginDocumentTables, WebhookTables {
   api_keys: ApiKeyTable;
 }

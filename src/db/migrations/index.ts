@@ -9,6 +9,7 @@ import * as m0004 from './0004_stores.ts';
 import * as m0006 from './0006_swap.ts';
 import * as m0007 from './0007_signin_token_selectors.ts';
 import * as m0008 from './0008_plugin_documents.ts';
+import * as m0009 from './0009_webhook_deliveries.ts';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -18,6 +19,7 @@ const migrations: Record<string, Migration> = {
   '0006_swap': m0006,
   '0007_signin_token_selectors': m0007,
   '0008_plugin_documents': m0008,
+  '0009_webhook_deliveries': m0009,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
