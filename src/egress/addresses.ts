@@ -25,8 +25,8 @@ const V4_DENIED: Array<[Cidr, string]> = [
   [cidr('198.51.100.0/24'), 'a documentation address (RFC 5737)'],
   [cidr('203.0.113.0/24'), 'a documentation address (RFC 5737)'],
   [cidr('224.0.0.0/4'), 'a multicast address'],
-  [cidr('240.0.0.0/4'), 'a reserved address'],
   [cidr('255.255.255.255/32'), 'the broadcast address'],
+  [cidr('240.0.0.0/4'), 'a reserved address'],
 ];
 
 /** Non-public IPv6 ranges inside or beside global unicast; anything outside 2000::/3 is refused too. */

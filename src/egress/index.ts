@@ -148,13 +148,13 @@ export class Egress {
         bodyTimeout: 0,
       });
       if (res.statusCode >= 300 && res.statusCode < 400) {
-        res.body.destroy();
+        abandon(res.body);
         const location = res.headers.location;
         throw new EgressError('redirect', `the endpoint answered ${res.statusCode} (a redirect${typeof location === 'string' ? ` to ${location}` : ''}); redirects are not followed`);
       }
       const declared = Number(res.headers['content-length']);
       if (Number.isFinite(declared) && declared > maxBytes) {
-        res.body.destroy();
+        abandon(res.body);
         throw tooLarge(maxBytes);
       }
       const chunks: Buffer[] = [];
@@ -162,7 +162,7 @@ export class Egress {
       for await (const chunk of res.body as AsyncIterable<Buffer>) {
         size += chunk.length;
         if (size > maxBytes) {
-          res.body.destroy();
+          abandon(res.body);
           throw tooLarge(maxBytes);
         }
         chunks.push(chunk);
@@ -220,6 +220,12 @@ export class Egress {
     }
     return pool;
   }
+}
+
+/** Stops reading a response and closes its connection (undici reports the abort as an error event). */
+function abandon(body: NodeJS.ReadableStream & { destroy(): void }): void {
+  body.on('error', () => {});
+  body.destroy();
 }
 
 function tooLarge(maxBytes: number): EgressError {
