@@ -1,7 +1,7 @@
 // Plugin documents as the service sees them (SPEC §2.10): the document, its versions and their
 // config. The stored config of a version is exactly `VersionConfig`; `version`, `finalized` and
 // the timestamps live in their own columns.
-export const FIELD_TYPES = ['string', 'number', 'boolean', 'date', 'url'] as const;
+export const FIELD_TYPES = ['string', 'number', 'boolean', 'date', 'url', 'ownershipRequirements'] as const;
 export type FieldType = (typeof FIELD_TYPES)[number];
 
 export const PRESETS = ['Stateless', 'ClaimToken', 'ClaimNumbers', 'CustomResponseHandler'] as const;
