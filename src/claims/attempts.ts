@@ -27,7 +27,15 @@ export interface AttemptBody {
 }
 
 /** Simulates the attempt; when `complete`, then queues it. Failures throw the plugin's error text. */
-export async function attemptClaim(ctx: AppContext, claimId: string, address: string, body: AttemptBody, session: Session | null, complete: boolean): Promise<{ claimAttemptId: string }> {
+export async function attemptClaim(
+  ctx: AppContext,
+  claimId: string,
+  address: string,
+  body: AttemptBody,
+  session: Session | null,
+  complete: boolean,
+  locale = 'en',
+): Promise<{ claimAttemptId: string }> {
   const platformAddress = toCanonical(address, 'address');
   const { _expectedVersion: expectedVersion, _specificInstanceIds: specificInstanceIds, ...inputs } = body;
   const now = ctx.clock.now();
@@ -40,8 +48,8 @@ export async function attemptClaim(ctx: AppContext, claimId: string, address: st
     throw badRequest(`Claim ${claimId} is an on-demand claim (no numUses): it is not completed; check success with GET /api/v0/claims/success/${claimId}/{address}`);
   }
   const attemptSession: AttemptSession | null = session ? { platformAddress: session.platformAddress, scopes: [...session.scopes] } : null;
-  const attempt = { platformAddress, inputs, expectedVersion, session: attemptSession, ...(specificInstanceIds ? { specificInstanceIds } : {}) };
-  const outcome = await evaluateAttempt(claim, attempt, { mode: 'simulate', claimAttemptId: '', now, db: ctx.db, keyring: ctx.keyring });
+  const attempt = { platformAddress, inputs, expectedVersion, session: attemptSession, ...(specificInstanceIds ? { specificInstanceIds } : {}), ...(locale !== 'en' ? { locale } : {}) };
+  const outcome = await evaluateAttempt(claim, attempt, { mode: 'simulate', claimAttemptId: '', now, db: ctx.db, keyring: ctx.keyring, app: ctx });
   if (!outcome.success) throw new ApiError(outcome.status, outcome.error);
   if (!complete) return { claimAttemptId: SIMULATED_ATTEMPT_ID };
 
@@ -142,7 +150,7 @@ export async function successOf(ctx: AppContext, claimId: string, address: strin
   const claim = await loadClaim(ctx.db, ctx.keyring, claimId, now);
   if (!claim) throw notFound(`Claim ${claimId} not found`);
   if (!numUsesInstance(claim)) {
-    const outcome = await evaluateAttempt(claim, { platformAddress, inputs: {}, expectedVersion: -1, session: null }, { mode: 'simulate', claimAttemptId: '', now, db: ctx.db, keyring: ctx.keyring });
+    const outcome = await evaluateAttempt(claim, { platformAddress, inputs: {}, expectedVersion: -1, session: null }, { mode: 'simulate', claimAttemptId: '', now, db: ctx.db, keyring: ctx.keyring, app: ctx });
     return { successCount: outcome.success ? 1 : 0, claimNumbers: [] };
   }
   const claimNumbers = await claimNumbersOf(ctx.db, claimId, platformAddress);
