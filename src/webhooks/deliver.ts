@@ -6,7 +6,7 @@ import { egressFor, EgressError } from '../egress/index.ts';
 import { signRequest } from '../egress/signature.ts';
 import { readPluginSecret } from '../plugin-documents/storage.ts';
 import { randomHex } from '../shared/crypto.ts';
-import { leaseDue, payloadBytes, recordTry, type LeasedDelivery, type TryOutcome } from './outbox.ts';
+import { leaseDue, payloadBytes, payloadHeaders, recordTry, type LeasedDelivery, type TryOutcome } from './outbox.ts';
 
 /** Deliveries taken per pass; they are sent concurrently, all within one lease. */
 const BATCH = 32;
@@ -49,7 +49,7 @@ async function send(ctx: AppContext, delivery: LeasedDelivery): Promise<TryOutco
     const res = await egressFor(ctx).request({
       url: delivery.url,
       method: 'POST',
-      headers: { 'content-type': 'application/json', ...signRequest(secret, body, ctx.clock.now()) },
+      headers: { ...payloadHeaders(ctx.keyring, delivery.headersEnc), ...signRequest(secret, body, ctx.clock.now()), 'content-type': 'application/json' },
       body,
     });
     if (res.status >= 200 && res.status < 300) return { delivered: true, status: res.status };

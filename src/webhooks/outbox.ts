@@ -28,6 +28,7 @@ export interface WebhookDeliveryTable {
   claim_attempt_id: string;
   url: string;
   body_enc: string;
+  headers_enc: string | null;
   status: DeliveryStatus;
   /** Tries ever made (redeliveries included). */
   attempts: number;
@@ -60,6 +61,8 @@ export interface NewDelivery {
    * pending deliveries too).
    */
   body: Record<string, unknown>;
+  /** The payload's headerField values, sent as headers as in the plugin call. */
+  headers?: Record<string, string>;
 }
 
 /** Delay before the try that follows `failedTries` failed tries (≥ 1) of a schedule. */
@@ -85,6 +88,7 @@ export async function enqueueDeliveries(db: DB | Tx, deliveries: NewDelivery[], 
       claim_attempt_id: d.claimAttemptId,
       url: d.url,
       body_enc: keyring.encrypt(JSON.stringify(body)),
+      headers_enc: d.headers && Object.keys(d.headers).length > 0 ? keyring.encrypt(JSON.stringify(d.headers)) : null,
       status: 'pending' as const,
       attempts: 0,
       retries: 0,
@@ -99,6 +103,11 @@ export async function enqueueDeliveries(db: DB | Tx, deliveries: NewDelivery[], 
     .execute();
 }
 
+/** The headerField values to send with the payload. */
+export function payloadHeaders(keyring: Keyring, headersEnc: string | null): Record<string, string> {
+  return headersEnc === null ? {} : (JSON.parse(keyring.decrypt(headersEnc)) as Record<string, string>);
+}
+
 /** The payload as sent: the stored body with the current secret in its pluginSecret field. */
 export function payloadBytes(keyring: Keyring, bodyEnc: string, pluginSecret: string): string {
   const body = JSON.parse(keyring.decrypt(bodyEnc)) as Record<string, unknown>;
@@ -111,6 +120,7 @@ export interface LeasedDelivery {
   pluginId: string;
   url: string;
   bodyEnc: string;
+  headersEnc: string | null;
   retries: number;
 }
 
@@ -135,9 +145,9 @@ export async function leaseDue(db: DB, dialect: 'sqlite' | 'postgres', owner: st
     // re-checked here: on PostgreSQL a row may have changed between the subquery and the update
     .where('status', '=', 'pending')
     .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
-    .returning(['delivery_id', 'plugin_id', 'url', 'body_enc', 'retries'])
+    .returning(['delivery_id', 'plugin_id', 'url', 'body_enc', 'headers_enc', 'retries'])
     .execute();
-  return rows.map((r) => ({ deliveryId: r.delivery_id, pluginId: r.plugin_id, url: r.url, bodyEnc: r.body_enc, retries: r.retries }));
+  return rows.map((r) => ({ deliveryId: r.delivery_id, pluginId: r.plugin_id, url: r.url, bodyEnc: r.body_enc, headersEnc: r.headers_enc, retries: r.retries }));
 }
 
 export type TryOutcome = { delivered: true; status: number } | { delivered: false; status: number | null; error: string; giveUp?: boolean };
@@ -188,7 +198,7 @@ export interface DeliveryView {
   createdAt: number;
 }
 
-export function deliveryView(r: Omit<WebhookDeliveryTable, 'body_enc' | 'url' | 'lease_owner' | 'lease_until' | 'retries'>): DeliveryView {
+export function deliveryView(r: Omit<WebhookDeliveryTable, 'body_enc' | 'headers_enc' | 'url' | 'lease_owner' | 'lease_until' | 'retries'>): DeliveryView {
   return {
     deliveryId: r.delivery_id,
     pluginId: r.plugin_id,

@@ -67,7 +67,7 @@ describe('status webhook deliveries', () => {
     assert.equal(got.headers['x-platform-signature'], expectedSignature(secret, String(sentAt), got.rawBody));
     // the payload as enqueued, with the plugin's secret in its pluginSecret field
     assert.deepEqual(got.json, { ...d.body, pluginSecret: secret });
-    assert.equal(got.json._attemptStatus, 'success');
+    assert.equal(endpoint.requests.at(-1)!.json._attemptStatus, 'success');
     const page = await deliveries(pluginId);
     assert.equal(page.total, 1);
     assert.deepEqual(page.docs[0], {
@@ -88,6 +88,19 @@ describe('status webhook deliveries', () => {
     // nothing is due any more
     clock.advance(30 * DAY);
     assert.equal((await deliverDue(t.ctx)).taken, 0);
+  });
+
+  test('headerField values travel as headers, encrypted at rest', async () => {
+    endpoint.respond(() => ({ status: 200, body: {} }));
+    const { pluginId, secret } = await insertPlugin(t, owner.platformAddress);
+    const d = { ...newDelivery(pluginId, endpoint.url), headers: { 'x-partner-key': 'private-header-value' } };
+    await enqueue(t, [d]);
+    const row = await t.ctx.db.selectFrom('webhook_deliveries').select('headers_enc').where('claim_attempt_id', '=', d.claimAttemptId).executeTakeFirstOrThrow();
+    assert.ok(row.headers_enc && !row.headers_enc.includes('private-header-value'));
+    assert.equal((await deliverDue(t.ctx)).delivered, 1);
+    const got = endpoint.requests.at(-1)!;
+    assert.equal(got.headers['x-partner-key'], 'private-header-value');
+    assert.equal(got.headers['x-platform-signature'], expectedSignature(secret, got.headers['x-platform-timestamp'] as string, got.rawBody));
   });
 
   test('the payload is encrypted at rest and stored without the secret', async () => {

@@ -15,6 +15,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('url', 'text', (c) => c.notNull())
     // the JSON payload, encrypted (it carries private params); its pluginSecret is filled in at send time
     .addColumn('body_enc', 'text', (c) => c.notNull())
+    // headerField values of the payload (they may be private params), encrypted; null when none
+    .addColumn('headers_enc', 'text')
     .addColumn('status', 'text', (c) => c.notNull())
     .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('retries', 'integer', (c) => c.notNull().defaultTo(0))
