@@ -198,7 +198,8 @@ export class Egress {
       this.pools.set(key, pool);
       return pool;
     }
-    const hostname = url.hostname.replace(/^\[|\]$/g, '');
+    // SNI carries the name without brackets or a trailing dot (servers match certificates on that)
+    const hostname = url.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '');
     const isLiteral = hostname.includes(':') || /^[\d.]+$/.test(hostname);
     const connector = buildConnector({ ...(this.ca ? { ca: this.ca } : {}), ALPNProtocols: ['http/1.1'] } as buildConnector.BuildOptions);
     pool = new Pool(url.origin, {
