@@ -171,6 +171,16 @@ describe('egress client', () => {
     }
   });
 
+  test('a trailing-dot name connects with the bare name for SNI and certificate checks', async () => {
+    endpoint.respond(() => ({ status: 200, body: {} }));
+    const e = new Egress({ allowPrivateCidrs: ['127.0.0.1/32'], extraCaPem: testCertificates().caPem, resolve: async () => ['127.0.0.1'] });
+    try {
+      assert.equal((await e.request({ url: `https://LOCALHOST.:${endpoint.port}/dot`, body: '{}' })).status, 200);
+    } finally {
+      await e.close();
+    }
+  });
+
   test('framing headers and Host cannot be set by the caller', async () => {
     for (const name of ['Host', 'content-length', 'Transfer-Encoding', 'connection']) {
       await assert.rejects(egressFor(opened.ctx).request({ url: endpoint.url, headers: { [name]: 'x' } }), egressError('invalid-request', new RegExp(`the header "${name}" may not be set`)));
