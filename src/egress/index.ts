@@ -149,8 +149,9 @@ export class Egress {
       });
       if (res.statusCode >= 300 && res.statusCode < 400) {
         abandon(res.body);
-        const location = res.headers.location;
-        throw new EgressError('redirect', `the endpoint answered ${res.statusCode} (a redirect${typeof location === 'string' ? ` to ${location}` : ''}); redirects are not followed`);
+        // the target is named (clipped: it is the endpoint's text) so an owner can see where it pointed
+        const location = typeof res.headers.location === 'string' ? res.headers.location.slice(0, 200) : null;
+        throw new EgressError('redirect', `the endpoint answered ${res.statusCode} (a redirect${location ? ` to ${location}` : ''}); redirects are not followed`);
       }
       const declared = Number(res.headers['content-length']);
       if (Number.isFinite(declared) && declared > maxBytes) {
