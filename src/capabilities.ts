@@ -9,6 +9,8 @@ import { dynamicStores } from './stores/routes.ts';
 import { claims } from './claims/routes.ts';
 import { swap } from './swap/routes.ts';
 import { connections } from './connections/routes.ts';
+import { pluginDocuments } from './plugin-documents/routes.ts';
+import { webhooks } from './webhooks/routes.ts';
 
 export interface Capability {
   name: string;
@@ -16,4 +18,4 @@ export interface Capability {
   register(app: FastifyInstance, ctx: AppContext): Promise<void> | void;
 }
 
-export const capabilities: Capability[] = [operations, signin, dynamicStores, claims, merkle, swap, connections];
+export const capabilities: Capability[] = [operations, signin, dynamicStores, claims, merkle, swap, connections, pluginDocuments, webhooks];

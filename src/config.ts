@@ -4,6 +4,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { randomHex } from './shared/crypto.ts';
 import { ensurePrivateDir } from './shared/files.ts';
+import { parseCidrList } from './egress/addresses.ts';
 import { join, resolve } from 'node:path';
 import { connectionsConfig, type ConnectionsConfig } from './connections/config.ts';
 
@@ -73,6 +74,10 @@ export interface Config {
   connections: ConnectionsConfig;
   /** SIGNIN_SESSION_MAX_AGE_DAYS: absolute end of a sign-in (token family) from its first grant; null (0, the default) = none, refresh rotation alone renews. */
   signinSessionMaxAgeMs: number | null;
+  /** EGRESS_EXTRA_CA_FILE (tests and local development only): PEM of extra CAs trusted by outbound calls. */
+  egressExtraCaPem: string | null;
+  /** EGRESS_ALLOW_PRIVATE_CIDRS (tests and local development only): private ranges outbound calls may reach. */
+  egressAllowPrivateCidrs: string[];
 }
 
 export class ConfigError extends Error {
@@ -210,6 +215,33 @@ function metricsConfig(env: Env, port: number, host: string): Pick<Config, 'metr
   return { metricsToken, metricsPort, metricsHost: str(env, 'METRICS_HOST') ?? host };
 }
 
+/** EGRESS_EXTRA_CA_FILE: a readable file holding at least one PEM certificate. */
+function extraCaPem(env: Env): string | null {
+  const path = str(env, 'EGRESS_EXTRA_CA_FILE');
+  if (path === null) return null;
+  let pem: string;
+  try {
+    pem = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError('EGRESS_EXTRA_CA_FILE', `cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'}: ${path})`);
+  }
+  if (!/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/.test(pem)) throw new ConfigError('EGRESS_EXTRA_CA_FILE', `must hold a PEM certificate (${path})`);
+  return pem;
+}
+
+/** EGRESS_ALLOW_PRIVATE_CIDRS: comma-separated CIDR ranges (127.0.0.1/32,::1/128). */
+function cidrList(env: Env, name: string): string[] {
+  const v = str(env, name);
+  if (v === null) return [];
+  const entries = v.split(',').map((e) => e.trim()).filter((e) => e !== '');
+  try {
+    parseCidrList(entries);
+  } catch (err) {
+    throw new ConfigError(name, `must be comma-separated CIDR ranges: ${(err as Error).message}`);
+  }
+  return entries;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = int(env, 'PORT', 3000, 0, 65535);
   const host = str(env, 'HOST') ?? '127.0.0.1';
@@ -262,6 +294,8 @@ export function loadConfig(env: Env = process.env): Config {
     merkleBuildThreads: int(env, 'MERKLE_BUILD_THREADS', Math.min(availableParallelism(), 8), 0, 64),
     connections: connectionsConfig(env, publicUrl),
     signinSessionMaxAgeMs: int(env, 'SIGNIN_SESSION_MAX_AGE_DAYS', 0, 0, 36_500) * 86_400_000 || null,
+    egressExtraCaPem: extraCaPem(env),
+    egressAllowPrivateCidrs: cidrList(env, 'EGRESS_ALLOW_PRIVATE_CIDRS'),
   };
 }
 

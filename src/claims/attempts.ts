@@ -29,7 +29,17 @@ export interface AttemptBody {
 }
 
 /** Simulates the attempt; when `complete`, then queues it. Failures throw the plugin's error text. */
-export async function attemptClaim(ctx: AppContext, claimId: string, address: string, body: AttemptBody, session: Session | null, complete: boolean, ip = ''): Promise<{ claimAttemptId: string }> {
+export async function attemptClaim(
+  ctx: AppContext,
+  claimId: string,
+  address: string,
+  body: AttemptBody,
+  session: Session | null,
+  complete: boolean,
+  from: { ip?: string; locale?: string } = {},
+): Promise<{ claimAttemptId: string }> {
+  const ip = from.ip ?? '';
+  const locale = from.locale ?? 'en';
   const platformAddress = toCanonical(address, 'address');
   const { _expectedVersion: expectedVersion, _specificInstanceIds: specificInstanceIds, ...inputs } = body;
   const now = ctx.clock.now();
@@ -50,7 +60,7 @@ export async function attemptClaim(ctx: AppContext, claimId: string, address: st
     throw badRequest(`Claim ${claimId} is an on-demand claim (no numUses): it is not completed; check success with GET /api/v0/claims/success/${claimId}/{address}`);
   }
   const attemptSession: AttemptSession | null = session ? { platformAddress: session.platformAddress, scopes: [...session.scopes] } : null;
-  const attempt = { platformAddress, inputs, expectedVersion, session: attemptSession, ...(specificInstanceIds ? { specificInstanceIds } : {}) };
+  const attempt = { platformAddress, inputs, expectedVersion, session: attemptSession, ...(specificInstanceIds ? { specificInstanceIds } : {}), ...(locale !== 'en' ? { locale } : {}) };
   // passwords and codes can be guessed: such claims are throttled per address, IP and claim
   const guesser = claim.plugins.some((p) => findPlugin(p.pluginId)?.requiresUserInput) ? { ip, platformAddress } : null;
   if (guesser) await checkGuessBudget(ctx, claimId, guesser, now);

@@ -5,8 +5,8 @@ import type { AppContext } from '../context.ts';
 import { toCanonical, tryParseAddress } from '../shared/addresses.ts';
 import { randomHex } from '../shared/crypto.ts';
 import { badRequest, conflict, forbidden, notFound } from '../shared/errors.ts';
-import { findPlugin, onDemandCompatible, pluginIds } from '../plugins/registry.ts';
-import type { JsonObject, StoredStateEntry } from '../plugins/types.ts';
+import { findPlugin, onDemandCompatible, pluginIds, resolvePlugin } from '../plugins/registry.ts';
+import type { AnyClaimPlugin, JsonObject, StoredStateEntry } from '../plugins/types.ts';
 import { whitelistList } from '../plugins/whitelist.ts';
 import {
   claimToRow,
@@ -109,18 +109,24 @@ async function buildClaim(
   if (pluginInputs.length > MAX_PLUGINS_PER_CLAIM) throw badRequest(`${path}.plugins must hold at most ${MAX_PLUGINS_PER_CLAIM} plugins`);
   const seen = new Set<string>();
   const plugins: PluginInstance[] = [];
+  const resolved = new Map<string, AnyClaimPlugin>();
   const stateOps: StateOp[] = [];
   for (const [i, p] of pluginInputs.entries()) {
     const pp = `${path}.plugins[${i}]`;
     if (!INSTANCE_ID.test(p.instanceId)) throw badRequest(`${pp}.instanceId must be 1 to 64 letters or digits (plugin instance IDs must be alphanumeric)`);
     if (seen.has(p.instanceId)) throw badRequest(`${pp}.instanceId: duplicate instance ID "${p.instanceId}" (duplicate instance IDs are not allowed)`);
     seen.add(p.instanceId);
-    const plugin = findPlugin(p.pluginId);
-    if (!plugin) throw badRequest(`${pp}.pluginId: unknown plugin "${p.pluginId}" (valid: ${pluginIds().join(', ')})`);
+    if (p.version !== undefined && (typeof p.version !== 'string' || p.version.length > 32)) throw badRequest(`${pp}.version must be a string of at most 32 characters`);
+    const before = previous?.plugins.find((q) => q.instanceId === p.instanceId && q.pluginId === p.pluginId);
+    const version = p.version ?? before?.version ?? '1';
+    const plugin = await resolvePlugin({ pluginId: p.pluginId, version }, { db: opts.db, keyring: opts.ctx.keyring });
+    if (!plugin) {
+      throw badRequest(`${pp}.pluginId: unknown plugin "${p.pluginId}" version ${version} (valid: ${pluginIds().join(', ')}; or the id of a plugin document with that version)`);
+    }
+    resolved.set(p.instanceId, plugin);
     if (!plugin.duplicatesAllowed && pluginInputs.some((q, j) => j < i && q.pluginId === p.pluginId)) {
       throw badRequest(`${pp}: duplicate plugins are not allowed for type: ${p.pluginId}`);
     }
-    const before = previous?.plugins.find((q) => q.instanceId === p.instanceId && q.pluginId === p.pluginId);
     // Omitted private params on update keep the stored ones (a reader without private access
     // gets them stripped and must be able to send the document back).
     const privateInput = 'privateParams' in p && p.privateParams !== undefined ? p.privateParams : (before?.privateParams ?? {});
@@ -131,8 +137,7 @@ async function buildClaim(
       db: opts.db,
       keyring: opts.ctx.keyring,
     });
-    if (p.version !== undefined && (typeof p.version !== 'string' || p.version.length > 32)) throw badRequest(`${pp}.version must be a string of at most 32 characters`);
-    plugins.push({ pluginId: p.pluginId, instanceId: p.instanceId, version: p.version ?? before?.version ?? '1', ...validated });
+    plugins.push({ pluginId: p.pluginId, instanceId: p.instanceId, version, ...validated });
 
     // state
     if (!previous) {
@@ -157,7 +162,7 @@ async function buildClaim(
 
   const hasNumUses = plugins.some((p) => p.pluginId === 'numUses');
   if (!hasNumUses) {
-    const needy = plugins.find((p) => !onDemandCompatible(findPlugin(p.pluginId)!));
+    const needy = plugins.find((p) => !onDemandCompatible(resolved.get(p.instanceId)!));
     if (needy) {
       throw badRequest(
         `${path}: numUses plugin is required: plugin "${needy.instanceId}" (${needy.pluginId}) is stateful or needs user input or a session; a claim without numUses is an on-demand claim and takes only stateless plugins without inputs`,
@@ -169,9 +174,9 @@ async function buildClaim(
   const assignMethod = input.assignMethod ?? previous?.assignMethod ?? '';
   if (assignMethod !== '' && assignMethod !== 'firstComeFirstServe') {
     const inst = plugins.find((p) => p.instanceId === assignMethod);
-    const plugin = inst && findPlugin(inst.pluginId);
+    const plugin = inst && resolved.get(inst.instanceId);
     if (!inst || !plugin?.canAssignClaimNumbers) {
-      throw badRequest(`${path}.assignMethod must match a plugin instance ID that can assign claim numbers (numUses, codes, whitelist), be blank / empty, or be firstComeFirstServe`);
+      throw badRequest(`${path}.assignMethod must match a plugin instance ID that can assign claim numbers (numUses, codes, whitelist, a custom plugin with the ClaimNumbers preset), be blank / empty, or be firstComeFirstServe`);
     }
     const problem = plugin.canAssignClaimNumbers(inst);
     if (problem) throw badRequest(`${path}.assignMethod: ${problem}`);

@@ -1,12 +1,12 @@
 // Evaluates one attempt: the version check, every plugin in parallel against the state as it was
 // before the attempt, the success logic, and the claim number. Pure with respect to storage: it
 // reads through the given handle and returns the changes to commit; simulate and execute share it.
-import type { DB, Tx } from '../db/index.ts';
 import type { AppContext } from '../context.ts';
+import type { DB, Tx } from '../db/index.ts';
 import type { Keyring } from '../shared/crypto.ts';
 import { HALTED } from '../plugins/halt.ts';
-import { findPlugin } from '../plugins/registry.ts';
-import type { AttemptSession, PluginResult } from '../plugins/types.ts';
+import { findPlugin, resolvePlugin } from '../plugins/registry.ts';
+import type { AttemptSession, ClaimInfo, EvaluateContext, PluginResult, StatusWebhook } from '../plugins/types.ts';
 import { assignerOf, maxUsesOf, numUsesInstance, type ClaimRecord } from './model.ts';
 import { evaluateSatisfyMethod } from './satisfy.ts';
 import { claimNumberUsed, readStateValue } from './storage.ts';
@@ -18,6 +18,8 @@ export interface AttemptInput {
   expectedVersion: number;
   specificInstanceIds?: string[];
   session: AttemptSession | null;
+  /** The claimer's locale (Accept-Language); `en` when absent. */
+  locale?: string;
 }
 
 export interface StateWrite {
@@ -69,41 +71,16 @@ export async function evaluateAttempt(claim: ClaimRecord, input: AttemptInput, e
     toRun = claim.plugins.filter((p) => wanted.has(p.instanceId) || mandatory.has(p.instanceId));
   }
 
-  const info = {
-    claimId: claim.claimId,
-    version: claim.version,
-    createdAt: claim.createdAt,
-    lastUpdated: claim.lastUpdated,
-    createdBy: claim.createdBy,
-    managedBy: claim.managedBy,
-    maxUses: maxUsesOf(claim),
-  };
+  const info = claimInfo(claim);
   const results = new Map<string, PluginResult>();
   await Promise.all(
     toRun.map(async (inst) => {
-      const plugin = findPlugin(inst.pluginId);
+      const plugin = await resolvePlugin(inst, env);
       if (!plugin) {
         results.set(inst.instanceId, { success: false, error: `Unknown plugin: ${inst.pluginId}` });
         return;
       }
-      const result = await plugin.evaluate({
-        mode: env.mode,
-        claim: info,
-        instanceId: inst.instanceId,
-        publicParams: inst.publicParams,
-        privateParams: inst.privateParams,
-        platformAddress: input.platformAddress,
-        input: input.inputs[inst.instanceId],
-        session: input.session,
-        claimAttemptId: env.claimAttemptId,
-        now: env.now,
-        state: { get: (key) => readState(claim.claimId, inst.instanceId, key) },
-        isClaimNumberAssigner: assigner?.instanceId === inst.instanceId,
-        ...(env.replay && inst.instanceId in env.replay ? { replay: env.replay[inst.instanceId] } : {}),
-        db: env.db,
-        keyring: env.keyring,
-        app: env.app,
-      });
+      const result = await plugin.evaluate(pluginContext(claim, info, inst, input, env, readState, assigner?.instanceId === inst.instanceId));
       results.set(inst.instanceId, result);
     }),
   );
@@ -179,6 +156,69 @@ async function conclude(
     for (const c of r.stateChanges ?? []) writes.push({ instanceId: inst.instanceId, key: c.key, value: c.value });
   }
   return { success: true, claimNumber, writes, replay };
+}
+
+const claimInfo = (claim: ClaimRecord): ClaimInfo => ({
+  claimId: claim.claimId,
+  version: claim.version,
+  createdAt: claim.createdAt,
+  lastUpdated: claim.lastUpdated,
+  createdBy: claim.createdBy,
+  managedBy: claim.managedBy,
+  maxUses: maxUsesOf(claim),
+});
+
+function pluginContext(
+  claim: ClaimRecord,
+  info: ClaimInfo,
+  inst: ClaimRecord['plugins'][number],
+  input: AttemptInput,
+  env: EvaluateEnv,
+  readState: (claimId: string, instanceId: string, key: string) => Promise<unknown>,
+  isClaimNumberAssigner: boolean,
+): EvaluateContext {
+  return {
+    mode: env.mode,
+    claim: info,
+    instanceId: inst.instanceId,
+    publicParams: inst.publicParams,
+    privateParams: inst.privateParams,
+    platformAddress: input.platformAddress,
+    input: input.inputs[inst.instanceId],
+    session: input.session,
+    claimAttemptId: env.claimAttemptId,
+    now: env.now,
+    state: { get: (key) => readState(claim.claimId, inst.instanceId, key) },
+    isClaimNumberAssigner,
+    ...(env.replay && inst.instanceId in env.replay ? { replay: env.replay[inst.instanceId] } : {}),
+    db: env.db,
+    keyring: env.keyring,
+    locale: input.locale ?? 'en',
+    app: env.app,
+  };
+}
+
+/**
+ * The status webhooks of a resolved attempt: one per instance whose plugin asks for it
+ * (receiveStatusWebhook), to be enqueued in the transaction that stores the result.
+ */
+export async function statusWebhooks(
+  claim: ClaimRecord,
+  input: AttemptInput,
+  env: EvaluateEnv,
+  success: boolean,
+): Promise<Array<StatusWebhook & { pluginId: string; instanceId: string }>> {
+  const info = claimInfo(claim);
+  const assigner = assignerOf(claim);
+  const readState = env.readState ?? ((c: string, i: string, k: string) => readStateValue(env.db, c, i, k));
+  const out: Array<StatusWebhook & { pluginId: string; instanceId: string }> = [];
+  for (const inst of claim.plugins) {
+    const plugin = await resolvePlugin(inst, env);
+    if (!plugin?.statusWebhook) continue;
+    const hook = await plugin.statusWebhook(pluginContext(claim, info, inst, input, env, readState, assigner?.instanceId === inst.instanceId), success ? 'success' : 'failure');
+    if (hook) out.push({ ...hook, pluginId: inst.pluginId, instanceId: inst.instanceId });
+  }
+  return out;
 }
 
 function referencedIds(node: string | { conditions: Array<unknown> }): string[] {

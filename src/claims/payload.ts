@@ -8,6 +8,8 @@ export interface AttemptPayload {
   expectedVersion: number;
   specificInstanceIds?: string[];
   session: AttemptSession | null;
+  /** The claimer's locale when not `en` (custom plugin calls carry it). */
+  locale?: string;
   replay: Record<string, unknown>;
 }
 

@@ -19,8 +19,10 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import type { AppContext } from '../context.ts';
 import type { Tx } from '../db/index.ts';
+import type { Keyring } from '../shared/crypto.ts';
+import { enqueueDeliveries, type NewDelivery } from '../webhooks/outbox.ts';
 import { decodePayload } from './payload.ts';
-import { evaluateAttempt, type AttemptOutcome } from './engine.ts';
+import { evaluateAttempt, statusWebhooks, type AttemptOutcome, type EvaluateEnv } from './engine.ts';
 import { loadClaim, type ClaimRecord } from './model.ts';
 import { claimNumberUsed, readStateValue, writeStateValue } from './storage.ts';
 
@@ -52,6 +54,8 @@ class Batch {
 
   private readonly checked: boolean;
   readonly results: Array<{ id: string; success: boolean; error: string; claimNumber: number }> = [];
+  /** Status webhooks of the batch's resolved attempts (durable outbox, same transaction). */
+  readonly deliveries: NewDelivery[] = [];
 
   constructor(tx: Tx, checked: boolean) {
     this.tx = tx;
@@ -92,7 +96,7 @@ class Batch {
     this.results.push({ id, success, error, claimNumber });
   }
 
-  async flush(now: number): Promise<void> {
+  async flush(now: number, keyring: Keyring): Promise<void> {
     if (!this.checked) {
       // one lookup for the whole batch: is any claim number it assigned already in the ledger?
       for (let i = 0; i < this.ledger.length; i += 200) {
@@ -136,6 +140,7 @@ class Batch {
         .execute();
     }
     for (let i = 0; i < this.ledger.length; i += 500) await this.tx.insertInto('claim_numbers').values(this.ledger.slice(i, i + 500)).execute();
+    for (let i = 0; i < this.deliveries.length; i += 200) await enqueueDeliveries(this.tx, this.deliveries.slice(i, i + 200), now, keyring);
   }
 }
 
@@ -292,7 +297,7 @@ export class ClaimWorker {
         head = rows[0]?.claim_attempt_id;
         const batch = new Batch(tx, checked);
         for (const row of rows) await this.processAttempt(tx, row, batch);
-        await batch.flush(ctx.clock.now());
+        await batch.flush(ctx.clock.now(), ctx.keyring);
         return rows.length;
       });
     } catch (err) {
@@ -328,21 +333,22 @@ export class ClaimWorker {
       outcome = { success: false, error: `Claim ${row.claim_id} not found`, status: 404 };
     } else {
       const payload = decodePayload(ctx.keyring, row.payload ?? '');
-      outcome = await evaluateAttempt(
-        claim,
-        { ...payload, platformAddress: row.platform_address },
-        {
-          mode: 'execute',
-          claimAttemptId: row.claim_attempt_id,
-          now,
-          db: tx,
-          keyring: ctx.keyring,
-          app: ctx,
-          replay: payload.replay,
-          readState: (c, i, k) => batch.read(c, i, k),
-          claimNumberUsed: (c, n) => batch.numberUsed(c, n),
-        },
-      );
+      const input = { ...payload, platformAddress: row.platform_address };
+      const env: EvaluateEnv = {
+        mode: 'execute',
+        claimAttemptId: row.claim_attempt_id,
+        now,
+        db: tx,
+        keyring: ctx.keyring,
+        app: ctx,
+        replay: payload.replay,
+        readState: (c, i, k) => batch.read(c, i, k),
+        claimNumberUsed: (c, n) => batch.numberUsed(c, n),
+      };
+      outcome = await evaluateAttempt(claim, input, env);
+      for (const hook of await statusWebhooks(claim, input, env, outcome.success)) {
+        batch.deliveries.push({ pluginId: hook.pluginId, claimId: claim.claimId, instanceId: hook.instanceId, claimAttemptId: row.claim_attempt_id, url: hook.url, body: hook.body });
+      }
     }
     if (outcome.success) {
       for (const w of outcome.writes) batch.write(row.claim_id, w.instanceId, w.key, w.value);

@@ -12,6 +12,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Capability } from '../capabilities.ts';
 import { notFound } from '../shared/errors.ts';
 import { errorResponses } from '../shared/schemas.ts';
+import { localeFromAcceptLanguage } from '../shared/locale.ts';
 import { getSession, requireSession } from '../shared/session.ts';
 import { attemptClaim, attemptStatus, listAttempts, successOf, type AttemptBody as AttemptBodyType } from './attempts.ts';
 import { createClaims, deleteClaims, updateClaims, type ClaimInput } from './documents.ts';
@@ -74,7 +75,7 @@ export const claims: Capability = {
         },
         async (request) => {
           const { claimId, address } = request.params;
-          return attemptClaim(ctx, claimId, address, request.body as AttemptBodyType, await getSession(request), complete, request.ip);
+          return attemptClaim(ctx, claimId, address, request.body as AttemptBodyType, await getSession(request), complete, { ip: request.ip, locale: localeFromAcceptLanguage(request.headers['accept-language']) });
         },
       );
     }

@@ -8,11 +8,13 @@ import type { ApiKeyTable } from '../api-keys/storage.ts';
 import type { RateLimitWindowTable } from '../api-keys/rate-limit.ts';
 import type { ClaimTables } from '../claims/storage.ts';
 import type { ConnectionTables } from '../connections/storage.ts';
+import type { PluginDocumentTables } from '../plugin-documents/storage.ts';
+import type { WebhookTables } from '../webhooks/outbox.ts';
 import type { SigninTables } from '../signin/storage.ts';
 import type { StoreTables } from '../stores/storage.ts';
 import type { SwapTables } from '../swap/storage.ts';
 
-export interface Database extends SigninTables, StoreTables, ClaimTables, SwapTables, ConnectionTables {
+export interface Database extends SigninTables, StoreTables, ClaimTables, SwapTables, ConnectionTables, PluginDocumentTables, WebhookTables {
   api_keys: ApiKeyTable;
   rate_limit_windows: RateLimitWindowTable;
 }

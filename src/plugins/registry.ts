@@ -1,5 +1,5 @@
-// The plugin registry: one line per core plugin. Later plugin kinds (hosted, custom) register
-// through `registerPlugin` from their own capability.
+// The plugin registry: one line per core plugin, and one per source of plugin documents (custom
+// and hosted plugins resolve by id and pinned version).
 import { anonymous } from './anonymous.ts';
 import { codes } from './codes.ts';
 import { halt } from './halt.ts';
@@ -9,10 +9,18 @@ import { password } from './password.ts';
 import { socialPlugin } from './social.ts';
 import { githubContributions } from './githubContributions.ts';
 import { transferTimes } from './transferTimes.ts';
-import type { AnyClaimPlugin } from './types.ts';
+import type { DB, Tx } from '../db/index.ts';
+import { customPlugins } from '../plugin-documents/runtime.ts';
+import type { Keyring } from '../shared/crypto.ts';
+import type { AnyClaimPlugin, PluginSource } from './types.ts';
 import { whitelist } from './whitelist.ts';
 
 const plugins = new Map<string, AnyClaimPlugin>();
+const sources: PluginSource[] = [];
+
+export function registerPluginSource(source: PluginSource): void {
+  sources.push(source);
+}
 
 export function registerPlugin(plugin: AnyClaimPlugin): void {
   plugins.set(plugin.id, plugin);
@@ -33,10 +41,23 @@ registerPlugin(socialPlugin('twitch'));
 registerPlugin(socialPlugin('twitter'));
 registerPlugin(githubContributions);
 
+registerPluginSource(customPlugins);
+
+/** A core plugin by id. */
 export const findPlugin = (pluginId: string): AnyClaimPlugin | undefined => plugins.get(pluginId);
 
 /** Every registered plugin id, in registration order (named by the "unknown plugin" error). */
 export const pluginIds = (): string[] => [...plugins.keys()];
+/** The plugin of an instance: a core plugin, else the pinned version of a plugin document. */
+export async function resolvePlugin(inst: { pluginId: string; version: string }, env: { db: DB | Tx; keyring: Keyring }): Promise<AnyClaimPlugin | undefined> {
+  const core = plugins.get(inst.pluginId);
+  if (core) return core;
+  for (const source of sources) {
+    const p = await source.resolve(inst.pluginId, inst.version, env);
+    if (p) return p;
+  }
+  return undefined;
+}
 
 /** Usable on an on-demand claim (no numUses): stateless, no user input, no session. */
-export const onDemandCompatible = (p: AnyClaimPlugin): boolean => !p.stateful && !p.requiresUserInput && !p.requiresSession;
+export const onDemandCompatible = (p: AnyClaimPlugin): boolean => p.onDemand ?? (!p.stateful && !p.requiresUserInput && !p.requiresSession);

@@ -8,8 +8,8 @@
 //    the engine hands that value back (`ctx.replay`) so the endpoint is called once per attempt;
 //  - hosted plugins reading chain data: `evaluate` is async and may read whatever it needs;
 //  - stateful presets (ClaimToken, ClaimNumbers): `stateChanges` and `claimNumber`.
-import type { DB, Tx } from '../db/index.ts';
 import type { AppContext } from '../context.ts';
+import type { DB, Tx } from '../db/index.ts';
 import type { Keyring } from '../shared/crypto.ts';
 
 export type JsonObject = Record<string, unknown>;
@@ -64,8 +64,16 @@ export interface EvaluateContext<Pub = JsonObject, Priv = JsonObject> {
   /** Database handle of the current read (the committing transaction at execution). */
   db: DB | Tx;
   keyring: Keyring;
-  /** The deployment (config, logger, chain client and other outbound clients). */
+  /** The claimer's locale (from Accept-Language at complete / simulate time; default `en`). */
+  locale: string;
+  /** The deployment (config, logger, outbound calls through its egress client). */
   app: AppContext;
+}
+
+/** A status webhook to deliver once the attempt is resolved (durable outbox, same transaction). */
+export interface StatusWebhook {
+  url: string;
+  body: JsonObject;
 }
 
 export interface PluginResult {
@@ -124,6 +132,8 @@ export interface ClaimPlugin<Pub = JsonObject, Priv = JsonObject> {
   requiresSession: boolean;
   /** Cannot be made optional by `satisfyMethod` (numUses). */
   mandatory?: boolean;
+  /** Usable on an on-demand claim (default: not stateful, no user input, no session). */
+  onDemand?: boolean;
   /** May be named by `assignMethod`. Return a problem text when this instance cannot assign. */
   canAssignClaimNumbers?: (params: ValidatedParams) => string | null;
   /** Checks and normalises params at create and update; throws a 400 naming the problem. */
@@ -137,6 +147,14 @@ export interface ClaimPlugin<Pub = JsonObject, Priv = JsonObject> {
   privateState?(entries: StoredStateEntry[]): JsonObject;
   /** Explicit state given on update (`newState`), as stored entries; throws a 400 when malformed. */
   stateFromDocument?(newState: unknown, path: string): StoredStateEntry[];
+  /** The status webhook this instance wants once the attempt resolved (custom plugins with receiveStatusWebhook). */
+  statusWebhook?(ctx: EvaluateContext<Pub, Priv>, status: 'success' | 'failure'): Promise<StatusWebhook | null>;
+}
+
+/** Where plugins that are not core plugins come from (plugin documents: custom and hosted plugins). */
+export interface PluginSource {
+  /** The plugin for this id and version, or undefined when this source does not know it. */
+  resolve(pluginId: string, version: string, env: { db: DB | Tx; keyring: Keyring }): Promise<AnyClaimPlugin | undefined>;
 }
 
 /** Any plugin, whatever its param types (the registry holds these). */

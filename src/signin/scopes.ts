@@ -5,6 +5,7 @@ export const SCOPES = [
   { scopeId: 'readPrivateClaimData', scopeName: 'Read Private Claim Data', description: 'Read private params of claims you created or manage.' },
   { scopeId: 'manageClaims', scopeName: 'Manage Claims', description: 'Create, update and delete claims.' },
   { scopeId: 'manageDynamicStores', scopeName: 'Manage Dynamic Stores', description: 'Create, update and delete dynamic stores, and edit their contents.' },
+  { scopeId: 'managePlugins', scopeName: 'Manage Plugins', description: 'Create, update and delete your claim plugins (plugin documents), and read their secrets and error logs.' },
   { scopeId: 'manageDeveloperApps', scopeName: 'Manage Developer Apps', description: 'Create, update and delete your OAuth applications.' },
 ] as const;
 

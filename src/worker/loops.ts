@@ -2,4 +2,5 @@
 import '../claims/loops.ts';
 import '../signin/loops.ts';
 import '../connections/loops.ts';
+import '../webhooks/loops.ts';
 export {};

@@ -11,6 +11,8 @@ import * as m0007 from './0007_signin_token_selectors.ts';
 import * as m0015 from './0015_connections.ts';
 import * as m0012 from './0012_guess_throttle.ts';
 import * as m0013 from './0013_operator.ts';
+import * as m0008 from './0008_plugin_documents.ts';
+import * as m0009 from './0009_webhook_deliveries.ts';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -22,6 +24,8 @@ const migrations: Record<string, Migration> = {
   '0015_connections': m0015,
   '0012_guess_throttle': m0012,
   '0013_operator': m0013,
+  '0008_plugin_documents': m0008,
+  '0009_webhook_deliveries': m0009,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -1,0 +1,52 @@
+// Signed outbound calls (SPEC §4.25): X-Platform-Signature is the lowercase hex HMAC-SHA256,
+// keyed with the plugin secret, of `<timestamp>.<exact body bytes>`; X-Platform-Timestamp is
+// that timestamp (UNIX ms); X-Platform-Version is 1.
+import { createHmac, timingSafeEqual } from 'node:crypto';
+
+export const SIGNATURE_HEADER = 'X-Platform-Signature';
+export const TIMESTAMP_HEADER = 'X-Platform-Timestamp';
+export const VERSION_HEADER = 'X-Platform-Version';
+export const SIGNATURE_VERSION = '1';
+
+export interface SignatureHeaders {
+  'X-Platform-Signature': string;
+  'X-Platform-Timestamp': string;
+  'X-Platform-Version': string;
+}
+
+function mac(secret: string, body: string | Uint8Array, timestamp: string): Buffer {
+  // the secret is used as the UTF-8 string the owner is given (64 hex characters), as endpoints key it
+  return createHmac('sha256', secret).update(`${timestamp}.`).update(body).digest();
+}
+
+/** The three signature headers for one request body (sign the exact bytes that are sent). */
+export function signRequest(secret: string, body: string | Uint8Array, timestamp: number): SignatureHeaders {
+  const ts = String(timestamp);
+  return {
+    [SIGNATURE_HEADER]: mac(secret, body, ts).toString('hex'),
+    [TIMESTAMP_HEADER]: ts,
+    [VERSION_HEADER]: SIGNATURE_VERSION,
+  } as SignatureHeaders;
+}
+
+export interface VerifyOptions {
+  /** Current time (UNIX ms); with maxSkewMs, a timestamp further away is refused. */
+  now?: number;
+  /** Largest accepted distance between the timestamp and now (default 5 minutes). */
+  maxSkewMs?: number;
+}
+
+/**
+ * Checks a received signature in constant time. Returns null when valid, else the reason.
+ * `timestamp` and `signature` are the received header values.
+ */
+export function verifySignature(secret: string, body: string | Uint8Array, timestamp: string | undefined, signature: string | undefined, opts: VerifyOptions = {}): string | null {
+  if (typeof timestamp !== 'string' || !/^\d{1,16}$/.test(timestamp)) return `missing or malformed ${TIMESTAMP_HEADER}`;
+  if (typeof signature !== 'string' || !/^[0-9a-f]{64}$/.test(signature)) return `missing or malformed ${SIGNATURE_HEADER}`;
+  const now = opts.now ?? Date.now();
+  const maxSkew = opts.maxSkewMs ?? 5 * 60_000;
+  if (Math.abs(now - Number(timestamp)) > maxSkew) return `${TIMESTAMP_HEADER} is more than ${maxSkew} ms away from now`;
+  const expected = mac(secret, body, timestamp);
+  if (!timingSafeEqual(expected, Buffer.from(signature, 'hex'))) return 'signature does not match';
+  return null;
+}

@@ -1,0 +1,86 @@
+// The checks an outbound URL passes before any name is resolved: usable when a URL is saved
+// (synchronous, no network) and again at every call, before resolution.
+import { refusalOfAddress, type Cidr } from './addresses.ts';
+
+export interface UrlRules {
+  /** The service's own PUBLIC_URL: its host is never called. */
+  publicUrl?: string;
+  /** Private ranges opened for tests and local development (EGRESS_ALLOW_PRIVATE_CIDRS). */
+  allowed?: readonly Cidr[];
+}
+
+/** Names that are local by definition (RFC 6761, RFC 6762, RFC 8375) or never resolve publicly. */
+const LOCAL_SUFFIXES = ['localhost', 'local', 'internal', 'localdomain', 'home.arpa', 'invalid', 'onion'];
+
+export interface ParsedTarget {
+  url: URL;
+  /** Host name without brackets or a trailing dot, lower case. */
+  host: string;
+  /** Set when the host is an address literal. */
+  literal: string | null;
+}
+
+/**
+ * Parses and checks a URL without resolving it. Returns the reason it is refused, or the parsed
+ * target. WHATWG parsing already turns decimal, octal, hex and short IPv4 forms into a dotted
+ * quad and refuses zone ids, so the address checks see one canonical form.
+ */
+export function parseTarget(input: string, rules: UrlRules = {}): ParsedTarget | string {
+  if (typeof input !== 'string' || input.trim() === '') return 'the URL is empty';
+  let url: URL;
+  try {
+    url = new URL(input);
+  } catch {
+    return `"${input}" is not a valid absolute URL`;
+  }
+  if (url.protocol !== 'https:') return `only https URLs may be called (got ${url.protocol.replace(':', '')})`;
+  if (url.username !== '' || url.password !== '') return 'URLs with credentials (user:password@) may not be called';
+  const bracketed = url.hostname.startsWith('[');
+  const host = (bracketed ? url.hostname.slice(1, -1) : url.hostname).toLowerCase().replace(/\.$/, '');
+  if (host === '') return 'the URL has no host';
+  const allowed = rules.allowed ?? [];
+  const literal = bracketed || /^[\d.]+$/.test(host) ? host : null;
+  if (literal !== null) {
+    const refusal = refusalOfAddress(literal, allowed);
+    if (refusal) return `${refusal}; only public addresses may be called`;
+  } else {
+    if (!host.includes('.') && host !== 'localhost') return `"${host}" is a single-label name, not a public host name`;
+    const suffix = LOCAL_SUFFIXES.find((s) => host === s || host.endsWith(`.${s}`));
+    // localhost names may be used only where the operator opened the loopback range (tests)
+    if (suffix && !(suffix === 'localhost' && refusalOfAddress('127.0.0.1', allowed) === null)) {
+      return `"${host}" is a local name (.${suffix}), not a public host name`;
+    }
+  }
+  const own = ownHost(rules.publicUrl, allowed);
+  if (own && (own.port === null ? own.host === host : own.host === host && own.port === effectivePort(url))) {
+    return `${host} is this service's own host (PUBLIC_URL); it may not call itself`;
+  }
+  return { url, host, literal };
+}
+
+/** The synchronous check for save time: the reason a URL would be refused, or null. */
+export function checkUrlSyntax(input: string, rules: UrlRules = {}): string | null {
+  const target = parseTarget(input, rules);
+  return typeof target === 'string' ? target : null;
+}
+
+const effectivePort = (url: URL) => url.port || (url.protocol === 'https:' ? '443' : '80');
+
+/**
+ * PUBLIC_URL's host. When that host is an address the operator opened (the loopback default of
+ * local development and tests), the service and the endpoints it calls share the address, so
+ * only the exact host and port are the service itself.
+ */
+function ownHost(publicUrl: string | undefined, allowed: readonly Cidr[]): { host: string; port: string | null } | null {
+  if (!publicUrl) return null;
+  let url: URL;
+  try {
+    url = new URL(publicUrl);
+  } catch {
+    return null;
+  }
+  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase().replace(/\.$/, '');
+  const address = host === 'localhost' ? '127.0.0.1' : host;
+  const opened = (/^[\d.]+$/.test(address) || address.includes(':')) && refusalOfAddress(address) !== null && refusalOfAddress(address, allowed) === null;
+  return { host, port: opened ? effectivePort(url) : null };
+}

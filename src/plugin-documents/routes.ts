@@ -1,0 +1,116 @@
+// Plugin document routes (SPEC §4.17–4.20) on the reference client's paths and bodies. Thin:
+// parse, call the domain function, shape the answer. Every route needs the API key (the gate);
+// create, update and delete need a session with managePlugins; the errors route needs the
+// owner's session.
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { Capability } from '../capabilities.ts';
+import { errorResponses } from '../shared/schemas.ts';
+import { getSession, requireSession } from '../shared/session.ts';
+import { unauthorized } from '../shared/errors.ts';
+import { createPlugin, deletePlugin, fetchPlugins, getPlugin, listPluginErrors, PLUGIN_SCOPE, renderPlugin, searchPlugins, updatePlugin } from './documents.ts';
+import { CreateBody, DeleteBody, ErrorsQuery, ErrorsResponse, FetchBody, IdParams, PluginResponse, PluginsResponse, SearchQuery, SearchResponse, UpdateBody } from './schemas.ts';
+
+const tags = ['plugins'];
+const withSession: Array<Record<string, string[]>> = [{ apiKey: [], bearer: [] }];
+const optionalSession: Array<Record<string, string[]>> = [{ apiKey: [] }, { apiKey: [], bearer: [] }];
+
+export const pluginDocuments: Capability = {
+  name: 'plugin documents',
+  register(fastify, ctx) {
+    const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+
+    app.post(
+      '/api/v0/plugins',
+      { schema: { tags, summary: 'Create a plugin document with its first version', security: withSession, body: CreateBody, response: { 200: PluginResponse, ...errorResponses(400, 401, 403, 409) } } },
+      async (request) => {
+        const session = await requireSession(request, PLUGIN_SCOPE);
+        const plugin = await createPlugin(ctx, session, request.body);
+        return { plugin: await renderPlugin(ctx, plugin, session.platformAddress) };
+      },
+    );
+
+    app.put(
+      '/api/v0/plugins',
+      {
+        schema: {
+          tags,
+          summary: 'Update a plugin document: metadata, publishing, approved users, secret rotation, new and edited versions',
+          description: 'Creator or manager only. A finalized version is immutable: a versionUpdates entry for it is a 400.',
+          security: withSession,
+          body: UpdateBody,
+          response: { 200: PluginResponse, ...errorResponses(400, 401, 403, 404) },
+        },
+      },
+      async (request) => {
+        const session = await requireSession(request, PLUGIN_SCOPE);
+        const plugin = await updatePlugin(ctx, session, request.body);
+        return { plugin: await renderPlugin(ctx, plugin, session.platformAddress, request.body.rotatePluginSecret === true) };
+      },
+    );
+
+    app.delete(
+      '/api/v0/plugins',
+      { schema: { tags, summary: 'Soft-delete a plugin document', security: withSession, body: DeleteBody, response: { 200: Type.Object({}, { additionalProperties: false }), ...errorResponses(400, 401, 403, 404) } } },
+      async (request) => {
+        const session = await requireSession(request, PLUGIN_SCOPE);
+        await deletePlugin(ctx, session, request.body.pluginId);
+        return {};
+      },
+    );
+
+    for (const path of ['/api/v0/plugin/:pluginId', '/api/v0/plugins/:pluginId']) {
+      app.get(
+        path,
+        { schema: { tags, summary: 'Read one plugin document (core plugin ids are not documents)', security: optionalSession, params: IdParams, response: { 200: PluginResponse, ...errorResponses(400, 404) } } },
+        async (request) => ({ plugin: await getPlugin(ctx, request.params.pluginId, await getSession(request)) }),
+      );
+    }
+
+    app.post(
+      '/api/v0/plugins/fetch',
+      {
+        schema: {
+          tags,
+          summary: 'Fetch plugin documents by id (unknown ids are left out)',
+          description: 'returnSensitiveData: true adds pluginSecret to the documents the signed-in caller creates or manages.',
+          security: optionalSession,
+          body: FetchBody,
+          response: { 200: PluginsResponse, ...errorResponses(400) },
+        },
+      },
+      async (request) => ({ docs: await fetchPlugins(ctx, request.body.pluginIds, request.body.returnSensitiveData === true, await getSession(request)) }),
+    );
+
+    app.get(
+      '/api/v0/plugins/search',
+      {
+        schema: {
+          tags,
+          summary: 'Search published plugins by name (or list your own with pluginsForSignedInUser)',
+          security: optionalSession,
+          querystring: SearchQuery,
+          response: { 200: SearchResponse, ...errorResponses(400, 401) },
+        },
+      },
+      async (request) => {
+        const { pluginsForSignedInUser, ...q } = request.query;
+        let mine: string | undefined;
+        if (pluginsForSignedInUser) {
+          const session = await getSession(request);
+          if (!session) throw unauthorized('Unauthorized request. pluginsForSignedInUser needs a signed-in session (Authorization: Bearer <access token>).');
+          mine = session.platformAddress;
+        }
+        return searchPlugins(ctx, { ...q, ...(mine ? { mine } : {}) });
+      },
+    );
+
+    app.get(
+      '/api/v0/plugins/errors',
+      {
+        schema: { tags, summary: "A plugin's error records, newest first (owner only)", security: withSession, querystring: ErrorsQuery, response: { 200: ErrorsResponse, ...errorResponses(400, 401, 403, 404) } },
+      },
+      async (request) => listPluginErrors(ctx, await requireSession(request), request.query.pluginId, request.query.bookmark),
+    );
+  },
+};

@@ -1,0 +1,177 @@
+// The custom plugin runtime: a plugin document's pinned version, seen by the claims engine as a
+// ClaimPlugin. Params are checked against the version's schemas at claim create / update, user
+// inputs at simulate / complete. The endpoint is called once per attempt: `complete` calls it as
+// its simulation and execution replays that answer through the preset (ignoreSimulations: the
+// simulation auto-passes and execution calls). Managed state (ClaimToken's used tokens, a
+// ClaimNumbers claim number) commits with the attempt's result, only when the claim succeeds.
+import { sha256Hex } from '../shared/crypto.ts';
+import { badRequest, ApiError } from '../shared/errors.ts';
+import type { AnyClaimPlugin, ClaimPlugin, EvaluateContext, JsonObject, PluginResult, PluginSource } from '../plugins/types.ts';
+import { resolveDocument, type ResolvedDocument } from './cache.ts';
+import { buildRequest, callEndpoint, type CallContext, type CallOutcome } from './call.ts';
+import type { PluginVersion } from './model.ts';
+import { recordPluginError } from './storage.ts';
+import { checkValues } from './validation.ts';
+
+export const TOKEN_USED = 'Claim token already used';
+
+/** What execution replays: the simulation's 200 answer. */
+interface Replay {
+  response: JsonObject;
+}
+
+const isOwner = (d: ResolvedDocument, address: string) => d.doc.created_by === address || d.doc.managed_by === address;
+const isPublished = (d: ResolvedDocument) => d.doc.to_publish === 1 && d.doc.review_completed === 1;
+
+function inputsOf(version: PluginVersion, ctx: EvaluateContext): JsonObject {
+  return checkValues(version.userInputsSchema, ctx.input, `body.${ctx.instanceId}`);
+}
+
+/** Interprets a 200 answer by the preset; reads state as it was before the attempt. */
+async function interpret(version: PluginVersion, response: JsonObject, ctx: EvaluateContext, replay: Replay): Promise<PluginResult> {
+  switch (version.stateFunctionPreset) {
+    case 'Stateless':
+    case 'CustomResponseHandler':
+      return { success: true, replay };
+    case 'ClaimToken': {
+      const token = response.claimToken;
+      if (typeof token !== 'string' || token === '' || token.length > 4096) return { success: false, error: 'Invalid response from API: expected { claimToken: string }' };
+      // tokens are kept hashed: the state needs equality only
+      const key = `t:${sha256Hex(token)}`;
+      if (await ctx.state.get(key)) return { success: false, error: TOKEN_USED };
+      return { success: true, stateChanges: [{ key, value: 1 }], replay };
+    }
+    case 'ClaimNumbers': {
+      const n = response.claimNumber;
+      if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) return { success: false, error: 'Invalid claim number' };
+      return { success: true, claimNumber: n, replay };
+    }
+  }
+}
+
+function pluginFor(pluginId: string, version: PluginVersion): AnyClaimPlugin {
+  const cfg = version;
+  const needsSession = cfg.requiresSessions || cfg.requireSignIn === true;
+
+  async function resolveLive(ctx: EvaluateContext): Promise<ResolvedDocument> {
+    const d = await resolveDocument(ctx.db, ctx.keyring, pluginId);
+    if (!d) throw new PluginGone(`Plugin ${pluginId} not found`);
+    return d;
+  }
+
+  function callContext(d: ResolvedDocument, ctx: EvaluateContext, inputs: JsonObject, isSimulation: boolean, status: CallContext['attemptStatus']): CallContext {
+    return {
+      pluginId,
+      pluginSecret: d.secret,
+      version: cfg,
+      instanceId: ctx.instanceId,
+      claim: ctx.claim,
+      claimAttemptId: isSimulation ? '' : ctx.claimAttemptId,
+      isSimulation,
+      attemptStatus: status,
+      platformAddress: ctx.platformAddress,
+      isAddressSignedIn: ctx.session?.platformAddress === ctx.platformAddress,
+      locale: ctx.locale,
+      publicParams: ctx.publicParams,
+      privateParams: ctx.privateParams,
+      inputs,
+    };
+  }
+
+  const plugin: ClaimPlugin = {
+    id: pluginId,
+    duplicatesAllowed: cfg.duplicatesAllowed,
+    stateful: cfg.stateFunctionPreset === 'ClaimToken',
+    requiresUserInput: cfg.requiresUserInputs,
+    requiresSession: needsSession,
+    onDemand: cfg.reuseForNonIndexed,
+    ...(cfg.stateFunctionPreset === 'ClaimNumbers' ? { canAssignClaimNumbers: () => null } : {}),
+
+    async validate(pub, priv, { path, creator, db, keyring }) {
+      const d = await resolveDocument(db, keyring, pluginId);
+      if (!d) throw badRequest(`${path}.pluginId: unknown plugin "${pluginId}"`);
+      if (!cfg.finalized && !isOwner(d, creator)) {
+        throw badRequest(`${path}.version: version ${cfg.version} of plugin ${pluginId} is not finalized; only its creator or manager may use it`);
+      }
+      if (!isPublished(d) && !isOwner(d, creator) && !d.approvedUsers.includes(creator)) {
+        throw badRequest(`${path}: You must be the owner of non-published plugins or approved to use them by the owner.`);
+      }
+      return {
+        publicParams: checkValues(cfg.publicParamsSchema, pub, `${path}.publicParams`),
+        privateParams: checkValues(cfg.privateParamsSchema, priv, `${path}.privateParams`),
+      };
+    },
+
+    async evaluate(ctx) {
+      if (needsSession && (!ctx.session || ctx.session.platformAddress !== ctx.platformAddress)) {
+        return { success: false, error: `Must be signed in as the claiming address to use plugin ${pluginId}`, status: 401 };
+      }
+      let inputs: JsonObject;
+      try {
+        inputs = inputsOf(cfg, ctx);
+      } catch (err) {
+        if (err instanceof ApiError) return { success: false, error: err.message, status: 400 };
+        throw err;
+      }
+      if (cfg.skipProcessingWebhook) return { success: true };
+      const simulate = ctx.mode === 'simulate';
+      if (simulate && cfg.ignoreSimulations) return { success: true };
+      const replayed = !simulate ? (ctx.replay as Replay | undefined) : undefined;
+      if (replayed) return interpret(cfg, replayed.response, ctx, replayed);
+
+      let d: ResolvedDocument;
+      try {
+        d = await resolveLive(ctx);
+      } catch (err) {
+        if (err instanceof PluginGone) return { success: false, error: err.message };
+        throw err;
+      }
+      const outcome: CallOutcome = await callEndpoint(ctx.app, callContext(d, ctx, inputs, simulate, 'executing'));
+      if (!outcome.ok) {
+        await recordPluginError(ctx.db, pluginId, outcome.error, { claimId: ctx.claim.claimId, claimAttemptId: simulate ? '' : ctx.claimAttemptId, instanceId: ctx.instanceId }, ctx.now);
+        return { success: false, error: outcome.error };
+      }
+      const result = await interpret(cfg, outcome.response, ctx, { response: outcome.response });
+      if (!result.success && result.error !== TOKEN_USED) {
+        await recordPluginError(ctx.db, pluginId, result.error ?? 'Invalid response from API', { claimId: ctx.claim.claimId, claimAttemptId: simulate ? '' : ctx.claimAttemptId, instanceId: ctx.instanceId }, ctx.now);
+      }
+      return result;
+    },
+
+    ...(cfg.receiveStatusWebhook && cfg.verificationCall
+      ? {
+          async statusWebhook(ctx, status) {
+            const d = await resolveDocument(ctx.db, ctx.keyring, pluginId);
+            if (!d) return null;
+            let inputs: JsonObject;
+            try {
+              inputs = inputsOf(cfg, ctx);
+            } catch {
+              inputs = {};
+            }
+            const { body } = buildRequest(callContext(d, ctx, inputs, false, status));
+            return { url: cfg.verificationCall!.uri, body };
+          },
+        }
+      : {}),
+  };
+  return plugin;
+}
+
+class PluginGone extends Error {}
+
+// one ClaimPlugin per (document, version, config change); finalized versions never change
+const built = new WeakMap<PluginVersion, AnyClaimPlugin>();
+
+/** Plugin documents as a plugin source: `pluginId` + pinned `version` → the version's plugin. */
+export const customPlugins: PluginSource = {
+  async resolve(pluginId, version, { db, keyring }) {
+    if (!/^[1-9][0-9]{0,8}$/.test(version)) return undefined;
+    const d = await resolveDocument(db, keyring, pluginId);
+    const v = d?.versions.get(Number(version));
+    if (!v) return undefined;
+    let p = built.get(v);
+    if (!p) built.set(v, (p = pluginFor(pluginId, v)));
+    return p;
+  },
+};

@@ -1,0 +1,249 @@
+// The status webhook outbox (SPEC §4.25, §6, §8). A resolved attempt enqueues one delivery per
+// instance whose plugin version has receiveStatusWebhook, in the transaction that records the
+// attempt's result, so a delivery exists exactly when the result does. The `webhook-deliveries`
+// loop (deliver.ts) sends due rows.
+//
+// Schedule: the first try is immediate. After a failed try number n (1-based) of the current
+// schedule, the next one waits 1 h × 2^(n-1), each delay capped at 7 days (1 h, 2 h, 4 h, …,
+// 128 h, then 7 days). After MAX_TRIES failed tries the delivery is given up (`failed`), with
+// its last error kept. The owner may redeliver any delivery, which starts a new schedule.
+import { sql } from 'kysely';
+import type { DB, Tx } from '../db/index.ts';
+import { randomHex, type Keyring } from '../shared/crypto.ts';
+
+export const RETRY_BASE_MS = 60 * 60_000;
+export const RETRY_CAP_MS = 7 * 24 * 60 * 60_000;
+/** Tries per schedule: the first and nine retries (the last retry waits the 7-day cap). */
+export const MAX_TRIES = 10;
+/** How long a taken delivery belongs to its process: above the 10 s call deadline, with room for the database. */
+export const LEASE_MS = 30_000;
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+
+export interface WebhookDeliveryTable {
+  delivery_id: string;
+  plugin_id: string;
+  claim_id: string;
+  instance_id: string;
+  claim_attempt_id: string;
+  url: string;
+  body_enc: string;
+  headers_enc: string | null;
+  status: DeliveryStatus;
+  /** Tries ever made (redeliveries included). */
+  attempts: number;
+  /** Failed tries in the current schedule; drives the backoff and the give-up. */
+  retries: number;
+  next_try_at: number | null;
+  lease_owner: string | null;
+  lease_until: number | null;
+  last_error: string | null;
+  last_status: number | null;
+  last_try_at: number | null;
+  delivered_at: number | null;
+  created_at: number;
+}
+
+export interface WebhookTables {
+  webhook_deliveries: WebhookDeliveryTable;
+}
+
+export interface NewDelivery {
+  pluginId: string;
+  claimId: string;
+  instanceId: string;
+  claimAttemptId: string;
+  /** The version's verificationCall.uri. */
+  url: string;
+  /**
+   * The plugin request payload with `_attemptStatus` 'success' or 'failure'. Its `pluginSecret`
+   * is not stored: each try fills in the plugin's current secret (a rotated secret applies to
+   * pending deliveries too).
+   */
+  body: Record<string, unknown>;
+  /** The payload's headerField values, sent as headers as in the plugin call. */
+  headers?: Record<string, string>;
+}
+
+/** Delay before the try that follows `failedTries` failed tries (≥ 1) of a schedule. */
+export function retryDelayMs(failedTries: number): number {
+  return Math.min(RETRY_BASE_MS * 2 ** (failedTries - 1), RETRY_CAP_MS);
+}
+
+/**
+ * Enqueues deliveries; call it inside the transaction that records the attempt's result. The
+ * payload is encrypted at rest (it carries private params). A delivery already enqueued for the
+ * same attempt and instance is kept as it is.
+ */
+export async function enqueueDeliveries(db: DB | Tx, deliveries: NewDelivery[], now: number, keyring: Keyring): Promise<void> {
+  if (deliveries.length === 0) return;
+  if (!keyring) throw new Error('enqueueDeliveries needs the keyring: webhook payloads are encrypted at rest');
+  const rows = deliveries.map((d) => {
+    const body = 'pluginSecret' in d.body ? { ...d.body, pluginSecret: '' } : d.body;
+    return {
+      delivery_id: `wh_${randomHex(12)}`,
+      plugin_id: d.pluginId,
+      claim_id: d.claimId,
+      instance_id: d.instanceId,
+      claim_attempt_id: d.claimAttemptId,
+      url: d.url,
+      body_enc: keyring.encrypt(JSON.stringify(body)),
+      headers_enc: d.headers && Object.keys(d.headers).length > 0 ? keyring.encrypt(JSON.stringify(d.headers)) : null,
+      status: 'pending' as const,
+      attempts: 0,
+      retries: 0,
+      next_try_at: now,
+      created_at: now,
+    };
+  });
+  await db
+    .insertInto('webhook_deliveries')
+    .values(rows)
+    .onConflict((oc) => oc.columns(['claim_attempt_id', 'instance_id']).doNothing())
+    .execute();
+}
+
+/** The headerField values to send with the payload. */
+export function payloadHeaders(keyring: Keyring, headersEnc: string | null): Record<string, string> {
+  return headersEnc === null ? {} : (JSON.parse(keyring.decrypt(headersEnc)) as Record<string, string>);
+}
+
+/** The payload as sent: the stored body with the current secret in its pluginSecret field. */
+export function payloadBytes(keyring: Keyring, bodyEnc: string, pluginSecret: string): string {
+  const body = JSON.parse(keyring.decrypt(bodyEnc)) as Record<string, unknown>;
+  if ('pluginSecret' in body) body.pluginSecret = pluginSecret;
+  return JSON.stringify(body);
+}
+
+export interface LeasedDelivery {
+  deliveryId: string;
+  pluginId: string;
+  url: string;
+  bodyEnc: string;
+  headersEnc: string | null;
+  retries: number;
+}
+
+/**
+ * Takes up to `limit` due deliveries for `owner` until now + LEASE_MS. On PostgreSQL the
+ * candidate rows are locked with `skip locked`, so concurrent takers get disjoint sets; SQLite
+ * has one writer at a time. A row whose lease expired (its process died) is due again.
+ */
+export async function leaseDue(db: DB, dialect: 'sqlite' | 'postgres', owner: string, now: number, limit: number): Promise<LeasedDelivery[]> {
+  const due = db
+    .selectFrom('webhook_deliveries')
+    .select('delivery_id')
+    .where('status', '=', 'pending')
+    .where('next_try_at', '<=', now)
+    .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
+    .orderBy('next_try_at')
+    .limit(limit);
+  const rows = await db
+    .updateTable('webhook_deliveries')
+    .set({ lease_owner: owner, lease_until: now + LEASE_MS })
+    .where('delivery_id', 'in', dialect === 'postgres' ? due.modifyEnd(sql`for update skip locked`) : due)
+    // re-checked here: on PostgreSQL a row may have changed between the subquery and the update
+    .where('status', '=', 'pending')
+    .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
+    .returning(['delivery_id', 'plugin_id', 'url', 'body_enc', 'headers_enc', 'retries'])
+    .execute();
+  return rows.map((r) => ({ deliveryId: r.delivery_id, pluginId: r.plugin_id, url: r.url, bodyEnc: r.body_enc, headersEnc: r.headers_enc, retries: r.retries }));
+}
+
+export type TryOutcome = { delivered: true; status: number } | { delivered: false; status: number | null; error: string; giveUp?: boolean };
+
+/**
+ * Records one try of a leased delivery and releases the lease. Only the lease holder writes: a
+ * process that outlived its lease records nothing (the new holder's result stands). Returns
+ * whether the record was written.
+ */
+export async function recordTry(db: DB, delivery: LeasedDelivery, owner: string, now: number, outcome: TryOutcome): Promise<boolean> {
+  const retries = delivery.retries + 1;
+  const gaveUp = !outcome.delivered && (outcome.giveUp === true || retries >= MAX_TRIES);
+  const res = await db
+    .updateTable('webhook_deliveries')
+    .set((eb) => ({
+      attempts: eb('attempts', '+', 1),
+      last_try_at: now,
+      last_status: outcome.status,
+      lease_owner: null,
+      lease_until: null,
+      ...(outcome.delivered
+        ? { status: 'delivered' as const, delivered_at: now, next_try_at: null, last_error: null }
+        : gaveUp
+          ? { status: 'failed' as const, retries, next_try_at: null, last_error: outcome.error }
+          : { retries, next_try_at: now + retryDelayMs(retries), last_error: outcome.error }),
+    }))
+    .where('delivery_id', '=', delivery.deliveryId)
+    .where('lease_owner', '=', owner)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) === 1;
+}
+
+export interface DeliveryView {
+  deliveryId: string;
+  pluginId: string;
+  claimId: string;
+  claimAttemptId: string;
+  instanceId: string;
+  /** 'pending' (waiting for its next try or being sent), 'delivered', or 'failed' (given up). */
+  status: DeliveryStatus;
+  attempts: number;
+  /** UNIX ms of the next try; null when delivered or given up. */
+  nextTryAt: number | null;
+  lastTryAt: number | null;
+  lastError: string | null;
+  lastStatus: number | null;
+  deliveredAt: number | null;
+  createdAt: number;
+}
+
+export function deliveryView(r: Omit<WebhookDeliveryTable, 'body_enc' | 'headers_enc' | 'url' | 'lease_owner' | 'lease_until' | 'retries'>): DeliveryView {
+  return {
+    deliveryId: r.delivery_id,
+    pluginId: r.plugin_id,
+    claimId: r.claim_id,
+    claimAttemptId: r.claim_attempt_id,
+    instanceId: r.instance_id,
+    status: r.status,
+    attempts: Number(r.attempts),
+    nextTryAt: r.next_try_at === null ? null : Number(r.next_try_at),
+    lastTryAt: r.last_try_at === null ? null : Number(r.last_try_at),
+    lastError: r.last_error,
+    lastStatus: r.last_status,
+    deliveredAt: r.delivered_at === null ? null : Number(r.delivered_at),
+    createdAt: Number(r.created_at),
+  };
+}
+
+export const DELIVERY_VIEW_COLUMNS = [
+  'delivery_id',
+  'plugin_id',
+  'claim_id',
+  'claim_attempt_id',
+  'instance_id',
+  'status',
+  'attempts',
+  'next_try_at',
+  'last_try_at',
+  'last_error',
+  'last_status',
+  'delivered_at',
+  'created_at',
+] as const;
+
+/**
+ * Schedules a delivery for an immediate try with a fresh schedule. 'in-flight' when a process
+ * is sending it right now (a second concurrent send is never started).
+ */
+export async function redeliver(db: DB, deliveryId: string, now: number): Promise<'scheduled' | 'in-flight' | 'not-found'> {
+  const res = await db
+    .updateTable('webhook_deliveries')
+    .set({ status: 'pending', retries: 0, next_try_at: now })
+    .where('delivery_id', '=', deliveryId)
+    .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
+    .executeTakeFirst();
+  if (Number(res.numUpdatedRows) === 1) return 'scheduled';
+  const exists = await db.selectFrom('webhook_deliveries').select('delivery_id').where('delivery_id', '=', deliveryId).executeTakeFirst();
+  return exists ? 'in-flight' : 'not-found';
+}

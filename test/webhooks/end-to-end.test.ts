@@ -1,0 +1,96 @@
+// From claim to webhook, over the public routes: a custom plugin with receiveStatusWebhook, a
+// completed claim, exactly one delivery in the outbox (visible to the owner), sent by the worker
+// pass signed with the plugin's current secret (rotated after the attempt), then retried on
+// failure. The queue and the deliveries are drained by the tests (RUN_WORKER=false).
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { TestApp } from '../helpers/app.ts';
+import { startHttpsEndpoint, type HttpsEndpoint } from '../helpers/https-endpoint.ts';
+import { createPlugin, owner, pluginSecret, startPluginApp, updatePlugin } from '../helpers/plugins.ts';
+import type { SignedIn } from '../helpers/signin.ts';
+import { attempt, claimWithPlugins, numUses, randomAddress, status } from '../claims/helpers.ts';
+import { drainQueue } from '../../src/claims/queue.ts';
+import { ManualClock } from '../../src/shared/clock.ts';
+import { deliverDue } from '../../src/webhooks/deliver.ts';
+import { expectedSignature } from './helpers.ts';
+
+describe('status webhooks end to end', () => {
+  let t: TestApp;
+  let ep: HttpsEndpoint;
+  let alice: SignedIn;
+  const clock = new ManualClock();
+  before(async () => {
+    ep = await startHttpsEndpoint();
+    t = await startPluginApp({ env: { RUN_WORKER: 'false' }, clock });
+    alice = await owner(t);
+  });
+  after(async () => {
+    await t.close();
+    await ep.close();
+  });
+
+  async function deliveries(pluginId: string) {
+    const res = await t.request('GET', `/api/v0/plugins/deliveries?pluginId=${pluginId}&bookmark=`, { token: alice.accessToken });
+    assert.equal(res.statusCode, 200, res.body);
+    return res.json() as { docs: any[]; total: number };
+  }
+
+  test('complete → one delivery → signed with the current secret → retried until a 2xx', async () => {
+    ep.respond(() => ({ status: 200, body: {} }));
+    const pluginId = await createPlugin(t, alice.accessToken, ep.url, {
+      receiveStatusWebhook: true,
+      privateParamsSchema: [{ key: 'apiToken', label: 'token', type: 'string', required: true }],
+    });
+    const claimId = await claimWithPlugins(t, alice.accessToken, [numUses(5), { pluginId, instanceId: 'cp', version: '1', publicParams: {}, privateParams: { apiToken: 'tok-1' } }]);
+    const address = randomAddress();
+    const res = await attempt(t, 'complete', claimId, address);
+    assert.equal(res.statusCode, 200, res.body);
+    const claimAttemptId = res.json().claimAttemptId as string;
+    await drainQueue(t.ctx);
+    assert.equal((await status(t, claimAttemptId)).success, true);
+
+    // exactly one delivery, pending, nothing sent yet
+    const callsBefore = ep.requests.length;
+    const listed = await deliveries(pluginId);
+    assert.equal(listed.total, 1);
+    assert.equal(listed.docs[0].claimAttemptId, claimAttemptId);
+    assert.equal(listed.docs[0].instanceId, 'cp');
+    assert.equal(listed.docs[0].status, 'pending');
+    assert.equal(listed.docs[0].attempts, 0);
+    assert.equal(listed.docs[0].nextTryAt, clock.now());
+
+    // the owner rotates the secret before the webhook goes out: the new one signs it
+    const rotate = await updatePlugin(t, alice.accessToken, { pluginId, rotatePluginSecret: true });
+    assert.equal(rotate.statusCode, 200, rotate.body);
+    const secret = await pluginSecret(t, alice.accessToken, pluginId);
+
+    ep.respond(() => ({ status: 502, body: { message: 'gateway down' } }));
+    assert.deepEqual(await deliverDue(t.ctx), { taken: 1, delivered: 0, failed: 1 });
+    let [doc] = (await deliveries(pluginId)).docs;
+    assert.equal(doc.status, 'pending');
+    assert.equal(doc.lastError, 'the endpoint answered 502: gateway down');
+    assert.equal(doc.nextTryAt, clock.now() + 60 * 60_000);
+
+    ep.respond(() => ({ status: 200, body: {} }));
+    clock.advance(60 * 60_000);
+    assert.deepEqual(await deliverDue(t.ctx), { taken: 1, delivered: 1, failed: 0 });
+    [doc] = (await deliveries(pluginId)).docs;
+    assert.equal(doc.status, 'delivered');
+    assert.equal(doc.attempts, 2);
+
+    const hooks = ep.requests.slice(callsBefore);
+    assert.equal(hooks.length, 2, 'one failed try, one delivered try');
+    const last = hooks[1]!;
+    assert.equal(last.json._attemptStatus, 'success');
+    assert.equal(last.json.claimAttemptId, claimAttemptId);
+    assert.equal(last.json.claimId, claimId);
+    assert.equal(last.json.instanceId, 'cp');
+    assert.equal(last.json.apiToken, 'tok-1');
+    assert.equal(last.json.pluginSecret, secret);
+    assert.equal(last.headers['x-platform-timestamp'], String(clock.now()));
+    assert.equal(last.headers['x-platform-signature'], expectedSignature(secret, String(clock.now()), last.rawBody));
+    // and never again
+    clock.advance(30 * 24 * 60 * 60_000);
+    assert.equal((await deliverDue(t.ctx)).taken, 0);
+  });
+});
