@@ -4,12 +4,13 @@
 //   - booleans are integers 0/1;
 //   - JSON documents are `text` holding JSON;
 //   - amounts and UintRange bounds that may exceed 2^53 are decimal strings in `text`.
+import type { AccountTables } from '../accounts/storage.ts';
 import type { ApiKeyTable } from '../api-keys/storage.ts';
 import type { ClaimTables } from '../claims/storage.ts';
 import type { SigninTables } from '../signin/storage.ts';
 import type { StoreTables } from '../stores/storage.ts';
 import type { SwapTables } from '../swap/storage.ts';
 
-export interface Database extends SigninTables, StoreTables, ClaimTables, SwapTables {
+export interface Database extends SigninTables, StoreTables, ClaimTables, SwapTables, AccountTables {
   api_keys: ApiKeyTable;
 }

@@ -6,6 +6,7 @@ export const SCOPES = [
   { scopeId: 'manageClaims', scopeName: 'Manage Claims', description: 'Create, update and delete claims.' },
   { scopeId: 'manageDynamicStores', scopeName: 'Manage Dynamic Stores', description: 'Create, update and delete dynamic stores, and edit their contents.' },
   { scopeId: 'manageDeveloperApps', scopeName: 'Manage Developer Apps', description: 'Create, update and delete your OAuth applications.' },
+  { scopeId: 'manageAccount', scopeName: 'Manage Account', description: 'Set your username, and read your private account views (your sign-ins to apps, all your claim activity).' },
 ] as const;
 
 export type ScopeId = (typeof SCOPES)[number]['scopeId'];
