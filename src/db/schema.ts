@@ -6,11 +6,12 @@
 //   - amounts and UintRange bounds that may exceed 2^53 are decimal strings in `text`.
 import type { AccountTables } from '../accounts/storage.ts';
 import type { ApiKeyTable } from '../api-keys/storage.ts';
+import type { ChainTables } from '../chain/storage.ts';
 import type { ClaimTables } from '../claims/storage.ts';
 import type { SigninTables } from '../signin/storage.ts';
 import type { StoreTables } from '../stores/storage.ts';
 import type { SwapTables } from '../swap/storage.ts';
 
-export interface Database extends SigninTables, StoreTables, ClaimTables, SwapTables, AccountTables {
+export interface Database extends SigninTables, StoreTables, ClaimTables, SwapTables, AccountTables, ChainTables {
   api_keys: ApiKeyTable;
 }

@@ -1,4 +1,5 @@
 // Capability loops register themselves when imported here (one line per capability).
 import '../claims/loops.ts';
 import '../signin/loops.ts';
+import '../chain/loops.ts';
 export {};

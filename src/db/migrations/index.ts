@@ -8,6 +8,7 @@ import * as m0002 from './0002_signin.ts';
 import * as m0004 from './0004_stores.ts';
 import * as m0006 from './0006_swap.ts';
 import * as m0007 from './0007_signin_token_selectors.ts';
+import * as m0010 from './0010_chain_read_model.ts';
 import * as m0011 from './0011_accounts.ts';
 
 const migrations: Record<string, Migration> = {
@@ -17,6 +18,7 @@ const migrations: Record<string, Migration> = {
   '0004_stores': m0004,
   '0006_swap': m0006,
   '0007_signin_token_selectors': m0007,
+  '0010_chain_read_model': m0010,
   '0011_accounts': m0011,
 };
 
