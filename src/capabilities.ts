@@ -8,6 +8,7 @@ import { merkle } from './merkle/routes.ts';
 import { dynamicStores } from './stores/routes.ts';
 import { claims } from './claims/routes.ts';
 import { swap } from './swap/routes.ts';
+import { collections } from './chain/routes.ts';
 import { accounts } from './accounts/routes.ts';
 
 export interface Capability {
@@ -16,4 +17,4 @@ export interface Capability {
   register(app: FastifyInstance, ctx: AppContext): Promise<void> | void;
 }
 
-export const capabilities: Capability[] = [operations, signin, dynamicStores, claims, merkle, swap, accounts];
+export const capabilities: Capability[] = [operations, signin, dynamicStores, claims, merkle, swap, accounts, collections];

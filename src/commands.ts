@@ -2,4 +2,5 @@
 import './signin/cli.ts';
 import './claims/cli.ts';
 import './swap/cli.ts';
+import './chain/cli.ts';
 export {};

@@ -167,7 +167,7 @@ export function collectionDoc(id: string, manager: string, over: Record<string, 
 }
 
 /** `amount` of each id in [start, end], owned for all time. */
-export const bal = (amount: string | bigint, start: string | number, end: string | number = start): Balance => ({
+export const bal = (amount: string | bigint | number, start: string | number, end: string | number = start): Balance => ({
   amount: String(amount),
   ownershipTimes: FULL_RANGE,
   tokenIds: [{ start: String(start), end: String(end) }],
@@ -293,8 +293,8 @@ export class FakeChain {
    * (collection, address); updates the balance stores from the next block on and returns the tx.
    * `failed` leaves the state alone.
    */
-  transfer(t: { collectionId: string; from: string; to: string; tokenId: string | number; amount: string | bigint; failed?: boolean; memo?: string }): FakeTx {
-    const balances = [bal(t.amount, t.tokenId)];
+  transfer(t: { collectionId: string; from: string; to: string; tokenId: string | number; amount: string | bigint | number; failed?: boolean; memo?: string }): FakeTx {
+    const balances = [bal(String(t.amount), t.tokenId)];
     const events = [transferEvent({ collectionId: t.collectionId, from: t.from, to: t.to, balances }), messageEvent({ msgType: 'transfer_tokens', collectionId: t.collectionId, sender: t.from === 'Mint' ? t.to : t.from })];
     if (t.failed) return this.failedTx(events);
     const id = BigInt(t.tokenId);
