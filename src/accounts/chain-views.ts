@@ -1,24 +1,29 @@
-// Chain-backed account views: placeholder until the indexer's read model lands.
+// Chain-backed parts of an account: the views over the indexer's read model (as fresh as the
+// indexer; they answer while the chain is down) and the native balance, read live from the chain.
 import type { AppContext } from '../context.ts';
-import { ChainError, chainClientFor } from '../chain/client.ts';
-import { ApiError } from '../shared/errors.ts';
+import { accountChainView, nativeBalance, type AccountChainViewType } from '../chain/account-views.ts';
+import { ChainError } from '../chain/client.ts';
 import type { AccountView } from './views.ts';
 
-export type ChainViewType = 'transferActivity' | 'tokensCollected' | 'createdTokens' | 'managingTokens';
+export type ChainViewType = AccountChainViewType;
 
-const pending = (field: string): AccountView => ({
+const chainView = (viewType: ChainViewType, field: string): AccountView => ({
   field,
   ownerOnly: false,
-  load: async () => {
-    throw new ApiError(503, 'Chain views are not available yet');
+  async load(ctx, address, req) {
+    const { docs, pagination } = await accountChainView(ctx, address, viewType, req);
+    return { docs, ...pagination };
   },
 });
 
 export const chainViews: Record<ChainViewType, AccountView> = {
-  transferActivity: pending('activity'),
-  tokensCollected: pending('collected'),
-  createdTokens: pending('createdTokens'),
-  managingTokens: pending('managingTokens'),
+  /** Transfer legs the address sent or received: activity documents. */
+  transferActivity: chainView('transferActivity', 'activity'),
+  /** Owner (balance) documents of the collections where the address holds an amount above 0. */
+  tokensCollected: chainView('tokensCollected', 'collected'),
+  /** Collection documents: created by the address, or managed by it now. */
+  createdTokens: chainView('createdTokens', 'collections'),
+  managingTokens: chainView('managingTokens', 'collections'),
 };
 
 /** The native denom's balance, or why it is unknown (the account answers either way). */
@@ -30,12 +35,10 @@ export interface NativeBalance {
 export const NATIVE_DENOM = 'ubadge';
 
 export async function accountBalance(ctx: AppContext, address: string): Promise<NativeBalance> {
-  const chain = chainClientFor(ctx);
-  if (!chain) return { balanceError: 'The chain is not configured (CHAIN_REST_URL is unset), so the native balance is unknown' };
   try {
-    return { balance: { amount: await chain.nativeBalance(address), denom: NATIVE_DENOM } };
+    return { balance: { amount: await nativeBalance(ctx, address), denom: NATIVE_DENOM } };
   } catch (err) {
-    if (err instanceof ChainError) return { balanceError: err.message };
+    if (err instanceof ChainError) return { balanceError: `Native balance unknown: ${err.message}` };
     throw err;
   }
 }

@@ -73,9 +73,9 @@ describe('account views', () => {
     assert.equal(a._docId, user.platformAddress);
     assert.equal(a.ethAddress, user.address);
     assert.deepEqual(a.views, {});
-    for (const field of ['signinRequests', 'claimActivity', 'activity', 'collected']) assert.deepEqual(a[field], [], field);
+    for (const field of ['signinRequests', 'claimActivity', 'activity', 'collected', 'collections']) assert.deepEqual(a[field], [], field);
     assert.equal(a.balance, undefined);
-    assert.match(String(a.balanceError), /chain is not configured \(CHAIN_REST_URL is unset\)/);
+    assert.equal(a.balanceError, 'Native balance unknown: The chain is not configured: CHAIN_REST_URL is not set');
   });
 
   test('signinRequests: the user\'s own sign-ins, paged newest first (or oldest first), owner only', async () => {
