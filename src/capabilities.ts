@@ -10,6 +10,7 @@ import { claims } from './claims/routes.ts';
 import { swap } from './swap/routes.ts';
 import { collections } from './chain/routes.ts';
 import { accounts } from './accounts/routes.ts';
+import { connections } from './connections/routes.ts';
 
 export interface Capability {
   name: string;
@@ -17,4 +18,4 @@ export interface Capability {
   register(app: FastifyInstance, ctx: AppContext): Promise<void> | void;
 }
 
-export const capabilities: Capability[] = [operations, signin, dynamicStores, claims, merkle, swap, accounts, collections];
+export const capabilities: Capability[] = [operations, signin, dynamicStores, claims, merkle, swap, accounts, collections, connections];

@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { randomHex } from './shared/crypto.ts';
 import { join, resolve } from 'node:path';
+import { connectionsConfig, type ConnectionsConfig } from './connections/config.ts';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -44,6 +45,8 @@ export interface Config {
   merkleBuildThreads: number;
   /** Chain REST client and the block-following indexer (src/chain). */
   chain: ChainConfig;
+  /** Social providers for the connections flow (off when unconfigured). */
+  connections: ConnectionsConfig;
 }
 
 export class ConfigError extends Error {
@@ -227,5 +230,6 @@ export function loadConfig(env: Env = process.env): Config {
     chain: chainConfig(env, swap),
     signinNativeChainId: signinNativeChainId(env),
     merkleBuildThreads: int(env, 'MERKLE_BUILD_THREADS', Math.min(availableParallelism(), 8), 0, 64),
+    connections: connectionsConfig(env, publicUrl),
   };
 }

@@ -8,10 +8,11 @@ import type { AccountTables } from '../accounts/storage.ts';
 import type { ApiKeyTable } from '../api-keys/storage.ts';
 import type { ChainTables } from '../chain/storage.ts';
 import type { ClaimTables } from '../claims/storage.ts';
+import type { ConnectionTables } from '../connections/storage.ts';
 import type { SigninTables } from '../signin/storage.ts';
 import type { StoreTables } from '../stores/storage.ts';
 import type { SwapTables } from '../swap/storage.ts';
 
-export interface Database extends SigninTables, StoreTables, ClaimTables, SwapTables, AccountTables, ChainTables {
+export interface Database extends SigninTables, StoreTables, ClaimTables, SwapTables, AccountTables, ChainTables, ConnectionTables {
   api_keys: ApiKeyTable;
 }

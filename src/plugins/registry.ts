@@ -6,6 +6,8 @@ import { halt } from './halt.ts';
 import { initiatedBy } from './initiatedBy.ts';
 import { numUses } from './numUses.ts';
 import { password } from './password.ts';
+import { socialPlugin } from './social.ts';
+import { githubContributions } from './githubContributions.ts';
 import { transferTimes } from './transferTimes.ts';
 import type { AnyClaimPlugin } from './types.ts';
 import { whitelist } from './whitelist.ts';
@@ -24,6 +26,12 @@ registerPlugin(initiatedBy);
 registerPlugin(whitelist);
 registerPlugin(halt);
 registerPlugin(anonymous);
+registerPlugin(socialPlugin('discord'));
+registerPlugin(socialPlugin('github'));
+registerPlugin(socialPlugin('google'));
+registerPlugin(socialPlugin('twitch'));
+registerPlugin(socialPlugin('twitter'));
+registerPlugin(githubContributions);
 
 export const findPlugin = (pluginId: string): AnyClaimPlugin | undefined => plugins.get(pluginId);
 

@@ -4,6 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Capability } from '../capabilities.ts';
+import { listConnections } from '../connections/storage.ts';
 import type { AppContext } from '../context.ts';
 import { badRequest, notFound } from '../shared/errors.ts';
 import { errorResponses } from '../shared/schemas.ts';
@@ -173,6 +174,7 @@ export const signin: Capability = {
           scopes: s.scopes.map((scopeId) => ({ scopeName: scopeName(scopeId), scopeId })),
           message: info.message,
           email: '',
+          ...Object.fromEntries((await listConnections(ctx.db, s.platformAddress)).map((c) => [c.provider, { id: c.id, username: c.username }])),
         };
       },
     );

@@ -90,6 +90,8 @@ export const RevokeBody = Type.Object(
   { additionalProperties: true },
 );
 
+const SocialIdentitySchema = Type.Object({ id: Type.String(), username: Type.String() }, { description: 'Account linked through the connections flow' });
+
 export const StatusResponse = Type.Object({
   signedIn: Type.Boolean(),
   address: Type.String(),
@@ -98,6 +100,12 @@ export const StatusResponse = Type.Object({
   scopes: Type.Array(Type.Object({ scopeName: Type.String(), scopeId: Type.String() })),
   message: Type.String(),
   email: Type.String(),
+  // linked social accounts (connections), each present only when linked
+  discord: Type.Optional(SocialIdentitySchema),
+  github: Type.Optional(SocialIdentitySchema),
+  google: Type.Optional(SocialIdentitySchema),
+  twitch: Type.Optional(SocialIdentitySchema),
+  twitter: Type.Optional(SocialIdentitySchema),
 });
 
 export const DeveloperAppDoc = Type.Object({

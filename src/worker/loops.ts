@@ -2,4 +2,5 @@
 import '../claims/loops.ts';
 import '../signin/loops.ts';
 import '../chain/loops.ts';
+import '../connections/loops.ts';
 export {};

@@ -10,6 +10,7 @@ import * as m0006 from './0006_swap.ts';
 import * as m0007 from './0007_signin_token_selectors.ts';
 import * as m0010 from './0010_chain_read_model.ts';
 import * as m0011 from './0011_accounts.ts';
+import * as m0015 from './0015_connections.ts';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -20,6 +21,7 @@ const migrations: Record<string, Migration> = {
   '0007_signin_token_selectors': m0007,
   '0010_chain_read_model': m0010,
   '0011_accounts': m0011,
+  '0015_connections': m0015,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

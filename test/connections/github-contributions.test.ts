@@ -1,0 +1,125 @@
+// github-contributions against a local fake of GitHub's REST API: contributors paged through the
+// Link header and matched by account id, the threshold, rate-limit and not-found answers as clear
+// failures, the cache, and use in an on-demand claim.
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { startApp, type TestApp } from '../helpers/app.ts';
+import { signIn, type SignedIn } from '../helpers/signin.ts';
+import { attempt, claimWithPlugins, manager, numUses } from '../claims/helpers.ts';
+import { link, providerEnv, startMockProvider, type MockProvider } from './helpers.ts';
+
+interface FakeGithub {
+  url: string;
+  requests: string[];
+  /** owner/name → contributors, or a status to answer with. */
+  repos: Map<string, Array<{ id: number; login: string; contributions: number }> | { status: number; headers?: Record<string, string> }>;
+  server: Server;
+}
+
+async function fakeGithub(): Promise<FakeGithub> {
+  const fake = { requests: [] as string[], repos: new Map() } as unknown as FakeGithub;
+  fake.server = createServer((req, res) => {
+    fake.requests.push(req.url!);
+    const u = new URL(req.url!, 'http://x');
+    const m = /^\/repos\/([^/]+\/[^/]+)\/contributors$/.exec(u.pathname);
+    const repo = m && fake.repos.get(m[1]);
+    if (!req.headers['user-agent']) return void res.writeHead(403).end('{"message":"User-Agent required"}');
+    if (!repo) return void res.writeHead(404, { 'content-type': 'application/json' }).end('{"message":"Not Found"}');
+    if (!Array.isArray(repo)) return void res.writeHead(repo.status, { 'content-type': 'application/json', ...repo.headers }).end('{"message":"API rate limit exceeded"}');
+    const perPage = Number(u.searchParams.get('per_page') ?? 30);
+    const page = Number(u.searchParams.get('page') ?? 1);
+    const slice = repo.slice((page - 1) * perPage, page * perPage);
+    const last = Math.ceil(repo.length / perPage);
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (page < last) headers.link = `<${fake.url}/repos/${m[1]}/contributors?per_page=${perPage}&page=${page + 1}>; rel="next", <${fake.url}/repos/${m[1]}/contributors?per_page=${perPage}&page=${last}>; rel="last"`;
+    res.writeHead(200, headers).end(JSON.stringify(slice.map((c) => ({ ...c, type: 'User' }))));
+  });
+  await new Promise<void>((r) => fake.server.listen(0, '127.0.0.1', r));
+  fake.url = `http://127.0.0.1:${(fake.server.address() as AddressInfo).port}`;
+  return fake;
+}
+
+const contributions = (repository: string, minContributions?: number, instanceId = 'gh') => ({
+  pluginId: 'github-contributions',
+  instanceId,
+  publicParams: { repository, ...(minContributions !== undefined ? { minContributions } : {}) },
+  privateParams: {},
+});
+
+describe('github-contributions', () => {
+  let mock: MockProvider;
+  let gh: FakeGithub;
+  let t: TestApp;
+  let owner: SignedIn;
+  let dev: SignedIn;
+  before(async () => {
+    mock = await startMockProvider();
+    gh = await fakeGithub();
+    // 250 contributors: the linked account (id 583231) is on the third page, with 3 contributions
+    gh.repos.set(
+      'acme/rocket',
+      Array.from({ length: 250 }, (_, i) => ({ id: i === 240 ? 583231 : 10_000 + i, login: i === 240 ? 'octocat' : `u${i}`, contributions: 1000 - i * 4 })),
+    );
+    gh.repos.set('acme/limited', { status: 403, headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '1893456000' } });
+    t = await startApp({ env: { ...providerEnv(mock, ['github']), GITHUB_API_URL: gh.url } });
+    owner = await manager(t);
+    dev = await signIn(t);
+    // the login was renamed since: the match is on the stable id
+    await link(t, mock, dev.accessToken, 'github', { id: '583231', username: 'octo-renamed' });
+  });
+  after(async () => {
+    await t.close();
+    await mock.stop();
+    gh.server.close();
+  });
+
+  test('pages through the contributors and matches the linked account by id', async () => {
+    const claimId = await claimWithPlugins(t, owner.accessToken, [numUses(5), contributions('acme/rocket', 40)]);
+    const ok = await attempt(t, 'simulate', claimId, dev.platformAddress);
+    assert.equal(ok.statusCode, 200, ok.body);
+    assert.deepEqual(
+      gh.requests.filter((r) => r.startsWith('/repos/acme/rocket')),
+      ['/repos/acme/rocket/contributors?per_page=100', '/repos/acme/rocket/contributors?per_page=100&page=2', '/repos/acme/rocket/contributors?per_page=100&page=3'],
+    );
+  });
+
+  test('below the threshold fails with the count; the cached list is reused', async () => {
+    const before = gh.requests.length;
+    const claimId = await claimWithPlugins(t, owner.accessToken, [numUses(5), contributions('acme/rocket', 41)]);
+    const r = await attempt(t, 'simulate', claimId, dev.platformAddress);
+    assert.equal(r.statusCode, 400);
+    assert.equal(r.json().errorMessage, 'GitHub user octo-renamed has 40 contributions to acme/rocket; at least 41 required.');
+    assert.equal(gh.requests.length, before, 'served from the cache');
+  });
+
+  test('rate limit, unknown repository and no linked account are clear failures', async () => {
+    const limited = await claimWithPlugins(t, owner.accessToken, [numUses(5), contributions('acme/limited')]);
+    const r1 = await attempt(t, 'simulate', limited, dev.platformAddress);
+    assert.equal(r1.statusCode, 400);
+    assert.equal(r1.json().errorMessage, 'GitHub API rate limit reached; try again after 2030-01-01T00:00:00.000Z.');
+    const missing = await claimWithPlugins(t, owner.accessToken, [numUses(5), contributions('acme/nothing')]);
+    assert.equal((await attempt(t, 'simulate', missing, dev.platformAddress)).json().errorMessage, 'Repository acme/nothing was not found on GitHub.');
+    const stranger = await signIn(t);
+    assert.equal(
+      (await attempt(t, 'simulate', missing, stranger.platformAddress)).json().errorMessage,
+      'No GitHub account is linked to this address. Link one through the connections flow first.',
+    );
+  });
+
+  test('stateless: usable in an on-demand claim (no numUses), evaluated live by the success route', async () => {
+    const claimId = await claimWithPlugins(t, owner.accessToken, [contributions('acme/rocket', 10)]);
+    const yes = await t.request('GET', `/api/v0/claims/success/${claimId}/${dev.platformAddress}`);
+    assert.equal(yes.statusCode, 200, yes.body);
+    assert.equal(yes.json().successCount, 1);
+    const no = await t.request('GET', `/api/v0/claims/success/${claimId}/${owner.platformAddress}`);
+    assert.equal(no.json().successCount, 0);
+  });
+
+  test('repository must be owner/name', async () => {
+    const res = await t.request('POST', '/api/v0/claims', { token: owner.accessToken, body: { claims: [{ claimId: 'ghbad', plugins: [numUses(1), contributions('../../admin')] }] } });
+    assert.equal(res.statusCode, 400);
+    assert.match(res.json().errorMessage, /publicParams\.repository must be "owner\/name"/);
+  });
+});
