@@ -41,7 +41,7 @@ export async function attemptClaim(ctx: AppContext, claimId: string, address: st
   }
   const attemptSession: AttemptSession | null = session ? { platformAddress: session.platformAddress, scopes: [...session.scopes] } : null;
   const attempt = { platformAddress, inputs, expectedVersion, session: attemptSession, ...(specificInstanceIds ? { specificInstanceIds } : {}) };
-  const outcome = await evaluateAttempt(claim, attempt, { mode: 'simulate', claimAttemptId: '', now, db: ctx.db, keyring: ctx.keyring, config: ctx.config });
+  const outcome = await evaluateAttempt(claim, attempt, { mode: 'simulate', claimAttemptId: '', now, db: ctx.db, keyring: ctx.keyring, app: ctx });
   if (!outcome.success) throw new ApiError(outcome.status, outcome.error);
   if (!complete) return { claimAttemptId: SIMULATED_ATTEMPT_ID };
 
@@ -142,7 +142,7 @@ export async function successOf(ctx: AppContext, claimId: string, address: strin
   const claim = await loadClaim(ctx.db, ctx.keyring, claimId, now);
   if (!claim) throw notFound(`Claim ${claimId} not found`);
   if (!numUsesInstance(claim)) {
-    const outcome = await evaluateAttempt(claim, { platformAddress, inputs: {}, expectedVersion: -1, session: null }, { mode: 'simulate', claimAttemptId: '', now, db: ctx.db, keyring: ctx.keyring, config: ctx.config });
+    const outcome = await evaluateAttempt(claim, { platformAddress, inputs: {}, expectedVersion: -1, session: null }, { mode: 'simulate', claimAttemptId: '', now, db: ctx.db, keyring: ctx.keyring, app: ctx });
     return { successCount: outcome.success ? 1 : 0, claimNumbers: [] };
   }
   const claimNumbers = await claimNumbersOf(ctx.db, claimId, platformAddress);

@@ -2,7 +2,7 @@
 // before the attempt, the success logic, and the claim number. Pure with respect to storage: it
 // reads through the given handle and returns the changes to commit; simulate and execute share it.
 import type { DB, Tx } from '../db/index.ts';
-import type { Config } from '../config.ts';
+import type { AppContext } from '../context.ts';
 import type { Keyring } from '../shared/crypto.ts';
 import { findPlugin } from '../plugins/registry.ts';
 import type { AttemptSession, PluginResult } from '../plugins/types.ts';
@@ -38,7 +38,7 @@ export interface EvaluateEnv {
   now: number;
   db: DB | Tx;
   keyring: Keyring;
-  config: Config;
+  app: AppContext;
   replay?: Record<string, unknown>;
   /** State reads (default: the database through `db`); the worker layers its batch's writes on top. */
   readState?: (claimId: string, instanceId: string, key: string) => Promise<unknown>;
@@ -99,7 +99,7 @@ export async function evaluateAttempt(claim: ClaimRecord, input: AttemptInput, e
         ...(env.replay && inst.instanceId in env.replay ? { replay: env.replay[inst.instanceId] } : {}),
         db: env.db,
         keyring: env.keyring,
-        config: env.config,
+        app: env.app,
       });
       results.set(inst.instanceId, result);
     }),

@@ -337,7 +337,7 @@ export class ClaimWorker {
           now,
           db: tx,
           keyring: ctx.keyring,
-          config: ctx.config,
+          app: ctx,
           replay: payload.replay,
           readState: (c, i, k) => batch.read(c, i, k),
           claimNumberUsed: (c, n) => batch.numberUsed(c, n),

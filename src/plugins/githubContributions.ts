@@ -90,7 +90,7 @@ export const githubContributions: ClaimPlugin<Pub> = {
     const { repository, minContributions = 1 } = ctx.publicParams;
     let list: Contributors;
     try {
-      list = await contributors(ctx.config.connections, repository, ctx.now);
+      list = await contributors(ctx.app.config.connections, repository, ctx.now);
     } catch (err) {
       if (err instanceof GithubError) return { success: false, error: err.message };
       throw err;

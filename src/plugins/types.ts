@@ -9,7 +9,7 @@
 //  - hosted plugins reading chain data: `evaluate` is async and may read whatever it needs;
 //  - stateful presets (ClaimToken, ClaimNumbers): `stateChanges` and `claimNumber`.
 import type { DB, Tx } from '../db/index.ts';
-import type { Config } from '../config.ts';
+import type { AppContext } from '../context.ts';
 import type { Keyring } from '../shared/crypto.ts';
 
 export type JsonObject = Record<string, unknown>;
@@ -64,8 +64,8 @@ export interface EvaluateContext<Pub = JsonObject, Priv = JsonObject> {
   /** Database handle of the current read (the committing transaction at execution). */
   db: DB | Tx;
   keyring: Keyring;
-  /** The service's configuration (integrations read their endpoints from it). */
-  config: Config;
+  /** The deployment (config, logger, chain client and other outbound clients). */
+  app: AppContext;
 }
 
 export interface PluginResult {
