@@ -127,6 +127,7 @@ async function buildClaim(
     const privateInput = 'privateParams' in p && p.privateParams !== undefined ? p.privateParams : (before?.privateParams ?? {});
     const validated = await plugin.validate(p.publicParams ?? {}, privateInput, {
       path: pp,
+      claimId: input.claimId,
       creator: previous?.createdBy ?? actor.platformAddress,
       ...(before ? { previous: { publicParams: before.publicParams, privateParams: before.privateParams } } : {}),
       db: opts.db,

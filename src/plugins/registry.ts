@@ -8,6 +8,11 @@ import { numUses } from './numUses.ts';
 import { password } from './password.ts';
 import { socialPlugin } from './social.ts';
 import { githubContributions } from './githubContributions.ts';
+import { mustOwnBadges } from './mustOwnBadges.ts';
+import { minBadge } from './minBadge.ts';
+import { satisfiesClaim } from './satisfiesClaim.ts';
+import { usernameSet } from './usernameSet.ts';
+import { customInstructions, urlClicker } from './displayOnly.ts';
 import { transferTimes } from './transferTimes.ts';
 import type { AnyClaimPlugin } from './types.ts';
 import { whitelist } from './whitelist.ts';
@@ -32,6 +37,12 @@ registerPlugin(socialPlugin('google'));
 registerPlugin(socialPlugin('twitch'));
 registerPlugin(socialPlugin('twitter'));
 registerPlugin(githubContributions);
+registerPlugin(mustOwnBadges);
+registerPlugin(minBadge);
+registerPlugin(satisfiesClaim);
+registerPlugin(usernameSet);
+registerPlugin(urlClicker);
+registerPlugin(customInstructions);
 
 export const findPlugin = (pluginId: string): AnyClaimPlugin | undefined => plugins.get(pluginId);
 
