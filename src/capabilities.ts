@@ -11,6 +11,7 @@ import { swap } from './swap/routes.ts';
 import { collections } from './chain/routes.ts';
 import { accounts } from './accounts/routes.ts';
 import { connections } from './connections/routes.ts';
+import { integrations } from './integrations/routes.ts';
 
 export interface Capability {
   name: string;
@@ -18,4 +19,4 @@ export interface Capability {
   register(app: FastifyInstance, ctx: AppContext): Promise<void> | void;
 }
 
-export const capabilities: Capability[] = [operations, signin, dynamicStores, claims, merkle, swap, accounts, collections, connections];
+export const capabilities: Capability[] = [operations, signin, dynamicStores, claims, merkle, swap, accounts, collections, connections, integrations];

@@ -136,3 +136,41 @@ describe('hosted plugins', () => {
     assert.match(badUrl.json().errorMessage, /url must be an http\(s\) URL/);
   });
 });
+
+describe('POST /api/v0/integrations/query/{pluginId}', () => {
+  let t: TestApp;
+  let chain: FakeChain;
+  before(async () => {
+    chain = await startFakeChain();
+    t = await startApp({ env: { CHAIN_REST_URL: chain.url, CHAIN_TIMEOUT_MS: '1000' } });
+  });
+  after(async () => {
+    await t.close();
+    await chain.close();
+  });
+  const query = (id: string, body: Record<string, unknown>) => t.request('POST', `/api/v0/integrations/query/${id}`, { body });
+
+  test('answers like a plugin endpoint: 200 {} to pass, 400 with { message } to fail; localised ids work', async () => {
+    const who = randomAddress();
+    chain.nativeBalances.set(who, (3n * WHOLE).toString());
+    const pass = await query('min-badge', { minBalance: 3, platformAddress: who, claimId: 'x', _isSimulation: true, locale: 'en' });
+    assert.equal(pass.statusCode, 200, pass.body);
+    assert.deepEqual(pass.json(), {});
+    const fail = await query('min-badge-es', { minBalance: 4, platformAddress: who });
+    assert.equal(fail.statusCode, 400);
+    assert.deepEqual(fail.json(), { errorMessage: 'Insufficient balance', message: 'Insufficient balance' });
+  });
+
+  test('bad params are 400s naming the field; unknown ids are 404s listing the hosted plugins; the API key is required', async () => {
+    const bad = await query('must-own-badges', { ownershipRequirements: { assets: [] }, platformAddress: randomAddress() });
+    assert.equal(bad.statusCode, 400);
+    assert.match(bad.json().errorMessage, /body\.ownershipRequirements\.assets must be a non-empty array/);
+    const addr = await query('username-set', { platformAddress: 'not-an-address' });
+    assert.match(addr.json().errorMessage, /platformAddress is not a valid address/);
+    const unknown = await query('numUses', {});
+    assert.equal(unknown.statusCode, 404);
+    assert.match(unknown.json().errorMessage, /hosted plugins: must-own-badges, min-badge/);
+    const anon = await t.request('POST', '/api/v0/integrations/query/min-badge', { apiKey: null, body: {} });
+    assert.equal(anon.statusCode, 401);
+  });
+});
