@@ -8,9 +8,12 @@ import { merkle } from './merkle/routes.ts';
 import { dynamicStores } from './stores/routes.ts';
 import { claims } from './claims/routes.ts';
 import { swap } from './swap/routes.ts';
+import { collections } from './chain/routes.ts';
+import { accounts } from './accounts/routes.ts';
 import { connections } from './connections/routes.ts';
 import { pluginDocuments } from './plugin-documents/routes.ts';
 import { webhooks } from './webhooks/routes.ts';
+import { integrations } from './integrations/routes.ts';
 
 export interface Capability {
   name: string;
@@ -18,4 +21,4 @@ export interface Capability {
   register(app: FastifyInstance, ctx: AppContext): Promise<void> | void;
 }
 
-export const capabilities: Capability[] = [operations, signin, dynamicStores, claims, merkle, swap, connections, pluginDocuments, webhooks];
+export const capabilities: Capability[] = [operations, signin, dynamicStores, claims, merkle, swap, connections, pluginDocuments, webhooks, accounts, collections, integrations];

@@ -3,4 +3,5 @@ import './signin/cli.ts';
 import './claims/cli.ts';
 import './swap/cli.ts';
 import './plugin-documents/cli.ts';
+import './chain/cli.ts';
 export {};

@@ -70,6 +70,8 @@ export interface Config {
   signinNativeChainId: string;
   /** Worker threads that build large merkle trees; 0 builds on the main thread. */
   merkleBuildThreads: number;
+  /** Chain REST client and the block-following indexer (src/chain). */
+  chain: ChainConfig;
   /** Social providers for the connections flow (off when unconfigured). */
   connections: ConnectionsConfig;
   /** SIGNIN_SESSION_MAX_AGE_DAYS: absolute end of a sign-in (token family) from its first grant; null (0, the default) = none, refresh rotation alone renews. */
@@ -242,6 +244,29 @@ function cidrList(env: Env, name: string): string[] {
   return entries;
 }
 
+export interface ChainConfig {
+  /** CHAIN_TIMEOUT_MS: timeout of one chain REST call (default SWAP_UPSTREAM_TIMEOUT_MS). */
+  timeoutMs: number;
+  /** CHAIN_START_HEIGHT: first block the indexer reads when it has no cursor yet. */
+  startHeight: number;
+  /** CHAIN_POLL_INTERVAL_MS: how often the indexer asks for new blocks once caught up. */
+  pollIntervalMs: number;
+  /** CHAIN_INDEX_BATCH: blocks read ahead (concurrently) per catch-up batch. */
+  batchSize: number;
+  /** CHAIN_INDEXER_LEASE_MS: how long the indexing lease lasts without renewal (failover delay). */
+  leaseMs: number;
+}
+
+function chainConfig(env: Env, swap: SwapConfig): ChainConfig {
+  return {
+    timeoutMs: int(env, 'CHAIN_TIMEOUT_MS', swap.upstreamTimeoutMs, 100, 120_000),
+    startHeight: int(env, 'CHAIN_START_HEIGHT', 1, 1, Number.MAX_SAFE_INTEGER),
+    pollIntervalMs: swap.chainPollIntervalMs,
+    batchSize: int(env, 'CHAIN_INDEX_BATCH', 50, 1, 1000),
+    leaseMs: int(env, 'CHAIN_INDEXER_LEASE_MS', 15_000, 500, 600_000),
+  };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = int(env, 'PORT', 3000, 0, 65535);
   const host = str(env, 'HOST') ?? '127.0.0.1';
@@ -259,6 +284,7 @@ export function loadConfig(env: Env = process.env): Config {
   const secretKey = Buffer.from(persistentSecret(env, 'SECRET_KEY', dataDir, 'secret.key', isHex32), 'hex');
   // Merkle leaf signatures: the approval's `leafSigner` names this key's address, so it must
   // survive restarts; kept beside secret.key when not configured.
+  const swap = swapConfig(env);
   const leafSignerKey = persistentSecret(env, 'LEAF_SIGNER_KEY', dataDir, 'leaf-signer.key', isSecp256k1Key, '64 hex characters (a secp256k1 private key)');
   return {
     port,
@@ -289,7 +315,8 @@ export function loadConfig(env: Env = process.env): Config {
     chainRestUrl: url(env, 'CHAIN_REST_URL', ['http:', 'https:']),
     skipApiUrl: url(env, 'SKIP_API_URL', ['http:', 'https:']),
     ibcRegistryFile: str(env, 'IBC_REGISTRY_FILE'),
-    swap: swapConfig(env),
+    swap,
+    chain: chainConfig(env, swap),
     signinNativeChainId: signinNativeChainId(env),
     merkleBuildThreads: int(env, 'MERKLE_BUILD_THREADS', Math.min(availableParallelism(), 8), 0, 64),
     connections: connectionsConfig(env, publicUrl),

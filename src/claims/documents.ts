@@ -21,6 +21,7 @@ import {
   type TrackerDetails,
 } from './model.ts';
 import { validateSatisfyMethod, type SatisfyMethod } from './satisfy.ts';
+import { assertApprovalManager } from './tracker-ownership.ts';
 
 /** Test claims vanish with the session that created them: an access token lives one day. */
 export const TEST_CLAIM_LIFETIME_MS = 24 * 60 * 60 * 1000;
@@ -132,6 +133,7 @@ async function buildClaim(
     const privateInput = 'privateParams' in p && p.privateParams !== undefined ? p.privateParams : (before?.privateParams ?? {});
     const validated = await plugin.validate(p.publicParams ?? {}, privateInput, {
       path: pp,
+      claimId: input.claimId,
       creator: previous?.createdBy ?? actor.platformAddress,
       ...(before ? { previous: { publicParams: before.publicParams, privateParams: before.privateParams } } : {}),
       db: opts.db,
@@ -258,6 +260,40 @@ async function assertTrackerFree(tx: Tx, record: ClaimRecord, now: number): Prom
   if (other) throw conflict(`Claim ${other.claim_id} is already linked to this challenge tracker (collectionId, approvalId, challengeTrackerId, approvalLevel, approverAddress)`);
 }
 
+/** Whether `record` links to an approval that `previous` (null: a new claim) was not linked to. */
+const isNewLink = (previous: ClaimRecord | null, record: ClaimRecord): boolean =>
+  isOnChain(record) && !!record.trackerDetails && (!previous || !isOnChain(previous) || trackerKey(previous.trackerDetails!) !== trackerKey(record.trackerDetails));
+
+/**
+ * Asks the chain, before the write transaction (no connection or write lock is held across a
+ * network call), whether the actor manages every approval the inputs would newly link to. Answers
+ * the tracker keys verified; the transaction then refuses any new link outside that set (the
+ * claim changed in between).
+ */
+async function verifyNewLinks(ctx: AppContext, actor: Actor, inputs: ClaimInput[], update: boolean): Promise<Set<string>> {
+  const pending = new Map<string, { t: TrackerDetails; path: string }>();
+  for (const [i, input] of inputs.entries()) {
+    const path = `claims[${i}]`;
+    const previous = update ? await loadClaim(ctx.db, ctx.keyring, input.claimId, ctx.clock.now()) : null;
+    if (update && (!previous || !canEdit(previous, actor))) continue; // the transaction answers 404 / 403
+    const trackerInput = input.trackerDetails !== undefined ? input.trackerDetails : previous?.trackerDetails;
+    if (trackerInput === null || trackerInput === undefined) continue;
+    const t = parseTrackerDetails(trackerInput, `${path}.trackerDetails`);
+    const standaloneClaim = input.standaloneClaim ?? previous?.standaloneClaim ?? false;
+    const linked = previous && isOnChain(previous) ? trackerKey(previous.trackerDetails!) : null;
+    if (standaloneClaim || linked === trackerKey(t) || pending.has(trackerKey(t))) continue;
+    pending.set(trackerKey(t), { t, path: `${path}.trackerDetails` });
+  }
+  await Promise.all([...pending.values()].map(({ t, path }) => assertApprovalManager(ctx, actor.platformAddress, t, path)));
+  return new Set(pending.keys());
+}
+
+function assertLinkVerified(verified: Set<string>, previous: ClaimRecord | null, record: ClaimRecord): void {
+  if (isNewLink(previous, record) && !verified.has(trackerKey(record.trackerDetails!))) {
+    throw conflict(`Claim ${record.claimId} changed while its on-chain link was being verified; send the request again`);
+  }
+}
+
 const canEdit = (claim: ClaimRecord, actor: Actor) => claim.createdBy === actor.platformAddress || claim.managedBy === actor.platformAddress;
 
 export async function createClaims(ctx: AppContext, actor: Actor, inputs: ClaimInput[], testClaims = false): Promise<void> {
@@ -267,12 +303,14 @@ export async function createClaims(ctx: AppContext, actor: Actor, inputs: ClaimI
     ids.add(c.claimId);
     if (c._expectedVersion !== undefined) throw badRequest(`claims[${i}]._expectedVersion applies to updates only`);
   }
+  const verified = await verifyNewLinks(ctx, actor, inputs, false);
   await ctx.db.transaction().execute(async (tx) => {
     for (const [i, input] of inputs.entries()) {
       const path = `claims[${i}]`;
       const exists = await tx.selectFrom('claims').select('claim_id').where('claim_id', '=', input.claimId).executeTakeFirst();
       if (exists) throw conflict(`A claim with claimId "${input.claimId}" already exists`);
       const { record } = await buildClaim(input, { path, actor, previous: null, db: tx, ctx, testClaim: testClaims });
+      assertLinkVerified(verified, null, record);
       await assertTrackerFree(tx, record, ctx.clock.now());
       await tx.insertInto('claims').values(claimToRow(record, ctx.keyring)).execute();
     }
@@ -286,13 +324,13 @@ export async function updateClaims(ctx: AppContext, actor: Actor, inputs: ClaimI
     ids.add(c.claimId);
   }
   try {
-    await updateInTransaction(ctx, actor, inputs);
+    await updateInTransaction(ctx, actor, inputs, await verifyNewLinks(ctx, actor, inputs, true));
   } finally {
     for (const id of ids) forgetClaim(ctx.keyring, id);
   }
 }
 
-async function updateInTransaction(ctx: AppContext, actor: Actor, inputs: ClaimInput[]): Promise<void> {
+async function updateInTransaction(ctx: AppContext, actor: Actor, inputs: ClaimInput[], verified: Set<string>): Promise<void> {
   await ctx.db.transaction().execute(async (tx) => {
     for (const [i, input] of inputs.entries()) {
       const path = `claims[${i}]`;
@@ -310,6 +348,7 @@ async function updateInTransaction(ctx: AppContext, actor: Actor, inputs: ClaimI
       if (isOnChain(previous) && stateOps.some((op) => op.clearLedger)) {
         throw badRequest(`${path}: numUses state cannot be reset or removed for a claim linked to an on-chain approval (its claim numbers own merkle codes)`);
       }
+      assertLinkVerified(verified, previous, record);
       await assertTrackerFree(tx, record, now);
       const row = claimToRow(record, ctx.keyring);
       const { claim_id: _id, ...changes } = row;

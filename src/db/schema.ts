@@ -4,8 +4,10 @@
 //   - booleans are integers 0/1;
 //   - JSON documents are `text` holding JSON;
 //   - amounts and UintRange bounds that may exceed 2^53 are decimal strings in `text`.
+import type { AccountTables } from '../accounts/storage.ts';
 import type { ApiKeyTable } from '../api-keys/storage.ts';
 import type { RateLimitWindowTable } from '../api-keys/rate-limit.ts';
+import type { ChainTables } from '../chain/storage.ts';
 import type { ClaimTables } from '../claims/storage.ts';
 import type { ConnectionTables } from '../connections/storage.ts';
 import type { PluginDocumentTables } from '../plugin-documents/storage.ts';
@@ -14,7 +16,7 @@ import type { SigninTables } from '../signin/storage.ts';
 import type { StoreTables } from '../stores/storage.ts';
 import type { SwapTables } from '../swap/storage.ts';
 
-export interface Database extends SigninTables, StoreTables, ClaimTables, SwapTables, ConnectionTables, PluginDocumentTables, WebhookTables {
+export interface Database extends SigninTables, StoreTables, ClaimTables, SwapTables, ConnectionTables, PluginDocumentTables, WebhookTables, AccountTables, ChainTables {
   api_keys: ApiKeyTable;
   rate_limit_windows: RateLimitWindowTable;
 }

@@ -3,18 +3,36 @@ import { sql } from 'kysely';
 import { Type } from 'typebox';
 import type { Capability } from '../capabilities.ts';
 import { registerMetrics } from './metrics.ts';
+import { indexerLag } from '../chain/status.ts';
 
 const Health = Type.Object({ status: Type.String() });
+const Ready = Type.Object({
+  status: Type.String(),
+  details: Type.Optional(
+    Type.Object({
+      chainIndexer: Type.Optional(
+        Type.Object({
+          indexedHeight: Type.Integer(),
+          chainHeight: Type.Integer({ description: 'Chain head last seen by the indexer' }),
+          lag: Type.Integer({ description: 'chainHeight − indexedHeight, in blocks' }),
+          updatedAt: Type.Integer({ description: 'UNIX ms of the last indexer progress' }),
+        }),
+      ),
+    }),
+  ),
+});
 
 export const operations: Capability = {
   name: 'operations',
   async register(app, ctx) {
     await registerMetrics(app, ctx);
     app.get('/healthz', { schema: { tags: ['operations'], security: [], response: { 200: Health } } }, async () => ({ status: 'ok' }));
-    app.get('/readyz', { schema: { tags: ['operations'], security: [], response: { 200: Health, 503: Type.Ref('ErrorResponse') } } }, async (_req, reply) => {
+    app.get('/readyz', { schema: { tags: ['operations'], security: [], response: { 200: Ready, 503: Type.Ref('ErrorResponse') } } }, async (_req, reply) => {
       try {
         await sql`select 1`.execute(ctx.db);
-        return { status: 'ready' };
+        // lag is reported, not judged: a lagging indexer does not make the API unready
+        const chainIndexer = ctx.config.chainRestUrl ? await indexerLag(ctx.db) : null;
+        return { status: 'ready', ...(chainIndexer ? { details: { chainIndexer } } : {}) };
       } catch (err) {
         ctx.log.warn({ err }, 'readiness check failed');
         return reply.code(503).send({ errorMessage: 'Database is not reachable' });

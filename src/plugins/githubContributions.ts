@@ -96,7 +96,8 @@ export const githubContributions: ClaimPlugin<Pub> = {
       throw err;
     }
     const n = list.get(account.id) ?? 0;
-    if (n < minContributions) return { success: false, error: `GitHub user ${account.username} has ${n} contribution${n === 1 ? '' : 's'} to ${repository}; at least ${minContributions} required.` };
+    // the text names no account: anyone with an API key may simulate a claim for any address
+    if (n < minContributions) return { success: false, error: `The linked GitHub account has ${n} contribution${n === 1 ? '' : 's'} to ${repository}; at least ${minContributions} required.` };
     return { success: true };
   },
 };

@@ -8,6 +8,11 @@ import { numUses } from './numUses.ts';
 import { password } from './password.ts';
 import { socialPlugin } from './social.ts';
 import { githubContributions } from './githubContributions.ts';
+import { mustOwnBadges } from './mustOwnBadges.ts';
+import { minBadge } from './minBadge.ts';
+import { satisfiesClaim } from './satisfiesClaim.ts';
+import { usernameSet } from './usernameSet.ts';
+import { customInstructions, urlClicker } from './displayOnly.ts';
 import { transferTimes } from './transferTimes.ts';
 import type { DB, Tx } from '../db/index.ts';
 import { customPlugins } from '../plugin-documents/runtime.ts';
@@ -40,6 +45,12 @@ registerPlugin(socialPlugin('google'));
 registerPlugin(socialPlugin('twitch'));
 registerPlugin(socialPlugin('twitter'));
 registerPlugin(githubContributions);
+registerPlugin(mustOwnBadges);
+registerPlugin(minBadge);
+registerPlugin(satisfiesClaim);
+registerPlugin(usernameSet);
+registerPlugin(urlClicker);
+registerPlugin(customInstructions);
 
 registerPluginSource(customPlugins);
 

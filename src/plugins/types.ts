@@ -93,6 +93,8 @@ export interface PluginResult {
 export interface ValidateContext {
   /** Path for error messages, e.g. `claims[0].plugins[2]`. */
   path: string;
+  /** The claim being created or updated (plugins that reference other claims check for cycles). */
+  claimId: string;
   /** Canonical address of the creator (or of the updater). */
   creator: string;
   /** The instance's params before this update (update only), with private params decrypted. */

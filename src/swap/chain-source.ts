@@ -3,7 +3,7 @@
 // taker fees (`/osmosis/poolmanager/v1beta1/trading_pair_takerfee`), read for new pairs at once
 // and for known pairs every CHAIN_TAKER_FEE_REFRESH_MS.
 import type { FastifyBaseLogger } from 'fastify';
-import { fetchJson } from './http.ts';
+import type { ChainClient } from '../chain/client.ts';
 import { PoolFormatError, isAliasDenom, pairKey, parsePool, parseTakerFeeParams, type Pool, type TakerFees } from './pools.ts';
 import { parseDec } from './dec.ts';
 
@@ -12,23 +12,21 @@ const MAX_PAGES = 2_000;
 const CONCURRENCY = 8;
 
 export class ChainPoolSource {
-  private readonly baseUrl: string;
-  private readonly timeoutMs: number;
+  private readonly client: ChainClient;
   private readonly refreshMs: number;
   private readonly now: () => number;
   private readonly log: FastifyBaseLogger;
   private pairFees = new Map<string, { fee: bigint; fetchedAt: number }>();
 
-  constructor(opts: { baseUrl: string; timeoutMs: number; takerFeeRefreshMs: number; now: () => number; log: FastifyBaseLogger }) {
-    this.baseUrl = opts.baseUrl;
-    this.timeoutMs = opts.timeoutMs;
+  constructor(opts: { client: ChainClient; takerFeeRefreshMs: number; now: () => number; log: FastifyBaseLogger }) {
+    this.client = opts.client;
     this.refreshMs = opts.takerFeeRefreshMs;
     this.now = opts.now;
     this.log = opts.log;
   }
 
   private get(path: string): Promise<unknown> {
-    return fetchJson(`${this.baseUrl}${path}`, { timeoutMs: this.timeoutMs });
+    return this.client.get(path);
   }
 
   async fetchPools(): Promise<Pool[]> {

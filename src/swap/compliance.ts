@@ -11,7 +11,7 @@
 // per (sender, route pool ids, route denoms); the amount is compared against the cached answer on
 // every request. `forcefulRecheckCompliance` skips the cache. Without CHAIN_REST_URL the check
 // cannot run and the response carries neither compliance field.
-import { fetchJson, UpstreamError } from './http.ts';
+import { ChainError, type ChainClient } from '../chain/client.ts';
 
 export const COMPLIANCE_TTL_MS = 5 * 60_000;
 const MAX_ENTRIES = 10_000;
@@ -45,29 +45,27 @@ interface Facts {
 
 export class ComplianceChecker {
   private cache = new Map<string, { facts: Facts; expiresAt: number }>();
-  private readonly chainRestUrl: string | null;
-  private readonly timeoutMs: number;
+  private readonly client: ChainClient | null;
   private readonly now: () => number;
   /** Chain lookups performed (tests observe caching through it). */
   lookups = 0;
 
-  constructor(chainRestUrl: string | null, timeoutMs: number, now: () => number) {
-    this.chainRestUrl = chainRestUrl;
-    this.timeoutMs = timeoutMs;
+  constructor(client: ChainClient | null, now: () => number) {
+    this.client = client;
     this.now = now;
   }
 
   async check(input: ComplianceInput): Promise<ComplianceResult> {
     const tokenization = input.denoms.filter(isTokenizationDenom);
     if (tokenization.length === 0) return { evaluated: true, passed: true };
-    if (!this.chainRestUrl) return { evaluated: false, passed: true };
+    if (!this.client) return { evaluated: false, passed: true };
     const key = `${input.sender}|${input.poolIds.join(',')}|${input.denoms.join(',')}`;
     const now = this.now();
     let entry = input.force ? undefined : this.cache.get(key);
     if (!entry || entry.expiresAt <= now) {
       let facts: Facts;
       try {
-        facts = await this.lookup(this.chainRestUrl, input, tokenization);
+        facts = await this.lookup(this.client, input, tokenization);
       } catch (err) {
         // not cached: the next request tries again
         return { evaluated: true, passed: false, message: `Compliance could not be checked: ${(err as Error).message}` };
@@ -79,33 +77,32 @@ export class ComplianceChecker {
     return verdict(entry.facts, input);
   }
 
-  private async lookup(base: string, input: ComplianceInput, denoms: string[]): Promise<Facts> {
+  private async lookup(client: ChainClient, input: ComplianceInput, denoms: string[]): Promise<Facts> {
     this.lookups++;
     const collections = [...new Set(denoms.map((d) => d.split(':')[1]))];
     const missingCollections: string[] = [];
     for (const id of collections) {
       try {
-        const body = (await fetchJson(`${base}/bitbadges/bitbadgeschain/tokenization/get_collection/${id}`, { timeoutMs: this.timeoutMs })) as { collection?: unknown } | null;
+        const body = (await client.get(`/bitbadges/bitbadgeschain/tokenization/get_collection/${id}`)) as { collection?: unknown } | null;
         if (!body || body.collection === null || body.collection === undefined) missingCollections.push(id);
       } catch (err) {
-        if (err instanceof UpstreamError && err.status === 404) missingCollections.push(id);
+        if (err instanceof ChainError && err.upstreamStatus === 404) missingCollections.push(id);
         else throw new Error('the chain REST endpoint did not answer the collection query');
       }
     }
     let movableInput: bigint | null = null;
     let refusal: string | undefined;
     if (isTokenizationDenom(input.tokenInDenom) && missingCollections.length === 0) {
-      const url = `${base}/bitbadges/bitbadgeschain/tokenization/get_wrappable_balances/${encodeURIComponent(input.tokenInDenom)}/${encodeURIComponent(input.sender)}`;
+      const path = `/bitbadges/bitbadgeschain/tokenization/get_wrappable_balances/${encodeURIComponent(input.tokenInDenom)}/${encodeURIComponent(input.sender)}`;
       try {
-        const body = (await fetchJson(url, { timeoutMs: this.timeoutMs })) as { amount?: unknown } | null;
+        const body = (await client.get(path)) as { amount?: unknown } | null;
         const amount = body?.amount;
         if (typeof amount !== 'string' || !/^\d+$/.test(amount)) throw new Error('the chain REST endpoint answered the balance query in an unexpected format');
         movableInput = BigInt(amount);
       } catch (err) {
-        if (err instanceof UpstreamError && err.status !== null && err.status >= 400 && err.status < 500) {
-          const b = err.body as { message?: unknown } | null;
-          refusal = `The chain refused the balance check for ${input.tokenInDenom}: ${typeof b?.message === 'string' ? b.message.slice(0, 300) : `status ${err.status}`}`;
-        } else if (err instanceof UpstreamError) {
+        if (err instanceof ChainError && err.upstreamStatus !== null && err.upstreamStatus >= 400 && err.upstreamStatus < 500) {
+          refusal = `The chain refused the balance check for ${input.tokenInDenom}: ${err.upstreamMessage ?? `status ${err.upstreamStatus}`}`;
+        } else if (err instanceof ChainError) {
           throw new Error('the chain REST endpoint did not answer the balance query');
         } else throw err;
       }

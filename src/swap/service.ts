@@ -3,6 +3,7 @@
 // database), the route cache, the IBC registry and the compliance checker.
 import type { SwapConfig } from '../config.ts';
 import type { AppContext } from '../context.ts';
+import { chainClientFor } from '../chain/client.ts';
 import { ChainPoolSource } from './chain-source.ts';
 import { ComplianceChecker } from './compliance.ts';
 import { loadRegistryFile, outboundDenom, type IbcRegistry } from './ibc.ts';
@@ -33,10 +34,9 @@ export class SwapService {
     this.settings = cfg.swap;
     this.skipApiUrl = cfg.skipApiUrl;
     this.state = emptyPoolState(ctx.clock.now());
-    this.compliance = new ComplianceChecker(cfg.chainRestUrl, cfg.swap.upstreamTimeoutMs, () => ctx.clock.now());
-    this.chain = cfg.chainRestUrl
-      ? new ChainPoolSource({ baseUrl: cfg.chainRestUrl, timeoutMs: cfg.swap.upstreamTimeoutMs, takerFeeRefreshMs: cfg.swap.takerFeeRefreshMs, now: () => ctx.clock.now(), log: ctx.log })
-      : null;
+    const client = chainClientFor(ctx);
+    this.compliance = new ComplianceChecker(client, () => ctx.clock.now());
+    this.chain = client ? new ChainPoolSource({ client, takerFeeRefreshMs: cfg.swap.takerFeeRefreshMs, now: () => ctx.clock.now(), log: ctx.log }) : null;
   }
 
   now(): number {

@@ -4,6 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { startApp, type TestApp } from '../helpers/app.ts';
+import { collectionDoc, startFakeChain, type FakeChain } from '../helpers/fake-chain.ts';
 import { signIn, type SignedIn } from '../helpers/signin.ts';
 import { claimCode, findOnChainClaimByTracker, loadOnChainClaim, successfulClaimNumbers } from '../../src/claims/onchain.ts';
 import { attempt, completeAndWait, createClaim, getClaim, manager, newClaimId, numUses, randomAddress, resolved, status } from './helpers.ts';
@@ -11,11 +12,18 @@ import { attempt, completeAndWait, createClaim, getClaim, manager, newClaimId, n
 describe('on-chain claims', () => {
   let t: TestApp;
   let m: SignedIn;
+  let chain: FakeChain;
   before(async () => {
-    t = await startApp();
+    // linking a claim to an approval needs the chain to name the caller as its manager
+    chain = await startFakeChain();
+    t = await startApp({ env: { CHAIN_REST_URL: chain.url } });
     m = await manager(t);
+    for (const id of ['17', '18', '19']) chain.setCollection(id, collectionDoc(id, m.platformAddress), chain.height);
   });
-  after(() => t.close());
+  after(async () => {
+    await t.close();
+    await chain.close();
+  });
 
   const tracker = (collectionId: string, challengeTrackerId: string) => ({
     collectionId,

@@ -90,7 +90,7 @@ describe('github-contributions', () => {
     const claimId = await claimWithPlugins(t, owner.accessToken, [numUses(5), contributions('acme/rocket', 41)]);
     const r = await attempt(t, 'simulate', claimId, dev.platformAddress);
     assert.equal(r.statusCode, 400);
-    assert.equal(r.json().errorMessage, 'GitHub user octo-renamed has 40 contributions to acme/rocket; at least 41 required.');
+    assert.equal(r.json().errorMessage, 'The linked GitHub account has 40 contributions to acme/rocket; at least 41 required.');
     assert.equal(gh.requests.length, before, 'served from the cache');
   });
 

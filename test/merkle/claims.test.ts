@@ -9,6 +9,7 @@ import { MerkleTree as ReferenceTree } from 'merkletreejs';
 import { recoverMessageAddress } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { startApp, type TestApp } from '../helpers/app.ts';
+import { collectionDoc, startFakeChain, type FakeChain } from '../helpers/fake-chain.ts';
 import { signIn, type SignedIn } from '../helpers/signin.ts';
 import { toPlatformAddress, tryParseAddress } from '../../src/shared/addresses.ts';
 import { merkleService } from '../../src/merkle/service.ts';
@@ -55,11 +56,18 @@ describe('on-chain claims: reserved codes, leaf signatures, merkle proofs', () =
   const leafSignerKey = generatePrivateKey();
   const leafSigner = privateKeyToAccount(leafSignerKey).address;
 
+  // Linking a claim to an approval needs the chain to name the caller as its manager.
+  let chain: FakeChain;
   before(async () => {
-    t = await startApp({ env: { LEAF_SIGNER_KEY: leafSignerKey } });
+    chain = await startFakeChain();
+    t = await startApp({ env: { LEAF_SIGNER_KEY: leafSignerKey, CHAIN_REST_URL: chain.url } });
     creator = await signIn(t);
+    chain.setCollection('42', collectionDoc('42', creator.platformAddress), chain.height);
   });
-  after(() => t.close());
+  after(async () => {
+    await t.close();
+    await chain.close();
+  });
 
   const tracker = (over: Record<string, unknown> = {}) => ({
     collectionId: '42',
@@ -286,7 +294,7 @@ describe('on-chain claims: reserved codes, leaf signatures, merkle proofs', () =
   });
 
   test('outgoing approvals: the approver address is matched in either form', async () => {
-    const approver = tryParseAddress(randomAddress())!;
+    const approver = tryParseAddress(creator.platformAddress)!; // only the approver may link its approval
     const trackerDetails = tracker({ approvalLevel: 'outgoing', approverAddress: approver.platformAddress });
     const { claimId } = await onChainCodeClaim(2, trackerDetails);
     const seed = (await claimDoc(claimId))._seedCode!;

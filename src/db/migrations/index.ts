@@ -8,6 +8,8 @@ import * as m0002 from './0002_signin.ts';
 import * as m0004 from './0004_stores.ts';
 import * as m0006 from './0006_swap.ts';
 import * as m0007 from './0007_signin_token_selectors.ts';
+import * as m0010 from './0010_chain_read_model.ts';
+import * as m0011 from './0011_accounts.ts';
 import * as m0015 from './0015_connections.ts';
 import * as m0012 from './0012_guess_throttle.ts';
 import * as m0013 from './0013_operator.ts';
@@ -21,6 +23,8 @@ const migrations: Record<string, Migration> = {
   '0004_stores': m0004,
   '0006_swap': m0006,
   '0007_signin_token_selectors': m0007,
+  '0010_chain_read_model': m0010,
+  '0011_accounts': m0011,
   '0015_connections': m0015,
   '0012_guess_throttle': m0012,
   '0013_operator': m0013,

@@ -1,0 +1,62 @@
+// Accounts storage: usernames (table shape composed into src/db/schema.ts). Uniqueness is the
+// database's job (a unique index on lower(username), migration 0011_accounts): a taken name is
+// detected as the constraint violation it causes, so concurrent claims of one name cannot both win.
+import { sql } from 'kysely';
+import type { DB, Tx } from '../db/index.ts';
+
+export interface AccountUsernameTable {
+  platform_address: string;
+  username: string;
+  updated_at: number;
+}
+
+export interface AccountTables {
+  account_usernames: AccountUsernameTable;
+}
+
+type Db = DB | Tx;
+
+/** Whether an error is a unique-constraint violation, on either dialect. */
+function isUniqueViolation(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE';
+}
+
+/**
+ * Sets (or, with null, clears) the account's username. Answers 'taken' when another account holds
+ * the name in any letter case; renaming your own name to another case of it is allowed.
+ */
+export async function writeUsername(db: DB, platformAddress: string, username: string | null, now: number): Promise<'ok' | 'taken'> {
+  if (username === null) {
+    await db.deleteFrom('account_usernames').where('platform_address', '=', platformAddress).execute();
+    return 'ok';
+  }
+  try {
+    await db
+      .insertInto('account_usernames')
+      .values({ platform_address: platformAddress, username, updated_at: now })
+      .onConflict((oc) => oc.column('platform_address').doUpdateSet({ username, updated_at: now }))
+      .execute();
+    return 'ok';
+  } catch (err) {
+    if (isUniqueViolation(err)) return 'taken';
+    throw err;
+  }
+}
+
+/** The account holding `username` in any letter case. */
+export async function addressOfUsername(db: Db, username: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('account_usernames')
+    .select('platform_address')
+    .where(sql<string>`lower(username)`, '=', username.toLowerCase())
+    .executeTakeFirst();
+  return row?.platform_address;
+}
+
+/** Usernames of these accounts (those without one are absent from the map). */
+export async function usernamesOf(db: Db, platformAddresses: string[]): Promise<Map<string, string>> {
+  if (platformAddresses.length === 0) return new Map();
+  const rows = await db.selectFrom('account_usernames').select(['platform_address', 'username']).where('platform_address', 'in', platformAddresses).execute();
+  return new Map(rows.map((r) => [r.platform_address, r.username]));
+}

@@ -1,0 +1,164 @@
+// Account views (SPEC §2.12): each view type pages one list of documents about one account and
+// says where those documents land in the account (`signinRequests`, `claimActivity`, ...). Views
+// held by this service's own tables are read here; the chain-backed ones read the indexer's read
+// model (src/chain/account-views.ts) through ./chain-views.ts.
+import type { AppContext } from '../context.ts';
+import { badRequest } from '../shared/errors.ts';
+import { paginate, type Page, type SortKey } from '../shared/pagination.ts';
+import { parseList } from '../signin/storage.ts';
+import { scopeName } from '../signin/scopes.ts';
+import { chainViews, type ChainViewType } from './chain-views.ts';
+
+/** A document of a view: every one carries its `_docId`, which `views[viewId].ids` lists. */
+export type ViewDoc = { _docId: string } & Record<string, unknown>;
+
+export interface ViewRequest {
+  bookmark: string;
+  oldestFirst: boolean;
+}
+
+export interface AccountView {
+  /** The account field the documents land in. */
+  field: string;
+  /** Visible only to the account itself (a session of that address holding `manageAccount`). */
+  ownerOnly: boolean;
+  load(ctx: AppContext, platformAddress: string, req: ViewRequest): Promise<Page<ViewDoc>>;
+}
+
+const order = (oldestFirst: boolean, ...columns: string[]): SortKey[] =>
+  columns.map((column) => ({ column, direction: oldestFirst ? 'asc' : 'desc' }));
+
+/** Bookmarks are bound to the view type, the account and the direction. */
+const scopeOf = (viewType: string, address: string, req: ViewRequest) => `accounts/${viewType}:${address}:${req.oldestFirst ? 'asc' : 'desc'}`;
+
+/** This user's sign-ins to apps: one document per authorization the user approved (code, then tokens). */
+const signinRequests: AccountView = {
+  field: 'signinRequests',
+  ownerOnly: true,
+  async load(ctx, address, req) {
+    const page = await paginate({
+      query: ctx.db
+        .selectFrom('signin_authorizations as a')
+        .leftJoin('signin_apps as app', 'app.client_id', 'a.client_id')
+        .select([
+          'a.authorization_id',
+          'a.client_id',
+          'a.redirect_uri',
+          'a.scopes',
+          'a.address',
+          'a.chain',
+          'a.platform_address',
+          'a.created_at',
+          'a.code_expires_at',
+          'a.code_consumed_at',
+          'a.expires_at',
+          'a.revoked_at',
+          'app.name',
+          'app.image',
+        ])
+        .where('a.platform_address', '=', address),
+      keys: order(req.oldestFirst, 'a.created_at', 'a.authorization_id'),
+      bookmark: req.bookmark,
+      keyring: ctx.keyring,
+      scope: scopeOf('signinRequests', address, req),
+    });
+    return {
+      ...page,
+      docs: page.docs.map((r) => ({
+        _docId: r.authorization_id,
+        clientId: r.client_id,
+        appName: r.name ?? '',
+        appImage: r.image ?? '',
+        redirectUri: r.redirect_uri ?? '',
+        scopes: parseList(r.scopes).map((scopeId) => ({ scopeName: scopeName(scopeId), scopeId })),
+        address: r.address,
+        chain: r.chain,
+        platformAddress: r.platform_address,
+        createdAt: String(r.created_at),
+        codeExchanged: r.code_consumed_at !== null,
+        // an unexchanged code ends at its expiry; an exchanged one when its token family does
+        expiresAt: String(r.code_consumed_at === null ? r.code_expires_at : (r.expires_at ?? r.code_expires_at)),
+        ...(r.revoked_at !== null ? { revokedAt: String(r.revoked_at) } : {}),
+      })),
+    };
+  },
+};
+
+/**
+ * Claim activity: resolved attempts of this address. Public: successes on claims listed in search
+ * (not deleted, not test claims), so the view never reveals an unlisted claim's id. All: every
+ * resolved attempt on any claim, failures with their error, only to the user themself.
+ */
+function claimActivity(viewType: 'publicClaimActivity' | 'allClaimActivity'): AccountView {
+  const all = viewType === 'allClaimActivity';
+  return {
+    field: 'claimActivity',
+    ownerOnly: all,
+    async load(ctx, address, req) {
+      let query = ctx.db
+        .selectFrom('claim_attempts as a')
+        .select(['a.seq', 'a.claim_attempt_id', 'a.claim_id', 'a.platform_address', 'a.status', 'a.error', 'a.claim_number', 'a.attempted_at', 'a.resolved_at'])
+        .where('a.platform_address', '=', address);
+      if (all) {
+        query = query.where('a.status', '!=', 'queued');
+      } else {
+        query = query
+          .where('a.status', '=', 'success')
+          .where((eb) =>
+            eb.exists(
+              eb
+                .selectFrom('claims as c')
+                .select('c.claim_id')
+                .whereRef('c.claim_id', '=', 'a.claim_id')
+                .where('c.show_in_search', '=', 1)
+                .where('c.deleted_at', 'is', null)
+                .where('c.test_expires_at', 'is', null),
+            ),
+          );
+      }
+      const page = await paginate({
+        query,
+        keys: order(req.oldestFirst, 'a.attempted_at', 'a.seq'),
+        bookmark: req.bookmark,
+        keyring: ctx.keyring,
+        scope: scopeOf(viewType, address, req),
+      });
+      return {
+        ...page,
+        docs: page.docs.map((r) => ({
+          _docId: r.claim_attempt_id,
+          claimAttemptId: r.claim_attempt_id,
+          claimId: r.claim_id,
+          platformAddress: r.platform_address,
+          success: r.status === 'success',
+          claimNumber: r.status === 'success' ? r.claim_number : -1,
+          attemptedAt: String(r.attempted_at),
+          updatedAt: String(r.resolved_at ?? r.attempted_at),
+          ...(r.status === 'failure' ? { error: r.error } : {}),
+        })),
+      };
+    },
+  };
+}
+
+const views: Record<string, AccountView> = {
+  signinRequests,
+  publicClaimActivity: claimActivity('publicClaimActivity'),
+  allClaimActivity: claimActivity('allClaimActivity'),
+  ...chainViews,
+};
+
+/** View types the SPEC names that this service cannot serve, with the reason given in the 400. */
+const UNSUPPORTED: Record<string, string> = {
+  pointsActivity: 'this service keeps no points ledger',
+};
+
+export const ACCOUNT_VIEW_TYPES = Object.keys(views) as Array<'signinRequests' | 'publicClaimActivity' | 'allClaimActivity' | ChainViewType>;
+
+/** The view of `viewType`, or a 400 naming it (unsupported, or unknown with the known list). */
+export function accountView(viewType: string, path: string): AccountView {
+  const view = Object.hasOwn(views, viewType) ? views[viewType] : undefined;
+  if (view) return view;
+  if (Object.hasOwn(UNSUPPORTED, viewType)) throw badRequest(`${path}.viewType ${viewType} is not supported: ${UNSUPPORTED[viewType]}`);
+  throw badRequest(`${path}.viewType must be one of ${ACCOUNT_VIEW_TYPES.join(', ')} (got ${JSON.stringify(viewType)})`);
+}

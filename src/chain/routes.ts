@@ -1,0 +1,123 @@
+// Collection routes over the chain read model: the batch `POST /api/v0/collections` (SPEC §4.23)
+// and the SDK-style reads of one collection, each a thin view of the same model. All need the
+// API key (the gate). Documents are the chain's JSON: amounts and ranges stay decimal strings.
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { Capability } from '../capabilities.ts';
+import type { AppContext } from '../context.ts';
+import { notFound } from '../shared/errors.ts';
+import { AddressString, Bookmark, errorResponses } from '../shared/schemas.ts';
+import { fetchCollections, MAX_COLLECTIONS_PER_REQUEST } from './collections.ts';
+import { amountTrackersView, challengeTrackersView, checkCollectionId, collectionActivityView, getBalance, getCollection, ownersView } from './views.ts';
+
+const tags = ['collections'];
+const AnyDoc = Type.Object({}, { additionalProperties: true });
+const Pagination = Type.Object({ bookmark: Type.String(), hasMore: Type.Boolean() });
+
+const ViewToFetch = Type.Object(
+  {
+    viewType: Type.String({ maxLength: 64, description: 'owners, transferActivity, amountTrackers or challengeTrackers (listings and tokenFloorPrices are refused)' }),
+    viewId: Type.String({ minLength: 1, maxLength: 128, description: 'Client-chosen key of this view in `views`' }),
+    bookmark: Bookmark,
+    oldestFirst: Type.Optional(Type.Boolean()),
+    address: Type.Optional(AddressString),
+  },
+  { additionalProperties: false },
+);
+
+const CollectionsBody = Type.Object(
+  {
+    collectionsToFetch: Type.Array(
+      Type.Object(
+        {
+          collectionId: Type.String({ maxLength: 20 }),
+          viewsToFetch: Type.Optional(Type.Array(ViewToFetch, { maxItems: 25 })),
+        },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, maxItems: MAX_COLLECTIONS_PER_REQUEST },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const IdParams = Type.Object({ collectionId: Type.String({ maxLength: 20 }) });
+const ListQuery = Type.Object(
+  { bookmark: Type.Optional(Bookmark), oldestFirst: Type.Optional(Type.Boolean()), address: Type.Optional(AddressString) },
+  { additionalProperties: false },
+);
+
+async function existing(ctx: AppContext, collectionId: string) {
+  checkCollectionId(collectionId);
+  const doc = await getCollection(ctx, collectionId);
+  if (!doc) throw notFound(`Collection ${collectionId} not found (not on chain, or not indexed yet)`);
+  return doc;
+}
+
+export const collections: Capability = {
+  name: 'collections',
+  register(fastify, ctx) {
+    const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+
+    app.post(
+      '/api/v0/collections',
+      {
+        schema: {
+          tags,
+          summary: 'Fetch collections with pages of their views',
+          body: CollectionsBody,
+          response: { 200: Type.Object({ collections: Type.Array(Type.Union([AnyDoc, Type.Null()])) }), ...errorResponses(400) },
+        },
+      },
+      async (request) => ({ collections: await fetchCollections(ctx, request.body.collectionsToFetch) }),
+    );
+
+    app.get(
+      '/api/v0/collection/:collectionId',
+      { schema: { tags, summary: 'One collection document', params: IdParams, response: { 200: Type.Object({ collection: AnyDoc }), ...errorResponses(400, 404) } } },
+      async (request) => ({ collection: await existing(ctx, request.params.collectionId) }),
+    );
+
+    const list = (path: string, key: string, summary: string, view: typeof ownersView) =>
+      app.get(
+        `/api/v0/collection/:collectionId/${path}`,
+        {
+          schema: {
+            tags,
+            summary,
+            params: IdParams,
+            querystring: ListQuery,
+            response: { 200: Type.Object({ [key]: Type.Array(AnyDoc), pagination: Pagination }), ...errorResponses(400, 404) },
+          },
+        },
+        async (request) => {
+          const { collectionId } = request.params;
+          await existing(ctx, collectionId);
+          const page = await view(ctx, collectionId, request.query);
+          return { [key]: page.docs, pagination: { bookmark: page.bookmark, hasMore: page.hasMore } };
+        },
+      );
+    list('owners', 'owners', 'Owners of a collection (owner documents), paged', ownersView);
+    list('activity', 'activity', 'Transfer activity of a collection, paged', collectionActivityView);
+    list('amountTrackers', 'amountTrackers', 'Approval amount trackers of a collection, paged', amountTrackersView);
+    list('challengeTrackers', 'challengeTrackers', 'Challenge trackers (used merkle leaves) of a collection, paged', challengeTrackersView);
+
+    app.get(
+      '/api/v0/collection/:collectionId/balance/:address',
+      {
+        schema: {
+          tags,
+          summary: "An address's balance store in a collection (the collection's defaults when never touched)",
+          params: Type.Object({ collectionId: Type.String({ maxLength: 20 }), address: AddressString }),
+          response: { 200: Type.Object({ balance: AnyDoc }), ...errorResponses(400, 404) },
+        },
+      },
+      async (request) => {
+        await existing(ctx, request.params.collectionId);
+        const balance = await getBalance(ctx, request.params.collectionId, request.params.address);
+        if (!balance) throw notFound(`Collection ${request.params.collectionId} not found`);
+        return { balance };
+      },
+    );
+  },
+};

@@ -1,0 +1,172 @@
+// Read side of the chain read model: documents in the reference client's shapes (note §6.1,
+// SPEC §2.12) and the paged views over them (SPEC §4.27, signed keyset bookmarks). Every view is
+// newest first unless `oldestFirst`; `address` narrows a view to one participant.
+import type { AppContext } from '../context.ts';
+import { toCanonical } from '../shared/addresses.ts';
+import { badRequest } from '../shared/errors.ts';
+import { paginate, type Page, type SortKey } from '../shared/pagination.ts';
+import { ownerDocId } from './model.ts';
+
+export type Doc = Record<string, unknown> & { _docId: string };
+
+export interface ViewOptions {
+  bookmark?: string;
+  oldestFirst?: boolean;
+  /** Either address form; canonicalised. */
+  address?: string;
+}
+
+/** Keys of `userPermissions` an owner document always carries (SPEC §2.12). */
+const USER_PERMISSION_KEYS = [
+  'canUpdateOutgoingApprovals',
+  'canUpdateIncomingApprovals',
+  'canUpdateAutoApproveSelfInitiatedOutgoingTransfers',
+  'canUpdateAutoApproveSelfInitiatedIncomingTransfers',
+  'canUpdateAutoApproveAllIncomingTransfers',
+];
+
+export const COLLECTION_ID = /^[0-9]{1,20}$/;
+
+export function checkCollectionId(id: string, field = 'collectionId'): string {
+  if (!COLLECTION_ID.test(id) || /^0\d/.test(id) || id === '0') throw badRequest(`${field} must be a collection id: a positive integer as a decimal string (got ${JSON.stringify(id)})`);
+  return id;
+}
+
+const keys = (oldestFirst: boolean | undefined, ...columns: string[]): SortKey[] => columns.map((column) => ({ column, direction: oldestFirst ? 'asc' : 'desc' }));
+const scopeOf = (view: string, o: ViewOptions, address: string | null) => `chain:${view}:${address ?? ''}:${o.oldestFirst ? 'asc' : 'desc'}`;
+const mapPage = <R extends Record<string, unknown>>(page: Page<R>, fn: (row: R) => Doc): Page<Doc> => ({ docs: page.docs.map(fn), bookmark: page.bookmark, hasMore: page.hasMore });
+
+// ---- document builders --------------------------------------------------------------------------
+
+export function collectionDocFromRow(r: { collection_id: string; doc_json: string; created_block: number; created_time: number; update_history: string }): Doc {
+  return {
+    ...(JSON.parse(r.doc_json) as Record<string, unknown>),
+    _docId: r.collection_id,
+    collectionId: r.collection_id,
+    createdBlock: String(r.created_block),
+    createdTimestamp: String(r.created_time),
+    updateHistory: JSON.parse(r.update_history) as unknown[],
+  };
+}
+
+/** Owner document exactly as SPEC §2.12 lists it. */
+export function ownerDoc(collectionId: string, address: string, store: Record<string, unknown>, updateHistory: unknown[]): Doc {
+  const perms = typeof store.userPermissions === 'object' && store.userPermissions !== null ? (store.userPermissions as Record<string, unknown>) : {};
+  const userPermissions: Record<string, unknown> = {};
+  for (const k of USER_PERMISSION_KEYS) userPermissions[k] = Array.isArray(perms[k]) ? perms[k] : [];
+  for (const [k, v] of Object.entries(perms)) if (!(k in userPermissions)) userPermissions[k] = v;
+  return {
+    _docId: ownerDocId(collectionId, address),
+    collectionId,
+    platformAddress: address,
+    balances: Array.isArray(store.balances) ? store.balances : [],
+    incomingApprovals: Array.isArray(store.incomingApprovals) ? store.incomingApprovals : [],
+    outgoingApprovals: Array.isArray(store.outgoingApprovals) ? store.outgoingApprovals : [],
+    userPermissions,
+    autoApproveSelfInitiatedOutgoingTransfers: store.autoApproveSelfInitiatedOutgoingTransfers === true,
+    autoApproveSelfInitiatedIncomingTransfers: store.autoApproveSelfInitiatedIncomingTransfers === true,
+    autoApproveAllIncomingTransfers: store.autoApproveAllIncomingTransfers === true,
+    updateHistory,
+  };
+}
+
+const ownerDocFromRow = (r: { collection_id: string; address: string; store_json: string; update_history: string }): Doc =>
+  ownerDoc(r.collection_id, r.address, JSON.parse(r.store_json) as Record<string, unknown>, JSON.parse(r.update_history) as unknown[]);
+
+const jsonDoc = (r: { doc_json: string }): Doc => JSON.parse(r.doc_json) as Doc;
+
+// ---- single documents ---------------------------------------------------------------------------
+
+export async function getCollection(ctx: AppContext, collectionId: string): Promise<Doc | null> {
+  const r = await ctx.db.selectFrom('chain_collections').selectAll().where('collection_id', '=', collectionId).executeTakeFirst();
+  return r ? collectionDocFromRow(r) : null;
+}
+
+/**
+ * An address's owner document. An address the indexer never saw touched holds the collection's
+ * default balance store (what the chain's `get_balance` answers for it), with no history.
+ */
+export async function getBalance(ctx: AppContext, collectionId: string, address: string): Promise<Doc | null> {
+  const native = toCanonical(address, 'address');
+  const r = await ctx.db.selectFrom('chain_balances').selectAll().where('collection_id', '=', collectionId).where('address', '=', native).executeTakeFirst();
+  if (r) return ownerDocFromRow(r);
+  const c = await ctx.db.selectFrom('chain_collections').select('doc_json').where('collection_id', '=', collectionId).executeTakeFirst();
+  if (!c) return null;
+  const defaults = (JSON.parse(c.doc_json) as { defaultBalances?: Record<string, unknown> }).defaultBalances ?? {};
+  return ownerDoc(collectionId, native, defaults, []);
+}
+
+// ---- collection views ---------------------------------------------------------------------------
+
+/** Holders (some amount > 0) in the order they first appeared. */
+export async function ownersView(ctx: AppContext, collectionId: string, o: ViewOptions): Promise<Page<Doc>> {
+  const address = o.address ? toCanonical(o.address, 'address') : null;
+  let query = ctx.db
+    .selectFrom('chain_balances')
+    .select(['collection_id', 'address', 'store_json', 'update_history', 'first_block'])
+    .where('collection_id', '=', collectionId)
+    .where('has_balance', '=', 1);
+  if (address) query = query.where('address', '=', address);
+  const page = await paginate({ query, keys: keys(o.oldestFirst, 'first_block', 'address'), bookmark: o.bookmark, keyring: ctx.keyring, scope: scopeOf(`owners:${collectionId}`, o, address) });
+  return mapPage(page, ownerDocFromRow);
+}
+
+/** Transfer legs of the collection in chain order; `address`: legs it sent or received. */
+export async function collectionActivityView(ctx: AppContext, collectionId: string, o: ViewOptions): Promise<Page<Doc>> {
+  const address = o.address ? toCanonical(o.address, 'address') : null;
+  const scope = scopeOf(`activity:${collectionId}`, o, address);
+  if (!address) {
+    const query = ctx.db.selectFrom('chain_activity').select(['doc_json', 'block', 'tx_index', 'leg_index']).where('collection_id', '=', collectionId);
+    return mapPage(await paginate({ query, keys: keys(o.oldestFirst, 'block', 'tx_index', 'leg_index'), bookmark: o.bookmark, keyring: ctx.keyring, scope }), jsonDoc);
+  }
+  const query = ctx.db
+    .selectFrom('chain_activity_parties as p')
+    .innerJoin('chain_activity as a', 'a.doc_id', 'p.doc_id')
+    .select(['a.doc_json', 'p.block', 'p.tx_index', 'p.leg_index'])
+    .where('p.address', '=', address)
+    .where('p.collection_id', '=', collectionId);
+  return mapPage(await paginate({ query, keys: keys(o.oldestFirst, 'p.block', 'p.tx_index', 'p.leg_index'), bookmark: o.bookmark, keyring: ctx.keyring, scope }), jsonDoc);
+}
+
+/** Amount trackers, most recently moved first; `address`: trackers it approves or is tracked in. */
+export async function amountTrackersView(ctx: AppContext, collectionId: string, o: ViewOptions): Promise<Page<Doc>> {
+  const address = o.address ? toCanonical(o.address, 'address') : null;
+  let query = ctx.db.selectFrom('chain_amount_trackers').select(['doc_json', 'updated_block', 'doc_id']).where('collection_id', '=', collectionId);
+  if (address) query = query.where((eb) => eb.or([eb('approver_address', '=', address), eb('approved_address', '=', address)]));
+  return mapPage(await paginate({ query, keys: keys(o.oldestFirst, 'updated_block', 'doc_id'), bookmark: o.bookmark, keyring: ctx.keyring, scope: scopeOf(`amountTrackers:${collectionId}`, o, address) }), jsonDoc);
+}
+
+/** Challenge trackers, most recently used first; `address`: trackers of approvals it owns. */
+export async function challengeTrackersView(ctx: AppContext, collectionId: string, o: ViewOptions): Promise<Page<Doc>> {
+  const address = o.address ? toCanonical(o.address, 'address') : null;
+  let query = ctx.db.selectFrom('chain_challenge_trackers').select(['doc_json', 'updated_block', 'doc_id']).where('collection_id', '=', collectionId);
+  if (address) query = query.where('approver_address', '=', address);
+  return mapPage(await paginate({ query, keys: keys(o.oldestFirst, 'updated_block', 'doc_id'), bookmark: o.bookmark, keyring: ctx.keyring, scope: scopeOf(`challengeTrackers:${collectionId}`, o, address) }), jsonDoc);
+}
+
+// ---- account views ------------------------------------------------------------------------------
+
+export async function addressActivityView(ctx: AppContext, address: string, o: ViewOptions): Promise<Page<Doc>> {
+  const query = ctx.db
+    .selectFrom('chain_activity_parties as p')
+    .innerJoin('chain_activity as a', 'a.doc_id', 'p.doc_id')
+    .select(['a.doc_json', 'p.block', 'p.tx_index', 'p.leg_index'])
+    .where('p.address', '=', address);
+  return mapPage(await paginate({ query, keys: keys(o.oldestFirst, 'p.block', 'p.tx_index', 'p.leg_index'), bookmark: o.bookmark, keyring: ctx.keyring, scope: scopeOf('account-activity', o, address) }), jsonDoc);
+}
+
+/** Owner documents of the address in every collection where it holds something. */
+export async function tokensCollectedView(ctx: AppContext, address: string, o: ViewOptions): Promise<Page<Doc>> {
+  const query = ctx.db
+    .selectFrom('chain_balances')
+    .select(['collection_id', 'address', 'store_json', 'update_history', 'first_block'])
+    .where('address', '=', address)
+    .where('has_balance', '=', 1);
+  return mapPage(await paginate({ query, keys: keys(o.oldestFirst, 'first_block', 'collection_id'), bookmark: o.bookmark, keyring: ctx.keyring, scope: scopeOf('tokens-collected', o, address) }), ownerDocFromRow);
+}
+
+/** Collections the address created (`createdBy`) or manages (`manager`), newest first. */
+export async function collectionsByRoleView(ctx: AppContext, role: 'created_by' | 'manager', address: string, o: ViewOptions): Promise<Page<Doc>> {
+  const query = ctx.db.selectFrom('chain_collections').select(['collection_id', 'doc_json', 'created_block', 'created_time', 'update_history']).where(role, '=', address);
+  return mapPage(await paginate({ query, keys: keys(o.oldestFirst, 'created_block', 'collection_id'), bookmark: o.bookmark, keyring: ctx.keyring, scope: scopeOf(`collections-${role}`, o, address) }), collectionDocFromRow);
+}

@@ -1,0 +1,82 @@
+// POST /api/v0/integrations/query/{pluginId}: a hosted plugin answered directly, with the same flat
+// body a custom plugin's endpoint receives (SPEC §4.25): the params' keys plus `platformAddress` /
+// `ethAddress` and the context fields. It answers like such an endpoint: 200 `{}` to pass, a non-200
+// with `{ message }` to fail, so a creator can try a configuration before putting it in a claim.
+// Inside claims the service never calls this route: hosted plugins run in-process.
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { Capability } from '../capabilities.ts';
+import { findPlugin } from '../plugins/registry.ts';
+import type { JsonObject } from '../plugins/types.ts';
+import { tryParseAddress } from '../shared/addresses.ts';
+import { ApiError, badRequest, notFound } from '../shared/errors.ts';
+import { errorResponses } from '../shared/schemas.ts';
+
+/** The hosted plugins (plugin documents of the service itself, dispatched in-process). */
+export const HOSTED_PLUGIN_IDS = ['must-own-badges', 'min-badge', 'satisfies-claim', 'username-set', 'url-clicker', 'custom-instructions', 'github-contributions'] as const;
+
+/** A hosted plugin id, localised or not (`min-badge-es` → `min-badge`); null for any other id. */
+export function hostedBaseId(pluginId: string): string | null {
+  if ((HOSTED_PLUGIN_IDS as readonly string[]).includes(pluginId)) return pluginId;
+  const m = /^(.+)-[a-z]{2}$/.exec(pluginId);
+  return m && (HOSTED_PLUGIN_IDS as readonly string[]).includes(m[1]) ? m[1] : null;
+}
+
+/** Body keys that are context, not params (SPEC §4.25's reserved keys). */
+const CONTEXT_KEYS = new Set(['pluginSecret', 'version', 'claimId', 'claimAttemptId', 'instanceId', 'platformAddress', 'ethAddress', 'isAddressSignedIn', '_isSimulation', '_isQueueHandler', '_attemptStatus', 'lastUpdated', 'createdAt', 'email', 'locale']);
+
+export const integrations: Capability = {
+  name: 'integrations',
+  register(fastify, ctx) {
+    const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+    app.post(
+      '/api/v0/integrations/query/:pluginId',
+      {
+        schema: {
+          tags: ['plugins'],
+          summary: "Run a hosted plugin's check directly (the custom-plugin call's flat body); 200 passes",
+          params: Type.Object({ pluginId: Type.String({ maxLength: 64 }) }),
+          body: Type.Object({}, { additionalProperties: true }),
+          response: { 200: Type.Object({}), ...errorResponses(400, 404) },
+        },
+      },
+      async (request) => {
+        const base = hostedBaseId(request.params.pluginId);
+        const plugin = base ? findPlugin(base) : undefined;
+        if (!plugin) throw notFound(`No hosted plugin "${request.params.pluginId}" (hosted plugins: ${HOSTED_PLUGIN_IDS.join(', ')})`);
+        const body = request.body as JsonObject;
+        const params: JsonObject = {};
+        for (const [k, v] of Object.entries(body)) if (!CONTEXT_KEYS.has(k)) params[k] = v;
+        const claimId = typeof body.claimId === 'string' ? body.claimId : '';
+        const rawAddress = body.platformAddress ?? body.ethAddress;
+        const parsed = rawAddress === undefined || rawAddress === null ? null : tryParseAddress(rawAddress);
+        if (rawAddress !== undefined && rawAddress !== null && !parsed) throw badRequest(`body.platformAddress is not a valid address: ${JSON.stringify(rawAddress)}`);
+        // plugins name fields as `<path>.publicParams.x`; here the params are the body itself
+        const validated = await (async () => plugin.validate(params, {}, { path: 'body', claimId, creator: parsed?.platformAddress ?? '', db: ctx.db, keyring: ctx.keyring }))().catch((err: unknown) => {
+          if (err instanceof ApiError) throw new ApiError(err.statusCode, err.message.replaceAll('body.publicParams', 'body'));
+          throw err;
+        });
+        const now = ctx.clock.now();
+        const result = await plugin.evaluate({
+          mode: 'simulate',
+          claim: { claimId, version: 0, createdAt: now, lastUpdated: now, createdBy: '', managedBy: '', maxUses: null },
+          instanceId: typeof body.instanceId === 'string' ? body.instanceId : base!,
+          publicParams: validated.publicParams,
+          privateParams: validated.privateParams,
+          platformAddress: parsed?.platformAddress ?? '',
+          input: undefined,
+          session: null,
+          claimAttemptId: '',
+          now,
+          state: { get: async () => undefined },
+          isClaimNumberAssigner: false,
+          db: ctx.db,
+          keyring: ctx.keyring,
+          app: ctx,
+        });
+        if (!result.success) throw badRequest(result.error ?? 'Plugin failed', { message: result.error ?? 'Plugin failed' });
+        return {};
+      },
+    );
+  },
+};

@@ -1,0 +1,63 @@
+// must-own-badges (hosted): the address meets `ownershipRequirements` (plugins/ownership.ts).
+// Balances come from the chain read model when the indexer holds the collection (a warm read is
+// one primary-key probe), else from the chain itself; a chain that cannot be read fails the check
+// with a clear text, never a pass.
+import type { AppContext } from '../context.ts';
+import type { DB, Tx } from '../db/index.ts';
+import { chainClientFor } from '../chain/client.ts';
+import { balancesFromJson, type Balance } from '../shared/balances.ts';
+import { badRequest } from '../shared/errors.ts';
+import { asObject, onlyKeys } from './params.ts';
+import { checkRequirement, parseRequirement, requirementToJson, type Requirement } from './ownership.ts';
+import type { ClaimPlugin, JsonObject } from './types.ts';
+
+interface Pub {
+  ownershipRequirements: unknown;
+}
+
+class UnreadableBalance extends Error {}
+
+/** An address's balances in a collection: read model first (with the collection's defaults for an address never touched), then the chain. */
+export async function readBalances(app: AppContext, db: DB | Tx, collectionId: string, address: string): Promise<Balance[]> {
+  const row = await db.selectFrom('chain_balances').select('store_json').where('collection_id', '=', collectionId).where('address', '=', address).executeTakeFirst();
+  if (row) return balancesFromJson((JSON.parse(row.store_json) as { balances?: [] }).balances ?? []);
+  const collection = await db.selectFrom('chain_collections').select('doc_json').where('collection_id', '=', collectionId).executeTakeFirst();
+  if (collection) return balancesFromJson((JSON.parse(collection.doc_json) as { defaultBalances?: { balances?: [] } }).defaultBalances?.balances ?? []);
+  const client = chainClientFor(app);
+  if (!client) throw new UnreadableBalance(`Collection ${collectionId} is not indexed by this service and no chain is configured to read it from.`);
+  try {
+    return balancesFromJson((await client.balance(collectionId, address)).balances);
+  } catch (err) {
+    throw new UnreadableBalance(`Could not read balances of collection ${collectionId} from the chain: ${(err as Error).message}`);
+  }
+}
+
+// parsed requirements, once per stored params object
+const parsed = new WeakMap<object, Requirement>();
+
+export const mustOwnBadges: ClaimPlugin<Pub> = {
+  id: 'must-own-badges',
+  duplicatesAllowed: true,
+  stateful: false,
+  requiresUserInput: false,
+  requiresSession: false,
+  validate(pub, priv, { path }) {
+    const pp = `${path}.publicParams`;
+    const p = asObject(pub, pp);
+    onlyKeys(p, ['ownershipRequirements'], pp);
+    onlyKeys(asObject(priv, `${path}.privateParams`), [], `${path}.privateParams`);
+    if (p.ownershipRequirements === undefined) throw badRequest(`${pp}.ownershipRequirements is required`);
+    return { publicParams: { ownershipRequirements: requirementToJson(parseRequirement(p.ownershipRequirements, `${pp}.ownershipRequirements`)) } as JsonObject, privateParams: {} };
+  },
+  async evaluate(ctx) {
+    let req = parsed.get(ctx.publicParams);
+    if (!req) parsed.set(ctx.publicParams, (req = parseRequirement(ctx.publicParams.ownershipRequirements, 'ownershipRequirements')));
+    try {
+      const why = await checkRequirement(req, ctx.platformAddress, ctx.now, (collectionId) => readBalances(ctx.app, ctx.db, collectionId, ctx.platformAddress));
+      return why ? { success: false, error: why } : { success: true };
+    } catch (err) {
+      if (err instanceof UnreadableBalance) return { success: false, error: err.message };
+      throw err;
+    }
+  },
+};

@@ -1,0 +1,129 @@
+// Ownership requirements (must-own-badges): nested `$and` / `$or` groups whose leaves are assets.
+// An asset asks that the address own an amount within `mustOwnAmounts` of token ids `assetIds` of
+// a collection during `ownershipTimes` (empty: now). A leaf group passes when every asset piece is in
+// range, or, with `options.numMatchesForVerification: N`, when at least N token ids are (an id
+// counts once, when it is in range at every requested time). Balances come from a reader, so the
+// evaluation itself is pure and exact (bigint).
+import { badRequest } from '../shared/errors.ts';
+import { balancesForIds, type Balance } from '../shared/balances.ts';
+import { MAX_UINT64, parseUintRange, parseUintRanges, rangesSize, rangesToJson, sortAndMerge, subtractRanges, type UintRange } from '../shared/uint-ranges.ts';
+
+export interface Asset {
+  collectionId: string;
+  assetIds: UintRange[];
+  /** Empty: the evaluation time. */
+  ownershipTimes: UintRange[];
+  mustOwnAmounts: UintRange;
+}
+
+export type Requirement = { $and: Requirement[] } | { $or: Requirement[] } | { assets: Asset[]; options: { numMatchesForVerification?: bigint } };
+
+export const MAX_DEPTH = 5;
+export const MAX_ASSETS = 100;
+const CHAINS = ['BitBadges'];
+
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Validates and normalises the public param; every problem is a 400 naming the path. */
+export function parseRequirement(v: unknown, path: string, depth = 1, count = { assets: 0 }): Requirement {
+  if (!isObj(v)) throw badRequest(`${path} must be an object with $and, $or or assets`);
+  if (depth > MAX_DEPTH) throw badRequest(`${path} nests groups deeper than ${MAX_DEPTH} levels`);
+  for (const op of ['$and', '$or'] as const) {
+    if (!(op in v)) continue;
+    const extra = Object.keys(v).find((k) => k !== op);
+    if (extra) throw badRequest(`${path} has unknown field "${extra}" beside ${op}`);
+    const list = v[op];
+    if (!Array.isArray(list) || list.length === 0) throw badRequest(`${path}.${op} must be a non-empty array of groups`);
+    const children = list.map((c, i) => parseRequirement(c, `${path}.${op}[${i}]`, depth + 1, count));
+    return op === '$and' ? { $and: children } : { $or: children };
+  }
+  const extra = Object.keys(v).find((k) => k !== 'assets' && k !== 'options');
+  if (extra) throw badRequest(`${path} has unknown field "${extra}" (a group is $and, $or, or assets with options)`);
+  if (!Array.isArray(v.assets) || v.assets.length === 0) throw badRequest(`${path}.assets must be a non-empty array`);
+  const assets = v.assets.map((a, i) => parseAsset(a, `${path}.assets[${i}]`));
+  count.assets += assets.length;
+  if (count.assets > MAX_ASSETS) throw badRequest(`ownershipRequirements may name at most ${MAX_ASSETS} assets`);
+  const options: { numMatchesForVerification?: bigint } = {};
+  if (v.options !== undefined) {
+    if (!isObj(v.options)) throw badRequest(`${path}.options must be an object`);
+    const extraOpt = Object.keys(v.options).find((k) => k !== 'numMatchesForVerification');
+    if (extraOpt) throw badRequest(`${path}.options has unknown field "${extraOpt}"`);
+    const n = v.options.numMatchesForVerification;
+    if (n !== undefined) {
+      if (!(typeof n === 'number' && Number.isSafeInteger(n) && n >= 0) && !(typeof n === 'string' && /^\d{1,20}$/.test(n))) {
+        throw badRequest(`${path}.options.numMatchesForVerification must be a non-negative integer`);
+      }
+      if (BigInt(n) > 0n) options.numMatchesForVerification = BigInt(n);
+    }
+  }
+  return { assets, options };
+}
+
+function parseAsset(v: unknown, path: string): Asset {
+  if (!isObj(v)) throw badRequest(`${path} must be an object`);
+  const extra = Object.keys(v).find((k) => !['chain', 'collectionId', 'assetIds', 'ownershipTimes', 'mustOwnAmounts'].includes(k));
+  if (extra) throw badRequest(`${path} has unknown field "${extra}"`);
+  const chain = v.chain ?? 'BitBadges';
+  if (typeof chain !== 'string' || !CHAINS.includes(chain)) throw badRequest(`${path}.chain ${JSON.stringify(chain)} is not supported: this service reads only its own chain ("BitBadges")`);
+  if (typeof v.collectionId !== 'string' || !/^[1-9]\d{0,19}$/.test(v.collectionId)) throw badRequest(`${path}.collectionId must be a positive integer string (lists are not supported)`);
+  const assetIds = parseUintRanges(v.assetIds, `${path}.assetIds`);
+  if (assetIds.length === 0) throw badRequest(`${path}.assetIds must name at least one token id range`);
+  if (assetIds.some((r) => r.start === 0n)) throw badRequest(`${path}.assetIds start at token id 1`);
+  const ownershipTimes = v.ownershipTimes === undefined ? [] : parseUintRanges(v.ownershipTimes, `${path}.ownershipTimes`);
+  return { collectionId: v.collectionId, assetIds: sortAndMerge(assetIds), ownershipTimes, mustOwnAmounts: parseUintRange(v.mustOwnAmounts, `${path}.mustOwnAmounts`) };
+}
+
+export function requirementToJson(r: Requirement): unknown {
+  if ('$and' in r) return { $and: r.$and.map(requirementToJson) };
+  if ('$or' in r) return { $or: r.$or.map(requirementToJson) };
+  return {
+    assets: r.assets.map((a) => ({ chain: 'BitBadges', collectionId: a.collectionId, assetIds: rangesToJson(a.assetIds), ownershipTimes: rangesToJson(a.ownershipTimes), mustOwnAmounts: { start: a.mustOwnAmounts.start.toString(), end: a.mustOwnAmounts.end.toString() } })),
+    options: r.options.numMatchesForVerification !== undefined ? { numMatchesForVerification: r.options.numMatchesForVerification.toString() } : {},
+  };
+}
+
+/** Every collection the requirement reads (for prefetching). */
+export function collectionsOf(r: Requirement): string[] {
+  if ('$and' in r) return [...new Set(r.$and.flatMap(collectionsOf))];
+  if ('$or' in r) return [...new Set(r.$or.flatMap(collectionsOf))];
+  return [...new Set(r.assets.map((a) => a.collectionId))];
+}
+
+export type BalanceReader = (collectionId: string) => Promise<Balance[]>;
+
+const fmt = (rs: UintRange[]) => rs.map((r) => (r.start === r.end ? `${r.start}` : `${r.start}-${r.end}`)).join(', ');
+
+/** null when the address meets the requirement; otherwise the reason. */
+export async function checkRequirement(r: Requirement, address: string, now: number, read: BalanceReader): Promise<string | null> {
+  if ('$and' in r) {
+    for (const c of r.$and) {
+      const why = await checkRequirement(c, address, now, read);
+      if (why) return why;
+    }
+    return null;
+  }
+  if ('$or' in r) {
+    for (const c of r.$or) if ((await checkRequirement(c, address, now, read)) === null) return null;
+    return 'Address did not meet the asset ownership requirements.';
+  }
+  const need = r.options.numMatchesForVerification;
+  let matched = 0n;
+  for (const a of r.assets) {
+    const times = a.ownershipTimes.length ? a.ownershipTimes : [{ start: BigInt(now), end: BigInt(now) }];
+    const pieces = balancesForIds(a.assetIds, times, await read(a.collectionId));
+    const { start: min, end: max } = a.mustOwnAmounts;
+    if (need === undefined) {
+      for (const p of pieces) {
+        if (p.amount < min) return `Address does not own enough of IDs ${fmt(p.tokenIds)} in collection ${a.collectionId} to meet minimum balance requirement of ${min}`;
+        if (p.amount > max) return `Address owns too much of IDs ${fmt(p.tokenIds)} in collection ${a.collectionId} to meet maximum balance requirement of ${max}`;
+      }
+    } else {
+      const failing = pieces.filter((p) => p.amount < min || p.amount > max).flatMap((p) => p.tokenIds);
+      matched += rangesSize(subtractRanges(a.assetIds, failing));
+    }
+  }
+  if (need !== undefined && matched < need) return `Address ${address} did not meet the ownership requirements.`;
+  return null;
+}
+
+export { MAX_UINT64 };
