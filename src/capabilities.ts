@@ -8,6 +8,7 @@ import { merkle } from './merkle/routes.ts';
 import { dynamicStores } from './stores/routes.ts';
 import { claims } from './claims/routes.ts';
 import { swap } from './swap/routes.ts';
+import { portal } from './portal/routes.ts';
 
 export interface Capability {
   name: string;
@@ -15,4 +16,4 @@ export interface Capability {
   register(app: FastifyInstance, ctx: AppContext): Promise<void> | void;
 }
 
-export const capabilities: Capability[] = [operations, signin, dynamicStores, claims, merkle, swap];
+export const capabilities: Capability[] = [operations, signin, dynamicStores, claims, merkle, swap, portal];

@@ -9,7 +9,8 @@ import type { ClaimTables } from '../claims/storage.ts';
 import type { SigninTables } from '../signin/storage.ts';
 import type { StoreTables } from '../stores/storage.ts';
 import type { SwapTables } from '../swap/storage.ts';
+import type { ConsoleTables } from '../portal/console-session.ts';
 
-export interface Database extends SigninTables, StoreTables, ClaimTables, SwapTables {
+export interface Database extends SigninTables, StoreTables, ClaimTables, SwapTables, ConsoleTables {
   api_keys: ApiKeyTable;
 }

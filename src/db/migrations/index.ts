@@ -8,6 +8,7 @@ import * as m0002 from './0002_signin.ts';
 import * as m0004 from './0004_stores.ts';
 import * as m0006 from './0006_swap.ts';
 import * as m0007 from './0007_signin_token_selectors.ts';
+import * as m0014 from './0014_console_sessions.ts';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -16,6 +17,7 @@ const migrations: Record<string, Migration> = {
   '0004_stores': m0004,
   '0006_swap': m0006,
   '0007_signin_token_selectors': m0007,
+  '0014_console_sessions': m0014,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
