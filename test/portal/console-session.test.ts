@@ -39,7 +39,7 @@ describe('console session', () => {
 
   test('a cross-site POST is refused, with or without the token', async () => {
     const s = await consoleSignIn(t);
-    for (const headers of [{ origin: 'https://evil.example' }, { 'sec-fetch-site': 'cross-site' }, { 'sec-fetch-site': 'same-site' }]) {
+    for (const headers of [{ origin: 'https://evil.example' }, { 'sec-fetch-site': 'cross-site' }, { 'sec-fetch-site': 'same-site' }] as Record<string, string>[]) {
       const res = await consoleRequest(t, s, 'POST', '/api/v0/developerApps', { name: 'X', redirectUris: ['https://x.example/cb'] }, headers);
       assert.equal(res.statusCode, 403, JSON.stringify(headers));
       assert.match(res.json().errorMessage, /^Cross-site request refused/);
