@@ -71,7 +71,11 @@ export function tsType(s: Schema | boolean | undefined, depth: number): string {
       const lines = Object.entries((s.properties ?? {}) as Record<string, Schema>).map(
         ([k, v]) => `${doc(v, depth + 1)}${pad(depth + 1)}${ident(k)}${required.has(k) ? '' : '?'}: ${tsType(v, depth + 1)};`,
       );
-      if (s.additionalProperties !== undefined && s.additionalProperties !== false) lines.push(`${pad(depth + 1)}[key: string]: ${s.additionalProperties === true ? 'unknown' : tsType(s.additionalProperties, depth + 1)};`);
+      // With fixed properties too, TypeScript cannot type the other keys apart from them: unknown.
+      if (s.additionalProperties !== undefined && s.additionalProperties !== false) {
+        const other = s.additionalProperties === true || lines.length ? 'unknown' : tsType(s.additionalProperties, depth + 1);
+        lines.push(`${pad(depth + 1)}[key: string]: ${other};`);
+      }
       else if (s.additionalProperties === undefined && !s.properties) lines.push(`${pad(depth + 1)}[key: string]: unknown;`);
       return lines.length ? `{\n${lines.join('\n')}\n${pad(depth)}}` : 'Record<string, never>';
     }

@@ -712,9 +712,7 @@ export interface paths {
                         _expectedVersion: number;
                         /** Run only these instances (numUses and the claim-number assigner always run) */
                         _specificInstanceIds?: (string)[];
-                        [key: string]: {
-                            [key: string]: unknown;
-                        };
+                        [key: string]: unknown;
                     };
                 };
             };
@@ -759,6 +757,62 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/claims/mine": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get: /** Claims you created (live ones), newest first, 25 per page; read each with GET /api/v0/claim/{claimId} */
+        {
+            parameters: {
+                query?: {
+                    /** Opaque cursor; '' for the first page */
+                    bookmark?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            claims: ({
+                                claimId: string;
+                                name: string;
+                                createdAt: string;
+                                lastUpdated: string;
+                                version: string;
+                                testOnly: boolean;
+                            })[];
+                            pagination: {
+                                bookmark: string;
+                                hasMore: boolean;
+                            };
+                        };
+                    };
+                };
+                400: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                401: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -980,9 +1034,7 @@ export interface paths {
                         _expectedVersion: number;
                         /** Run only these instances (numUses and the claim-number assigner always run) */
                         _specificInstanceIds?: (string)[];
-                        [key: string]: {
-                            [key: string]: unknown;
-                        };
+                        [key: string]: unknown;
                     };
                 };
             };
@@ -1259,6 +1311,8 @@ export interface paths {
                             expiresAt: string;
                             /** Send as x-csrf-token on every non-GET call; "" for a visitor */
                             csrfToken: string;
+                            /** Chain id a Keplr-style wallet is asked to enable (SIGNIN_NATIVE_CHAIN_ID) */
+                            nativeChainId: string;
                         };
                     };
                 };
@@ -1308,6 +1362,8 @@ export interface paths {
                             expiresAt: string;
                             /** Send as x-csrf-token on every non-GET call; "" for a visitor */
                             csrfToken: string;
+                            /** Chain id a Keplr-style wallet is asked to enable (SIGNIN_NATIVE_CHAIN_ID) */
+                            nativeChainId: string;
                         };
                     };
                 };

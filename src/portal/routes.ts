@@ -37,6 +37,7 @@ const ConsoleSessionInfo = Type.Object({
   scopes: Type.Array(Type.String()),
   expiresAt: Type.String({ description: 'UNIX ms; "0" for a visitor' }),
   csrfToken: Type.String({ description: 'Send as x-csrf-token on every non-GET call; "" for a visitor' }),
+  nativeChainId: Type.String({ description: 'Chain id a Keplr-style wallet is asked to enable (SIGNIN_NATIVE_CHAIN_ID)' }),
 });
 
 const OwnedApiKeyDoc = Type.Object({
@@ -119,6 +120,7 @@ export const portal: Capability = {
           scopes,
           expiresAt: String(created.expiresAt),
           csrfToken: csrfTokenFor(ctx, created.sessionId),
+          nativeChainId: ctx.config.signinNativeChainId,
         };
       },
     );
@@ -137,8 +139,9 @@ export const portal: Capability = {
         reply.header('cache-control', 'no-store');
         const auth = request.browserAuth;
         const s = auth?.session;
-        if (!auth || !s) return { signedIn: false, address: '', platformAddress: '', chain: '', scopes: [], expiresAt: '0', csrfToken: '' };
-        return { signedIn: true, address: s.address, platformAddress: s.platformAddress, chain: s.chain, scopes: s.scopes, expiresAt: String(s.expiresAt), csrfToken: csrfTokenFor(ctx, auth.id) };
+        const nativeChainId = ctx.config.signinNativeChainId;
+        if (!auth || !s) return { signedIn: false, address: '', platformAddress: '', chain: '', scopes: [], expiresAt: '0', csrfToken: '', nativeChainId };
+        return { signedIn: true, address: s.address, platformAddress: s.platformAddress, chain: s.chain, scopes: s.scopes, expiresAt: String(s.expiresAt), csrfToken: csrfTokenFor(ctx, auth.id), nativeChainId };
       },
     );
 
@@ -312,6 +315,56 @@ export const portal: Capability = {
                   : r.expires_at !== null && now < r.expires_at
                     ? ('active' as const)
                     : ('ended' as const),
+          })),
+          pagination: { bookmark: page.bookmark, hasMore: page.hasMore },
+        };
+      },
+    );
+
+    // ---- my claims ---------------------------------------------------------------------------
+    app.get(
+      '/api/v0/claims/mine',
+      {
+        schema: {
+          tags: ['claims'],
+          summary: 'Claims you created (live ones), newest first, 25 per page; read each with GET /api/v0/claim/{claimId}',
+          security: [{ apiKey: [], bearer: [] }, { consoleSession: [] }],
+          querystring: Type.Object({ bookmark: Type.Optional(Bookmark) }, { additionalProperties: false }),
+          response: {
+            200: Type.Object({
+              claims: Type.Array(Type.Object({ claimId: Type.String(), name: Type.String(), createdAt: Type.String(), lastUpdated: Type.String(), version: Type.String(), testOnly: Type.Boolean() })),
+              pagination: Type.Object({ bookmark: Type.String(), hasMore: Type.Boolean() }),
+            }),
+            ...errorResponses(400, 401),
+          },
+        },
+      },
+      async (request) => {
+        const me = (await requireSession(request)).platformAddress;
+        const now = ctx.clock.now();
+        const page = await paginate({
+          query: ctx.db
+            .selectFrom('claims')
+            .select(['claim_id', 'details', 'created_at', 'last_updated', 'version', 'test_expires_at'])
+            .where('created_by', '=', me)
+            .where('deleted_at', 'is', null)
+            .where((eb) => eb.or([eb('test_expires_at', 'is', null), eb('test_expires_at', '>', now)])),
+          keys: [
+            { column: 'created_at', direction: 'desc' },
+            { column: 'claim_id', direction: 'desc' },
+          ],
+          bookmark: request.query.bookmark,
+          keyring: ctx.keyring,
+          scope: `myClaims|${me}`,
+        });
+        return {
+          claims: page.docs.map((r) => ({
+            claimId: r.claim_id,
+            name: String((JSON.parse(r.details) as { metadata?: { name?: string } }).metadata?.name ?? ''),
+            createdAt: String(r.created_at),
+            lastUpdated: String(r.last_updated),
+            version: String(r.version),
+            testOnly: r.test_expires_at !== null,
           })),
           pagination: { bookmark: page.bookmark, hasMore: page.hasMore },
         };
