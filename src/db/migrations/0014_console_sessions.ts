@@ -1,7 +1,7 @@
 // The web console (src/portal): browser sessions set after a wallet proof, API keys owned by a
 // user (created in the console) with their last use, the built-in "console" sign-in client whose
 // challenges become console sessions, and an index for an app's recent sign-ins and a user's
-// signed-in apps.
+// signed-in apps, and one for "my claims".
 import { randomBytes, createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 
@@ -27,6 +27,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.createIndex('api_keys_owner').on('api_keys').columns(['owner', 'created_at']).execute();
 
   await db.schema.createIndex('signin_authorizations_client_created').on('signin_authorizations').columns(['client_id', 'created_at']).execute();
+  await db.schema.createIndex('claims_created_by').on('claims').columns(['created_by', 'created_at', 'claim_id']).execute();
   await db.schema.createIndex('signin_authorizations_user').on('signin_authorizations').columns(['platform_address', 'created_at']).execute();
 
   // The console signs users in through the ordinary challenge route with this client id. Its
@@ -53,6 +54,7 @@ export async function up(db: Kysely<any>): Promise<void> {
 export async function down(db: Kysely<any>): Promise<void> {
   await db.deleteFrom('signin_apps').where('client_id', '=', CONSOLE_CLIENT_ID).execute();
   await db.schema.dropIndex('signin_authorizations_user').execute();
+  await db.schema.dropIndex('claims_created_by').execute();
   await db.schema.dropIndex('signin_authorizations_client_created').execute();
   await db.schema.dropIndex('api_keys_owner').execute();
   await db.schema.alterTable('api_keys').dropColumn('last_used_at').execute();
