@@ -120,7 +120,7 @@ export const CORE_PLUGIN_DESCRIPTIONS: PluginDescription[] = [
       { key: 'dynamicDataId', label: 'Dynamic store id', type: 'string', helper: 'From the store page ("copy whitelist snippet").' },
       { key: 'dataSecret', label: 'Dynamic store secret', type: 'string', helper: 'Needed unless the store is public for claims.' },
     ],
-    customDetailsDisplay: 'Only listed addresses may claim (at most {{maxUsesPerAddress}} per address when set).',
+    customDetailsDisplay: 'Only listed addresses may claim.',
   },
   {
     ...base,

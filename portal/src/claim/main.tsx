@@ -98,6 +98,7 @@ function ClaimPage() {
           }
           setStatus(null);
           setResult({ success: s.success, error: s.error, claimNumber, code: s.code });
+          setClaim((await call(api.GET('/api/v0/claim/{claimId}', { params: { path: { claimId } } }))).claim);
           return;
         }
         await new Promise((r) => setTimeout(r, i < 20 ? 250 : 1000));
