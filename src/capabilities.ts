@@ -14,6 +14,7 @@ import { connections } from './connections/routes.ts';
 import { pluginDocuments } from './plugin-documents/routes.ts';
 import { webhooks } from './webhooks/routes.ts';
 import { integrations } from './integrations/routes.ts';
+import { portal } from './portal/routes.ts';
 
 export interface Capability {
   name: string;
@@ -21,4 +22,4 @@ export interface Capability {
   register(app: FastifyInstance, ctx: AppContext): Promise<void> | void;
 }
 
-export const capabilities: Capability[] = [operations, signin, dynamicStores, claims, merkle, swap, connections, pluginDocuments, webhooks, accounts, collections, integrations];
+export const capabilities: Capability[] = [operations, signin, dynamicStores, claims, merkle, swap, connections, pluginDocuments, webhooks, accounts, collections, integrations, portal];

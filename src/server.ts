@@ -120,6 +120,7 @@ export async function buildApp(ctx: AppContext, { extend, ...opts }: BuildOption
         securitySchemes: {
           apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
           bearer: { type: 'http', scheme: 'bearer' },
+          consoleSession: { type: 'apiKey', in: 'cookie', name: 'platform_console', description: 'The web console session (same-origin browser calls; non-GET calls also send x-csrf-token). See docs/portal.md.' },
         },
       },
       security: [{ apiKey: [] }],

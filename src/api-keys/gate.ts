@@ -1,13 +1,15 @@
 // The API-key gate: every /api/ route needs `x-api-key` unless it is marked `config.public`
-// (routes a browser calls during sign-in). A verified key is remembered for at most
+// (routes a browser calls during sign-in). A request without a key may instead carry the web
+// console's session cookie (same-origin, CSRF-checked: src/portal/console-session.ts). A verified key is remembered for at most
 // API_KEY_CACHE_MS (default 1 s): the lookup is most of the gate's cost, and a revocation still
 // reaches every process sharing the database within that bound. Unknown keys are never cached.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { tooManyRequests, unauthorized } from '../shared/errors.ts';
 import { sha256Hex } from '../shared/crypto.ts';
-import { findActiveApiKeyByHash } from './storage.ts';
 import { createRateLimiter, ipBucket, type Verdict } from './rate-limit.ts';
+import { authenticateBrowser } from '../portal/console-session.ts';
+import { findActiveApiKeyByHash, LAST_USE_RESOLUTION_MS, touchApiKey } from './storage.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -48,6 +50,11 @@ export function registerApiKeyGate(app: FastifyInstance, ctx: AppContext): ApiKe
       verified.delete(presented);
       throw unauthorized(INVALID);
     }
+    // Last use for the console's key list: a write at most once a minute per key, off the request path.
+    const now = ctx.clock.now();
+    if (key.last_used_at === null || now - key.last_used_at >= LAST_USE_RESOLUTION_MS) {
+      touchApiKey(ctx.db, key.id, now).catch((err: unknown) => ctx.log.warn({ err }, 'could not record API key use'));
+    }
     if (ttl > 0) {
       if (verified.size >= 10_000) verified.clear(); // bounded: keys are few, this never trims in practice
       verified.set(presented, { id: key.id, at: Date.now() });
@@ -61,7 +68,12 @@ export function registerApiKeyGate(app: FastifyInstance, ctx: AppContext): ApiKe
   };
   const authenticate = (request: FastifyRequest, done: Done) => {
     const header = request.headers['x-api-key'];
-    if (typeof header !== 'string' || header === '') return done(unauthorized(MISSING));
+    if (typeof header !== 'string' || header === '') {
+      if (request.headers.cookie === undefined) return done(unauthorized(MISSING));
+      // the web console's cookie session (same-origin, CSRF-checked) stands in for a key
+      authenticateBrowser(ctx, request).then((auth) => (auth ? admit(request, `console:${auth.id}`, done) : done(unauthorized(MISSING))), done);
+      return;
+    }
     // Keyed by the presented key: a hit costs a map lookup, not a hash (the database holds only
     // hashes; this map lives in process memory for at most API_KEY_CACHE_MS per entry).
     const cached = verified.get(header);

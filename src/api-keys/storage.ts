@@ -9,6 +9,10 @@ export interface ApiKeyTable {
   key_hash: string;
   created_at: number;
   revoked_at: number | null;
+  /** platformAddress of the console user who created the key; null for operator (CLI) keys. */
+  owner: string | null;
+  /** Last time the gate verified the key (written at most once a minute per key). */
+  last_used_at: number | null;
 }
 
 export interface ApiKeyInfo {
@@ -20,10 +24,10 @@ export interface ApiKeyInfo {
 
 const info = (r: ApiKeyTable): ApiKeyInfo => ({ id: r.id, label: r.label, createdAt: r.created_at, revokedAt: r.revoked_at });
 
-/** Creates a key; the plaintext is returned here and never again. */
-export async function createApiKey(db: DB, label: string, now = Date.now()): Promise<ApiKeyInfo & { key: string }> {
+/** Creates a key; the plaintext is returned here and never again. `owner`: the console user creating it. */
+export async function createApiKey(db: DB, label: string, now = Date.now(), owner: string | null = null): Promise<ApiKeyInfo & { key: string }> {
   const key = randomHex(32);
-  const row: ApiKeyTable = { id: `key_${randomHex(8)}`, label, key_hash: sha256Hex(key), created_at: now, revoked_at: null };
+  const row: ApiKeyTable = { id: `key_${randomHex(8)}`, label, key_hash: sha256Hex(key), created_at: now, revoked_at: null, owner, last_used_at: null };
   await db.insertInto('api_keys').values(row).execute();
   return { ...info(row), key };
 }
@@ -42,7 +46,55 @@ export async function revokeApiKey(db: DB, id: string, now = Date.now()): Promis
 }
 
 /** The active key whose plaintext hashes to `keyHash`, if any. */
-export async function findActiveApiKeyByHash(db: DB, keyHash: string): Promise<{ id: string } | undefined> {
-  return db.selectFrom('api_keys').select('id').where('key_hash', '=', keyHash).where('revoked_at', 'is', null).executeTakeFirst();
+export async function findActiveApiKeyByHash(db: DB, keyHash: string): Promise<{ id: string; last_used_at: number | null } | undefined> {
+  return db.selectFrom('api_keys').select(['id', 'last_used_at']).where('key_hash', '=', keyHash).where('revoked_at', 'is', null).executeTakeFirst();
+}
+
+/** Records a use; callers throttle (LAST_USE_RESOLUTION_MS) so a busy key is not a write per request. */
+export const LAST_USE_RESOLUTION_MS = 60_000;
+export async function touchApiKey(db: DB, id: string, now: number): Promise<void> {
+  await db.updateTable('api_keys').set({ last_used_at: now }).where('id', '=', id).execute();
+}
+
+// Keys owned by a console user (created in the console).
+
+export interface OwnedApiKey {
+  id: string;
+  label: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+const owned = (r: Pick<ApiKeyTable, 'id' | 'label' | 'created_at' | 'last_used_at' | 'revoked_at'>): OwnedApiKey => ({
+  id: r.id,
+  label: r.label,
+  createdAt: String(r.created_at),
+  lastUsedAt: r.last_used_at === null ? null : String(r.last_used_at),
+  revokedAt: r.revoked_at === null ? null : String(r.revoked_at),
+});
+
+export async function listOwnedApiKeys(db: DB, owner: string): Promise<OwnedApiKey[]> {
+  const rows = await db
+    .selectFrom('api_keys')
+    .select(['id', 'label', 'created_at', 'last_used_at', 'revoked_at'])
+    .where('owner', '=', owner)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .execute();
+  return rows.map(owned);
+}
+
+export async function countActiveOwnedApiKeys(db: DB, owner: string): Promise<number> {
+  const r = await db.selectFrom('api_keys').select((eb) => eb.fn.countAll<string | number>().as('n')).where('owner', '=', owner).where('revoked_at', 'is', null).executeTakeFirstOrThrow();
+  return Number(r.n);
+}
+
+/** Revokes a key of `owner`; false when `owner` has no key with that id. */
+export async function revokeOwnedApiKey(db: DB, id: string, owner: string, now: number): Promise<boolean> {
+  const found = await db.selectFrom('api_keys').select('id').where('id', '=', id).where('owner', '=', owner).executeTakeFirst();
+  if (!found) return false;
+  await db.updateTable('api_keys').set({ revoked_at: now }).where('id', '=', id).where('revoked_at', 'is', null).execute();
+  return true;
 }
 

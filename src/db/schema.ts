@@ -15,8 +15,9 @@ import type { WebhookTables } from '../webhooks/outbox.ts';
 import type { SigninTables } from '../signin/storage.ts';
 import type { StoreTables } from '../stores/storage.ts';
 import type { SwapTables } from '../swap/storage.ts';
+import type { ConsoleTables } from '../portal/console-session.ts';
 
-export interface Database extends SigninTables, StoreTables, ClaimTables, SwapTables, ConnectionTables, PluginDocumentTables, WebhookTables, AccountTables, ChainTables {
+export interface Database extends SigninTables, StoreTables, ClaimTables, SwapTables, ConnectionTables, PluginDocumentTables, WebhookTables, AccountTables, ChainTables, ConsoleTables {
   api_keys: ApiKeyTable;
   rate_limit_windows: RateLimitWindowTable;
 }

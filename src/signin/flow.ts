@@ -9,7 +9,8 @@ import { findAppRow } from './apps.ts';
 import { CODE_TTL_MS, REQUEST_TTL_MS } from './lifetimes.ts';
 import { buildSigninMessage, EVM_CHAIN_ID, parseSigninMessage } from './message.ts';
 import { SCOPE_IDS, scopeName } from './scopes.ts';
-import { parseList, type SigninAppTable, type SigninAuthorizationTable } from './storage.ts';
+import { parseList, type SigninAppTable, type SigninAuthorizationTable, type SigninRequestTable } from './storage.ts';
+import type { Tx } from '../db/index.ts';
 import { recoverEip191Signer, verifyAdr36 } from './verify.ts';
 
 /** Authorization-request errors, with the OAuth code the authorize page redirects with when it may. */
@@ -149,8 +150,18 @@ export interface Approval {
   redirectUrl?: string;
 }
 
-export async function approveChallenge(ctx: AppContext, input: { requestId: string; signature: string; publicKey?: string }): Promise<Approval> {
-  const now = ctx.clock.now();
+export interface ApproveInput {
+  requestId: string;
+  signature: string;
+  publicKey?: string;
+}
+
+/**
+ * Every check of an approval, writing nothing: the stored request (unused, unexpired), its app and
+ * redirect URI, the signed text, and the signature. Returns the request for the caller to consume
+ * (approval mints a code; the console opens a browser session).
+ */
+export async function verifyChallenge(ctx: AppContext, input: ApproveInput, now: number): Promise<SigninRequestTable> {
   const req = await ctx.db.selectFrom('signin_requests').selectAll().where('request_id', '=', input.requestId).executeTakeFirst();
   if (!req) throw notFound('Unknown sign-in request. Start a new sign-in.');
   if (req.consumed_at !== null) throw badRequest('This sign-in request was already used. Start a new sign-in.');
@@ -192,12 +203,22 @@ export async function approveChallenge(ctx: AppContext, input: { requestId: stri
     const result = verifyAdr36({ signer: req.address, data: req.message, publicKey: input.publicKey, signature: input.signature });
     if (!result.ok) throw unauthorized(`Signature does not verify for ${req.address}: ${result.reason}.`);
   }
+  return req;
+}
 
+/** Marks the request used; false when another approval consumed it first (each nonce is used once). */
+export async function consumeRequest(tx: Tx, requestId: string, now: number): Promise<boolean> {
+  const r = await tx.updateTable('signin_requests').set({ consumed_at: now }).where('request_id', '=', requestId).where('consumed_at', 'is', null).executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
+}
+
+export async function approveChallenge(ctx: AppContext, input: ApproveInput): Promise<Approval> {
+  const now = ctx.clock.now();
+  const req = await verifyChallenge(ctx, input, now);
   // All checks passed: consume the nonce exactly once, then mint the code, in one transaction.
   const code = randomHex(32);
   const consumed = await ctx.db.transaction().execute(async (tx) => {
-    const r = await tx.updateTable('signin_requests').set({ consumed_at: now }).where('request_id', '=', req.request_id).where('consumed_at', 'is', null).executeTakeFirst();
-    if (Number(r.numUpdatedRows) !== 1) return false;
+    if (!(await consumeRequest(tx, req.request_id, now))) return false;
     const row: SigninAuthorizationTable = {
       authorization_id: randomHex(16),
       code_hash: sha256Hex(code),

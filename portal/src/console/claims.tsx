@@ -1,0 +1,476 @@
+// Claims: my claims; a builder whose plugin forms come from the server's plugin descriptions
+// (params, assignMethod, satisfyMethod); edit with the version check; delete; a claim's attempts
+// (paged, with errors), a live "simulate as address" box and the codes CSV download.
+import { useEffect, useMemo, useState } from 'preact/hooks';
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex } from '@noble/hashes/utils.js';
+import { api, ApiFailure, call, formatTime, pluginDescriptions, type ClaimDoc, type paths, type PluginDescription, type SessionInfo } from '../api.ts';
+import { buildParams, detailsText, Fields, initialValues, type Values } from '../forms.tsx';
+import { CopyButton, download, ErrorLine, useAction } from '../ui.tsx';
+
+type Mine = paths['/api/v0/claims/mine']['get']['responses'][200]['content']['application/json']['claims'][number];
+type Attempt = paths['/api/v0/claims/{claimId}/attempts']['get']['responses'][200]['content']['application/json']['docs'][number];
+
+const go = (hash: string) => (location.hash = hash);
+
+function useDescriptions() {
+  const [d, setD] = useState<PluginDescription[] | null>(null);
+  useEffect(() => void pluginDescriptions().then(setD), []);
+  return d;
+}
+
+export function ClaimsPage({ route, session }: { route: string[]; session: SessionInfo }) {
+  if (route[0] === 'new') return <Builder />;
+  if (route[0] === 'edit' && route[1]) return <Builder claimId={route[1]} key={route[1]} />;
+  if (route[0] === 'view' && route[1]) return <ClaimView claimId={route[1]} session={session} key={route[1]} />;
+  return <MyClaims />;
+}
+
+function MyClaims() {
+  const [claims, setClaims] = useState<Mine[] | null>(null);
+  const [page, setPage] = useState({ bookmark: '', hasMore: false });
+  const { error, run } = useAction();
+  const load = (bookmark = '') =>
+    run(async () => {
+      const r = await call(api.GET('/api/v0/claims/mine', { params: { query: { bookmark } } }));
+      setClaims((prev) => (bookmark && prev ? [...prev, ...r.claims] : r.claims));
+      setPage(r.pagination);
+    });
+  useEffect(() => void load(), []);
+  return (
+    <section aria-labelledby="claims-title">
+      <div class="row spread">
+        <h1 id="claims-title">Claims</h1>
+        <a class="button" href="#/claims/new">
+          New claim
+        </a>
+      </div>
+      <ErrorLine error={error} />
+      {claims?.length === 0 ? <p>No claims yet.</p> : null}
+      {claims && claims.length > 0 ? (
+        <ul class="list">
+          {claims.map((c) => (
+            <li key={c.claimId} class="card row spread">
+              <span>
+                <a href={`#/claims/view/${encodeURIComponent(c.claimId)}`}>{c.name || c.claimId}</a> <code>{c.claimId}</code> <span class="muted">v{c.version}</span>
+              </span>
+              <span class="row">
+                <a href={`#/claims/edit/${encodeURIComponent(c.claimId)}`}>Edit</a>
+                <a href={`/claim/${encodeURIComponent(c.claimId)}`}>Public page</a>
+                <button
+                  type="button"
+                  class="danger small"
+                  aria-label={`Delete ${c.claimId}`}
+                  onClick={() =>
+                    confirm(`Delete the claim ${c.claimId}?`) &&
+                    void run(async () => {
+                      await call(api.DELETE('/api/v0/claims', { body: { claimIds: [c.claimId] } }));
+                      await load();
+                    })
+                  }
+                >
+                  Delete
+                </button>
+              </span>
+            </li>
+          ))}
+        </ul>
+      ) : null}
+      {page.hasMore ? (
+        <button type="button" class="secondary" onClick={() => void load(page.bookmark)}>
+          More claims
+        </button>
+      ) : null}
+    </section>
+  );
+}
+
+interface Instance {
+  uid: number;
+  pluginId: string;
+  instanceId: string;
+  pub: Values;
+  priv: Values;
+}
+type SatisfyMode = 'all' | 'AND' | 'OR' | 'NOT';
+let uids = 0;
+
+function Builder({ claimId: editing }: { claimId?: string }) {
+  const descriptions = useDescriptions();
+  const byId = useMemo(() => new Map((descriptions ?? []).map((d) => [d.pluginId, d])), [descriptions]);
+  const [claimId, setClaimId] = useState(editing ?? '');
+  const [name, setName] = useState('');
+  const [description, setDescription] = useState('');
+  const [showInSearch, setShowInSearch] = useState(false);
+  const [instances, setInstances] = useState<Instance[]>([]);
+  const [assignMethod, setAssignMethod] = useState('');
+  const [satisfy, setSatisfy] = useState<{ mode: SatisfyMode; conditions: string[]; min: string }>({ mode: 'all', conditions: [], min: '1' });
+  const [version, setVersion] = useState<string | null>(null);
+  const [adding, setAdding] = useState('');
+  const { busy, error, setError, run } = useAction();
+
+  const newInstance = (d: PluginDescription, taken: Instance[]): Instance => {
+    let n = 1;
+    while (taken.some((i) => i.instanceId === `${d.pluginId}${n}`)) n++;
+    return { uid: ++uids, pluginId: d.pluginId, instanceId: `${d.pluginId}${n}`, pub: initialValues(d.publicParamsSchema), priv: initialValues(d.privateParamsSchema) };
+  };
+
+  useEffect(() => {
+    if (!descriptions) return;
+    if (!editing) {
+      const numUses = descriptions.find((d) => d.mandatory);
+      if (numUses) setInstances([newInstance(numUses, [])]);
+      return;
+    }
+    void run(async () => {
+      const { claim } = await call(api.GET('/api/v0/claim/{claimId}', { params: { path: { claimId: editing }, query: { fetchPrivateParams: true } } }));
+      loadClaim(claim);
+    });
+  }, [descriptions]);
+
+  const loadClaim = (claim: ClaimDoc) => {
+    setName(claim.metadata.name);
+    setDescription(claim.metadata.description);
+    setShowInSearch(claim.showInSearchResults);
+    setAssignMethod(claim.assignMethod);
+    setVersion(claim.version);
+    const sm = claim.satisfyMethod as { type?: SatisfyMode; conditions?: unknown[]; options?: { minNumSatisfied?: number } } | undefined;
+    setSatisfy(sm?.type ? { mode: sm.type, conditions: (sm.conditions ?? []).filter((c): c is string => typeof c === 'string'), min: String(sm.options?.minNumSatisfied ?? 1) } : { mode: 'all', conditions: [], min: '1' });
+    setInstances(
+      claim.plugins.map((p) => {
+        const d = byId.get(p.pluginId);
+        return { uid: ++uids, pluginId: p.pluginId, instanceId: p.instanceId, pub: initialValues(d?.publicParamsSchema ?? [], p.publicParams), priv: initialValues(d?.privateParamsSchema ?? [], p.privateParams) };
+      }),
+    );
+  };
+
+  if (!descriptions) return <p aria-busy="true">Loading plugins…</p>;
+  const addable = descriptions.filter((d) => d.duplicatesAllowed || !instances.some((i) => i.pluginId === d.pluginId));
+  const assigners = instances.filter((i) => byId.get(i.pluginId)?.canAssignClaimNumbers);
+  const update = (uid: number, patch: Partial<Instance>) => setInstances((list) => list.map((i) => (i.uid === uid ? { ...i, ...patch } : i)));
+
+  const save = () =>
+    run(async () => {
+      const plugins = instances.map((i) => {
+        const d = byId.get(i.pluginId);
+        try {
+          return { pluginId: i.pluginId, instanceId: i.instanceId, publicParams: buildParams(d?.publicParamsSchema ?? [], i.pub), privateParams: buildParams(d?.privateParamsSchema ?? [], i.priv) };
+        } catch (e) {
+          throw new Error(`${i.instanceId}: ${(e as Error).message}`);
+        }
+      });
+      const satisfyMethod =
+        satisfy.mode === 'all'
+          ? undefined
+          : { type: satisfy.mode, conditions: satisfy.conditions.filter((c) => instances.some((i) => i.instanceId === c)), ...(satisfy.mode === 'OR' ? { options: { minNumSatisfied: Number(satisfy.min) || 1 } } : {}) };
+      const common = { claimId, metadata: { name, description, image: '' }, showInSearchResults: showInSearch, plugins, assignMethod };
+      if (editing) {
+        try {
+          await call(api.PUT('/api/v0/claims', { body: { claims: [{ ...common, satisfyMethod: satisfyMethod ?? null, _expectedVersion: Number(version) }] } }));
+        } catch (e) {
+          if (e instanceof ApiFailure && e.status === 409) throw new Error(`Someone else saved this claim after you opened it. ${e.message}. Reload the claim to see their changes, then edit again.`);
+          throw e;
+        }
+      } else {
+        await call(api.POST('/api/v0/claims', { body: { claims: [{ ...common, ...(satisfyMethod ? { satisfyMethod } : {}) }] } }));
+      }
+      go(`#/claims/view/${encodeURIComponent(claimId)}`);
+    });
+
+  return (
+    <section aria-labelledby="builder-title">
+      <h1 id="builder-title">{editing ? `Edit ${editing}` : 'New claim'}</h1>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          void save();
+        }}
+      >
+        <div class="card">
+          <div class="field">
+            <label for="claim-id">Claim ID *</label>
+            <input id="claim-id" required pattern="[A-Za-z0-9_\-]{1,128}" disabled={!!editing} value={claimId} onInput={(e) => setClaimId((e.currentTarget as HTMLInputElement).value)} aria-describedby="claim-id-help" />
+            <small id="claim-id-help" class="helper">
+              Letters, digits, _ and -. The public page is /claim/{claimId || '…'}.
+            </small>
+          </div>
+          <div class="field">
+            <label for="claim-name">Name</label>
+            <input id="claim-name" value={name} maxLength={512} onInput={(e) => setName((e.currentTarget as HTMLInputElement).value)} />
+          </div>
+          <div class="field">
+            <label for="claim-description">Description</label>
+            <textarea id="claim-description" rows={3} value={description} onInput={(e) => setDescription((e.currentTarget as HTMLTextAreaElement).value)} />
+          </div>
+          <div class="field check">
+            <input id="claim-search" type="checkbox" checked={showInSearch} onChange={(e) => setShowInSearch((e.currentTarget as HTMLInputElement).checked)} />
+            <label for="claim-search">Show in search results</label>
+          </div>
+        </div>
+
+        <h2>Plugins</h2>
+        {instances.map((i) => {
+          const d = byId.get(i.pluginId);
+          const prefix = `p-${i.uid}`;
+          return (
+            <fieldset class="card plugin" key={i.uid} data-plugin={i.pluginId}>
+              <legend>
+                {d?.metadata.name ?? i.pluginId} <span class="muted">({i.pluginId})</span>
+              </legend>
+              {d ? <p class="muted">{d.metadata.description}</p> : <p class="muted">This plugin has no form description; its params are kept as they are.</p>}
+              <div class="field">
+                <label for={`${prefix}-instance`}>Instance ID</label>
+                <input id={`${prefix}-instance`} required pattern="[A-Za-z0-9]{1,64}" value={i.instanceId} onInput={(e) => update(i.uid, { instanceId: (e.currentTarget as HTMLInputElement).value })} />
+              </div>
+              {d && d.publicParamsSchema.length ? <Fields fields={d.publicParamsSchema} values={i.pub} idPrefix={`${prefix}-pub`} onChange={(pub) => update(i.uid, { pub })} /> : null}
+              {d && d.privateParamsSchema.length ? (
+                <div class="private">
+                  <h3>Private</h3>
+                  <Fields fields={d.privateParamsSchema} values={i.priv} idPrefix={`${prefix}-priv`} onChange={(priv) => update(i.uid, { priv })} secret />
+                </div>
+              ) : null}
+              {!d?.mandatory ? (
+                <button type="button" class="link" onClick={() => setInstances((l) => l.filter((x) => x.uid !== i.uid))}>
+                  Remove {i.instanceId}
+                </button>
+              ) : null}
+            </fieldset>
+          );
+        })}
+        <div class="card row">
+          <div class="field grow">
+            <label for="add-plugin">Add a plugin</label>
+            <select id="add-plugin" value={adding} onChange={(e) => setAdding((e.currentTarget as HTMLSelectElement).value)}>
+              <option value="">Choose…</option>
+              {addable.map((d) => (
+                <option value={d.pluginId} key={d.pluginId}>
+                  {d.metadata.name} ({d.pluginId})
+                </option>
+              ))}
+            </select>
+          </div>
+          <button
+            type="button"
+            class="secondary"
+            disabled={!adding}
+            onClick={() => {
+              const d = byId.get(adding);
+              if (d) setInstances((l) => [...l, newInstance(d, l)]);
+              setAdding('');
+            }}
+          >
+            Add
+          </button>
+        </div>
+
+        <div class="card">
+          <h2>Claim numbers and success logic</h2>
+          <div class="field">
+            <label for="assign-method">Claim numbers assigned by</label>
+            <select id="assign-method" value={assignMethod} onChange={(e) => setAssignMethod((e.currentTarget as HTMLSelectElement).value)}>
+              <option value="">Default (number of uses)</option>
+              <option value="firstComeFirstServe">First come, first served</option>
+              {assigners.map((i) => (
+                <option value={i.instanceId} key={i.uid}>
+                  {i.instanceId}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div class="field">
+            <label for="satisfy-mode">A claim succeeds when</label>
+            <select id="satisfy-mode" value={satisfy.mode} onChange={(e) => setSatisfy({ ...satisfy, mode: (e.currentTarget as HTMLSelectElement).value as SatisfyMode })}>
+              <option value="all">every plugin passes</option>
+              <option value="AND">all of the chosen plugins pass</option>
+              <option value="OR">at least N of the chosen plugins pass</option>
+              <option value="NOT">none of the chosen plugins passes</option>
+            </select>
+          </div>
+          {satisfy.mode !== 'all' ? (
+            <fieldset>
+              <legend>Chosen plugins</legend>
+              {instances
+                .filter((i) => !byId.get(i.pluginId)?.mandatory)
+                .map((i) => (
+                  <div class="field check" key={i.uid}>
+                    <input
+                      id={`sat-${i.uid}`}
+                      type="checkbox"
+                      checked={satisfy.conditions.includes(i.instanceId)}
+                      onChange={(e) =>
+                        setSatisfy({
+                          ...satisfy,
+                          conditions: (e.currentTarget as HTMLInputElement).checked ? [...satisfy.conditions, i.instanceId] : satisfy.conditions.filter((c) => c !== i.instanceId),
+                        })
+                      }
+                    />
+                    <label for={`sat-${i.uid}`}>{i.instanceId}</label>
+                  </div>
+                ))}
+              {satisfy.mode === 'OR' ? (
+                <div class="field">
+                  <label for="sat-min">N (minimum passing)</label>
+                  <input id="sat-min" type="number" min={1} value={satisfy.min} onInput={(e) => setSatisfy({ ...satisfy, min: (e.currentTarget as HTMLInputElement).value })} />
+                </div>
+              ) : null}
+            </fieldset>
+          ) : null}
+        </div>
+        <ErrorLine error={error} />
+        <div class="row">
+          <button type="submit" id="save-claim" disabled={busy}>
+            {editing ? 'Save changes' : 'Create claim'}
+          </button>
+          {editing ? (
+            <button
+              type="button"
+              class="secondary"
+              onClick={() =>
+                void run(async () => {
+                  setError(null);
+                  loadClaim((await call(api.GET('/api/v0/claim/{claimId}', { params: { path: { claimId: editing }, query: { fetchPrivateParams: true } } }))).claim);
+                })
+              }
+            >
+              Reload
+            </button>
+          ) : null}
+        </div>
+      </form>
+    </section>
+  );
+}
+
+/** Codes of a seed (SPEC §2.7): sha256hex("<seed>-<i>") followed by "-<i>". */
+function codesCsv(seed: string, count: number): string {
+  const enc = new TextEncoder();
+  const rows = ['index,code'];
+  for (let i = 0; i < count; i++) rows.push(`${i},${bytesToHex(sha256(enc.encode(`${seed}-${i}`)))}-${i}`);
+  return rows.join('\n') + '\n';
+}
+
+function ClaimView({ claimId, session }: { claimId: string; session: SessionInfo }) {
+  const descriptions = useDescriptions();
+  const [claim, setClaim] = useState<ClaimDoc | null>(null);
+  const [attempts, setAttempts] = useState<{ docs: Attempt[]; bookmark: string; hasMore: boolean; total: number } | null>(null);
+  const { error, run } = useAction();
+  const loadAttempts = (bookmark = '') =>
+    run(async () => {
+      const r = await call(api.GET('/api/v0/claims/{claimId}/attempts', { params: { path: { claimId }, query: { includeErrors: true, bookmark } } }));
+      setAttempts((prev) => ({ ...r, docs: bookmark && prev ? [...prev.docs, ...r.docs] : r.docs }));
+    });
+  useEffect(() => {
+    void run(async () => setClaim((await call(api.GET('/api/v0/claim/{claimId}', { params: { path: { claimId }, query: { fetchPrivateParams: true } } }))).claim));
+    void loadAttempts();
+  }, []);
+  if (!claim) return <ErrorLine error={error} />;
+  const byId = new Map((descriptions ?? []).map((d) => [d.pluginId, d]));
+  const publicUrl = `${location.origin}/claim/${encodeURIComponent(claimId)}`;
+  return (
+    <section aria-labelledby="claim-title">
+      <h1 id="claim-title">{claim.metadata.name || claimId}</h1>
+      <p class="row">
+        <a href={`/claim/${encodeURIComponent(claimId)}`}>{publicUrl}</a> <CopyButton text={publicUrl} label="Copy link" />
+        <a href={`#/claims/edit/${encodeURIComponent(claimId)}`}>Edit</a>
+      </p>
+      <p class="muted">
+        Version {claim.version} · created {formatTime(claim.createdAt)} · updated {formatTime(claim.lastUpdated)}
+      </p>
+      <ul class="list">
+        {claim.plugins.map((p) => {
+          const d = byId.get(p.pluginId);
+          const numCodes = Number((p.publicParams as { numCodes?: number }).numCodes ?? 0);
+          const seed = (p.privateParams as { seedCode?: string }).seedCode;
+          return (
+            <li class="card" key={p.instanceId}>
+              <strong>{d?.metadata.name ?? p.pluginId}</strong> <code>{p.instanceId}</code>
+              <p>{d ? detailsText(d.customDetailsDisplay, p.publicParams) : ''}</p>
+              {p.publicState.numUses !== undefined ? <p class="muted">Used {p.publicState.numUses} times.</p> : null}
+              {seed && numCodes > 0 ? (
+                <button type="button" class="secondary" onClick={() => download(`${claimId}-${p.instanceId}-codes.csv`, codesCsv(seed, numCodes))}>
+                  Download {numCodes} codes (CSV)
+                </button>
+              ) : null}
+            </li>
+          );
+        })}
+      </ul>
+      <Simulate claim={claim} descriptions={descriptions ?? []} defaultAddress={session.address} />
+      <h2>Attempts {attempts ? <span class="muted">({attempts.total})</span> : null}</h2>
+      <ErrorLine error={error} />
+      {attempts && attempts.docs.length === 0 ? <p>No attempts yet.</p> : null}
+      {attempts && attempts.docs.length > 0 ? (
+        <div class="table-wrap">
+          <table>
+            <caption class="sr-only">Attempts, newest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">When</th>
+                <th scope="col">Address</th>
+                <th scope="col">Result</th>
+              </tr>
+            </thead>
+            <tbody>
+              {attempts.docs.map((a) => (
+                <tr key={a.claimAttemptId}>
+                  <td>{formatTime(a.attemptedAt)}</td>
+                  <td>
+                    <code>{a.platformAddress}</code>
+                  </td>
+                  <td>{a.success ? `claim #${a.claimNumber}` : <span class="error-text">{a.error}</span>}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
+      {attempts?.hasMore ? (
+        <button type="button" class="secondary" onClick={() => void loadAttempts(attempts.bookmark)}>
+          More attempts
+        </button>
+      ) : null}
+    </section>
+  );
+}
+
+function Simulate({ claim, descriptions, defaultAddress }: { claim: ClaimDoc; descriptions: PluginDescription[]; defaultAddress: string }) {
+  const [address, setAddress] = useState(defaultAddress);
+  const [inputs, setInputs] = useState<Record<string, Values>>({});
+  const [result, setResult] = useState<{ ok: boolean; text: string } | null>(null);
+  const byId = new Map(descriptions.map((d) => [d.pluginId, d]));
+  const withInputs = claim.plugins.filter((p) => (byId.get(p.pluginId)?.userInputsSchema.length ?? 0) > 0);
+  useEffect(() => {
+    if (!address) return;
+    const timer = setTimeout(async () => {
+      const body: Record<string, unknown> = { _expectedVersion: -1 };
+      for (const p of withInputs) body[p.instanceId] = buildInputs(byId.get(p.pluginId)!, inputs[p.instanceId]);
+      const r = await api.POST('/api/v0/claims/simulate/{claimId}/{address}', { params: { path: { claimId: claim.claimId, address } }, body: body as { _expectedVersion: number } });
+      setResult(r.response.ok ? { ok: true, text: 'This address would pass every requirement.' } : { ok: false, text: (r.error as { errorMessage?: string })?.errorMessage ?? `HTTP ${r.response.status}` });
+    }, 300);
+    return () => clearTimeout(timer);
+  }, [address, inputs]);
+  return (
+    <section class="card" aria-labelledby="simulate-title">
+      <h2 id="simulate-title">Simulate as address</h2>
+      <div class="field">
+        <label for="simulate-address">Address</label>
+        <input id="simulate-address" value={address} onInput={(e) => setAddress((e.currentTarget as HTMLInputElement).value.trim())} />
+      </div>
+      {withInputs.map((p) => (
+        <Fields key={p.instanceId} fields={byId.get(p.pluginId)!.userInputsSchema} values={inputs[p.instanceId] ?? {}} idPrefix={`sim-${p.instanceId}`} onChange={(v) => setInputs({ ...inputs, [p.instanceId]: v })} />
+      ))}
+      {result ? (
+        <p role="status" class={result.ok ? 'ok' : 'error'} data-testid="simulate-result">
+          {result.text}
+        </p>
+      ) : null}
+    </section>
+  );
+}
+
+/** User inputs for one instance; missing values are sent empty so the plugin answers its own text. */
+function buildInputs(d: PluginDescription, values: Values | undefined): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const f of d.userInputsSchema) out[f.key] = typeof values?.[f.key] === 'string' ? values[f.key] : '';
+  return out;
+}

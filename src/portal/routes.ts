@@ -1,0 +1,389 @@
+// The web console's capability: the console session (sign in with a wallet proof, who am I, sign
+// out), API keys owned by the signed-in user, the apps a user signed in to (revocable), an app's
+// recent sign-ins for its owner, the core plugins' form descriptions, and the built pages.
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { Capability } from '../capabilities.ts';
+import { countActiveOwnedApiKeys, createApiKey, listOwnedApiKeys, revokeOwnedApiKey } from '../api-keys/storage.ts';
+import { badRequest, forbidden, notFound } from '../shared/errors.ts';
+import { Bookmark, errorResponses } from '../shared/schemas.ts';
+import { paginate } from '../shared/pagination.ts';
+import { requireSession } from '../shared/session.ts';
+import { consumeRequest, verifyChallenge } from '../signin/flow.ts';
+import { parseList } from '../signin/storage.ts';
+import {
+  assertSameOrigin,
+  CONSOLE_CLIENT_ID,
+  createConsoleSession,
+  csrfTokenFor,
+  requireConsoleSession,
+  setSessionCookie,
+  mintVisitorCookie,
+  VISITOR_TTL_MS,
+  SESSION_TTL_MS,
+} from './console-session.ts';
+import { CORE_PLUGIN_DESCRIPTIONS, PluginDescription, SchemaField } from './core-plugins.ts';
+import { registerPortalStatic } from './static.ts';
+
+const tags = ['console'];
+const consoleSecurity = [{ consoleSession: [] }];
+const MAX_KEYS_PER_USER = 100;
+
+const ConsoleSessionInfo = Type.Object({
+  signedIn: Type.Boolean(),
+  address: Type.String(),
+  platformAddress: Type.String(),
+  chain: Type.String(),
+  scopes: Type.Array(Type.String()),
+  expiresAt: Type.String({ description: 'UNIX ms; "0" for a visitor' }),
+  csrfToken: Type.String({ description: 'Send as x-csrf-token on every non-GET call; "" for a visitor' }),
+  nativeChainId: Type.String({ description: 'Chain id a Keplr-style wallet is asked to enable (SIGNIN_NATIVE_CHAIN_ID)' }),
+});
+
+const OwnedApiKeyDoc = Type.Object({
+  id: Type.String(),
+  label: Type.String(),
+  createdAt: Type.String(),
+  lastUsedAt: Type.Union([Type.String(), Type.Null()]),
+  revokedAt: Type.Union([Type.String(), Type.Null()]),
+});
+
+const SignedInApp = Type.Object({
+  authorizationId: Type.String(),
+  clientId: Type.String(),
+  appName: Type.String(),
+  scopes: Type.Array(Type.String()),
+  createdAt: Type.String(),
+  expiresAt: Type.String(),
+});
+
+const AppSignin = Type.Object({
+  address: Type.String(),
+  platformAddress: Type.String(),
+  chain: Type.String(),
+  scopes: Type.Array(Type.String()),
+  createdAt: Type.String(),
+  status: Type.Union([Type.Literal('pending'), Type.Literal('active'), Type.Literal('revoked'), Type.Literal('ended')], {
+    description: 'pending: approved, code not exchanged yet; active: tokens live; revoked; ended: expired or never exchanged',
+  }),
+});
+
+export const portal: Capability = {
+  name: 'portal',
+  register(fastify, ctx) {
+    const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+    app.addSchema(SchemaField);
+    app.addSchema(PluginDescription);
+
+    // ---- console session ------------------------------------------------------------------
+    app.post(
+      '/api/v0/console/session',
+      {
+        config: { public: true },
+        schema: {
+          tags,
+          summary: 'Sign in to the console: turn an approved wallet proof into a session cookie',
+          description:
+            'First POST /api/v0/signin/challenge with client_id "console" (and every scope the console needs), have the wallet sign the message, then send the signature here. Sets an HttpOnly SameSite=Strict cookie; answers the session and its CSRF token. Same-origin only.',
+          security: [],
+          body: Type.Object(
+            { requestId: Type.String({ maxLength: 64 }), signature: Type.String({ maxLength: 256 }), publicKey: Type.Optional(Type.String({ maxLength: 128 })) },
+            { additionalProperties: false },
+          ),
+          response: { 200: ConsoleSessionInfo, ...errorResponses(400, 401, 403, 404) },
+        },
+      },
+      async (request, reply) => {
+        // Login CSRF: another site must not sign a browser in (into the attacker's account).
+        assertSameOrigin(ctx, request);
+        if (request.headers.origin === undefined && request.headers['sec-fetch-site'] === undefined && request.headers['x-requested-with'] === undefined) {
+          throw forbidden('Console sign-in must come from the console page (Origin or Sec-Fetch-Site header missing).');
+        }
+        const now = ctx.clock.now();
+        const req = await verifyChallenge(ctx, request.body, now);
+        // Only a challenge made for the console opens a console session: a proof given to another
+        // app ("Sign in to My App") never does.
+        if (req.client_id !== CONSOLE_CLIENT_ID || req.redirect_uri !== null) throw badRequest(`This sign-in request was made for another app; start the console sign-in with client_id "${CONSOLE_CLIENT_ID}".`);
+        const scopes = parseList(req.scopes);
+        const created = await ctx.db.transaction().execute(async (tx) => {
+          if (!(await consumeRequest(tx, req.request_id, now))) return null;
+          return createConsoleSession(ctx, tx, { address: req.address, platformAddress: req.platform_address, chain: req.chain, scopes }, now);
+        });
+        if (!created) throw badRequest('This sign-in request was already used. Start a new sign-in.');
+        setSessionCookie(ctx, reply, created.cookie, SESSION_TTL_MS);
+        reply.header('cache-control', 'no-store');
+        return {
+          signedIn: true,
+          address: req.address,
+          platformAddress: req.platform_address,
+          chain: req.chain,
+          scopes,
+          expiresAt: String(created.expiresAt),
+          csrfToken: csrfTokenFor(ctx, created.sessionId),
+          nativeChainId: ctx.config.signinNativeChainId,
+        };
+      },
+    );
+
+    app.get(
+      '/api/v0/console/session',
+      {
+        schema: {
+          tags,
+          summary: 'The console session of this browser (and its CSRF token)',
+          security: consoleSecurity,
+          response: { 200: ConsoleSessionInfo, ...errorResponses(401, 403) },
+        },
+      },
+      async (request, reply) => {
+        reply.header('cache-control', 'no-store');
+        const auth = request.browserAuth;
+        const s = auth?.session;
+        const nativeChainId = ctx.config.signinNativeChainId;
+        if (!auth || !s) return { signedIn: false, address: '', platformAddress: '', chain: '', scopes: [], expiresAt: '0', csrfToken: '', nativeChainId };
+        return { signedIn: true, address: s.address, platformAddress: s.platformAddress, chain: s.chain, scopes: s.scopes, expiresAt: String(s.expiresAt), csrfToken: csrfTokenFor(ctx, auth.id), nativeChainId };
+      },
+    );
+
+    app.delete(
+      '/api/v0/console/session',
+      { schema: { tags, summary: 'Sign out of the console', security: consoleSecurity, response: { 200: Type.Object({}), ...errorResponses(401, 403) } } },
+      async (request, reply) => {
+        const s = requireConsoleSession(request);
+        await ctx.db.updateTable('console_sessions').set({ revoked_at: ctx.clock.now() }).where('session_id', '=', s.authorizationId).where('revoked_at', 'is', null).execute();
+        setSessionCookie(ctx, reply, mintVisitorCookie(ctx), VISITOR_TTL_MS);
+        return {};
+      },
+    );
+
+    // ---- API keys owned by the console user ---------------------------------------------------
+    app.get(
+      '/api/v0/apiKeys',
+      { schema: { tags, summary: 'Your API keys (never their values), newest first', security: consoleSecurity, response: { 200: Type.Object({ apiKeys: Type.Array(OwnedApiKeyDoc) }), ...errorResponses(401, 403) } } },
+      async (request) => ({ apiKeys: await listOwnedApiKeys(ctx.db, requireConsoleSession(request).platformAddress) }),
+    );
+
+    app.post(
+      '/api/v0/apiKeys',
+      {
+        schema: {
+          tags,
+          summary: 'Create an API key (the key is returned once)',
+          security: consoleSecurity,
+          body: Type.Object({ label: Type.String({ minLength: 1, maxLength: 128 }) }, { additionalProperties: false }),
+          response: { 200: Type.Object({ apiKey: OwnedApiKeyDoc, key: Type.String() }), ...errorResponses(400, 401, 403) },
+        },
+      },
+      async (request) => {
+        const owner = requireConsoleSession(request).platformAddress;
+        if ((await countActiveOwnedApiKeys(ctx.db, owner)) >= MAX_KEYS_PER_USER) throw badRequest(`You already have ${MAX_KEYS_PER_USER} active API keys; revoke one first.`);
+        const created = await createApiKey(ctx.db, request.body.label, ctx.clock.now(), owner);
+        return { apiKey: { id: created.id, label: created.label, createdAt: String(created.createdAt), lastUsedAt: null, revokedAt: null }, key: created.key };
+      },
+    );
+
+    app.delete(
+      '/api/v0/apiKeys',
+      {
+        schema: {
+          tags,
+          summary: 'Revoke one of your API keys (every process refuses it within API_KEY_CACHE_MS)',
+          security: consoleSecurity,
+          body: Type.Object({ id: Type.String({ maxLength: 64 }) }, { additionalProperties: false }),
+          response: { 200: Type.Object({}), ...errorResponses(400, 401, 403, 404) },
+        },
+      },
+      async (request) => {
+        const owner = requireConsoleSession(request).platformAddress;
+        if (!(await revokeOwnedApiKey(ctx.db, request.body.id, owner, ctx.clock.now()))) throw notFound(`You have no API key with id ${request.body.id}`);
+        return {};
+      },
+    );
+
+    // ---- the apps a user signed in to -------------------------------------------------------
+    app.get(
+      '/api/v0/account/authorizations',
+      {
+        schema: {
+          tags,
+          summary: 'Apps you are signed in to (live authorizations), newest first, at most 100',
+          security: consoleSecurity,
+          response: { 200: Type.Object({ authorizations: Type.Array(SignedInApp) }), ...errorResponses(401, 403) },
+        },
+      },
+      async (request) => {
+        const me = requireConsoleSession(request).platformAddress;
+        const now = ctx.clock.now();
+        const rows = await ctx.db
+          .selectFrom('signin_authorizations as a')
+          .innerJoin('signin_apps as p', 'p.client_id', 'a.client_id')
+          .select(['a.authorization_id', 'a.client_id', 'p.name', 'a.scopes', 'a.created_at', 'a.expires_at'])
+          .where('a.platform_address', '=', me)
+          .where('a.revoked_at', 'is', null)
+          .where('a.expires_at', '>', now)
+          .orderBy('a.created_at', 'desc')
+          .limit(100)
+          .execute();
+        return {
+          authorizations: rows.map((r) => ({
+            authorizationId: r.authorization_id,
+            clientId: r.client_id,
+            appName: r.name,
+            scopes: parseList(r.scopes),
+            createdAt: String(r.created_at),
+            expiresAt: String(r.expires_at),
+          })),
+        };
+      },
+    );
+
+    app.delete(
+      '/api/v0/account/authorizations',
+      {
+        schema: {
+          tags,
+          summary: "Sign out of an app: revokes the authorization's access and refresh tokens",
+          security: consoleSecurity,
+          body: Type.Object({ authorizationId: Type.String({ maxLength: 64 }) }, { additionalProperties: false }),
+          response: { 200: Type.Object({}), ...errorResponses(400, 401, 403, 404) },
+        },
+      },
+      async (request) => {
+        const me = requireConsoleSession(request).platformAddress;
+        const row = await ctx.db
+          .selectFrom('signin_authorizations')
+          .select(['authorization_id'])
+          .where('authorization_id', '=', request.body.authorizationId)
+          .where('platform_address', '=', me)
+          .executeTakeFirst();
+        if (!row) throw notFound(`You have no sign-in with authorizationId ${request.body.authorizationId}`);
+        await ctx.db.updateTable('signin_authorizations').set({ revoked_at: ctx.clock.now() }).where('authorization_id', '=', row.authorization_id).where('revoked_at', 'is', null).execute();
+        return {};
+      },
+    );
+
+    // ---- an app's recent sign-ins, for its owner --------------------------------------------
+    app.get(
+      '/api/v0/developerApps/:clientId/signins',
+      {
+        schema: {
+          tags: ['developer apps'],
+          summary: "Your app's sign-ins, newest first, 25 per page",
+          security: [{ apiKey: [], bearer: [] }, { consoleSession: [] }],
+          params: Type.Object({ clientId: Type.String({ maxLength: 128 }) }),
+          querystring: Type.Object({ bookmark: Type.Optional(Bookmark) }, { additionalProperties: false }),
+          response: {
+            200: Type.Object({ signins: Type.Array(AppSignin), pagination: Type.Object({ bookmark: Type.String(), hasMore: Type.Boolean() }) }),
+            ...errorResponses(400, 401, 403, 404),
+          },
+        },
+      },
+      async (request) => {
+        const session = await requireSession(request, 'manageDeveloperApps');
+        const { clientId } = request.params;
+        const appRow = await ctx.db.selectFrom('signin_apps').select(['created_by']).where('client_id', '=', clientId).executeTakeFirst();
+        if (!appRow) throw notFound(`No developer app with clientId ${clientId}`);
+        if (appRow.created_by !== session.platformAddress) throw forbidden('Only the owner of the app may list its sign-ins.');
+        const now = ctx.clock.now();
+        const page = await paginate({
+          query: ctx.db
+            .selectFrom('signin_authorizations')
+            .select(['authorization_id', 'address', 'platform_address', 'chain', 'scopes', 'created_at', 'code_consumed_at', 'code_expires_at', 'expires_at', 'revoked_at'])
+            .where('client_id', '=', clientId),
+          keys: [
+            { column: 'created_at', direction: 'desc' },
+            { column: 'authorization_id', direction: 'desc' },
+          ],
+          bookmark: request.query.bookmark,
+          keyring: ctx.keyring,
+          scope: `appSignins|${clientId}`,
+        });
+        return {
+          signins: page.docs.map((r) => ({
+            address: r.address,
+            platformAddress: r.platform_address,
+            chain: r.chain,
+            scopes: parseList(r.scopes),
+            createdAt: String(r.created_at),
+            status:
+              r.revoked_at !== null
+                ? ('revoked' as const)
+                : r.code_consumed_at === null
+                  ? now < r.code_expires_at
+                    ? ('pending' as const)
+                    : ('ended' as const)
+                  : r.expires_at !== null && now < r.expires_at
+                    ? ('active' as const)
+                    : ('ended' as const),
+          })),
+          pagination: { bookmark: page.bookmark, hasMore: page.hasMore },
+        };
+      },
+    );
+
+    // ---- my claims ---------------------------------------------------------------------------
+    app.get(
+      '/api/v0/claims/mine',
+      {
+        schema: {
+          tags: ['claims'],
+          summary: 'Claims you created (live ones), newest first, 25 per page; read each with GET /api/v0/claim/{claimId}',
+          security: [{ apiKey: [], bearer: [] }, { consoleSession: [] }],
+          querystring: Type.Object({ bookmark: Type.Optional(Bookmark) }, { additionalProperties: false }),
+          response: {
+            200: Type.Object({
+              claims: Type.Array(Type.Object({ claimId: Type.String(), name: Type.String(), createdAt: Type.String(), lastUpdated: Type.String(), version: Type.String(), testOnly: Type.Boolean() })),
+              pagination: Type.Object({ bookmark: Type.String(), hasMore: Type.Boolean() }),
+            }),
+            ...errorResponses(400, 401),
+          },
+        },
+      },
+      async (request) => {
+        const me = (await requireSession(request)).platformAddress;
+        const now = ctx.clock.now();
+        const page = await paginate({
+          query: ctx.db
+            .selectFrom('claims')
+            .select(['claim_id', 'details', 'created_at', 'last_updated', 'version', 'test_expires_at'])
+            .where('created_by', '=', me)
+            .where('deleted_at', 'is', null)
+            .where((eb) => eb.or([eb('test_expires_at', 'is', null), eb('test_expires_at', '>', now)])),
+          keys: [
+            { column: 'created_at', direction: 'desc' },
+            { column: 'claim_id', direction: 'desc' },
+          ],
+          bookmark: request.query.bookmark,
+          keyring: ctx.keyring,
+          scope: `myClaims|${me}`,
+        });
+        return {
+          claims: page.docs.map((r) => ({
+            claimId: r.claim_id,
+            name: String((JSON.parse(r.details) as { metadata?: { name?: string } }).metadata?.name ?? ''),
+            createdAt: String(r.created_at),
+            lastUpdated: String(r.last_updated),
+            version: String(r.version),
+            testOnly: r.test_expires_at !== null,
+          })),
+          pagination: { bookmark: page.bookmark, hasMore: page.hasMore },
+        };
+      },
+    );
+
+    // ---- plugin descriptions ----------------------------------------------------------------
+    app.get(
+      '/api/v0/plugins/core',
+      {
+        schema: {
+          tags: ['plugins'],
+          summary: 'Form descriptions of the core plugins (SPEC §2.10 schema fields); GET /api/v0/plugin/{id} never returns core ids',
+          response: { 200: Type.Object({ plugins: Type.Array(Type.Ref('PluginDescription')) }) },
+        },
+      },
+      async () => ({ plugins: CORE_PLUGIN_DESCRIPTIONS }),
+    );
+
+    registerPortalStatic(fastify, ctx);
+  },
+};

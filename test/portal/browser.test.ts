@@ -1,0 +1,246 @@
+// The portal in a real browser (Debian's chromium driven by playwright-core) on a real service:
+// sign in to the console with an injected wallet, create an API key, an app and a store (CSV
+// import), build a claim with numUses, a password and a whitelist on the store, then claim it on
+// its public page as another wallet (wrong password first: the exact plugin text), see the claim
+// number, hit a version conflict in the editor, and revoke an app from the account page. Every
+// page gets an axe check (no serious or critical violations) and a screenshot at desktop and
+// phone size in PORTAL_SCREENSHOTS (default: <tmpdir>/platform-portal-screenshots; not committed).
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createServer as createNetServer } from 'node:net';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { AxeBuilder } from '@axe-core/playwright';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { startApp, type TestApp } from '../helpers/app.ts';
+import { signIn, testAccount } from '../helpers/signin.ts';
+import { PORTAL_DIST } from '../../src/portal/static.ts';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const SHOTS = process.env.PORTAL_SCREENSHOTS ?? join(tmpdir(), 'platform-portal-screenshots');
+const OWNER_KEY = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d' as const; // Hardhat #1, public test key
+const DESKTOP = { width: 1280, height: 800 };
+const PHONE = { width: 390, height: 844 };
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createNetServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** A browser context whose pages have an EIP-1193 wallet signing in Node (viem), like an extension. */
+async function walletContext(browser: Browser, privateKey: `0x${string}`): Promise<BrowserContext> {
+  const account = privateKeyToAccount(privateKey);
+  const context = await browser.newContext({ viewport: DESKTOP });
+  await context.exposeFunction('__testWalletSign', async (hexMessage: `0x${string}`, origin: string) => {
+    const text = Buffer.from(hexMessage.slice(2), 'hex').toString('utf8');
+    if (!text.startsWith(`${origin} wants you to sign in with your Ethereum account:\n${account.address}\n`)) throw new Error('wallet refused: domain mismatch');
+    return account.signMessage({ message: { raw: hexMessage } });
+  });
+  await context.addInitScript((address: string) => {
+    const w = globalThis as unknown as { ethereum: unknown; location: { origin: string }; __testWalletSign: (m: string, o: string) => Promise<string> };
+    w.ethereum = {
+      async request({ method, params }: { method: string; params?: unknown[] }) {
+        if (method === 'eth_requestAccounts' || method === 'eth_accounts') return [address];
+        if (method === 'personal_sign') return w.__testWalletSign((params as string[])[0], w.location.origin);
+        throw new Error(`unsupported method ${method}`);
+      },
+    };
+  }, account.address);
+  return context;
+}
+
+describe('web portal in a browser', () => {
+  let t: TestApp;
+  let browser: Browser;
+  let base: string;
+  let owner: Page;
+  let claimer: Page;
+  const checked: string[] = [];
+
+  /** axe (serious/critical fail the test) and screenshots at desktop and phone size. */
+  async function audit(page: Page, name: string): Promise<void> {
+    const { violations } = await new AxeBuilder({ page }).analyze();
+    const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+    assert.deepEqual(
+      bad.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`),
+      [],
+      `accessibility violations on ${name}`,
+    );
+    await page.screenshot({ path: join(SHOTS, `${name}-desktop.png`), fullPage: true });
+    await page.setViewportSize(PHONE);
+    await page.screenshot({ path: join(SHOTS, `${name}-phone.png`), fullPage: true });
+    await page.setViewportSize(DESKTOP);
+    checked.push(name);
+  }
+
+  before(async () => {
+    if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: install Debian's package (apt-get install -y chromium).`);
+    if (!existsSync(join(PORTAL_DIST, 'index.html'))) throw new Error('portal/dist is missing: run npm install (or npm run build:portal).');
+    mkdirSync(SHOTS, { recursive: true });
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    t = await startApp({ env: { PUBLIC_URL: base } });
+    await t.app.listen({ port, host: '127.0.0.1' });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    owner = await (await walletContext(browser, OWNER_KEY)).newPage();
+    claimer = await (await walletContext(browser, generatePrivateKey())).newPage();
+    for (const page of [owner, claimer]) {
+      page.setDefaultTimeout(10_000);
+      page.on('pageerror', (err) => console.error(`page error: ${err.message}`));
+      page.on('console', (m) => m.type() === 'error' && console.error(`console: ${m.text()}`));
+    }
+  });
+  after(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  let storeId = '';
+  let dataSecret = '';
+  const claimId = 'spring-drop';
+  let claimerAddress = '';
+
+  test('sign in to the console with the wallet and create an API key (shown once, usable)', async () => {
+    const res = await owner.goto(`${base}/`);
+    assert.equal(res?.headers()['content-security-policy']?.includes("script-src 'self'"), true);
+    await audit(owner, 'console-signin');
+    await owner.click('#signin-evm');
+    await owner.getByRole('heading', { name: 'API keys' }).waitFor();
+    await owner.fill('#key-label', 'my backend');
+    await owner.getByRole('button', { name: 'Create key' }).click();
+    const key = (await owner.getByTestId('new-api-key').innerText()).trim();
+    assert.match(key, /^[0-9a-f]{64}$/);
+    assert.equal((await fetch(`${base}/api/v0/plugins/core`, { headers: { 'x-api-key': key } })).status, 200);
+    await owner.getByRole('cell', { name: 'my backend', exact: true }).waitFor();
+    await audit(owner, 'console-keys');
+    // the browser holds no key or token: the only cookie is the HttpOnly session
+    const cookies = await owner.context().cookies();
+    assert.deepEqual(cookies.map((c) => [c.name, c.httpOnly, c.sameSite]), [['platform_console', true, 'Strict']]);
+    assert.equal(await owner.evaluate(() => (globalThis as unknown as { document: { cookie: string } }).document.cookie), '');
+  });
+
+  test('create a developer app: the secret is shown once', async () => {
+    await owner.goto(`${base}/#/apps`);
+    await owner.fill('#app-name', 'Portal App');
+    await owner.fill('#app-uris', 'https://portal-app.example/callback');
+    await owner.getByRole('button', { name: 'Create app' }).click();
+    const clientId = (await owner.getByTestId('new-client-id').innerText()).trim();
+    assert.match(clientId, /^[0-9a-f]+$/i);
+    assert.match(await owner.getByTestId('client-secret').first().innerText(), /^[0-9a-f]{64}$/);
+    await owner.getByRole('heading', { name: 'Portal App' }).waitFor();
+    await audit(owner, 'console-apps');
+  });
+
+  test('create a store and import a CSV of 2,000 addresses with progress', async () => {
+    claimerAddress = await claimer.evaluate(async () => ((await (globalThis as unknown as { ethereum: { request(a: { method: string }): Promise<string[]> } }).ethereum.request({ method: 'eth_requestAccounts' })) as string[])[0]);
+    await owner.goto(`${base}/#/stores`);
+    await owner.fill('#store-label', 'Early supporters');
+    await owner.getByRole('button', { name: 'Create store' }).click();
+    await owner.getByRole('heading', { name: 'Early supporters' }).waitFor();
+    storeId = decodeURIComponent(new URL(owner.url()).hash.split('/')[2]);
+    const rows = ['address,note', `${claimerAddress},first`];
+    for (let i = 1; i < 2000; i++) rows.push(`${testAccount().platformAddress},n${i}`);
+    await owner.setInputFiles('#store-import', { name: 'supporters.csv', mimeType: 'text/csv', buffer: Buffer.from(rows.join('\n')) });
+    await owner.getByText('Imported 2,000 addresses.').waitFor({ timeout: 30_000 });
+    assert.equal(await owner.getByTestId('store-size').innerText(), '2000');
+    assert.equal(await owner.getByTestId('import-count').innerText(), '2,000 / 2,000');
+    const snippet = JSON.parse(await owner.locator('pre').innerText()) as { privateParams: { dynamicDataId: string; dataSecret: string } };
+    assert.equal(snippet.privateParams.dynamicDataId, storeId);
+    dataSecret = snippet.privateParams.dataSecret;
+    await audit(owner, 'console-store');
+  });
+
+  test('build a claim with numUses, a password and a whitelist on the store', async () => {
+    await owner.goto(`${base}/#/claims/new`);
+    await owner.fill('#claim-id', claimId);
+    await owner.fill('#claim-name', 'Spring drop');
+    await owner.fill('#claim-description', 'One badge for early supporters.');
+    await owner.locator('fieldset[data-plugin=numUses]').getByLabel('Maximum uses *').fill('10');
+    for (const id of ['password', 'whitelist']) {
+      await owner.selectOption('#add-plugin', id);
+      await owner.getByRole('button', { name: 'Add', exact: true }).click();
+    }
+    await owner.locator('fieldset[data-plugin=password]').getByLabel('Password *').fill('open sesame');
+    const wl = owner.locator('fieldset[data-plugin=whitelist]');
+    await wl.getByLabel('Use a dynamic store').check();
+    await wl.getByLabel('Dynamic store id').fill(storeId);
+    await wl.getByLabel('Dynamic store secret').fill(dataSecret);
+    await audit(owner, 'console-claim-builder');
+    await owner.click('#save-claim');
+    await owner.getByRole('heading', { name: 'Spring drop' }).waitFor();
+    assert.equal(new URL(owner.url()).hash, `#/claims/view/${claimId}`);
+    await owner.getByRole('heading', { name: 'Simulate as address' }).waitFor();
+    // the owner is not in the store and typed no password: the live simulation answers a plugin's own text
+    await owner.getByTestId('simulate-result').waitFor();
+    assert.match(await owner.getByTestId('simulate-result').innerText(), /^(Incorrect password\.|User not in whitelist)$/);
+    await audit(owner, 'console-claim');
+  });
+
+  test('claim on the public page as another wallet: the wrong password fails with the exact text, then the claim succeeds', async () => {
+    await claimer.goto(`${base}/claim/${claimId}`);
+    await claimer.getByRole('heading', { name: 'Spring drop' }).waitFor();
+    assert.match(await claimer.locator('.requirements').innerText(), /Password[\s\S]*Whitelist/);
+    await audit(claimer, 'claim-page');
+    await claimer.click('#connect-evm');
+    await claimer.getByTestId('claimer').waitFor();
+    const password = claimer.getByLabel('Password *');
+    await password.fill('nope');
+    await claimer.getByTestId('live-check').filter({ hasText: 'Incorrect password.' }).waitFor();
+    assert.equal(await claimer.locator('li[data-instance=password1] .check-text').innerText(), 'Incorrect password.');
+    await claimer.click('#claim-button');
+    assert.equal(await claimer.getByRole('alert').innerText(), 'Incorrect password.');
+    await password.fill('open sesame');
+    await claimer.getByTestId('live-check').filter({ hasText: 'You meet every requirement.' }).waitFor();
+    await audit(claimer, 'claim-page-connected');
+    await claimer.click('#claim-button');
+    await claimer.getByTestId('claim-number').waitFor({ timeout: 20_000 });
+    assert.equal(await claimer.getByTestId('claim-number').innerText(), '0');
+    await audit(claimer, 'claim-page-claimed');
+    // the owner sees the attempt
+    await owner.goto(`${base}/#/claims/view/${claimId}`);
+    await owner.reload();
+    await owner.getByRole('cell', { name: 'claim #0' }).waitFor();
+  });
+
+  test('editing after someone else saved shows the version conflict', async () => {
+    await owner.goto(`${base}/#/claims/edit/${claimId}`);
+    await owner.locator('#claim-name').waitFor();
+    await owner.getByLabel('Name').first().waitFor();
+    await owner.waitForFunction(() => (globalThis as unknown as { document: { querySelector(s: string): { value: string } | null } }).document.querySelector('#claim-name')?.value === 'Spring drop');
+    const session = await signIn(t, { privateKey: OWNER_KEY, scopes: ['manageClaims'] });
+    const put = await t.request('PUT', '/api/v0/claims', { token: session.accessToken, body: { claims: [{ claimId, metadata: { name: 'Saved elsewhere', description: '', image: '' } }] } });
+    assert.equal(put.statusCode, 200, put.body);
+    await owner.fill('#claim-name', 'My edit');
+    await owner.click('#save-claim');
+    assert.match(await owner.getByRole('alert').innerText(), /^Someone else saved this claim after you opened it\. Claim spring-drop is at version 1, not 0/);
+  });
+
+  test('the account page lists the apps signed in to and revokes one', async () => {
+    const session = await signIn(t, { privateKey: OWNER_KEY, scopes: ['completeClaims'] });
+    await owner.goto(`${base}/#/account`);
+    const row = owner.locator('li[data-app="Test App"]').first();
+    await row.waitFor();
+    await audit(owner, 'console-account');
+    const before = await owner.locator('li[data-app="Test App"]').count();
+    await row.getByRole('button', { name: 'Revoke Test App' }).click();
+    await owner.waitForFunction((n) => (globalThis as unknown as { document: { querySelectorAll(s: string): { length: number } } }).document.querySelectorAll('li[data-app="Test App"]').length === n - 1, before);
+    // the newest sign-in (this test's) was first in the list: its token no longer works
+    const status = await t.request('POST', '/api/v0/auth/status', { token: session.accessToken, body: {} });
+    assert.equal(status.json().signedIn, false);
+  });
+
+  test('every page was checked', () => {
+    assert.deepEqual(checked.sort(), ['claim-page', 'claim-page-claimed', 'claim-page-connected', 'console-account', 'console-apps', 'console-claim', 'console-claim-builder', 'console-keys', 'console-signin', 'console-store'].sort());
+  });
+});
