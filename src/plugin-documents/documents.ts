@@ -208,6 +208,13 @@ export interface PluginDocument {
   versions: Array<Omit<PluginVersion, 'version' | 'createdAt' | 'lastUpdated'> & { version: string; createdAt: string; lastUpdated: string }>;
 }
 
+/** Hosted plugins store their URI as `{base_url}/…`: shown with this deployment's PUBLIC_URL. */
+function withBaseUrl(ctx: AppContext, v: PluginVersion): PluginVersion {
+  const uri = v.verificationCall?.uri;
+  if (!uri?.startsWith('{base_url}')) return v;
+  return { ...v, verificationCall: { ...v.verificationCall!, uri: ctx.config.publicUrl + uri.slice('{base_url}'.length) } };
+}
+
 export async function renderPlugin(ctx: AppContext, p: PluginRecord, reader: string | null, returnSensitiveData = false): Promise<PluginDocument> {
   const owner = isOwner(p, reader);
   const doc: PluginDocument = {
@@ -222,7 +229,7 @@ export async function renderPlugin(ctx: AppContext, p: PluginRecord, reader: str
     ...(owner ? { approvedUsers: p.approvedUsers } : {}),
     lastUpdated: String(p.lastUpdated),
     createdAt: String(p.createdAt),
-    versions: p.versions.map((v) => ({ ...v, version: String(v.version), createdAt: String(v.createdAt), lastUpdated: String(v.lastUpdated) })),
+    versions: p.versions.map((v) => ({ ...withBaseUrl(ctx, v), version: String(v.version), createdAt: String(v.createdAt), lastUpdated: String(v.lastUpdated) })),
   };
   if (owner && returnSensitiveData) {
     const row = await ctx.db.selectFrom('plugin_docs').select('plugin_secret_enc').where('plugin_id', '=', p.pluginId).executeTakeFirstOrThrow();

@@ -17,6 +17,7 @@ import { transferTimes } from './transferTimes.ts';
 import type { DB, Tx } from '../db/index.ts';
 import { customPlugins } from '../plugin-documents/runtime.ts';
 import type { Keyring } from '../shared/crypto.ts';
+import { hostedBaseId } from './hosted.ts';
 import type { AnyClaimPlugin, PluginSource } from './types.ts';
 import { whitelist } from './whitelist.ts';
 
@@ -61,7 +62,7 @@ export const findPlugin = (pluginId: string): AnyClaimPlugin | undefined => plug
 export const pluginIds = (): string[] => [...plugins.keys()];
 /** The plugin of an instance: a core plugin, else the pinned version of a plugin document. */
 export async function resolvePlugin(inst: { pluginId: string; version: string }, env: { db: DB | Tx; keyring: Keyring }): Promise<AnyClaimPlugin | undefined> {
-  const core = plugins.get(inst.pluginId);
+  const core = plugins.get(inst.pluginId) ?? plugins.get(hostedBaseId(inst.pluginId) ?? '');
   if (core) return core;
   for (const source of sources) {
     const p = await source.resolve(inst.pluginId, inst.version, env);

@@ -16,6 +16,7 @@ import * as m0013 from './0013_operator.ts';
 import * as m0008 from './0008_plugin_documents.ts';
 import * as m0009 from './0009_webhook_deliveries.ts';
 import * as m0014 from './0014_console_sessions.ts';
+import * as m0016 from './0016_hosted_plugin_documents.ts';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -32,6 +33,7 @@ const migrations: Record<string, Migration> = {
   '0008_plugin_documents': m0008,
   '0009_webhook_deliveries': m0009,
   '0014_console_sessions': m0014,
+  '0016_hosted_plugin_documents': m0016,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
