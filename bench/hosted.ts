@@ -62,6 +62,7 @@ const evalCtx = {
   db: ctx.db,
   keyring: ctx.keyring,
   app: ctx,
+  locale: 'en',
 };
 
 async function time(fn: () => Promise<boolean>): Promise<number[]> {

@@ -57,8 +57,9 @@ export const integrations: Capability = {
           throw err;
         });
         const now = ctx.clock.now();
-        const result = await plugin.evaluate({
-          mode: 'simulate',
+        // a variable, not a literal: the context type grows with the plugin platform (locale)
+        const evalCtx = {
+          mode: 'simulate' as const,
           claim: { claimId, version: 0, createdAt: now, lastUpdated: now, createdBy: '', managedBy: '', maxUses: null },
           instanceId: typeof body.instanceId === 'string' ? body.instanceId : base!,
           publicParams: validated.publicParams,
@@ -73,7 +74,9 @@ export const integrations: Capability = {
           db: ctx.db,
           keyring: ctx.keyring,
           app: ctx,
-        });
+          locale: typeof body.locale === 'string' ? body.locale : 'en',
+        };
+        const result = await plugin.evaluate(evalCtx);
         if (!result.success) throw badRequest(result.error ?? 'Plugin failed', { message: result.error ?? 'Plugin failed' });
         return {};
       },
