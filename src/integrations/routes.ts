@@ -6,21 +6,12 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Capability } from '../capabilities.ts';
+import { HOSTED_PLUGIN_IDS, hostedBaseId } from '../plugins/hosted.ts';
 import { findPlugin } from '../plugins/registry.ts';
 import type { JsonObject } from '../plugins/types.ts';
 import { tryParseAddress } from '../shared/addresses.ts';
 import { ApiError, badRequest, notFound } from '../shared/errors.ts';
 import { errorResponses } from '../shared/schemas.ts';
-
-/** The hosted plugins (plugin documents of the service itself, dispatched in-process). */
-export const HOSTED_PLUGIN_IDS = ['must-own-badges', 'min-badge', 'satisfies-claim', 'username-set', 'url-clicker', 'custom-instructions', 'github-contributions'] as const;
-
-/** A hosted plugin id, localised or not (`min-badge-es` → `min-badge`); null for any other id. */
-export function hostedBaseId(pluginId: string): string | null {
-  if ((HOSTED_PLUGIN_IDS as readonly string[]).includes(pluginId)) return pluginId;
-  const m = /^(.+)-[a-z]{2}$/.exec(pluginId);
-  return m && (HOSTED_PLUGIN_IDS as readonly string[]).includes(m[1]) ? m[1] : null;
-}
 
 /** Body keys that are context, not params (SPEC §4.25's reserved keys). */
 const CONTEXT_KEYS = new Set(['pluginSecret', 'version', 'claimId', 'claimAttemptId', 'instanceId', 'platformAddress', 'ethAddress', 'isAddressSignedIn', '_isSimulation', '_isQueueHandler', '_attemptStatus', 'lastUpdated', 'createdAt', 'email', 'locale']);
