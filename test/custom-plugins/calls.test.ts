@@ -156,6 +156,24 @@ describe('custom plugins: the call and the presets', () => {
     assert.equal(errors.json().docs[0].context.claimAttemptId, refused.claimAttemptId);
   });
 
+  test('an execution-time call (ignoreSimulations) runs outside the queue transaction: the service writes meanwhile', async () => {
+    let writeDuringCall: number | undefined;
+    ep.respond(async (r) => {
+      if (r.json._isSimulation === false) {
+        // a write through the API while the service waits for this answer: on SQLite (one writer)
+        // it could not finish if the call were made inside the committing transaction
+        const res = await t.request('POST', '/api/v0/claims', { token: alice.accessToken, body: { claims: [{ claimId: newClaimId(), plugins: [numUses(1)] }] } });
+        writeDuringCall = res.statusCode;
+      }
+      return { body: { claimToken: `tok-${r.json.claimAttemptId}` } };
+    });
+    const pluginId = await createPlugin(t, alice.accessToken, ep.url, { ignoreSimulations: true, stateFunctionPreset: 'ClaimToken' });
+    const claimId = await claimWithPlugins(t, alice.accessToken, [numUses(5), custom(pluginId)]);
+    const done = await completeAndDrain(claimId, randomAddress());
+    assert.equal(writeDuringCall, 200);
+    assert.equal(done.success, true, done.error);
+  });
+
   test('skipProcessingWebhook: passes without any call', async () => {
     const pluginId = await createPlugin(t, alice.accessToken, ep.url, { skipProcessingWebhook: true, verificationCall: undefined });
     const claimId = await claimWithPlugins(t, alice.accessToken, [numUses(5), custom(pluginId)]);
