@@ -247,6 +247,24 @@ describe('custom plugins: the call and the presets', () => {
     assert.match(refused.json().errorMessage, /assignMethod/);
   });
 
+  test('reuseForNonIndexed: usable in an on-demand claim (no numUses), whose success is the live answer', async () => {
+    let allow = true;
+    ep.respond(() => (allow ? { body: {} } : { status: 403, body: { message: 'not now' } }));
+    const onDemand = await createPlugin(t, alice.accessToken, ep.url, { reuseForNonIndexed: true, verificationCall: { uri: ep.url, hardcodedInputs: [], passAddress: true } });
+    const claimId = await claimWithPlugins(t, alice.accessToken, [custom(onDemand)]);
+    const who = randomAddress();
+    const yes = await t.request('GET', `/api/v0/claims/success/${claimId}/${who}`);
+    assert.deepEqual(yes.json(), { successCount: 1, claimNumbers: [] });
+    assert.equal(ep.requests.at(-1)!.json.platformAddress, who);
+    allow = false;
+    const no = await t.request('GET', `/api/v0/claims/success/${claimId}/${who}`);
+    assert.deepEqual(no.json(), { successCount: 0, claimNumbers: [] });
+    const indexedOnly = await createPlugin(t, alice.accessToken, ep.url);
+    const refused = await t.request('POST', '/api/v0/claims', { token: alice.accessToken, body: { claims: [{ claimId: newClaimId(), plugins: [custom(indexedOnly)] }] } });
+    assert.equal(refused.statusCode, 400, refused.body);
+    assert.match(refused.json().errorMessage, /numUses plugin is required/);
+  });
+
   test('CustomResponseHandler: a 200 object passes and nothing is kept', async () => {
     ep.respond(() => ({ body: { anything: { nested: [1, 2] } } }));
     const pluginId = await createPlugin(t, alice.accessToken, ep.url, { stateFunctionPreset: 'CustomResponseHandler' });
