@@ -33,9 +33,8 @@ function metadataOf(m: MetadataInput): PluginMetadata {
  * `<id>-<locale>`, and its English original `<id>` must exist and belong to the same owner.
  */
 async function checkPluginId(db: DB | Tx, pluginId: string, locale: string, actor: string): Promise<void> {
-  const lower = pluginId.toLowerCase();
   if (locale === 'en') {
-    if (findPlugin(pluginId) || findPlugin(lower)) throw badRequest(`pluginId "${pluginId}" is a core plugin id`);
+    if (findPlugin(pluginId)) throw badRequest(`pluginId "${pluginId}" is a core plugin id`);
     if (/-[a-z]{2}(-[a-z]{2})?$/i.test(pluginId) && (await loadPlugin(db, pluginId.replace(/-[a-z]{2}(-[a-z]{2})?$/i, '')))) {
       throw badRequest(`pluginId "${pluginId}" has the form <id>-<locale> of a localised document; give its locale`);
     }

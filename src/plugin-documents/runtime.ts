@@ -24,6 +24,7 @@ export const TOKEN_USED = 'Claim token already used';
 type Replay = true | JsonObject;
 
 const isOwner = (d: ResolvedDocument, address: string) => d.doc.created_by === address || d.doc.managed_by === address;
+/** Published: listed by its owner (`toPublish`) and reviewed by the operator. */
 const isPublished = (d: ResolvedDocument) => d.doc.to_publish === 1 && d.doc.review_completed === 1;
 
 function inputsOf(version: PluginVersion, ctx: EvaluateContext): JsonObject {
