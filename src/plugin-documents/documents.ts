@@ -71,9 +71,8 @@ export async function createPlugin(ctx: AppContext, session: Session, input: Cre
   const metadata = metadataOf(input.metadata);
   await ctx.db.transaction().execute(async (tx) => {
     await checkPluginId(tx, input.pluginId, locale, actor);
-    const exists = await tx.selectFrom('plugin_docs').select('plugin_id').where('plugin_id', '=', input.pluginId).executeTakeFirst();
-    if (exists) throw conflict(`A plugin with pluginId "${input.pluginId}" already exists`);
-    await tx
+    // the insert is the uniqueness check: two creates of one id race only to the primary key
+    const inserted = await tx
       .insertInto('plugin_docs')
       .values({
         plugin_id: input.pluginId,
@@ -90,7 +89,9 @@ export async function createPlugin(ctx: AppContext, session: Session, input: Cre
         last_updated: now,
         deleted_at: null,
       })
-      .execute();
+      .onConflict((oc) => oc.column('plugin_id').doNothing())
+      .executeTakeFirst();
+    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) throw conflict(`A plugin with pluginId "${input.pluginId}" already exists`);
     await tx
       .insertInto('plugin_versions')
       .values({ plugin_id: input.pluginId, version: 1, finalized: input.initialVersion.finalized ? 1 : 0, config: JSON.stringify(config), created_at: now, last_updated: now })
