@@ -5,9 +5,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
-import type { TestApp } from '../helpers/app.ts';
+import { startApp, type TestApp } from '../helpers/app.ts';
 import { startHttpsEndpoint, type HttpsEndpoint, type RecordedRequest } from '../helpers/https-endpoint.ts';
-import { createPlugin, owner, pluginSecret, startPluginApp } from '../helpers/plugins.ts';
+import { createPlugin, loopbackEgressEnv, owner, pluginSecret, startPluginApp } from '../helpers/plugins.ts';
 import type { SignedIn } from '../helpers/signin.ts';
 import { signIn } from '../helpers/signin.ts';
 import { attempt, claimWithPlugins, getClaim, newClaimId, numUses, randomAddress, status } from '../claims/helpers.ts';
@@ -133,6 +133,26 @@ describe('custom plugins: the call and the presets', () => {
     assert.equal(calls.length, 1, 'one call per attempt: execution replays the simulation');
     assert.equal(calls[0]!.json._isSimulation, true);
     assert.equal(calls[0]!.json.claimAttemptId, '');
+  });
+
+  test('the replayed answer is durable: another process resolves a queued attempt without calling again', async () => {
+    ep.respond((r) => ({ body: { claimToken: `tok-${r.json.answer}` } }));
+    const pluginId = await createPlugin(t, alice.accessToken, ep.url, { stateFunctionPreset: 'ClaimToken', requiresUserInputs: true, userInputsSchema: [field('answer', 'string')] });
+    const claimId = await claimWithPlugins(t, alice.accessToken, [numUses(5), custom(pluginId)]);
+    const res = await attempt(t, 'complete', claimId, randomAddress(), { cp: { answer: 'x' } });
+    assert.equal(res.statusCode, 200, res.body);
+    const calls = ep.requests.length;
+    const other = await startApp({ database: t.database, env: { ...loopbackEgressEnv(), RUN_WORKER: 'false' } });
+    try {
+      assert.equal(await drainQueue(other.ctx), 1);
+    } finally {
+      await other.app.close();
+      await other.ctx.close();
+    }
+    assert.equal(ep.requests.length, calls, 'execution replayed the stored answer');
+    assert.equal((await status(t, res.json().claimAttemptId)).success, true);
+    const reused = await attempt(t, 'simulate', claimId, randomAddress(), { cp: { answer: 'x' } });
+    assert.equal(reused.json().errorMessage, 'Claim token already used', 'the replayed token was recorded');
   });
 
   test('ignoreSimulations: the simulation auto-passes; execution calls with the real claimAttemptId', async () => {
