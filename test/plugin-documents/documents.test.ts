@@ -85,6 +85,13 @@ describe('plugin documents', () => {
     assert.deepEqual(doc.versions.map((v: { version: string }) => v.version), ['1', '2', '3', '4', '5', '6']);
   });
 
+  test('the routes are in the OpenAPI document', async () => {
+    const doc = (await t.request('GET', '/openapi.json', { apiKey: null })).json();
+    for (const path of ['/api/v0/plugins', '/api/v0/plugin/{pluginId}', '/api/v0/plugins/{pluginId}', '/api/v0/plugins/fetch', '/api/v0/plugins/search', '/api/v0/plugins/errors']) {
+      assert.ok(doc.paths[path], path);
+    }
+  });
+
   test('core plugin ids are neither documents nor available as plugin ids', async () => {
     const core = await t.request('GET', '/api/v0/plugin/numUses');
     assert.equal(core.statusCode, 404, core.body);
