@@ -371,7 +371,15 @@ export class ClaimWorker {
       };
       outcome = await evaluateAttempt(claim, input, env);
       for (const hook of await statusWebhooks(claim, input, env, outcome.success)) {
-        batch.deliveries.push({ pluginId: hook.pluginId, claimId: claim.claimId, instanceId: hook.instanceId, claimAttemptId: row.claim_attempt_id, url: hook.url, body: hook.body });
+        batch.deliveries.push({
+          pluginId: hook.pluginId,
+          claimId: claim.claimId,
+          instanceId: hook.instanceId,
+          claimAttemptId: row.claim_attempt_id,
+          url: hook.url,
+          body: hook.body,
+          ...(hook.headers ? { headers: hook.headers } : {}),
+        });
       }
     }
     if (outcome.success) {

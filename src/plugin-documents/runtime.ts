@@ -186,8 +186,8 @@ function pluginFor(pluginId: string, version: PluginVersion): AnyClaimPlugin {
             } catch {
               inputs = {};
             }
-            const { body } = buildRequest(callContext(d, ctx, inputs, false, status));
-            return { url: cfg.verificationCall!.uri, body };
+            const { body, headers } = buildRequest(callContext(d, ctx, inputs, false, status));
+            return { url: cfg.verificationCall!.uri, body, ...(Object.keys(headers).length ? { headers } : {}) };
           },
         }
       : {}),

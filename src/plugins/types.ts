@@ -74,6 +74,8 @@ export interface EvaluateContext<Pub = JsonObject, Priv = JsonObject> {
 export interface StatusWebhook {
   url: string;
   body: JsonObject;
+  /** Fields sent as headers (custom plugins' headerField values). */
+  headers?: Record<string, string>;
 }
 
 export interface PluginResult {
