@@ -221,6 +221,40 @@ export async function statusWebhooks(
   return out;
 }
 
+/**
+ * The instances of a queued attempt whose execution-time work is still to do outside the
+ * transaction (plugins with `prepareExecution` and no replayed value), in claim order.
+ */
+export async function unpreparedInstances(claim: ClaimRecord, input: AttemptInput, env: Pick<EvaluateEnv, 'db' | 'keyring' | 'replay'>): Promise<string[]> {
+  const out: string[] = [];
+  const assigner = assignerOf(claim)?.instanceId;
+  for (const inst of claim.plugins) {
+    if (env.replay && inst.instanceId in env.replay) continue;
+    if (input.specificInstanceIds && !input.specificInstanceIds.includes(inst.instanceId) && inst.instanceId !== assigner) continue;
+    const plugin = await resolvePlugin(inst, env);
+    if (plugin?.prepareExecution) out.push(inst.instanceId);
+  }
+  return out;
+}
+
+/** Runs `prepareExecution` of the named instances (in parallel); their values, by instance id. */
+export async function prepareExecution(claim: ClaimRecord, input: AttemptInput, env: EvaluateEnv, instanceIds: string[]): Promise<Record<string, unknown>> {
+  const info = claimInfo(claim);
+  const assigner = assignerOf(claim);
+  const readState = env.readState ?? ((c: string, i: string, k: string) => readStateValue(env.db, c, i, k));
+  const out: Record<string, unknown> = {};
+  await Promise.all(
+    claim.plugins
+      .filter((inst) => instanceIds.includes(inst.instanceId))
+      .map(async (inst) => {
+        const plugin = await resolvePlugin(inst, env);
+        if (!plugin?.prepareExecution) return;
+        out[inst.instanceId] = await plugin.prepareExecution(pluginContext(claim, info, inst, input, env, readState, assigner?.instanceId === inst.instanceId));
+      }),
+  );
+  return out;
+}
+
 function referencedIds(node: string | { conditions: Array<unknown> }): string[] {
   if (typeof node === 'string') return [node];
   return node.conditions.flatMap((c) => referencedIds(c as string | { conditions: unknown[] }));

@@ -13,10 +13,14 @@ export interface AttemptPayload {
   replay: Record<string, unknown>;
 }
 
-/** Inputs (passwords, codes) and replayed plugin results are encrypted; a payload without them is not secret. */
+/**
+ * Inputs (passwords, codes) and replayed plugin results that carry data (a custom plugin's claim
+ * token) are encrypted; a payload without them (at most bare pass markers) is not secret.
+ */
 export function encodePayload(keyring: Keyring, p: AttemptPayload): string {
   const json = JSON.stringify(p);
-  return Object.keys(p.inputs).length || Object.keys(p.replay).length ? keyring.encrypt(json) : `j:${json}`;
+  const secret = Object.keys(p.inputs).length > 0 || Object.values(p.replay).some((v) => typeof v === 'object' && v !== null);
+  return secret ? keyring.encrypt(json) : `j:${json}`;
 }
 
 export function decodePayload(keyring: Keyring, stored: string): AttemptPayload {

@@ -22,7 +22,7 @@ import type { Tx } from '../db/index.ts';
 import type { Keyring } from '../shared/crypto.ts';
 import { enqueueDeliveries, type NewDelivery } from '../webhooks/outbox.ts';
 import { decodePayload } from './payload.ts';
-import { evaluateAttempt, statusWebhooks, type AttemptOutcome, type EvaluateEnv } from './engine.ts';
+import { evaluateAttempt, prepareExecution, statusWebhooks, unpreparedInstances, type AttemptOutcome, type EvaluateEnv } from './engine.ts';
 import { loadClaim, type ClaimRecord } from './model.ts';
 import { claimNumberUsed, readStateValue, writeStateValue } from './storage.ts';
 
@@ -56,6 +56,11 @@ class Batch {
   readonly results: Array<{ id: string; success: boolean; error: string; claimNumber: number }> = [];
   /** Status webhooks of the batch's resolved attempts (durable outbox, same transaction). */
   readonly deliveries: NewDelivery[] = [];
+  /**
+   * Attempts (from the first one onwards) whose plugins have execution-time work to do outside
+   * the transaction: the batch stops before them, commits, and the worker prepares them.
+   */
+  readonly toPrepare: QueuedRow[] = [];
 
   constructor(tx: Tx, checked: boolean) {
     this.tx = tx;
@@ -195,6 +200,8 @@ export class ClaimWorker {
   private loopDone: Promise<void> | null = null;
   private listener: pg.Client | null = null;
   private faults = new Map<string, number>();
+  /** Values of plugins' execution-time work (prepareExecution), by attempt and instance id. */
+  private prepared = new Map<string, Record<string, unknown>>();
 
   constructor(ctx: AppContext, opts: WorkerOptions = {}) {
     this.ctx = ctx;
@@ -279,8 +286,10 @@ export class ClaimWorker {
     const { ctx } = this;
     const isPg = ctx.dialect === 'postgres';
     let head: string | undefined;
+    let pending: QueuedRow[] = [];
+    let done: string[] = [];
     try {
-      return await ctx.db.transaction().execute(async (tx) => {
+      const resolved = await ctx.db.transaction().execute(async (tx) => {
         if (isPg && lane !== null) {
           const r = await sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(${ADVISORY_CLASS}, hashtext(current_schema() || ':' || ${lane})) as locked`.execute(tx);
           if (!r.rows[0]?.locked) return 0; // another worker owns this lane right now
@@ -296,10 +305,20 @@ export class ClaimWorker {
         const rows = await q.execute();
         head = rows[0]?.claim_attempt_id;
         const batch = new Batch(tx, checked);
-        for (const row of rows) await this.processAttempt(tx, row, batch);
+        for (const row of rows) {
+          // once one attempt waits for preparation, the later ones of its lane wait too (order)
+          if (batch.toPrepare.length) batch.toPrepare.push(row);
+          else await this.processAttempt(tx, row, batch);
+        }
         await batch.flush(ctx.clock.now(), ctx.keyring);
-        return rows.length;
+        pending = batch.toPrepare;
+        done = batch.results.map((r) => r.id);
+        return batch.results.length;
       });
+      // prepared values are dropped once their attempts are committed (a rollback keeps them)
+      for (const id of done) this.prepared.delete(id);
+      if (pending.length) await this.prepare(pending);
+      return resolved;
     } catch (err) {
       if (err instanceof NumberCollision) return this.processLane(lane, limit, true);
       if (this.stopped) return 0;
@@ -334,6 +353,11 @@ export class ClaimWorker {
     } else {
       const payload = decodePayload(ctx.keyring, row.payload ?? '');
       const input = { ...payload, platformAddress: row.platform_address };
+      const replay = { ...payload.replay, ...this.prepared.get(row.claim_attempt_id) };
+      if ((await unpreparedInstances(claim, input, { db: tx, keyring: ctx.keyring, replay })).length) {
+        batch.toPrepare.push(row);
+        return;
+      }
       const env: EvaluateEnv = {
         mode: 'execute',
         claimAttemptId: row.claim_attempt_id,
@@ -341,13 +365,21 @@ export class ClaimWorker {
         db: tx,
         keyring: ctx.keyring,
         app: ctx,
-        replay: payload.replay,
+        replay,
         readState: (c, i, k) => batch.read(c, i, k),
         claimNumberUsed: (c, n) => batch.numberUsed(c, n),
       };
       outcome = await evaluateAttempt(claim, input, env);
       for (const hook of await statusWebhooks(claim, input, env, outcome.success)) {
-        batch.deliveries.push({ pluginId: hook.pluginId, claimId: claim.claimId, instanceId: hook.instanceId, claimAttemptId: row.claim_attempt_id, url: hook.url, body: hook.body });
+        batch.deliveries.push({
+          pluginId: hook.pluginId,
+          claimId: claim.claimId,
+          instanceId: hook.instanceId,
+          claimAttemptId: row.claim_attempt_id,
+          url: hook.url,
+          body: hook.body,
+          ...(hook.headers ? { headers: hook.headers } : {}),
+        });
       }
     }
     if (outcome.success) {
@@ -355,6 +387,32 @@ export class ClaimWorker {
       if (outcome.claimNumber !== null) batch.useNumber(row.claim_id, outcome.claimNumber, row.platform_address, row.claim_attempt_id);
     }
     batch.resolve(row.claim_attempt_id, outcome.success, outcome.success ? '' : outcome.error, outcome.success && outcome.claimNumber !== null ? outcome.claimNumber : -1);
+  }
+
+  /**
+   * Runs plugins' execution-time work (a custom plugin's call when its simulation was skipped)
+   * outside any transaction, so a slow endpoint never holds the database's write lock; the next
+   * pass evaluates these attempts with the values. A crash (or, on PostgreSQL, another worker
+   * taking the lane) before they resolve may run the work again: calls carry the claimAttemptId.
+   */
+  private async prepare(rows: QueuedRow[]): Promise<void> {
+    const { ctx } = this;
+    const now = ctx.clock.now();
+    await Promise.all(
+      rows.map(async (row) => {
+        const claim = await loadClaim(ctx.db, ctx.keyring, row.claim_id, now);
+        if (!claim) return;
+        const payload = decodePayload(ctx.keyring, row.payload ?? '');
+        const input = { ...payload, platformAddress: row.platform_address };
+        const replay = { ...payload.replay, ...this.prepared.get(row.claim_attempt_id) };
+        const env: EvaluateEnv = { mode: 'execute', claimAttemptId: row.claim_attempt_id, now, db: ctx.db, keyring: ctx.keyring, app: ctx, replay };
+        const ids = await unpreparedInstances(claim, input, env);
+        if (!ids.length) return;
+        const values = await prepareExecution(claim, input, env, ids);
+        this.prepared.set(row.claim_attempt_id, { ...this.prepared.get(row.claim_attempt_id), ...values });
+      }),
+    );
+    this.wake();
   }
 
   private async resolveFaulted(id: string): Promise<void> {

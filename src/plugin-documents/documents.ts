@@ -33,9 +33,8 @@ function metadataOf(m: MetadataInput): PluginMetadata {
  * `<id>-<locale>`, and its English original `<id>` must exist and belong to the same owner.
  */
 async function checkPluginId(db: DB | Tx, pluginId: string, locale: string, actor: string): Promise<void> {
-  const lower = pluginId.toLowerCase();
   if (locale === 'en') {
-    if (findPlugin(pluginId) || findPlugin(lower)) throw badRequest(`pluginId "${pluginId}" is a core plugin id`);
+    if (findPlugin(pluginId)) throw badRequest(`pluginId "${pluginId}" is a core plugin id`);
     if (/-[a-z]{2}(-[a-z]{2})?$/i.test(pluginId) && (await loadPlugin(db, pluginId.replace(/-[a-z]{2}(-[a-z]{2})?$/i, '')))) {
       throw badRequest(`pluginId "${pluginId}" has the form <id>-<locale> of a localised document; give its locale`);
     }
@@ -72,9 +71,8 @@ export async function createPlugin(ctx: AppContext, session: Session, input: Cre
   const metadata = metadataOf(input.metadata);
   await ctx.db.transaction().execute(async (tx) => {
     await checkPluginId(tx, input.pluginId, locale, actor);
-    const exists = await tx.selectFrom('plugin_docs').select('plugin_id').where('plugin_id', '=', input.pluginId).executeTakeFirst();
-    if (exists) throw conflict(`A plugin with pluginId "${input.pluginId}" already exists`);
-    await tx
+    // the insert is the uniqueness check: two creates of one id race only to the primary key
+    const inserted = await tx
       .insertInto('plugin_docs')
       .values({
         plugin_id: input.pluginId,
@@ -91,7 +89,9 @@ export async function createPlugin(ctx: AppContext, session: Session, input: Cre
         last_updated: now,
         deleted_at: null,
       })
-      .execute();
+      .onConflict((oc) => oc.column('plugin_id').doNothing())
+      .executeTakeFirst();
+    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) throw conflict(`A plugin with pluginId "${input.pluginId}" already exists`);
     await tx
       .insertInto('plugin_versions')
       .values({ plugin_id: input.pluginId, version: 1, finalized: input.initialVersion.finalized ? 1 : 0, config: JSON.stringify(config), created_at: now, last_updated: now })

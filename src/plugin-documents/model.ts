@@ -84,6 +84,3 @@ export interface PluginRecord {
 
 export const isOwner = (p: Pick<PluginRecord, 'createdBy' | 'managedBy'>, address: string | null | undefined): boolean =>
   !!address && (p.createdBy === address || p.managedBy === address);
-
-/** Published: listed by its owner (`toPublish`) and reviewed by the operator. */
-export const isPublished = (p: Pick<PluginRecord, 'toPublish' | 'reviewCompleted'>): boolean => p.toPublish && p.reviewCompleted;

@@ -15,38 +15,55 @@ import { checkValues } from './validation.ts';
 
 export const TOKEN_USED = 'Claim token already used';
 
-/** What execution replays: the simulation's 200 answer. */
-interface Replay {
-  response: JsonObject;
-}
+/**
+ * What execution replays: the part of the simulation's 200 answer its preset reads
+ * (`{ claimToken }`, `{ claimNumber }`), or `true` for presets that read nothing. A bare `true`
+ * carries no data, so a queued attempt without inputs needs no encryption (claims/payload.ts).
+ * A call made before the queue's transaction (ignoreSimulations) that failed is `{ error }`.
+ */
+type Replay = true | JsonObject;
 
 const isOwner = (d: ResolvedDocument, address: string) => d.doc.created_by === address || d.doc.managed_by === address;
+/** Published: listed by its owner (`toPublish`) and reviewed by the operator. */
 const isPublished = (d: ResolvedDocument) => d.doc.to_publish === 1 && d.doc.review_completed === 1;
 
 function inputsOf(version: PluginVersion, ctx: EvaluateContext): JsonObject {
   return checkValues(version.userInputsSchema, ctx.input, `body.${ctx.instanceId}`);
 }
 
-/** Interprets a 200 answer by the preset; reads state as it was before the attempt. */
-async function interpret(version: PluginVersion, response: JsonObject, ctx: EvaluateContext, replay: Replay): Promise<PluginResult> {
+/** What the preset reads from a 200 answer, or `{ error }` when the answer lacks it. */
+function extract(version: PluginVersion, body: JsonObject): Replay {
   switch (version.stateFunctionPreset) {
     case 'Stateless':
     case 'CustomResponseHandler':
-      return { success: true, replay };
+      return true;
     case 'ClaimToken': {
-      const token = response.claimToken;
-      if (typeof token !== 'string' || token === '' || token.length > 4096) return { success: false, error: 'Invalid response from API: expected { claimToken: string }' };
-      // tokens are kept hashed: the state needs equality only
-      const key = `t:${sha256Hex(token)}`;
-      if (await ctx.state.get(key)) return { success: false, error: TOKEN_USED };
-      return { success: true, stateChanges: [{ key, value: 1 }], replay };
+      const token = body.claimToken;
+      if (typeof token !== 'string' || token === '' || token.length > 4096) return { error: 'Invalid response from API: expected { claimToken: string }' };
+      return { claimToken: token };
     }
     case 'ClaimNumbers': {
-      const n = response.claimNumber;
-      if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) return { success: false, error: 'Invalid claim number' };
-      return { success: true, claimNumber: n, replay };
+      const n = body.claimNumber;
+      if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) return { error: 'Invalid claim number' };
+      return { claimNumber: n };
     }
   }
+}
+
+const failedWith = (r: Replay): string | null => (r !== true && typeof r.error === 'string' ? r.error : null);
+
+/** The result of an extracted answer, against the state as it was before the attempt. */
+async function apply(replay: Replay, ctx: EvaluateContext): Promise<PluginResult> {
+  const error = failedWith(replay);
+  if (error !== null) return { success: false, error };
+  if (replay === true) return { success: true, replay };
+  if (typeof replay.claimToken === 'string') {
+    // tokens are kept hashed: the state needs equality only
+    const key = `t:${sha256Hex(replay.claimToken)}`;
+    if (await ctx.state.get(key)) return { success: false, error: TOKEN_USED };
+    return { success: true, stateChanges: [{ key, value: 1 }], replay };
+  }
+  return { success: true, claimNumber: replay.claimNumber as number, replay };
 }
 
 function pluginFor(pluginId: string, version: PluginVersion): AnyClaimPlugin {
@@ -78,6 +95,39 @@ function pluginFor(pluginId: string, version: PluginVersion): AnyClaimPlugin {
     };
   }
 
+  /** Session and user inputs: the checks before any call. */
+  function precheck(ctx: EvaluateContext): { inputs: JsonObject } | { error: string; status: number } {
+    if (needsSession && (!ctx.session || ctx.session.platformAddress !== ctx.platformAddress)) {
+      return { error: `Must be signed in as the claiming address to use plugin ${pluginId}`, status: 401 };
+    }
+    try {
+      return { inputs: inputsOf(cfg, ctx) };
+    } catch (err) {
+      if (err instanceof ApiError) return { error: err.message, status: 400 };
+      throw err;
+    }
+  }
+
+  async function recordError(ctx: EvaluateContext, error: string, simulate: boolean): Promise<void> {
+    await recordPluginError(ctx.db, pluginId, error, { claimId: ctx.claim.claimId, claimAttemptId: simulate ? '' : ctx.claimAttemptId, instanceId: ctx.instanceId }, ctx.now);
+  }
+
+  /** One call, reduced to what the preset reads; a failure is recorded as a plugin error. */
+  async function callAndExtract(ctx: EvaluateContext, inputs: JsonObject, simulate: boolean): Promise<Replay> {
+    let d: ResolvedDocument;
+    try {
+      d = await resolveLive(ctx);
+    } catch (err) {
+      if (err instanceof PluginGone) return { error: err.message };
+      throw err;
+    }
+    const outcome: CallOutcome = await callEndpoint(ctx.app, callContext(d, ctx, inputs, simulate, 'executing'));
+    const replay = outcome.ok ? extract(cfg, outcome.response) : { error: outcome.error };
+    const error = failedWith(replay);
+    if (error !== null) await recordError(ctx, error, simulate);
+    return replay;
+  }
+
   const plugin: ClaimPlugin = {
     id: pluginId,
     duplicatesAllowed: cfg.duplicatesAllowed,
@@ -103,40 +153,27 @@ function pluginFor(pluginId: string, version: PluginVersion): AnyClaimPlugin {
     },
 
     async evaluate(ctx) {
-      if (needsSession && (!ctx.session || ctx.session.platformAddress !== ctx.platformAddress)) {
-        return { success: false, error: `Must be signed in as the claiming address to use plugin ${pluginId}`, status: 401 };
-      }
-      let inputs: JsonObject;
-      try {
-        inputs = inputsOf(cfg, ctx);
-      } catch (err) {
-        if (err instanceof ApiError) return { success: false, error: err.message, status: 400 };
-        throw err;
-      }
+      const checked = precheck(ctx);
+      if ('error' in checked) return { success: false, ...checked };
       if (cfg.skipProcessingWebhook) return { success: true };
       const simulate = ctx.mode === 'simulate';
       if (simulate && cfg.ignoreSimulations) return { success: true };
       const replayed = !simulate ? (ctx.replay as Replay | undefined) : undefined;
-      if (replayed) return interpret(cfg, replayed.response, ctx, replayed);
-
-      let d: ResolvedDocument;
-      try {
-        d = await resolveLive(ctx);
-      } catch (err) {
-        if (err instanceof PluginGone) return { success: false, error: err.message };
-        throw err;
-      }
-      const outcome: CallOutcome = await callEndpoint(ctx.app, callContext(d, ctx, inputs, simulate, 'executing'));
-      if (!outcome.ok) {
-        await recordPluginError(ctx.db, pluginId, outcome.error, { claimId: ctx.claim.claimId, claimAttemptId: simulate ? '' : ctx.claimAttemptId, instanceId: ctx.instanceId }, ctx.now);
-        return { success: false, error: outcome.error };
-      }
-      const result = await interpret(cfg, outcome.response, ctx, { response: outcome.response });
-      if (!result.success && result.error !== TOKEN_USED) {
-        await recordPluginError(ctx.db, pluginId, result.error ?? 'Invalid response from API', { claimId: ctx.claim.claimId, claimAttemptId: simulate ? '' : ctx.claimAttemptId, instanceId: ctx.instanceId }, ctx.now);
-      }
-      return result;
+      if (replayed !== undefined) return apply(replayed, ctx);
+      return apply(await callAndExtract(ctx, checked.inputs, simulate), ctx);
     },
+
+    // execution-time calls (ignoreSimulations) run before the queue's transaction
+    ...(cfg.ignoreSimulations && !cfg.skipProcessingWebhook
+      ? {
+          async prepareExecution(ctx: EvaluateContext): Promise<Replay | null> {
+            const checked = precheck(ctx);
+            if ('error' in checked) return null; // evaluate fails the same way before reading this
+            // the state is read inside the transaction: this hands over what the preset reads
+            return callAndExtract(ctx, checked.inputs, false);
+          },
+        }
+      : {}),
 
     ...(cfg.receiveStatusWebhook && cfg.verificationCall
       ? {
@@ -149,8 +186,8 @@ function pluginFor(pluginId: string, version: PluginVersion): AnyClaimPlugin {
             } catch {
               inputs = {};
             }
-            const { body } = buildRequest(callContext(d, ctx, inputs, false, status));
-            return { url: cfg.verificationCall!.uri, body };
+            const { body, headers } = buildRequest(callContext(d, ctx, inputs, false, status));
+            return { url: cfg.verificationCall!.uri, body, ...(Object.keys(headers).length ? { headers } : {}) };
           },
         }
       : {}),

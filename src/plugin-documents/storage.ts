@@ -109,14 +109,6 @@ export async function loadPlugins(db: Db, pluginIds: string[]): Promise<PluginRe
   return docs.map((d) => recordFromRows(d, versions.filter((v) => v.plugin_id === d.plugin_id)));
 }
 
-/** One version of a live plugin document, with the document's access fields; null when either is missing. */
-export async function loadPluginVersion(db: Db, pluginId: string, version: number): Promise<{ doc: PluginDocTable; version: PluginVersion } | null> {
-  const doc = await db.selectFrom('plugin_docs').selectAll().where('plugin_id', '=', pluginId).where('deleted_at', 'is', null).executeTakeFirst();
-  if (!doc) return null;
-  const v = await db.selectFrom('plugin_versions').selectAll().where('plugin_id', '=', pluginId).where('version', '=', version).executeTakeFirst();
-  return v ? { doc, version: versionFromRow(v) } : null;
-}
-
 export interface PluginErrorContext {
   claimId: string;
   claimAttemptId: string;

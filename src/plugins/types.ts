@@ -74,6 +74,8 @@ export interface EvaluateContext<Pub = JsonObject, Priv = JsonObject> {
 export interface StatusWebhook {
   url: string;
   body: JsonObject;
+  /** Fields sent as headers (custom plugins' headerField values). */
+  headers?: Record<string, string>;
 }
 
 export interface PluginResult {
@@ -149,6 +151,12 @@ export interface ClaimPlugin<Pub = JsonObject, Priv = JsonObject> {
   privateState?(entries: StoredStateEntry[]): JsonObject;
   /** Explicit state given on update (`newState`), as stored entries; throws a 400 when malformed. */
   stateFromDocument?(newState: unknown, path: string): StoredStateEntry[];
+  /**
+   * Execution-time work that must not run inside the committing transaction (a custom plugin's
+   * call when its simulation was skipped). The queue runs it before the batch's transaction and
+   * hands its value to `evaluate` as `ctx.replay`; a crash in between may run it again.
+   */
+  prepareExecution?(ctx: EvaluateContext<Pub, Priv>): Promise<unknown>;
   /** The status webhook this instance wants once the attempt resolved (custom plugins with receiveStatusWebhook). */
   statusWebhook?(ctx: EvaluateContext<Pub, Priv>, status: 'success' | 'failure'): Promise<StatusWebhook | null>;
 }

@@ -1,6 +1,6 @@
 // Small, audited primitives used across capabilities: hashing of secrets, random tokens,
 // constant-time comparison, and AES-256-GCM for data encrypted at rest.
-import { createCipheriv, createDecipheriv, createHmac, hash, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, createSecretKey, hash, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 
 // one-shot `hash` avoids the Hash object that createHash allocates: it is on every request's path
 export const sha256Hex = (data: string | Uint8Array): string => hash('sha256', data, 'hex');
@@ -30,7 +30,9 @@ export interface Keyring {
 
 export function createKeyring(master: Buffer): Keyring {
   const derive = (info: string) => Buffer.from(hkdfSync('sha256', master, Buffer.alloc(0), info, 32));
-  const encKey = derive('platform/encryption/v1');
+  // a KeyObject, made once: given a Buffer, every createCipheriv prepares a new key object
+  // (measured: ~4x the cost of the whole AES-GCM call on a short plaintext)
+  const encKey = createSecretKey(derive('platform/encryption/v1'));
   const macKey = derive('platform/signing/v1');
   const sign = (data: string) => createHmac('sha256', macKey).update(data).digest('base64url');
   return {

@@ -5,9 +5,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
-import type { TestApp } from '../helpers/app.ts';
+import { startApp, type TestApp } from '../helpers/app.ts';
 import { startHttpsEndpoint, type HttpsEndpoint, type RecordedRequest } from '../helpers/https-endpoint.ts';
-import { createPlugin, owner, pluginSecret, startPluginApp } from '../helpers/plugins.ts';
+import { createPlugin, loopbackEgressEnv, owner, pluginSecret, startPluginApp } from '../helpers/plugins.ts';
 import type { SignedIn } from '../helpers/signin.ts';
 import { signIn } from '../helpers/signin.ts';
 import { attempt, claimWithPlugins, getClaim, newClaimId, numUses, randomAddress, status } from '../claims/helpers.ts';
@@ -135,6 +135,26 @@ describe('custom plugins: the call and the presets', () => {
     assert.equal(calls[0]!.json.claimAttemptId, '');
   });
 
+  test('the replayed answer is durable: another process resolves a queued attempt without calling again', async () => {
+    ep.respond((r) => ({ body: { claimToken: `tok-${r.json.answer}` } }));
+    const pluginId = await createPlugin(t, alice.accessToken, ep.url, { stateFunctionPreset: 'ClaimToken', requiresUserInputs: true, userInputsSchema: [field('answer', 'string')] });
+    const claimId = await claimWithPlugins(t, alice.accessToken, [numUses(5), custom(pluginId)]);
+    const res = await attempt(t, 'complete', claimId, randomAddress(), { cp: { answer: 'x' } });
+    assert.equal(res.statusCode, 200, res.body);
+    const calls = ep.requests.length;
+    const other = await startApp({ database: t.database, env: { ...loopbackEgressEnv(), RUN_WORKER: 'false' } });
+    try {
+      assert.equal(await drainQueue(other.ctx), 1);
+    } finally {
+      await other.app.close();
+      await other.ctx.close();
+    }
+    assert.equal(ep.requests.length, calls, 'execution replayed the stored answer');
+    assert.equal((await status(t, res.json().claimAttemptId)).success, true);
+    const reused = await attempt(t, 'simulate', claimId, randomAddress(), { cp: { answer: 'x' } });
+    assert.equal(reused.json().errorMessage, 'Claim token already used', 'the replayed token was recorded');
+  });
+
   test('ignoreSimulations: the simulation auto-passes; execution calls with the real claimAttemptId', async () => {
     ep.respond((r) => (r.json.answer === 'no' ? { status: 403, body: { message: 'Answer refused' } } : { body: {} }));
     const pluginId = await createPlugin(t, alice.accessToken, ep.url, { ignoreSimulations: true, requiresUserInputs: true, userInputsSchema: [field('answer', 'string')] });
@@ -154,6 +174,24 @@ describe('custom plugins: the call and the presets', () => {
     assert.equal(refused.error, 'Answer refused');
     const errors = await t.request('GET', `/api/v0/plugins/errors?pluginId=${pluginId}`, { token: alice.accessToken });
     assert.equal(errors.json().docs[0].context.claimAttemptId, refused.claimAttemptId);
+  });
+
+  test('an execution-time call (ignoreSimulations) runs outside the queue transaction: the service writes meanwhile', async () => {
+    let writeDuringCall: number | undefined;
+    ep.respond(async (r) => {
+      if (r.json._isSimulation === false) {
+        // a write through the API while the service waits for this answer: on SQLite (one writer)
+        // it could not finish if the call were made inside the committing transaction
+        const res = await t.request('POST', '/api/v0/claims', { token: alice.accessToken, body: { claims: [{ claimId: newClaimId(), plugins: [numUses(1)] }] } });
+        writeDuringCall = res.statusCode;
+      }
+      return { body: { claimToken: `tok-${r.json.claimAttemptId}` } };
+    });
+    const pluginId = await createPlugin(t, alice.accessToken, ep.url, { ignoreSimulations: true, stateFunctionPreset: 'ClaimToken' });
+    const claimId = await claimWithPlugins(t, alice.accessToken, [numUses(5), custom(pluginId)]);
+    const done = await completeAndDrain(claimId, randomAddress());
+    assert.equal(writeDuringCall, 200);
+    assert.equal(done.success, true, done.error);
   });
 
   test('skipProcessingWebhook: passes without any call', async () => {
@@ -227,6 +265,24 @@ describe('custom plugins: the call and the presets', () => {
     const refused = await t.request('POST', '/api/v0/claims', { token: alice.accessToken, body: { claims: [{ claimId: `x${Date.now()}`, plugins: [numUses(3), custom(stateless, 'st')], assignMethod: 'st' }] } });
     assert.equal(refused.statusCode, 400, refused.body);
     assert.match(refused.json().errorMessage, /assignMethod/);
+  });
+
+  test('reuseForNonIndexed: usable in an on-demand claim (no numUses), whose success is the live answer', async () => {
+    let allow = true;
+    ep.respond(() => (allow ? { body: {} } : { status: 403, body: { message: 'not now' } }));
+    const onDemand = await createPlugin(t, alice.accessToken, ep.url, { reuseForNonIndexed: true, verificationCall: { uri: ep.url, hardcodedInputs: [], passAddress: true } });
+    const claimId = await claimWithPlugins(t, alice.accessToken, [custom(onDemand)]);
+    const who = randomAddress();
+    const yes = await t.request('GET', `/api/v0/claims/success/${claimId}/${who}`);
+    assert.deepEqual(yes.json(), { successCount: 1, claimNumbers: [] });
+    assert.equal(ep.requests.at(-1)!.json.platformAddress, who);
+    allow = false;
+    const no = await t.request('GET', `/api/v0/claims/success/${claimId}/${who}`);
+    assert.deepEqual(no.json(), { successCount: 0, claimNumbers: [] });
+    const indexedOnly = await createPlugin(t, alice.accessToken, ep.url);
+    const refused = await t.request('POST', '/api/v0/claims', { token: alice.accessToken, body: { claims: [{ claimId: newClaimId(), plugins: [custom(indexedOnly)] }] } });
+    assert.equal(refused.statusCode, 400, refused.body);
+    assert.match(refused.json().errorMessage, /numUses plugin is required/);
   });
 
   test('CustomResponseHandler: a 200 object passes and nothing is kept', async () => {

@@ -180,8 +180,9 @@ describe('custom plugins: failures, errors, versions, webhooks', () => {
         ignoreSimulations: true,
         requiresUserInputs: true,
         userInputsSchema: [{ key: 'n', label: 'n', type: 'number' }],
+        privateParamsSchema: [{ key: 'X-Api-Key', label: 'key', type: 'string', headerField: true }],
       });
-      const claimId = await claimWithPlugins(t, alice.accessToken, [numUses(5), custom(pluginId)]);
+      const claimId = await claimWithPlugins(t, alice.accessToken, [numUses(5), { ...custom(pluginId), privateParams: { 'X-Api-Key': 'k-1' } }]);
       const ok = await completeAndWait(t, claimId, randomAddress(), { cp: { n: 1 } });
       assert.equal(ok.success, true, ok.error);
       const failed = await completeAndWait(t, claimId, randomAddress(), { cp: { n: 2 } });
@@ -198,6 +199,9 @@ describe('custom plugins: failures, errors, versions, webhooks', () => {
       assert.equal(success.n, 1);
       assert.equal(success.claimId, claimId);
       assert.equal(success.instanceId, 'cp');
+      const successHook = webhooks().find((r) => r.json.claimAttemptId === ok.claimAttemptId)!;
+      assert.equal(successHook.headers['x-api-key'], 'k-1', 'header fields travel as headers on the webhook too');
+      assert.equal(successHook.json['X-Api-Key'], undefined);
       assert.equal(byAttempt.get(failed.claimAttemptId)!._attemptStatus, 'failure');
       assert.equal(byAttempt.get(failed.claimAttemptId)!.n, 2);
     } finally {

@@ -69,6 +69,29 @@ describe('plugin documents', () => {
     assert.equal(dup.statusCode, 409, dup.body);
   });
 
+  test('parallel creates of one pluginId: exactly one wins, the others get 409', async () => {
+    const id = newPluginId('race');
+    const results = await Promise.all(Array.from({ length: 6 }, () => createPluginRequest(t, alice.accessToken, body(id))));
+    assert.deepEqual(results.map((r) => r.statusCode).sort(), [200, 409, 409, 409, 409, 409], results.map((r) => r.body).join('\n'));
+    const versions = await t.ctx.db.selectFrom('plugin_versions').select('version').where('plugin_id', '=', id).execute();
+    assert.deepEqual(versions, [{ version: 1 }]);
+  });
+
+  test('parallel versionCreate on one plugin: each gets its own number', async () => {
+    const id = await createPlugin(t, alice.accessToken, URI);
+    const results = await Promise.all(Array.from({ length: 5 }, () => updatePlugin(t, alice.accessToken, { pluginId: id, versionCreate: versionConfig(URI) })));
+    for (const r of results) assert.equal(r.statusCode, 200, r.body);
+    const doc = (await t.request('GET', `/api/v0/plugin/${id}`)).json().plugin;
+    assert.deepEqual(doc.versions.map((v: { version: string }) => v.version), ['1', '2', '3', '4', '5', '6']);
+  });
+
+  test('the routes are in the OpenAPI document', async () => {
+    const doc = (await t.request('GET', '/openapi.json', { apiKey: null })).json();
+    for (const path of ['/api/v0/plugins', '/api/v0/plugin/{pluginId}', '/api/v0/plugins/{pluginId}', '/api/v0/plugins/fetch', '/api/v0/plugins/search', '/api/v0/plugins/errors']) {
+      assert.ok(doc.paths[path], path);
+    }
+  });
+
   test('core plugin ids are neither documents nor available as plugin ids', async () => {
     const core = await t.request('GET', '/api/v0/plugin/numUses');
     assert.equal(core.statusCode, 404, core.body);

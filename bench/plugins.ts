@@ -1,0 +1,226 @@
+// Issue 11 benchmark: what one custom HTTPS plugin costs a claim. In one run, against a child
+// service process and a local HTTPS plugin endpoint that answers at once (test CA):
+//   - complete→resolved throughput of a claim with numUses + one custom plugin, next to the same
+//     claim with numUses only (the baseline); goal ratio ≥ 0.6;
+//   - p50 complete→resolved latency of both, one attempt at a time; goal: added p50 < 3 ms;
+//   - TLS handshakes per 1,000 attempts after warm-up (egress stats); goal ≈ 0 (keep-alive pools).
+// The endpoint is called once per attempt (the complete's simulation; execution replays it).
+//
+// `node bench/plugins.ts` (BENCH_DB=sqlite|postgres for one; --full for 10,000 attempts per run).
+import { randomBytes } from 'node:crypto';
+import { Pool } from 'undici';
+import { toPlatformAddress } from '../src/shared/addresses.ts';
+import { testCertificates } from '../test/helpers/https-endpoint.ts';
+import { benchDatabases, cpuSeconds, fmt, percentile, startChild } from './lib/harness.ts';
+
+const SERVE = process.argv[2] === '--serve';
+const ENDPOINT = process.argv[2] === '--endpoint';
+const FULL = process.argv.includes('--full');
+
+// ---------------------------------------------------------------------------------------------
+// Child: the real application, a plugin document pointing at the parent's endpoint, two claims.
+async function serve(): Promise<void> {
+  const { loadConfig } = await import('../src/config.ts');
+  const { createContext } = await import('../src/context.ts');
+  const { buildApp } = await import('../src/server.ts');
+  const { createApiKey } = await import('../src/api-keys/storage.ts');
+  const { createClaims } = await import('../src/claims/documents.ts');
+  const { createPlugin } = await import('../src/plugin-documents/documents.ts');
+  const { egressFor } = await import('../src/egress/index.ts');
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => process.exit(0));
+  const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent', PORT: '0' });
+  const ctx = await createContext(config);
+  const app = await buildApp(ctx, {
+    // the parent reads the egress client's counters through this bench-only route
+    extend: async (a) => {
+      a.get('/bench/egress-stats', async () => egressFor(ctx).stats());
+      if (process.env.BENCH_PROFILE) {
+        // BENCH_PROFILE=file: a CPU profile of the custom-plugin throughput runs only
+        const { Session } = await import('node:inspector/promises');
+        const { writeFileSync } = await import('node:fs');
+        const session = new Session();
+        session.connect();
+        await session.post('Profiler.enable');
+        a.post('/bench/profile/start', async () => (await session.post('Profiler.start'), {}));
+        a.post('/bench/profile/stop', async () => {
+          const { profile } = await session.post('Profiler.stop');
+          writeFileSync(process.env.BENCH_PROFILE!, JSON.stringify(profile));
+          return {};
+        });
+      }
+    },
+  });
+  const { key } = await createApiKey(ctx.db, 'bench');
+  const actor = { platformAddress: toPlatformAddress(randomBytes(20)) };
+  const session = { ...actor, address: actor.platformAddress, chain: 'Cosmos' as const, scopes: ['managePlugins'], clientId: 'bench', authorizationId: 'bench' };
+  await createPlugin(ctx, session, {
+    pluginId: 'bench-plugin',
+    metadata: { name: 'bench' },
+    toPublish: false,
+    initialVersion: {
+      stateFunctionPreset: 'Stateless',
+      verificationCall: { uri: process.env.BENCH_PLUGIN_URL!, hardcodedInputs: [], passAddress: true },
+      finalized: true,
+    },
+  });
+  const numUses = { pluginId: 'numUses', instanceId: 'n', publicParams: { maxUses: 1_000_000_000 } };
+  const customPlugin = { pluginId: 'bench-plugin', instanceId: 'cp', version: '1', publicParams: {}, privateParams: {} };
+  await createClaims(ctx, actor, [
+    { claimId: 'core', plugins: [numUses] },
+    { claimId: 'custom', plugins: [numUses, customPlugin] },
+    { claimId: 'coreLat', plugins: [numUses] },
+    { claimId: 'customLat', plugins: [numUses, customPlugin] },
+  ]);
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const addr = app.server.address();
+  console.log(`READY ${typeof addr === 'object' && addr ? addr.port : 0} ${key}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Endpoint child: the plugin endpoint in its own process, so the load generator's event loop
+// does not delay its answers.
+async function endpoint(): Promise<void> {
+  const { createServer } = await import('node:https');
+  // the parent's test CA signed this certificate; the service trusts that CA
+  const certs = { keyPem: process.env.BENCH_KEY_PEM!, certPem: process.env.BENCH_CERT_PEM! };
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => process.exit(0));
+  const server = createServer({ key: certs.keyPem, cert: certs.certPem, keepAliveTimeout: 60_000 }, (req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json', 'content-length': 2 }).end('{}'));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const addr = server.address();
+  console.log(`READY ${typeof addr === 'object' && addr ? addr.port : 0}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parent: load generation and measurement.
+const ATTEMPTS = Number(process.env.BENCH_ATTEMPTS ?? (FULL ? 10_000 : 2000));
+const LATENCY_SAMPLES = FULL ? 1000 : 200;
+const CONCURRENCY = 64;
+
+const randomAddress = (): string => toPlatformAddress(randomBytes(20));
+
+interface Client {
+  pool: Pool;
+  headers: Record<string, string>;
+}
+
+async function post(c: Client, path: string, body: unknown): Promise<{ status: number; json: any }> {
+  const r = await c.pool.request({ method: 'POST', path, headers: { ...c.headers, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return { status: r.statusCode, json: await r.body.json() };
+}
+async function get(c: Client, path: string): Promise<{ status: number; json: any }> {
+  const r = await c.pool.request({ method: 'GET', path, headers: c.headers });
+  return { status: r.statusCode, json: await r.body.json() };
+}
+
+async function runPool<T>(items: T[], concurrency: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    while (next < items.length) await fn(items[next++]);
+  }));
+}
+
+async function waitResolved(c: Client, id: string): Promise<boolean> {
+  for (;;) {
+    const s = await get(c, `/api/v0/claims/status/${id}`);
+    if (s.json.success !== undefined) return s.json.success as boolean;
+    await new Promise((r) => setImmediate(r));
+  }
+}
+
+/** Completes `n` attempts on one claim, 64 in flight; attempts per second until the last resolves. */
+async function throughput(c: Client, claimId: string, n: number): Promise<{ perSecond: number; failed: number }> {
+  let failed = 0;
+  let last = '';
+  const t0 = performance.now();
+  await runPool(Array.from({ length: n }), CONCURRENCY, async () => {
+    const r = await post(c, `/api/v0/claims/complete/${claimId}/${randomAddress()}`, { _expectedVersion: -1 });
+    if (r.status !== 200) failed++;
+    else last = r.json.claimAttemptId;
+  });
+  if (last && !(await waitResolved(c, last))) failed++;
+  return { perSecond: (n - failed) / ((performance.now() - t0) / 1000), failed };
+}
+
+async function latency(c: Client, claimId: string, n: number): Promise<number[]> {
+  const samples: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    const r = await post(c, `/api/v0/claims/complete/${claimId}/${randomAddress()}`, { _expectedVersion: -1 });
+    if (r.status !== 200) throw new Error(`complete failed: ${JSON.stringify(r.json)}`);
+    if (!(await waitResolved(c, r.json.claimAttemptId))) throw new Error('attempt failed');
+    samples.push(performance.now() - t0);
+    await new Promise((res) => setTimeout(res, 2));
+  }
+  return samples.sort((a, b) => a - b);
+}
+
+async function main(): Promise<void> {
+  console.log(`# plugins: one custom HTTPS plugin vs core plugins only (${ATTEMPTS} attempts per throughput run, ${CONCURRENCY} in flight; ${LATENCY_SAMPLES} latency samples)`);
+  const plugin = await startChild('bench/plugins.ts', ['--endpoint'], { BENCH_KEY_PEM: testCertificates().keyPem, BENCH_CERT_PEM: testCertificates().certPem });
+  const pluginUrl = `https://127.0.0.1:${plugin.port}/hook`;
+  try {
+    for (const db of await benchDatabases()) {
+      const database = db.make();
+      const server = await startChild('bench/plugins.ts', ['--serve'], {
+        ...database.env,
+        EGRESS_EXTRA_CA_FILE: testCertificates().caFile,
+        EGRESS_ALLOW_PRIVATE_CIDRS: '127.0.0.1/32',
+        BENCH_PLUGIN_URL: pluginUrl,
+      });
+      const c: Client = { pool: new Pool(`http://127.0.0.1:${server.port}`, { connections: CONCURRENCY, pipelining: 1 }), headers: { 'x-api-key': server.extra[0]! } };
+      try {
+        await throughput(c, 'core', 300); // warm-up of both paths (and of the egress pool)
+        await throughput(c, 'custom', 300);
+        const stats0 = (await get(c, '/bench/egress-stats')).json as { requests: number; tlsHandshakes: number };
+        // interleaved rounds, so drift (WAL growth, JIT) does not favour either side
+        let core = 0;
+        let custom = 0;
+        let failed = 0;
+        const cpu = { core: 0, custom: 0, endpoint: 0 };
+        const pid = server.child.pid!;
+        for (let round = 0; round < 2; round++) {
+          let c0 = cpuSeconds(pid);
+          const a = await throughput(c, 'core', ATTEMPTS / 2);
+          cpu.core += cpuSeconds(pid) - c0;
+          c0 = cpuSeconds(pid);
+          const e0 = cpuSeconds(plugin.child.pid!);
+          if (process.env.BENCH_PROFILE) await post(c, '/bench/profile/start', {});
+          const b = await throughput(c, 'custom', ATTEMPTS / 2);
+          if (process.env.BENCH_PROFILE) await post(c, '/bench/profile/stop', {});
+          cpu.custom += cpuSeconds(pid) - c0;
+          cpu.endpoint += cpuSeconds(plugin.child.pid!) - e0;
+          core += a.perSecond / 2;
+          custom += b.perSecond / 2;
+          failed += a.failed + b.failed;
+        }
+        const stats1 = (await get(c, '/bench/egress-stats')).json as { requests: number; tlsHandshakes: number };
+        const coreLat = await latency(c, 'coreLat', LATENCY_SAMPLES);
+        const customLat = await latency(c, 'customLat', LATENCY_SAMPLES);
+        const calls = stats1.requests - stats0.requests;
+        const handshakesPer1000 = calls ? ((stats1.tlsHandshakes - stats0.tlsHandshakes) / calls) * 1000 : NaN;
+        const ratio = custom / core;
+        const added = percentile(customLat, 50) - percentile(coreLat, 50);
+        const tag = db.name.padEnd(8);
+        console.log(`core plugins only  (${tag}) ${fmt(core)} resolved/s  p50 ${fmt(percentile(coreLat, 50), 2)} ms  p99 ${fmt(percentile(coreLat, 99), 2)} ms`);
+        console.log(`+ 1 custom plugin  (${tag}) ${fmt(custom)} resolved/s  p50 ${fmt(percentile(customLat, 50), 2)} ms  p99 ${fmt(percentile(customLat, 99), 2)} ms${failed ? `  FAILED ${failed}` : ''}`);
+        console.log(`service CPU        (${tag}) ${fmt((cpu.core / ATTEMPTS) * 1e6)} µs per core-only attempt, ${fmt((cpu.custom / ATTEMPTS) * 1e6)} µs per custom attempt (+ endpoint process ${fmt((cpu.endpoint / ATTEMPTS) * 1e6)} µs)`);
+        console.log(`ratio              (${tag}) ${fmt(ratio, 2)}  (goal >= 0.6: ${ratio >= 0.6 ? 'met' : 'NOT met'})`);
+        console.log(`added p50 latency  (${tag}) ${fmt(added, 2)} ms  (goal < 3 ms: ${added < 3 ? 'met' : 'NOT met'})`);
+        console.log(`TLS handshakes     (${tag}) ${fmt(handshakesPer1000, 2)} per 1,000 attempts after warm-up (${calls} endpoint calls; goal ~0)`);
+      } finally {
+        await c.pool.close();
+        await server.stop();
+        await database.drop();
+      }
+    }
+  } finally {
+    await plugin.stop();
+  }
+}
+
+if (SERVE) await serve();
+else if (ENDPOINT) await endpoint();
+else await main();
