@@ -76,6 +76,16 @@ describe('console session', () => {
     assert.match(res.json().errorMessage, /expired or was signed out/);
   });
 
+  test('sessions ended more than a day ago are deleted at the next sign-in', async () => {
+    const old = await consoleSignIn(t);
+    const id = old.cookie.split('.')[1];
+    (t.clock as ManualClock).advance(12 * 60 * 60 * 1000 + 24 * 60 * 60 * 1000 + 1);
+    const rows = () => t.ctx.db.selectFrom('console_sessions').select('session_id').where('session_id', '=', id).execute();
+    assert.equal((await rows()).length, 1);
+    await consoleSignIn(t);
+    assert.equal((await rows()).length, 0);
+  });
+
   test('a garbled cookie is a 401, no cookie is the API-key 401', async () => {
     const res = await t.request('GET', '/api/v0/apiKeys', { apiKey: null, headers: { cookie: 'platform_console=s.00.11' } });
     assert.equal(res.statusCode, 401);
