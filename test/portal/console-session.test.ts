@@ -131,6 +131,19 @@ describe('console session', () => {
     assert.equal(bad.statusCode, 401);
   });
 
+  test('one wallet proof opens one session, however many parallel requests present it', async () => {
+    const who = testAccount();
+    const ch = (await t.request('POST', '/api/v0/signin/challenge', { apiKey: null, body: { client_id: 'console', address: who.address } })).json();
+    const signature = await privateKeyToAccount(who.privateKey).signMessage({ message: ch.message });
+    const results = await Promise.all(
+      Array.from({ length: 6 }, () => t.request('POST', '/api/v0/console/session', { apiKey: null, headers: { origin: originOf(t) }, body: { requestId: ch.requestId, signature } })),
+    );
+    assert.deepEqual(results.map((r) => r.statusCode).sort(), [200, 400, 400, 400, 400, 400]);
+    for (const r of results.filter((x) => x.statusCode === 400)) assert.equal(r.json().errorMessage, 'This sign-in request was already used. Start a new sign-in.');
+    const rows = await t.ctx.db.selectFrom('console_sessions').select('session_id').where('platform_address', '=', who.platformAddress).execute();
+    assert.equal(rows.length, 1);
+  });
+
   test('API keys: created once-shown, usable, listed with last use, revoked; only for console sessions', async () => {
     const s = await consoleSignIn(t);
     const created = await consoleRequest(t, s, 'POST', '/api/v0/apiKeys', { label: 'my backend' });
