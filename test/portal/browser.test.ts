@@ -281,6 +281,15 @@ describe('web portal in a browser', () => {
     await context.close();
   });
 
+  test('when the console session ends, the next call brings the sign-in back', async () => {
+    await owner.goto(`${base}/#/account`);
+    await owner.getByRole('heading', { name: 'Account' }).waitFor();
+    const ended = await t.ctx.db.updateTable('console_sessions').set({ expires_at: t.clock.now() - 1 }).where('revoked_at', 'is', null).executeTakeFirst();
+    assert.ok(Number(ended.numUpdatedRows) >= 1);
+    await owner.click('a[href="#/keys"]');
+    await owner.locator('#signin-evm').waitFor();
+  });
+
   test('every page was checked', () => {
     assert.deepEqual(checked.sort(), ['claim-page', 'claim-page-claimed', 'claim-page-connected', 'console-account', 'console-apps', 'console-claim', 'console-claim-builder', 'console-keys', 'console-signin', 'console-store'].sort());
   });
