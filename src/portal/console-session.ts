@@ -128,6 +128,16 @@ export function assertSameOrigin(ctx: AppContext, request: FastifyRequest): void
 
 const SAFE_METHODS = new Set(['GET', 'HEAD']);
 
+/** The reads of the public claim page before its user connects a wallet. */
+const VISITOR_ROUTES = new Set([
+  '/api/v0/console/session',
+  '/api/v0/claim/:claimId',
+  '/api/v0/claims/status/:claimAttemptId',
+  '/api/v0/claims/success/:claimId/:address',
+  '/api/v0/plugins/core',
+  '/api/v0/plugin/:pluginId',
+]);
+
 /**
  * Authenticates a request by its console cookie (called by the API-key gate when no `x-api-key`
  * was sent). Returns null when there is no console cookie at all (the gate then answers its own
@@ -139,6 +149,11 @@ export async function authenticateBrowser(ctx: AppContext, request: FastifyReque
   const auth = await findConsoleSession(ctx, value);
   if (!auth) throw unauthorized('Unauthorized request. The console session has expired or was signed out; sign in again.');
   assertSameOrigin(ctx, request);
+  // A visitor (no wallet yet) reads only what the public claim page shows; elsewhere the cookie is
+  // no stand-in for an API key.
+  if (auth.kind === 'visitor' && SAFE_METHODS.has(request.method) && !VISITOR_ROUTES.has(request.routeOptions.url ?? '')) {
+    throw unauthorized('Unauthorized request. Send your x-api-key, or sign in to the console: a visitor may only read claim pages.');
+  }
   if (!SAFE_METHODS.has(request.method)) {
     if (auth.kind === 'visitor') throw unauthorized('Unauthorized request. Connect a wallet (sign in) before changing anything.');
     const token = request.headers[CSRF_HEADER];

@@ -103,6 +103,12 @@ describe('console session', () => {
     assert.equal(me.json().signedIn, false);
     const read = await t.request('GET', '/api/v0/plugins/core', { apiKey: null, headers: { cookie } });
     assert.equal(read.statusCode, 200);
+    // only what the public claim page reads: a visitor cookie is no stand-in for an API key elsewhere
+    for (const path of ['/api/v0/claims/search?searchValue=', '/api/v0/dynamicStores/search', '/api/v0/developerApp/x', '/api/v0/nosuchroute']) {
+      const other = await t.request('GET', path, { apiKey: null, headers: { cookie } });
+      assert.equal(other.statusCode, 401, `${path}: ${other.body}`);
+      assert.match(other.json().errorMessage, /x-api-key|sign in/);
+    }
     const write = await t.request('POST', '/api/v0/dynamicStores', { apiKey: null, body: { handlerId: 'addresses', label: 'x' }, headers: { cookie, origin: originOf(t) } });
     assert.equal(write.statusCode, 401);
     const forged = cookie.slice(0, -3) + 'AAA';
