@@ -62,19 +62,34 @@ const MARK = (selector: string) => `
     new MutationObserver((_, o) => { if (mark()) o.disconnect(); }).observe(document, { childList: true, subtree: true });
   })();`;
 
-async function measure(browser: Browser, url: string, selector: string): Promise<number[]> {
-  const times: number[] = [];
+/** Cold: a fresh context per load. Warm: one context, reloaded (hashed assets come from its cache). */
+async function measure(browser: Browser, url: string, selector: string, warm = false): Promise<{ tti: number[]; dcl: number[] }> {
+  const tti: number[] = [];
+  const dcl: number[] = [];
+  let context = await browser.newContext();
+  await context.addInitScript(MARK(selector));
+  let page = await context.newPage();
   for (let i = 0; i < LOADS + 2; i++) {
-    const context = await browser.newContext();
-    await context.addInitScript(MARK(selector));
-    const page = await context.newPage();
+    if (!warm && i > 0) {
+      await context.close();
+      context = await browser.newContext();
+      await context.addInitScript(MARK(selector));
+      page = await context.newPage();
+    }
     await page.goto(url);
     await page.waitForSelector(selector);
-    const tti = await page.evaluate(() => (globalThis as unknown as { __tti: number }).__tti);
-    if (i >= 2) times.push(tti); // two warm-up loads (server JIT, chromium's first-process costs)
-    await context.close();
+    const r = await page.evaluate(() => {
+      const g = globalThis as unknown as { __tti: number; performance: { getEntriesByType(t: string): Array<{ domContentLoadedEventEnd: number }> } };
+      return { tti: g.__tti, dcl: g.performance.getEntriesByType('navigation')[0]?.domContentLoadedEventEnd ?? 0 };
+    });
+    if (i >= 2) {
+      // two warm-up loads (server JIT, chromium's first-process costs)
+      tti.push(r.tti);
+      dcl.push(r.dcl);
+    }
   }
-  return times;
+  await context.close();
+  return { tti, dcl };
 }
 
 const median = (xs: number[]) => {
@@ -88,13 +103,15 @@ const browser = await chromium.launch({
   args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
 });
 try {
-  // interleave the two pages' runs would mix caches; each is measured in its own block
   const blank = await measure(browser, `${base}/bench-blank`, '#ready');
   const claim = await measure(browser, `${base}/claim/bench`, '#connect-evm');
-  const fmt = (n: number) => `${n.toFixed(1)} ms`;
-  console.log(`portal TTI, ${LOADS} cold loads each (fresh context per load), headless Chromium on loopback, SQLite`);
-  console.log(`  baseline: static blank page      median ${fmt(median(blank))}   p90 ${fmt(p90(blank))}`);
-  console.log(`  claim page /claim/{id}           median ${fmt(median(claim))}   p90 ${fmt(p90(claim))}   (${(median(claim) / median(blank)).toFixed(2)}x the blank page; goal < 300 ms: ${median(claim) < 300 ? 'met' : 'NOT met'})`);
+  const warm = await measure(browser, `${base}/claim/bench`, '#connect-evm', true);
+  const fmt = (n: number) => `${n.toFixed(1)} ms`.padStart(9);
+  console.log(`portal TTI, ${LOADS} loads each, headless Chromium on loopback, SQLite (cold: fresh context per load; warm: reloads in one context)`);
+  console.log(`  baseline: static blank page, cold     median ${fmt(median(blank.tti))}   p90 ${fmt(p90(blank.tti))}`);
+  console.log(`  claim page /claim/{id}, cold          median ${fmt(median(claim.tti))}   p90 ${fmt(p90(claim.tti))}   DOMContentLoaded median ${fmt(median(claim.dcl))}   ${(median(claim.tti) / median(blank.tti)).toFixed(2)}x the blank page`);
+  console.log(`  claim page /claim/{id}, warm          median ${fmt(median(warm.tti))}   p90 ${fmt(p90(warm.tti))}   DOMContentLoaded median ${fmt(median(warm.dcl))}`);
+  console.log(`  goal: cold median < 300 ms: ${median(claim.tti) < 300 ? 'met' : 'NOT met'}`);
 } finally {
   await browser.close();
   await t.close();

@@ -34,6 +34,8 @@ export async function call<T>(p: Promise<{ data?: T; error?: unknown; response: 
   const { data, error, response } = await p;
   if (error !== undefined || !response.ok) {
     const message = (error as { errorMessage?: string } | undefined)?.errorMessage ?? `HTTP ${response.status}`;
+    // the console session ended (expired, signed out elsewhere): the console shows sign-in again
+    if (response.status === 401 && csrf) dispatchEvent(new CustomEvent('console-session-ended'));
     throw new ApiFailure(message, response.status);
   }
   return data as T;

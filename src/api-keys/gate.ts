@@ -1,8 +1,9 @@
 // The API-key gate: every /api/ route needs `x-api-key` unless it is marked `config.public`
 // (routes a browser calls during sign-in). A request without a key may instead carry the web
-// console's session cookie (same-origin, CSRF-checked: src/portal/console-session.ts). A verified key is remembered for at most
-// API_KEY_CACHE_MS (default 1 s): the lookup is most of the gate's cost, and a revocation still
-// reaches every process sharing the database within that bound. Unknown keys are never cached.
+// console's session cookie (same-origin, CSRF-checked: src/portal/console-session.ts).
+// A verified key is remembered for at most API_KEY_CACHE_MS (default 1 s): the lookup is most of
+// the gate's cost, and a revocation still reaches every process sharing the database within that
+// bound. Unknown keys are never cached.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { tooManyRequests, unauthorized } from '../shared/errors.ts';

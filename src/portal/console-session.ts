@@ -19,6 +19,7 @@ import { randomHex, safeEqual, sha256Hex } from '../shared/crypto.ts';
 import { forbidden, unauthorized } from '../shared/errors.ts';
 import type { Session } from '../shared/session.ts';
 import { CONSOLE_CLIENT_ID } from '../db/migrations/0014_console_sessions.ts';
+import type { Tx } from '../db/index.ts';
 
 export { CONSOLE_CLIENT_ID };
 
@@ -127,9 +128,19 @@ export function assertSameOrigin(ctx: AppContext, request: FastifyRequest): void
 
 const SAFE_METHODS = new Set(['GET', 'HEAD']);
 
+/** The reads of the public claim page before its user connects a wallet. */
+const VISITOR_ROUTES = new Set([
+  '/api/v0/console/session',
+  '/api/v0/claim/:claimId',
+  '/api/v0/claims/status/:claimAttemptId',
+  '/api/v0/claims/success/:claimId/:address',
+  '/api/v0/plugins/core',
+  '/api/v0/plugin/:pluginId',
+]);
+
 /**
  * Authenticates a request by its console cookie (called by the API-key gate when no `x-api-key`
- * was sent). Returns false when there is no console cookie at all (the gate then answers its own
+ * was sent). Returns null when there is no console cookie at all (the gate then answers its own
  * 401), throws the refusal otherwise.
  */
 export async function authenticateBrowser(ctx: AppContext, request: FastifyRequest): Promise<BrowserAuth | null> {
@@ -138,6 +149,11 @@ export async function authenticateBrowser(ctx: AppContext, request: FastifyReque
   const auth = await findConsoleSession(ctx, value);
   if (!auth) throw unauthorized('Unauthorized request. The console session has expired or was signed out; sign in again.');
   assertSameOrigin(ctx, request);
+  // A visitor (no wallet yet) reads only what the public claim page shows; elsewhere the cookie is
+  // no stand-in for an API key.
+  if (auth.kind === 'visitor' && SAFE_METHODS.has(request.method) && !VISITOR_ROUTES.has(request.routeOptions.url ?? '')) {
+    throw unauthorized('Unauthorized request. Send your x-api-key, or sign in to the console: a visitor may only read claim pages.');
+  }
   if (!SAFE_METHODS.has(request.method)) {
     if (auth.kind === 'visitor') throw unauthorized('Unauthorized request. Connect a wallet (sign in) before changing anything.');
     const token = request.headers[CSRF_HEADER];
@@ -145,8 +161,8 @@ export async function authenticateBrowser(ctx: AppContext, request: FastifyReque
     if (!safeEqual(token, csrfTokenFor(ctx, auth.id))) throw forbidden('Invalid CSRF token.');
   }
   request.browserAuth = auth;
-  if (auth.session) request.sessionPromise = Promise.resolve(auth.session);
-  else request.sessionPromise = Promise.resolve(null);
+  // requireSession / getSession see the console user (a visitor has no session)
+  request.sessionPromise = Promise.resolve(auth.session);
   return auth;
 }
 
@@ -159,13 +175,16 @@ export function requireConsoleSession(request: FastifyRequest): Session & { expi
 
 export async function createConsoleSession(
   ctx: AppContext,
-  tx: import('../db/index.ts').Tx,
+  tx: Tx,
   who: { address: string; platformAddress: string; chain: Chain; scopes: string[] },
   now: number,
 ): Promise<{ cookie: string; sessionId: string; expiresAt: number }> {
   const sessionId = randomHex(16);
   const verifier = randomHex(32);
   const expiresAt = now + SESSION_TTL_MS;
+  // Ended sessions are dropped a day after their end, here rather than in a background loop
+  // (an index range delete per sign-in; nothing accumulates without sign-ins).
+  await tx.deleteFrom('console_sessions').where('expires_at', '<', now - 24 * 60 * 60 * 1000).execute();
   await tx
     .insertInto('console_sessions')
     .values({

@@ -96,7 +96,7 @@ export const portal: Capability = {
       async (request, reply) => {
         // Login CSRF: another site must not sign a browser in (into the attacker's account).
         assertSameOrigin(ctx, request);
-        if (request.headers.origin === undefined && request.headers['sec-fetch-site'] === undefined && request.headers['x-requested-with'] === undefined) {
+        if (request.headers.origin === undefined && request.headers['sec-fetch-site'] === undefined) {
           throw forbidden('Console sign-in must come from the console page (Origin or Sec-Fetch-Site header missing).');
         }
         const now = ctx.clock.now();

@@ -14,6 +14,10 @@ import { createServer as createNetServer } from 'node:net';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { AxeBuilder } from '@axe-core/playwright';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { secp256k1 } from '@noble/curves/secp256k1.js';
+import { ripemd160 } from '@noble/hashes/legacy.js';
+import { sha256 } from '@noble/hashes/sha2.js';
+import { base64, bech32 } from '@scure/base';
 import { startApp, type TestApp } from '../helpers/app.ts';
 import { signIn, testAccount } from '../helpers/signin.ts';
 import { PORTAL_DIST } from '../../src/portal/static.ts';
@@ -55,6 +59,32 @@ async function walletContext(browser: Browser, privateKey: `0x${string}`): Promi
     };
   }, account.address);
   return context;
+}
+
+/** A context with a Keplr-style wallet (enable / getKey / signArbitrary) whose ADR-36 signing happens in Node. */
+async function keplrContext(browser: Browser, chainId: string): Promise<{ context: BrowserContext; address: string }> {
+  const priv = secp256k1.utils.randomSecretKey();
+  const pub = secp256k1.getPublicKey(priv, true);
+  const address = bech32.encode('bb', bech32.toWords(ripemd160(sha256(pub))));
+  const context = await browser.newContext({ viewport: DESKTOP });
+  await context.exposeFunction('__testKeplrSign', async (askedChain: string, signer: string, data: string) => {
+    if (askedChain !== chainId || signer !== address) throw new Error('wrong chain or signer');
+    const doc = `{"account_number":"0","chain_id":"","fee":{"amount":[],"gas":"0"},"memo":"","msgs":[{"type":"sign/MsgSignData","value":{"data":"${Buffer.from(data, 'utf8').toString('base64')}","signer":"${signer}"}}],"sequence":"0"}`;
+    return { pub_key: { type: 'tendermint/PubKeySecp256k1', value: base64.encode(pub) }, signature: base64.encode(secp256k1.sign(new TextEncoder().encode(doc), priv)) };
+  });
+  await context.addInitScript(([addr, chain]: string[]) => {
+    const w = globalThis as unknown as { keplr: unknown; __testKeplrSign: (c: string, s: string, d: string) => Promise<unknown> };
+    w.keplr = {
+      async enable(c: string) {
+        if (c !== chain) throw new Error(`unknown chain ${c}`);
+      },
+      async getKey() {
+        return { bech32Address: addr, algo: 'secp256k1' };
+      },
+      signArbitrary: (c: string, signer: string, data: string) => w.__testKeplrSign(c, signer, data),
+    };
+  }, [address, chainId]);
+  return { context, address };
 }
 
 describe('web portal in a browser', () => {
@@ -238,6 +268,26 @@ describe('web portal in a browser', () => {
     // the newest sign-in (this test's) was first in the list: its token no longer works
     const status = await t.request('POST', '/api/v0/auth/status', { token: session.accessToken, body: {} });
     assert.equal(status.json().signedIn, false);
+  });
+
+  test('a Keplr-style wallet signs in to the console with its native address (ADR-36)', async () => {
+    const { context, address } = await keplrContext(browser, 'platform-1');
+    const page = await context.newPage();
+    page.setDefaultTimeout(10_000);
+    await page.goto(`${base}/`);
+    await page.click('#signin-keplr');
+    await page.getByRole('heading', { name: 'API keys' }).waitFor();
+    assert.equal(await page.locator('.who').getAttribute('title'), address);
+    await context.close();
+  });
+
+  test('when the console session ends, the next call brings the sign-in back', async () => {
+    await owner.goto(`${base}/#/account`);
+    await owner.getByRole('heading', { name: 'Account' }).waitFor();
+    const ended = await t.ctx.db.updateTable('console_sessions').set({ expires_at: t.clock.now() - 1 }).where('revoked_at', 'is', null).executeTakeFirst();
+    assert.ok(Number(ended.numUpdatedRows) >= 1);
+    await owner.click('a[href="#/keys"]');
+    await owner.locator('#signin-evm').waitFor();
   });
 
   test('every page was checked', () => {

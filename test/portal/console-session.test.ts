@@ -76,6 +76,16 @@ describe('console session', () => {
     assert.match(res.json().errorMessage, /expired or was signed out/);
   });
 
+  test('sessions ended more than a day ago are deleted at the next sign-in', async () => {
+    const old = await consoleSignIn(t);
+    const id = old.cookie.split('.')[1];
+    (t.clock as ManualClock).advance(12 * 60 * 60 * 1000 + 24 * 60 * 60 * 1000 + 1);
+    const rows = () => t.ctx.db.selectFrom('console_sessions').select('session_id').where('session_id', '=', id).execute();
+    assert.equal((await rows()).length, 1);
+    await consoleSignIn(t);
+    assert.equal((await rows()).length, 0);
+  });
+
   test('a garbled cookie is a 401, no cookie is the API-key 401', async () => {
     const res = await t.request('GET', '/api/v0/apiKeys', { apiKey: null, headers: { cookie: 'platform_console=s.00.11' } });
     assert.equal(res.statusCode, 401);
@@ -93,6 +103,12 @@ describe('console session', () => {
     assert.equal(me.json().signedIn, false);
     const read = await t.request('GET', '/api/v0/plugins/core', { apiKey: null, headers: { cookie } });
     assert.equal(read.statusCode, 200);
+    // only what the public claim page reads: a visitor cookie is no stand-in for an API key elsewhere
+    for (const path of ['/api/v0/claims/search?searchValue=', '/api/v0/dynamicStores/search', '/api/v0/developerApp/x', '/api/v0/nosuchroute']) {
+      const other = await t.request('GET', path, { apiKey: null, headers: { cookie } });
+      assert.equal(other.statusCode, 401, `${path}: ${other.body}`);
+      assert.match(other.json().errorMessage, /x-api-key|sign in/);
+    }
     const write = await t.request('POST', '/api/v0/dynamicStores', { apiKey: null, body: { handlerId: 'addresses', label: 'x' }, headers: { cookie, origin: originOf(t) } });
     assert.equal(write.statusCode, 401);
     const forged = cookie.slice(0, -3) + 'AAA';
@@ -119,6 +135,19 @@ describe('console session', () => {
     // the console's own codes cannot be exchanged at the token endpoint (nobody knows its secret)
     const bad = await t.request('POST', '/api/v0/signin/token', { body: { grant_type: 'authorization_code', code: 'x'.repeat(64), client_id: 'console', client_secret: 'guess' } });
     assert.equal(bad.statusCode, 401);
+  });
+
+  test('one wallet proof opens one session, however many parallel requests present it', async () => {
+    const who = testAccount();
+    const ch = (await t.request('POST', '/api/v0/signin/challenge', { apiKey: null, body: { client_id: 'console', address: who.address } })).json();
+    const signature = await privateKeyToAccount(who.privateKey).signMessage({ message: ch.message });
+    const results = await Promise.all(
+      Array.from({ length: 6 }, () => t.request('POST', '/api/v0/console/session', { apiKey: null, headers: { origin: originOf(t) }, body: { requestId: ch.requestId, signature } })),
+    );
+    assert.deepEqual(results.map((r) => r.statusCode).sort(), [200, 400, 400, 400, 400, 400]);
+    for (const r of results.filter((x) => x.statusCode === 400)) assert.equal(r.json().errorMessage, 'This sign-in request was already used. Start a new sign-in.');
+    const rows = await t.ctx.db.selectFrom('console_sessions').select('session_id').where('platform_address', '=', who.platformAddress).execute();
+    assert.equal(rows.length, 1);
   });
 
   test('API keys: created once-shown, usable, listed with last use, revoked; only for console sessions', async () => {

@@ -91,6 +91,8 @@ interface Instance {
   instanceId: string;
   pub: Values;
   priv: Values;
+  /** Params as loaded, for plugins without a form description (sent back unchanged). */
+  rawPublic?: Record<string, unknown>;
 }
 type SatisfyMode = 'all' | 'AND' | 'OR' | 'NOT';
 let uids = 0;
@@ -104,7 +106,13 @@ function Builder({ claimId: editing }: { claimId?: string }) {
   const [showInSearch, setShowInSearch] = useState(false);
   const [instances, setInstances] = useState<Instance[]>([]);
   const [assignMethod, setAssignMethod] = useState('');
-  const [satisfy, setSatisfy] = useState<{ mode: SatisfyMode; conditions: string[]; min: string }>({ mode: 'all', conditions: [], min: '1' });
+  const [satisfy, setSatisfyState] = useState<{ mode: SatisfyMode; conditions: string[]; min: string }>({ mode: 'all', conditions: [], min: '1' });
+  // A loaded satisfyMethod the form cannot show (nested nodes) is sent back as it was unless edited.
+  const [rawSatisfy, setRawSatisfy] = useState<unknown>(undefined);
+  const setSatisfy = (v: typeof satisfy) => {
+    setRawSatisfy(undefined);
+    setSatisfyState(v);
+  };
   const [version, setVersion] = useState<string | null>(null);
   const [adding, setAdding] = useState('');
   const { busy, error, setError, run } = useAction();
@@ -135,11 +143,19 @@ function Builder({ claimId: editing }: { claimId?: string }) {
     setAssignMethod(claim.assignMethod);
     setVersion(claim.version);
     const sm = claim.satisfyMethod as { type?: SatisfyMode; conditions?: unknown[]; options?: { minNumSatisfied?: number } } | undefined;
-    setSatisfy(sm?.type ? { mode: sm.type, conditions: (sm.conditions ?? []).filter((c): c is string => typeof c === 'string'), min: String(sm.options?.minNumSatisfied ?? 1) } : { mode: 'all', conditions: [], min: '1' });
+    setSatisfyState(sm?.type ? { mode: sm.type, conditions: (sm.conditions ?? []).filter((c): c is string => typeof c === 'string'), min: String(sm.options?.minNumSatisfied ?? 1) } : { mode: 'all', conditions: [], min: '1' });
+    setRawSatisfy(sm?.conditions?.some((c) => typeof c !== 'string') ? sm : undefined);
     setInstances(
       claim.plugins.map((p) => {
         const d = byId.get(p.pluginId);
-        return { uid: ++uids, pluginId: p.pluginId, instanceId: p.instanceId, pub: initialValues(d?.publicParamsSchema ?? [], p.publicParams), priv: initialValues(d?.privateParamsSchema ?? [], p.privateParams) };
+        return {
+          uid: ++uids,
+          pluginId: p.pluginId,
+          instanceId: p.instanceId,
+          pub: initialValues(d?.publicParamsSchema ?? [], p.publicParams),
+          priv: initialValues(d?.privateParamsSchema ?? [], p.privateParams),
+          ...(d ? {} : { rawPublic: p.publicParams }),
+        };
       }),
     );
   };
@@ -153,6 +169,8 @@ function Builder({ claimId: editing }: { claimId?: string }) {
     run(async () => {
       const plugins = instances.map((i) => {
         const d = byId.get(i.pluginId);
+        // no description: public params as loaded, private params omitted (the server keeps them)
+        if (!d) return { pluginId: i.pluginId, instanceId: i.instanceId, publicParams: i.rawPublic ?? {} };
         try {
           return { pluginId: i.pluginId, instanceId: i.instanceId, publicParams: buildParams(d?.publicParamsSchema ?? [], i.pub), privateParams: buildParams(d?.privateParamsSchema ?? [], i.priv) };
         } catch (e) {
@@ -160,7 +178,9 @@ function Builder({ claimId: editing }: { claimId?: string }) {
         }
       });
       const satisfyMethod =
-        satisfy.mode === 'all'
+        rawSatisfy !== undefined
+          ? (rawSatisfy as { type: 'AND' | 'OR' | 'NOT'; conditions: (string | Record<string, unknown>)[] })
+          : satisfy.mode === 'all'
           ? undefined
           : { type: satisfy.mode, conditions: satisfy.conditions.filter((c) => instances.some((i) => i.instanceId === c)), ...(satisfy.mode === 'OR' ? { options: { minNumSatisfied: Number(satisfy.min) || 1 } } : {}) };
       const common = { claimId, metadata: { name, description, image: '' }, showInSearchResults: showInSearch, plugins, assignMethod };

@@ -56,6 +56,9 @@ function Console() {
   const route = useHash();
   useEffect(() => {
     loadSession().then(setSession, (e: Error) => setLoadError(e.message));
+    const ended = () => setSession((s) => (s ? { ...s, signedIn: false, csrfToken: '' } : s));
+    addEventListener('console-session-ended', ended);
+    return () => removeEventListener('console-session-ended', ended);
   }, []);
   if (loadError) return <main id="main"><ErrorLine error={loadError} /></main>;
   if (!session) return <main id="main"><p aria-busy="true">Loading…</p></main>;

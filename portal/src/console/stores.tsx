@@ -76,11 +76,11 @@ function StoreView({ id }: { id: string }) {
   const [message, setMessage] = useState<string | null>(null);
   const { busy, error, setError, run } = useAction();
   const reload = async () => setStore((await call(api.GET('/api/v0/dynamicStore/{id}', { params: { path: { id } } }))).doc);
-  const loadActivity = (bookmark = '') =>
-    run(async () => {
-      const r = await call(api.GET('/api/v0/dynamicStores/activity', { params: { query: { dynamicDataId: id, bookmark } } }));
-      setActivity((prev) => ({ docs: bookmark && prev ? [...prev.docs, ...r.history.docs] : r.history.docs, bookmark: r.bookmark, hasMore: r.hasMore }));
-    });
+  const fetchActivity = async (bookmark = '') => {
+    const r = await call(api.GET('/api/v0/dynamicStores/activity', { params: { query: { dynamicDataId: id, bookmark } } }));
+    setActivity((prev) => ({ docs: bookmark && prev ? [...prev.docs, ...r.history.docs] : r.history.docs, bookmark: r.bookmark, hasMore: r.hasMore }));
+  };
+  const loadActivity = (bookmark = '') => run(() => fetchActivity(bookmark));
   useEffect(() => {
     void run(reload);
     void loadActivity();
@@ -90,10 +90,10 @@ function StoreView({ id }: { id: string }) {
   const single = (actionName: 'add' | 'remove') =>
     run(async () => {
       await call(api.POST('/api/v0/storeActions/single', { body: { dynamicDataId: id, actionName, payload: { address } } }));
+      await reload();
+      await fetchActivity();
       setMessage(`${actionName === 'add' ? 'Added' : 'Removed'} ${address}.`);
       setAddress('');
-      await reload();
-      await loadActivity();
     });
 
   const importFile = (file: File) =>
@@ -107,9 +107,10 @@ function StoreView({ id }: { id: string }) {
         await call(api.POST('/api/v0/storeActions/batch', { body: { dynamicDataId: id, actions } }));
         setProgress({ done: Math.min(i + BATCH, addresses.length), total: addresses.length });
       }
-      setMessage(`Imported ${addresses.length.toLocaleString()} addresses.`);
       await reload();
-      await loadActivity();
+      await fetchActivity();
+      // announced once the page shows the new size
+      setMessage(`Imported ${addresses.length.toLocaleString()} addresses.`);
     });
 
   const exportCsv = () =>
