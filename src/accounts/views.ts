@@ -52,6 +52,7 @@ const signinRequests: AccountView = {
           'a.code_expires_at',
           'a.code_consumed_at',
           'a.expires_at',
+          'a.refresh_expires_at',
           'a.revoked_at',
           'app.name',
           'app.image',
@@ -77,7 +78,8 @@ const signinRequests: AccountView = {
         createdAt: String(r.created_at),
         codeExchanged: r.code_consumed_at !== null,
         // an unexchanged code ends at its expiry; an exchanged one when its token family does
-        expiresAt: String(r.code_consumed_at === null ? r.code_expires_at : (r.expires_at ?? r.code_expires_at)),
+        // an exchanged sign-in lives as long as its refresh token, within the optional absolute end
+        expiresAt: String(r.code_consumed_at === null ? r.code_expires_at : Math.min(r.refresh_expires_at ?? r.code_expires_at, r.expires_at ?? Number.MAX_SAFE_INTEGER)),
         ...(r.revoked_at !== null ? { revokedAt: String(r.revoked_at) } : {}),
       })),
     };

@@ -50,8 +50,10 @@ export async function attemptClaim(
     if (!instance) throw badRequest(`body has unknown field "${key}" (not an instance id of claim ${claimId})`);
     // Unknown fields are refused here too; a wrong type is the plugin's own error (SPEC §7 texts).
     if (input !== null && typeof input === 'object' && !Array.isArray(input)) {
+      // core plugins declare their input fields; plugin documents check inputs against their own schema
       const plugin = findPlugin(instance.pluginId);
-      const allowed = plugin?.inputFields ?? (plugin?.requiresUserInput ? null : []);
+      if (!plugin) continue;
+      const allowed = plugin.inputFields ?? (plugin.requiresUserInput ? null : []);
       const extra = allowed && Object.keys(input).find((f) => !allowed.includes(f));
       if (typeof extra === 'string') throw badRequest(`body.${key} has unknown field "${extra}"`);
     }

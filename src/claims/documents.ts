@@ -122,7 +122,8 @@ async function buildClaim(
     const version = p.version ?? before?.version ?? '1';
     const plugin = await resolvePlugin({ pluginId: p.pluginId, version }, { db: opts.db, keyring: opts.ctx.keyring });
     if (!plugin) {
-      throw badRequest(`${pp}.pluginId: unknown plugin "${p.pluginId}" version ${version} (valid: ${pluginIds().join(', ')}; or the id of a plugin document with that version)`);
+      const which = p.version === undefined ? '' : ` version ${p.version}`;
+      throw badRequest(`${pp}.pluginId: unknown plugin "${p.pluginId}"${which} (valid: ${pluginIds().join(', ')}; or the id of a plugin document${which ? ' with that version' : ''})`);
     }
     resolved.set(p.instanceId, plugin);
     if (!plugin.duplicatesAllowed && pluginInputs.some((q, j) => j < i && q.pluginId === p.pluginId)) {

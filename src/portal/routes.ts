@@ -217,10 +217,12 @@ export const portal: Capability = {
         const rows = await ctx.db
           .selectFrom('signin_authorizations as a')
           .innerJoin('signin_apps as p', 'p.client_id', 'a.client_id')
-          .select(['a.authorization_id', 'a.client_id', 'p.name', 'a.scopes', 'a.created_at', 'a.expires_at'])
+          .select(['a.authorization_id', 'a.client_id', 'p.name', 'a.scopes', 'a.created_at', 'a.expires_at', 'a.refresh_expires_at'])
           .where('a.platform_address', '=', me)
           .where('a.revoked_at', 'is', null)
-          .where('a.expires_at', '>', now)
+          // a live sign-in: its refresh token still renews, within the optional absolute end
+          .where('a.refresh_expires_at', '>', now)
+          .where((eb) => eb.or([eb('a.expires_at', 'is', null), eb('a.expires_at', '>', now)]))
           .orderBy('a.created_at', 'desc')
           .limit(100)
           .execute();
@@ -231,7 +233,7 @@ export const portal: Capability = {
             appName: r.name,
             scopes: parseList(r.scopes),
             createdAt: String(r.created_at),
-            expiresAt: String(r.expires_at),
+            expiresAt: String(Math.min(r.refresh_expires_at ?? 0, r.expires_at ?? Number.MAX_SAFE_INTEGER)),
           })),
         };
       },
@@ -288,7 +290,7 @@ export const portal: Capability = {
         const page = await paginate({
           query: ctx.db
             .selectFrom('signin_authorizations')
-            .select(['authorization_id', 'address', 'platform_address', 'chain', 'scopes', 'created_at', 'code_consumed_at', 'code_expires_at', 'expires_at', 'revoked_at'])
+            .select(['authorization_id', 'address', 'platform_address', 'chain', 'scopes', 'created_at', 'code_consumed_at', 'code_expires_at', 'expires_at', 'refresh_expires_at', 'revoked_at'])
             .where('client_id', '=', clientId),
           keys: [
             { column: 'created_at', direction: 'desc' },
@@ -312,7 +314,7 @@ export const portal: Capability = {
                   ? now < r.code_expires_at
                     ? ('pending' as const)
                     : ('ended' as const)
-                  : r.expires_at !== null && now < r.expires_at
+                  : now < (r.refresh_expires_at ?? 0) && (r.expires_at === null || now < r.expires_at)
                     ? ('active' as const)
                     : ('ended' as const),
           })),

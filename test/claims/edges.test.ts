@@ -22,7 +22,7 @@ describe('claims edges', () => {
     const claimId = await claimWithPlugins(
       t,
       m.accessToken,
-      [numUses(10), { pluginId: 'password', instanceId: 'pw', privateParams: { password: 's3cret' } }, { pluginId: 'anonymous', instanceId: 'an' }, { pluginId: 'halt', instanceId: 'h' }],
+      [numUses(10), { pluginId: 'password', instanceId: 'pw', privateParams: { password: 's3cret' } }, { pluginId: 'anonymous', instanceId: 'an' }, { pluginId: 'transferTimes', instanceId: 'h', publicParams: { transferTimes: [{ start: '1', end: '2' }] } }],
       { satisfyMethod: { type: 'OR', conditions: ['pw', 'an', 'h'] } },
     );
     const doc = await getClaim(t, claimId);

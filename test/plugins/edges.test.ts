@@ -35,7 +35,10 @@ describe('plugin edges', () => {
     });
     assert.equal(res.statusCode, 400, res.body);
     assert.deepEqual(res.json(), {
-      errorMessage: 'claims[0].plugins[1].pluginId: unknown plugin "passwd" (valid: numUses, codes, password, transferTimes, initiatedBy, whitelist, halt, anonymous)',
+      errorMessage:
+        'claims[0].plugins[1].pluginId: unknown plugin "passwd" (valid: numUses, codes, password, transferTimes, initiatedBy, whitelist, halt, anonymous, ' +
+        'discord, github, google, twitch, twitter, github-contributions, must-own-badges, min-badge, satisfies-claim, username-set, url-clicker, custom-instructions; ' +
+        'or the id of a plugin document)',
     });
   });
 
