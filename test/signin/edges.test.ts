@@ -4,7 +4,12 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { startApp, type TestApp } from '../helpers/app.ts';
+import { secp256k1 } from '@noble/curves/secp256k1.js';
+import { bytesToHex } from '@noble/hashes/utils.js';
+import { base64 } from '@scure/base';
+import { privateKeyToAccount } from 'viem/accounts';
 import { authorizeCode, basicAuth, signIn } from '../helpers/signin.ts';
+import { recoverEip191Signer, verifyAdr36 } from '../../src/signin/verify.ts';
 
 const TOKEN = '/api/v0/signin/token';
 const STATUS = '/api/v0/auth/status';
@@ -63,5 +68,51 @@ describe('sign-in edges', () => {
     assert.equal(ok.statusCode, 200, ok.body);
     const st = await t.request('POST', STATUS, { token: ok.json().access_token, body: {} });
     assert.equal(st.json().signedIn, true);
+  });
+});
+
+// Signature checks at their edges (npm run mutate -- src/signin/verify.ts left these alive).
+describe('signature edges', () => {
+  const KEY = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
+  const ADDRESS = 'f39fd6e51aad88f6f4ce6ab8827279cfffb92266';
+  const COSMOS_ADDR = 'cosmos15428vq2uzwhm3taey9sr9x5vm6tk78ewe54lwe';
+  const PUBKEY = 'A4MYU1tUEF1Keq5gwI/EX5aHGBtP38YlvRp1P6c5f+11';
+  const SIG_SECP = 'u0UuK0Vr3rtqCnhVVWKBa/LThrc/IFfrRxEHbrNEbuZYo5i5XPvCZ2slU45peDIO75spYcaczI/VI3l4oSiejA==';
+
+  test('EIP-191: v of 27 and 28 and their 0/1 forms all recover; 2, 26 and 29 do not', async () => {
+    const account = privateKeyToAccount(KEY);
+    const seen = new Set<number>();
+    for (let i = 0; seen.size < 2 && i < 64; i++) {
+      const message = `message ${i}`;
+      const sig = await account.signMessage({ message });
+      const v = parseInt(sig.slice(-2), 16);
+      seen.add(v);
+      assert.equal(bytesToHex(recoverEip191Signer(message, sig)!), ADDRESS, `v = ${v}`);
+      assert.equal(bytesToHex(recoverEip191Signer(message, sig.slice(0, -2) + (v - 27).toString(16).padStart(2, '0'))!), ADDRESS, `v = ${v - 27}`);
+      for (const bad of [2, 26, 29]) assert.equal(recoverEip191Signer(message, sig.slice(0, -2) + bad.toString(16).padStart(2, '0')), null, `v = ${bad}`);
+    }
+    assert.deepEqual([...seen].sort(), [27, 28]);
+    // uppercase hex is hex too
+    const sig = await account.signMessage({ message: 'upper' });
+    assert.equal(bytesToHex(recoverEip191Signer('upper', '0x' + sig.slice(2).toUpperCase())!), ADDRESS);
+    assert.equal(recoverEip191Signer('upper', sig + '00'), null, '66 bytes');
+  });
+
+  test('ADR-36: each malformed input names its reason', () => {
+    const base = { signer: COSMOS_ADDR, data: 'hello', publicKey: PUBKEY, signature: SIG_SECP };
+    const reason = (o: Partial<typeof base>) => verifyAdr36({ ...base, ...o });
+    assert.deepEqual(reason({ signer: 'nonsense' }), { ok: false, reason: 'signer is not a bech32 address' });
+    assert.deepEqual(reason({ signature: 'not base64!' }), { ok: false, reason: 'publicKey and signature must be standard base64' });
+    assert.deepEqual(reason({ publicKey: '%%%' }), { ok: false, reason: 'publicKey and signature must be standard base64' });
+    assert.deepEqual(reason({ publicKey: base64.encode(new Uint8Array(32)) }), { ok: false, reason: 'publicKey must be a 33-byte compressed secp256k1 key' });
+    assert.deepEqual(reason({ publicKey: base64.encode(new Uint8Array(34)) }), { ok: false, reason: 'publicKey must be a 33-byte compressed secp256k1 key' });
+    assert.deepEqual(reason({ signature: base64.encode(new Uint8Array(63)) }), { ok: false, reason: 'signature must be 64 bytes (r‖s)' });
+    assert.deepEqual(reason({ signature: base64.encode(new Uint8Array(65)) }), { ok: false, reason: 'signature must be 64 bytes (r‖s)' });
+    assert.deepEqual(reason({ publicKey: base64.encode(new Uint8Array(33).fill(5)) }), { ok: false, reason: 'publicKey is not a valid secp256k1 point' });
+    assert.deepEqual(reason({ data: 'hello!' }), { ok: false, reason: 'signature does not match the message and public key' });
+    assert.deepEqual(reason({ signature: base64.encode(new Uint8Array(64)) }), { ok: false, reason: 'signature does not match the message and public key' });
+    // bytes and the same text as a string verify alike
+    assert.deepEqual(reason({ data: new TextEncoder().encode('hello') as unknown as string }), { ok: true, algo: 'secp256k1' });
+    assert.ok(secp256k1.Point.fromBytes(base64.decode(PUBKEY)));
   });
 });
