@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { startApp, type TestApp } from '../helpers/app.ts';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
-import { bytesToHex } from '@noble/hashes/utils.js';
-import { base64 } from '@scure/base';
+import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
+import { base64, bech32 } from '@scure/base';
 import { privateKeyToAccount } from 'viem/accounts';
 import { authorizeCode, basicAuth, signIn } from '../helpers/signin.ts';
 import { recoverEip191Signer, verifyAdr36 } from '../../src/signin/verify.ts';
@@ -96,6 +96,26 @@ describe('signature edges', () => {
     const sig = await account.signMessage({ message: 'upper' });
     assert.equal(bytesToHex(recoverEip191Signer('upper', '0x' + sig.slice(2).toUpperCase())!), ADDRESS);
     assert.equal(recoverEip191Signer('upper', sig + '00'), null, '66 bytes');
+  });
+
+  test('EIP-191: junk around the hex, and the high-S twin of a valid signature, are refused', async () => {
+    const sig = await privateKeyToAccount(KEY).signMessage({ message: 'twin' });
+    assert.equal(recoverEip191Signer('twin', 'zz' + sig), null);
+    assert.equal(recoverEip191Signer('twin', sig + 'zz'), null);
+    // (r, n - s) with the other recovery bit recovers the same key: EIP-2 refuses it
+    const s = secp256k1.Signature.fromBytes(hexToBytes(sig.slice(2, 130)), 'compact');
+    const v = parseInt(sig.slice(-2), 16);
+    const twin = '0x' + bytesToHex(new secp256k1.Signature(s.r, secp256k1.Point.CURVE().n - s.s).toBytes('compact')) + (v === 27 ? '1c' : '1b');
+    assert.equal(recoverEip191Signer('twin', twin), null);
+  });
+
+  test('ADR-36: the public key must derive all of the signer bytes', () => {
+    const own = bech32.decodeToBytes(COSMOS_ADDR).bytes;
+    const longer = bech32.encode('cosmos', bech32.toWords(new Uint8Array([...own, ...new Uint8Array(12)])));
+    const oneByteOff = bech32.encode('cosmos', bech32.toWords(new Uint8Array([own[0]! ^ 1, ...own.slice(1)])));
+    for (const signer of [longer, oneByteOff]) {
+      assert.deepEqual(verifyAdr36({ signer, data: 'hello', publicKey: PUBKEY, signature: SIG_SECP }), { ok: false, reason: 'publicKey does not derive the signer address' });
+    }
   });
 
   test('ADR-36: each malformed input names its reason', () => {
