@@ -131,6 +131,14 @@ describe('signature edges', () => {
     assert.deepEqual(reason({ publicKey: base64.encode(new Uint8Array(33).fill(5)) }), { ok: false, reason: 'publicKey is not a valid secp256k1 point' });
     assert.deepEqual(reason({ data: 'hello!' }), { ok: false, reason: 'signature does not match the message and public key' });
     assert.deepEqual(reason({ signature: base64.encode(new Uint8Array(64)) }), { ok: false, reason: 'signature does not match the message and public key' });
+    assert.deepEqual(reason({ signature: base64.encode(new Uint8Array(64).fill(0xff)) }), { ok: false, reason: 'signature does not match the message and public key' }, 'r and s past the curve order');
+    // the high-S twin of the ethsecp256k1 vector is refused too
+    const ETH_AS_COSMOS = 'cosmos17w0adeg64ky0daxwd2ugyuneellmjgnxramjtq';
+    const SIG_ETHSECP = 'NiEVBuYWuSuHviK5Lh5mXOShK0jzDXvrBzL3Ima7O4I7zoX0kkgdHvU1P865clZmumNTgMUeeLrXMOD0nvHtJQ==';
+    assert.deepEqual(verifyAdr36({ ...base, signer: ETH_AS_COSMOS, signature: SIG_ETHSECP }), { ok: true, algo: 'ethsecp256k1' });
+    const es = secp256k1.Signature.fromBytes(base64.decode(SIG_ETHSECP), 'compact');
+    const highS = base64.encode(new secp256k1.Signature(es.r, secp256k1.Point.CURVE().n - es.s).toBytes('compact'));
+    assert.deepEqual(verifyAdr36({ ...base, signer: ETH_AS_COSMOS, signature: highS }), { ok: false, reason: 'signature does not match the message and public key' });
     // bytes and the same text as a string verify alike
     assert.deepEqual(reason({ data: new TextEncoder().encode('hello') as unknown as string }), { ok: true, algo: 'secp256k1' });
     assert.ok(secp256k1.Point.fromBytes(base64.decode(PUBKEY)));
