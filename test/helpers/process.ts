@@ -35,7 +35,7 @@ export async function startService(
   const [cmd, ...args] = opts.command ?? [process.execPath, BIN, 'serve'];
   const child = spawn(cmd, args, {
     cwd: opts.cwd ?? ROOT,
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env, PORT: String(port), HOST: '127.0.0.1' },
+    env: { ...process.env, LOG_LEVEL: 'warn', HOST: '127.0.0.1', ...env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
