@@ -20,7 +20,7 @@ const jsonArgs = (instruction: string) => {
   return JSON.parse(line.slice(line.indexOf('['))) as string[];
 };
 /** ENV of the final stage (`ENV A=1 B=2` form). */
-const imageEnv = Object.fromEntries(finalStage.filter((l) => l.startsWith('ENV ')).flatMap((l) => [...l.slice(4).matchAll(/(\w+)=(\S+)/g)].map((m) => [m[1], m[2]])));
+const imageEnv: Record<string, string> = Object.fromEntries(finalStage.filter((l) => l.startsWith('ENV ')).flatMap((l) => [...l.slice(4).matchAll(/(\w+)=(\S+)/g)].map((m) => [m[1], m[2]])));
 /** The image runs `node …`: here the pinned Node 24 (the image's base is Node 24 too). */
 const local = (argv: string[]) => (argv[0] === 'node' ? [process.execPath, ...argv.slice(1)] : argv);
 
