@@ -51,7 +51,7 @@ describe('the container image, without Docker', () => {
 
   test("the image's CMD serves, reaches /readyz, and passes the image's HEALTHCHECK", async () => {
     // the image's environment; DATA_DIR points at a temporary directory instead of /data
-    const env = { ...imageEnv, ...db.env, LOG_LEVEL: 'info' };
+    const env: Record<string, string> = { ...imageEnv, ...db.env, LOG_LEVEL: 'info' };
     assert.equal(env.HOST, '0.0.0.0');
     const service = await startService(env, { command: local(jsonArgs('CMD')) });
     try {
