@@ -9,6 +9,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Ajv, type ErrorObject } from 'ajv';
 import addFormats from 'ajv-formats';
 import { registerApiKeyGate } from './api-keys/gate.ts';
+import { registerMetrics } from './ops/metrics.ts';
 import { capabilities } from './capabilities.ts';
 import type { AppContext } from './context.ts';
 import { ApiError } from './shared/errors.ts';
@@ -67,6 +68,8 @@ export async function buildApp(ctx: AppContext, { extend, ...opts }: BuildOption
     ...opts,
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
   app.decorate('ctx', ctx);
+  // first, so that every route registered below gets its metrics hook (ops/metrics.ts; off unless configured)
+  await registerMetrics(app, ctx);
 
   const bodyAjv = makeAjv(false);
   const stringAjv = makeAjv(true);

@@ -1,8 +1,7 @@
-// Liveness and readiness for orchestrators (no API key), and Prometheus metrics (metrics.ts).
+// Liveness and readiness for orchestrators; no API key. (Prometheus metrics: metrics.ts, installed by server.ts.)
 import { sql } from 'kysely';
 import { Type } from 'typebox';
 import type { Capability } from '../capabilities.ts';
-import { registerMetrics } from './metrics.ts';
 import { indexerLag } from '../chain/status.ts';
 
 const Health = Type.Object({ status: Type.String() });
@@ -24,8 +23,7 @@ const Ready = Type.Object({
 
 export const operations: Capability = {
   name: 'operations',
-  async register(app, ctx) {
-    await registerMetrics(app, ctx);
+  register(app, ctx) {
     app.get('/healthz', { schema: { tags: ['operations'], security: [], response: { 200: Health } } }, async () => ({ status: 'ok' }));
     app.get('/readyz', { schema: { tags: ['operations'], security: [], response: { 200: Ready, 503: Type.Ref('ErrorResponse') } } }, async (_req, reply) => {
       try {

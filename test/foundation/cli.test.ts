@@ -85,7 +85,7 @@ describe('serve', () => {
     const child = spawn(process.execPath, [BIN, 'serve'], { env: { ...process.env, ...db.env, PORT: port, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
-    const deadline = Date.now() + 20_000;
+    const deadline = Date.now() + 60_000; // generous: a loaded machine starts slowly
     let ok = false;
     while (Date.now() < deadline) {
       try {

@@ -35,7 +35,7 @@ export async function startService(
   const [cmd, ...args] = opts.command ?? [process.execPath, BIN, 'serve'];
   const child = spawn(cmd, args, {
     cwd: opts.cwd ?? ROOT,
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env, PORT: String(port), HOST: '127.0.0.1' },
+    env: { ...process.env, LOG_LEVEL: 'warn', HOST: '127.0.0.1', ...env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -44,7 +44,7 @@ export async function startService(
   child.stderr!.on('data', (d) => (err += d));
   const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
+  const deadline = Date.now() + (opts.timeoutMs ?? 60_000); // generous: a loaded machine starts slowly
   for (;;) {
     if (child.exitCode !== null) throw new Error(`service exited with ${child.exitCode}: ${err}`);
     try {

@@ -61,7 +61,9 @@ describe('metrics behind METRICS_TOKEN', () => {
       assert.equal((await t.request('GET', `/api/v0/developerApp/${id}`)).statusCode, 404);
     }
     await t.request('GET', '/no/such/route/at-all', { apiKey: null });
+    await t.request('GET', '/openapi.json', { apiKey: null });
     const text = await scrape();
+    assert.equal(sample(text, 'platform_http_request_duration_seconds_count', { method: 'GET', route: '/openapi.json', status_code: '200' }), 1, 'routes of the shared machinery too');
     const labels = { method: 'GET', route: '/api/v0/developerApp/:clientId', status_code: '404' };
     assert.equal(sample(text, 'platform_http_request_duration_seconds_count', labels), 3);
     assert.ok(sample(text, 'platform_http_request_duration_seconds_sum', labels)! > 0);
