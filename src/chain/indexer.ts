@@ -275,6 +275,8 @@ export interface IndexerStats {
   blocks: number;
   txs: number;
   transfers: number;
+  /** Time the committer sat waiting for a block's chain reads (the indexer's wait on the chain). */
+  waitMs: number;
   commitMs: number;
 }
 
@@ -287,7 +289,7 @@ const sleep = (ms: number, signal: AbortSignal) =>
 
 export class ChainIndexer {
   readonly holder = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
-  readonly stats: IndexerStats = { blocks: 0, txs: 0, transfers: 0, commitMs: 0 };
+  readonly stats: IndexerStats = { blocks: 0, txs: 0, transfers: 0, waitMs: 0, commitMs: 0 };
   private readonly ctx: AppContext;
   private readonly client: ChainClient;
   private readonly opts: IndexerOptions;
@@ -344,8 +346,10 @@ export class ChainIndexer {
     let done = 0;
     for (const p of reads) {
       if (this.abort.signal.aborted) break;
+      const waitStarted = performance.now();
       const work = await p;
       const started = performance.now();
+      this.stats.waitMs += started - waitStarted;
       await commitBlock(this.ctx.db, work, this.holder, this.now(), this.opts.leaseMs);
       this.stats.commitMs += performance.now() - started;
       for (const c of work.collections) if (c.doc) this.known.add(c.collectionId);
