@@ -34,7 +34,7 @@ const stats = (sorted: number[]) => `p50 ${ms(percentile(sorted, 50))}  p99 ${ms
 /** Baseline: every chain read the indexer makes, same client and concurrency, no database. */
 async function chainReadTime(url: string, height: number): Promise<number> {
   const client = new ChainClient({ baseUrl: url, timeoutMs: 10_000 });
-  const run = limiter(16);
+  const run = limiter(Number(process.env.BENCH_CONCURRENCY ?? 16));
   const t0 = performance.now();
   for (let from = 1; from <= height; from += 50) {
     const heights = Array.from({ length: Math.min(50, height - from + 1) }, (_, i) => from + i);
