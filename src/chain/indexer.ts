@@ -398,6 +398,7 @@ export class ChainIndexer {
           const message = (err as Error).message;
           if (err instanceof FencedError) {
             this.holding = false;
+            this.known.clear(); // an import may have replaced the read model
             this.ctx.log.warn({ err: message }, 'chain indexer: another indexer moved the cursor; re-reading it');
             continue;
           }
