@@ -48,13 +48,17 @@ async function chainReadTime(url: string, height: number): Promise<number> {
 async function indexing(name: string, t: TestApp, height: number, transfers: number, baselineSeconds: number): Promise<void> {
   const indexer = createIndexer(t.ctx)!;
   const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
   const blocks = await indexer.catchUp();
   const seconds = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  const cpuSeconds = (cpu.user + cpu.system) / 1e6;
   const s = indexer.stats;
   if (blocks !== height || s.transfers !== transfers) throw new Error(`indexed ${blocks} blocks / ${s.transfers} transfers, expected ${height} / ${transfers}`);
   const rate = transfers / seconds;
   console.log(`[${name}] indexed ${fmt(blocks)} blocks, ${fmt(transfers)} transfers in ${seconds.toFixed(2)} s: ${fmt(blocks / seconds)} blocks/s, ${fmt(rate)} transfers/s${name === 'sqlite' ? `   goal >= 500 transfers/s: ${rate >= 500 ? 'MET' : 'NOT MET'}` : ''}`);
   console.log(`[${name}]   waiting on the chain: ${((s.waitMs / 1000 / seconds) * 100).toFixed(0)}% of the time; committing: ${((s.commitMs / 1000 / seconds) * 100).toFixed(0)}% (${ms(s.commitMs / blocks)} per block)`);
+  console.log(`[${name}]   indexer process CPU: ${cpuSeconds.toFixed(2)} s (${fmt(transfers / cpuSeconds)} transfers per CPU-second: the rate one idle core would sustain if the chain kept up)`);
   console.log(`[${name}]   baseline, the chain's own REST read time for the same reads: ${baselineSeconds.toFixed(2)} s (${fmt(transfers / baselineSeconds)} transfers/s); indexing / reads = ${(seconds / baselineSeconds).toFixed(2)}x`);
 }
 

@@ -317,7 +317,10 @@ export class ChainIndexer {
   /** Takes or renews the lease; false while another live process holds it. */
   async ensureLease(): Promise<boolean> {
     const got = await acquireLease(this.ctx.db, this.holder, this.now(), this.opts.leaseMs, this.opts.startHeight);
-    if (got && !this.holding) this.ctx.log.info({ holder: this.holder }, 'chain indexer: holding the indexing lease');
+    if (got && !this.holding) {
+      this.known.clear(); // whatever happened while we did not hold it (an import) is re-read
+      this.ctx.log.info({ holder: this.holder }, 'chain indexer: holding the indexing lease');
+    }
     this.holding = got;
     return got;
   }
@@ -398,7 +401,6 @@ export class ChainIndexer {
           const message = (err as Error).message;
           if (err instanceof FencedError) {
             this.holding = false;
-            this.known.clear(); // an import may have replaced the read model
             this.ctx.log.warn({ err: message }, 'chain indexer: another indexer moved the cursor; re-reading it');
             continue;
           }

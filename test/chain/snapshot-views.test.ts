@@ -38,7 +38,7 @@ function snapshot() {
   };
 }
 
-describe('indexing from an imported snapshot; view paging', { timeout: 120_000 }, () => {
+describe('indexing from an imported snapshot; view paging', { timeout: 300_000 }, () => {
   let t: TestApp;
   let chain: FakeChain;
   let database: TestDatabase;
@@ -152,5 +152,34 @@ describe('indexing from an imported snapshot; view paging', { timeout: 120_000 }
     assert.match(res.stderr, /balances\[3\]\.balance\.balances\[0\]\.amount must be a decimal string/);
     const still = await t.request('GET', `/api/v0/collection/7/balance/${addressOf(999)}`);
     assert.deepEqual(still.json().balance.balances, [bal('1', '1')], 'nothing replaced');
+  });
+});
+
+describe('import-chain while an indexer runs', { timeout: 300_000 }, () => {
+  test('the running indexer loses its lease, resumes after the snapshot height, and the old model is gone', async () => {
+    const chain = await startFakeChain();
+    const { t } = await startIndexedApp({ chain });
+    try {
+      chain.setCollection('1', collectionDoc('1', MANAGER));
+      chain.addBlock([chain.transfer({ collectionId: '1', from: 'Mint', to: holders[0], tokenId: 1, amount: 1 })]);
+      await waitIndexed(t, 1);
+      chain.advanceTo(50);
+      chain.prunedBelow = 50;
+      chain.setCollection('7', collectionDoc('7', MANAGER), 50);
+      const dir2 = mkdtempSync(join(tmpdir(), 'chain-snapshot-'));
+      const file = join(dir2, 'snap.json');
+      writeFileSync(file, JSON.stringify({ ...snapshot(), height: '50', amountTrackers: [], challengeTrackers: [] }));
+      const res = await runCli(['import-chain', file], t.database.env);
+      assert.equal(res.code, 0, res.stderr);
+      chain.addBlock([chain.transfer({ collectionId: '7', from: 'Mint', to: addressOf(4242), tokenId: 1, amount: 5 })]); // 51
+      await waitIndexed(t, 51);
+      assert.equal((await t.request('GET', '/api/v0/collection/1')).statusCode, 404, 'the pre-import model was replaced');
+      const owners = await viewPage(t, '7', { viewType: 'owners' });
+      assert.equal(owners.view.ids[0], `7:${addressOf(4242)}`);
+      assert.equal(owners.view.pagination.hasMore, true);
+    } finally {
+      await t.close();
+      await chain.close();
+    }
   });
 });
