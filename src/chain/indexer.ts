@@ -338,21 +338,28 @@ export class ChainIndexer {
     }
     const from = (state?.height ?? this.opts.startHeight - 1) + 1;
     if (from > latest) return 0;
-    const to = Math.min(latest, from + this.opts.batchSize - 1);
+    // A window of `batchSize` blocks is read ahead while the oldest one commits, so the chain
+    // reads never stall behind the commits; one step covers at most 10 windows, then the chain
+    // head and the cursor are re-read.
+    const to = Math.min(latest, from + this.opts.batchSize * 10 - 1);
     const run = limiter(this.opts.concurrency ?? 16);
-    const reads: Promise<BlockWork>[] = [];
-    for (let h = from; h <= to; h++) {
-      const p = readBlock(this.client, h, (ids) => this.isKnown(ids), run);
-      p.catch(() => {}); // awaited in order below; a later block failing first must not go unhandled
-      reads.push(p);
-    }
+    const window: Promise<BlockWork>[] = [];
+    let next = from;
+    const readAhead = () => {
+      while (next <= to && window.length < this.opts.batchSize) {
+        const p = readBlock(this.client, next++, (ids) => this.isKnown(ids), run);
+        p.catch(() => {}); // awaited in order below; a later block failing first must not go unhandled
+        window.push(p);
+      }
+    };
+    readAhead();
     let done = 0;
-    for (const p of reads) {
-      if (this.abort.signal.aborted) break;
+    while (window.length && !this.abort.signal.aborted) {
       const waitStarted = performance.now();
-      const work = await p;
+      const work = await window.shift()!;
       const started = performance.now();
       this.stats.waitMs += started - waitStarted;
+      readAhead();
       await commitBlock(this.ctx.db, work, this.holder, this.now(), this.opts.leaseMs);
       this.stats.commitMs += performance.now() - started;
       for (const c of work.collections) if (c.doc) this.known.add(c.collectionId);
