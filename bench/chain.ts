@@ -16,7 +16,7 @@ import { sql } from 'kysely';
 import { startApp, type TestApp } from '../test/helpers/app.ts';
 import { addressOf, balanceStore, collectionDoc } from '../test/helpers/fake-chain.ts';
 import { ChainClient } from '../src/chain/client.ts';
-import { limiter, readBlock } from '../src/chain/indexer.ts';
+import { limiter, readBlock } from '../src/chain/read-block.ts';
 import { createIndexer } from '../src/chain/loops.ts';
 import { ownersView } from '../src/chain/views.ts';
 import { toPlatformAddress } from '../src/shared/addresses.ts';
