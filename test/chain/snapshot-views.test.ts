@@ -34,7 +34,10 @@ function snapshot() {
       amounts: [],
       lastUpdatedAt: '0',
     })),
-    challengeTrackers: [{ collectionId: '7', approvalLevel: 'collection', approverAddress: '', approvalId: 'claim', challengeTrackerId: 'codes', usedLeafIndices: [{ leafIndex: '0', usedBy: holders[4] }] }],
+    challengeTrackers: [
+      { collectionId: '7', approvalLevel: 'collection', approverAddress: '', approvalId: 'claim', challengeTrackerId: 'codes', usedLeafIndices: [{ leafIndex: '0', usedBy: holders[4] }] },
+      ...Array.from({ length: 29 }, (_, i) => ({ collectionId: '7', approvalLevel: 'incoming', approverAddress: holders[5], approvalId: `in-${String(i).padStart(2, '0')}`, challengeTrackerId: 'c', usedLeafIndices: [] })),
+    ],
   };
 }
 
@@ -50,7 +53,7 @@ describe('indexing from an imported snapshot; view paging', { timeout: 300_000 }
     writeFileSync(file, JSON.stringify(snapshot()));
     const res = await runCli(['import-chain', file], database.env);
     assert.equal(res.code, 0, res.stderr);
-    assert.deepEqual(JSON.parse(res.stdout), { height: 100, collections: 1, balances: 30, amountTrackers: 27, challengeTrackers: 1 });
+    assert.deepEqual(JSON.parse(res.stdout), { height: 100, collections: 1, balances: 30, amountTrackers: 27, challengeTrackers: 30 });
 
     chain = await startFakeChain();
     chain.advanceTo(SNAPSHOT_HEIGHT);
@@ -134,8 +137,17 @@ describe('indexing from an imported snapshot; view paging', { timeout: 300_000 }
   });
 
   test('challenge trackers and activity views after the import', async () => {
-    const c = await viewPage(t, '7', { viewType: 'challengeTrackers' });
-    assert.deepEqual(c.collection.challengeTrackers[0].usedLeafIndices, [{ leafIndex: '0', usedBy: holders[4] }]);
+    const c1 = await viewPage(t, '7', { viewType: 'challengeTrackers' });
+    const c2 = await viewPage(t, '7', { viewType: 'challengeTrackers', bookmark: c1.view.pagination.bookmark });
+    assert.deepEqual([c1.view.ids.length, c2.view.ids.length, c2.view.pagination.hasMore], [25, 5, false]);
+    const o1 = await viewPage(t, '7', { viewType: 'challengeTrackers', oldestFirst: true });
+    const o2 = await viewPage(t, '7', { viewType: 'challengeTrackers', oldestFirst: true, bookmark: o1.view.pagination.bookmark });
+    assert.deepEqual([...o1.view.ids, ...o2.view.ids], [...c1.view.ids, ...c2.view.ids].reverse());
+    const codes = [...c1.collection.challengeTrackers, ...c2.collection.challengeTrackers].find((d: { _docId: string }) => d._docId === '7:collection--claim-codes');
+    assert.deepEqual(codes.usedLeafIndices, [{ leafIndex: '0', usedBy: holders[4] }]);
+    const approver = await viewPage(t, '7', { viewType: 'challengeTrackers', address: holders[5] });
+    assert.equal(approver.view.ids.length, 25);
+    assert.ok(approver.collection.challengeTrackers.every((d: { approverAddress: string }) => d.approverAddress === holders[5]));
     const none = await viewPage(t, '7', { viewType: 'challengeTrackers', address: holders[4] });
     assert.deepEqual(none.view.ids, [], 'address filters challenge trackers by approver');
     const act = await viewPage(t, '7', { viewType: 'transferActivity' });
