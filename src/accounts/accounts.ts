@@ -103,36 +103,34 @@ export async function fetchAccounts(
     }),
   );
 
+  // Usernames, balances and every view page are read at once: they are independent.
   const addresses = [...new Set(plans.map((p) => p.address))];
-  const [usernames, balances] = await Promise.all([
+  const [usernames, balances, pages] = await Promise.all([
     usernamesOf(ctx.db, addresses),
     Promise.all(addresses.map(async (a) => [a, await accountBalance(ctx, a)] as const)).then((e) => new Map(e)),
+    Promise.all(plans.map(({ address, views }) => Promise.all(views.map(({ fetch, view }) => loadView(ctx, view, address, fetch))))),
   ]);
 
-  return Promise.all(
-    plans.map(async ({ address, views }) => {
-      const parsed = parseAddress(address);
-      const account: AccountDocument = {
-        _docId: address,
-        platformAddress: address,
-        ethAddress: parsed.evmAddress,
-        ...(usernames.has(address) ? { username: usernames.get(address) } : {}),
-        ...balances.get(address),
-        views: {},
-      };
-      const fields = new Map<string, Map<string, ViewDoc>>(VIEW_FIELDS.map((f) => [f, new Map()]));
-      const pages = await Promise.all(views.map(({ fetch, view }) => loadView(ctx, view, address, fetch)));
-      views.forEach(({ fetch, view }, k) => {
-        const page = pages[k];
-        const docs = fields.get(view.field)!;
-        // Two views may share a field (public and all claim activity): one document per _docId.
-        for (const doc of page.docs) docs.set(doc._docId, { ...docs.get(doc._docId), ...doc });
-        account.views[fetch.viewId] = { ids: page.docs.map((d) => d._docId), type: fetch.viewType, pagination: { bookmark: page.bookmark, hasMore: page.hasMore } };
-      });
-      for (const [field, docs] of fields) account[field] = [...docs.values()];
-      return account;
-    }),
-  );
+  return plans.map(({ address, views }, i) => {
+    const account: AccountDocument = {
+      _docId: address,
+      platformAddress: address,
+      ethAddress: parseAddress(address).evmAddress,
+      ...(usernames.has(address) ? { username: usernames.get(address) } : {}),
+      ...balances.get(address),
+      views: {},
+    };
+    const fields = new Map<string, Map<string, ViewDoc>>(VIEW_FIELDS.map((f) => [f, new Map()]));
+    views.forEach(({ fetch, view }, k) => {
+      const page = pages[i][k];
+      const docs = fields.get(view.field)!;
+      // Two views may share a field (public and all claim activity): one document per _docId.
+      for (const doc of page.docs) docs.set(doc._docId, { ...docs.get(doc._docId), ...doc });
+      account.views[fetch.viewId] = { ids: page.docs.map((d) => d._docId), type: fetch.viewType, pagination: { bookmark: page.bookmark, hasMore: page.hasMore } };
+    });
+    for (const [field, docs] of fields) account[field] = [...docs.values()];
+    return account;
+  });
 }
 
 function loadView(ctx: AppContext, view: AccountView, address: string, fetch: ViewFetch) {

@@ -4,7 +4,7 @@ import { AddressString, Bookmark } from '../shared/schemas.ts';
 import { MAX_ACCOUNTS_PER_REQUEST, USERNAME_MAX, USERNAME_RULE } from './accounts.ts';
 import { ACCOUNT_VIEW_TYPES } from './views.ts';
 
-const Username = Type.String({ maxLength: 64, description: `${USERNAME_RULE} Matched regardless of letter case.` });
+const Username = Type.String({ minLength: 1, maxLength: 64, description: `${USERNAME_RULE} Matched regardless of letter case.` });
 
 export const UpdateAccountBody = Type.Object(
   { username: Type.String({ maxLength: 64, description: `The new username, or '' to clear it. ${USERNAME_RULE}` }) },

@@ -14,7 +14,7 @@ const Ready = Type.Object({
           indexedHeight: Type.Integer(),
           chainHeight: Type.Integer({ description: 'Chain head last seen by the indexer' }),
           lag: Type.Integer({ description: 'chainHeight − indexedHeight, in blocks' }),
-          updatedAt: Type.Integer({ description: 'UNIX ms of the last indexer progress' }),
+          updatedAt: Type.Integer({ description: 'UNIX ms of the indexer\'s last report (a poll of the chain head or a commit); old when no indexer runs' }),
         }),
       ),
     }),

@@ -59,16 +59,21 @@ export async function paginate<DB, TB extends keyof DB, Row extends Record<strin
   const cursor = decodeBookmark(keyring, scope, opts.bookmark, keys.length);
   let q = opts.query as SelectQueryBuilder<any, any, Row>;
   if (cursor) {
-    // (k0 op v0) OR (k0 = v0 AND k1 op v1) OR ...
+    // (k0 op v0) OR (k0 = v0 AND k1 op v1) OR ..., plus the redundant bound k0 op= v0 in front:
+    // it lets the planner seek the index to the cursor instead of scanning every earlier row
+    // (SQLite does not derive a range from the OR), so deep pages cost what the first one does.
     q = q.where((eb) =>
-      eb.or(
-        keys.map((key, i) =>
-          eb.and([
-            ...keys.slice(0, i).map((prev, j) => eb(sql.ref(prev.column), '=', cursor[j])),
-            eb(sql.ref(key.column), key.direction === 'asc' ? '>' : '<', cursor[i]),
-          ]),
+      eb.and([
+        eb(sql.ref(keys[0].column), keys[0].direction === 'asc' ? '>=' : '<=', cursor[0]),
+        eb.or(
+          keys.map((key, i) =>
+            eb.and([
+              ...keys.slice(0, i).map((prev, j) => eb(sql.ref(prev.column), '=', cursor[j])),
+              eb(sql.ref(key.column), key.direction === 'asc' ? '>' : '<', cursor[i]),
+            ]),
+          ),
         ),
-      ),
+      ]),
     );
   }
   for (const key of keys) q = q.orderBy(sql.ref(key.column), key.direction);

@@ -134,6 +134,31 @@ describe('ownership of on-chain claims', () => {
     assert.equal(await exists(t, b), false);
   });
 
+  test('a claim changed while its link was being verified: the unverified link is refused (409)', async () => {
+    const claimId = newClaimId();
+    const t1 = tracker();
+    const t2 = tracker();
+    assert.equal((await create(t, manager, { claimId, trackerDetails: t1, standaloneClaim: true })).statusCode, 200);
+    let release!: () => void;
+    chain.intercept({ match: (p) => p.includes('/get_collection/7'), action: { wait: new Promise<void>((r) => (release = r)) }, times: 1 });
+    const seen = chain.requests.length;
+    // A: make the claim on-chain (links t1): its chain read is held
+    const a = update(t, manager, { claimId, standaloneClaim: false });
+    while (!chain.requests.slice(seen).some((r) => r.path.includes('/get_collection/7'))) await new Promise((r) => setTimeout(r, 2));
+    // B: meanwhile the claim's tracker becomes t2 (still standalone: no link, no chain read)
+    const b = await update(t, manager, { claimId, trackerDetails: t2 });
+    assert.equal(b.statusCode, 200, b.body);
+    release();
+    const r = await a;
+    assert.equal(r.statusCode, 409, r.body);
+    assert.match(r.json().errorMessage, /changed while its on-chain link was being verified; send the request again/);
+    const claim = (await t.request('GET', `/api/v0/claim/${claimId}`)).json().claim;
+    assert.equal(claim.standaloneClaim, true);
+    assert.deepEqual(claim.trackerDetails, t2);
+    // sent again, it verifies t2 and links
+    assert.equal((await update(t, manager, { claimId, standaloneClaim: false })).statusCode, 200);
+  });
+
   test('chain down or failing: the link is refused with a clear 503/502 and nothing is written', async () => {
     await chain.down();
     try {

@@ -116,6 +116,9 @@ describe('usernames', () => {
     assert.match(neither.json().errorMessage, /exactly one of address or username/);
     const both = await t.request('GET', `/api/v0/user?address=${alice.platformAddress}&username=x`);
     assert.equal(both.statusCode, 400);
+    const empty = await t.request('GET', '/api/v0/user?username=');
+    assert.equal(empty.statusCode, 400);
+    assert.match(empty.json().errorMessage, /querystring.username must NOT have fewer than 1 characters/);
     const bad = await byAddress('bb1notanaddress');
     assert.equal(bad.statusCode, 400);
     assert.match(bad.json().errorMessage, /Invalid address in querystring.address/);

@@ -24,7 +24,7 @@ export async function indexerDetails(t: TestApp): Promise<ReadyDetails | undefin
 }
 
 /** Waits until /readyz reports `height` indexed (the indexer polls every 100 ms in tests). */
-export async function waitIndexed(t: TestApp, height: number, timeoutMs = 20_000): Promise<ReadyDetails> {
+export async function waitIndexed(t: TestApp, height: number, timeoutMs = 60_000): Promise<ReadyDetails> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const d = await indexerDetails(t);

@@ -59,7 +59,7 @@ async function allIds(t: TestApp, path: string, key: string): Promise<string[]> 
   }
 }
 
-describe('indexer processes on one database', { timeout: 120_000 }, () => {
+describe('indexer processes on one database', { timeout: 300_000 }, () => {
   let t: TestApp;
   let chain: FakeChain;
   let env: Record<string, string>;
@@ -86,22 +86,24 @@ describe('indexer processes on one database', { timeout: 120_000 }, () => {
     chain.intercept({ match: (p, h) => h === 12 && p.includes('/get_balance/'), action: { wait: held } });
     const first = await startIndexer(env);
     procs.push(first);
-    const until = Date.now() + 30_000;
-    while (!chain.requests.some((r) => r.height === 12 && r.path.includes('/get_balance/'))) {
-      if (Date.now() > until) throw new Error('the indexer never reached block 12');
-      await new Promise((r) => setTimeout(r, 20));
+    try {
+      const until = Date.now() + 60_000;
+      while (!chain.requests.some((r) => r.height === 12 && r.path.includes('/get_balance/'))) {
+        if (Date.now() > until) throw new Error('the indexer never reached block 12');
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      await waitIndexed(t, 11, 60_000); // everything before the held block commits; 12 cannot
+      await first.kill('SIGKILL');
+      assert.equal((await indexerDetails(t))!.indexedHeight, 11, 'the held block was not committed');
+    } finally {
+      chain.clearInterceptors();
+      release();
     }
-    await new Promise((r) => setTimeout(r, 200)); // let it commit whatever it can before 12
-    await first.kill('SIGKILL');
-    const atKill = (await indexerDetails(t))!.indexedHeight;
-    assert.equal(atKill, 11, 'everything before the held block committed, the held block not');
-    chain.clearInterceptors();
-    release();
 
     const mark = chain.requests.length;
     const second = await startIndexer(env);
     procs.push(second);
-    await waitIndexed(t, 20);
+    await waitIndexed(t, 20, 60_000);
     const blockReads = chain.requests.slice(mark).map((r) => /\/blocks\/(\d+)$/.exec(r.path)?.[1]).filter((x): x is string => x !== undefined).map(Number);
     assert.equal(Math.min(...blockReads), 12, 'the restart read no block it had already committed');
 
@@ -120,7 +122,7 @@ describe('indexer processes on one database', { timeout: 120_000 }, () => {
     const b = await startIndexer(env);
     procs.push(a, b);
     mintBlocks(chain, 21, 25);
-    await waitIndexed(t, 25);
+    await waitIndexed(t, 25, 60_000);
     const status = JSON.parse((await runCli(['indexer', 'status'], env)).stdout);
     assert.equal(status.indexedHeight, 25);
     assert.equal(status.lag, 0);
@@ -130,7 +132,7 @@ describe('indexer processes on one database', { timeout: 120_000 }, () => {
 
     await holder.kill('SIGKILL');
     mintBlocks(chain, 26, 30);
-    await waitIndexed(t, 30, 30_000); // after the lease (1.5 s) expires
+    await waitIndexed(t, 30, 60_000); // after the lease (1.5 s) expires
     const after = JSON.parse((await runCli(['indexer', 'status'], env)).stdout);
     assert.equal(Number(String(after.leaseHolder).split(':').at(-2)), other.child.pid);
     const activity = await allIds(t, '/api/v0/collection/1/activity', 'activity');

@@ -34,11 +34,14 @@ function snapshot() {
       amounts: [],
       lastUpdatedAt: '0',
     })),
-    challengeTrackers: [{ collectionId: '7', approvalLevel: 'collection', approverAddress: '', approvalId: 'claim', challengeTrackerId: 'codes', usedLeafIndices: [{ leafIndex: '0', usedBy: holders[4] }] }],
+    challengeTrackers: [
+      { collectionId: '7', approvalLevel: 'collection', approverAddress: '', approvalId: 'claim', challengeTrackerId: 'codes', usedLeafIndices: [{ leafIndex: '0', usedBy: holders[4] }] },
+      ...Array.from({ length: 29 }, (_, i) => ({ collectionId: '7', approvalLevel: 'incoming', approverAddress: holders[5], approvalId: `in-${String(i).padStart(2, '0')}`, challengeTrackerId: 'c', usedLeafIndices: [] })),
+    ],
   };
 }
 
-describe('indexing from an imported snapshot; view paging', { timeout: 120_000 }, () => {
+describe('indexing from an imported snapshot; view paging', { timeout: 300_000 }, () => {
   let t: TestApp;
   let chain: FakeChain;
   let database: TestDatabase;
@@ -50,7 +53,7 @@ describe('indexing from an imported snapshot; view paging', { timeout: 120_000 }
     writeFileSync(file, JSON.stringify(snapshot()));
     const res = await runCli(['import-chain', file], database.env);
     assert.equal(res.code, 0, res.stderr);
-    assert.deepEqual(JSON.parse(res.stdout), { height: 100, collections: 1, balances: 30, amountTrackers: 27, challengeTrackers: 1 });
+    assert.deepEqual(JSON.parse(res.stdout), { height: 100, collections: 1, balances: 30, amountTrackers: 27, challengeTrackers: 30 });
 
     chain = await startFakeChain();
     chain.advanceTo(SNAPSHOT_HEIGHT);
@@ -134,8 +137,17 @@ describe('indexing from an imported snapshot; view paging', { timeout: 120_000 }
   });
 
   test('challenge trackers and activity views after the import', async () => {
-    const c = await viewPage(t, '7', { viewType: 'challengeTrackers' });
-    assert.deepEqual(c.collection.challengeTrackers[0].usedLeafIndices, [{ leafIndex: '0', usedBy: holders[4] }]);
+    const c1 = await viewPage(t, '7', { viewType: 'challengeTrackers' });
+    const c2 = await viewPage(t, '7', { viewType: 'challengeTrackers', bookmark: c1.view.pagination.bookmark });
+    assert.deepEqual([c1.view.ids.length, c2.view.ids.length, c2.view.pagination.hasMore], [25, 5, false]);
+    const o1 = await viewPage(t, '7', { viewType: 'challengeTrackers', oldestFirst: true });
+    const o2 = await viewPage(t, '7', { viewType: 'challengeTrackers', oldestFirst: true, bookmark: o1.view.pagination.bookmark });
+    assert.deepEqual([...o1.view.ids, ...o2.view.ids], [...c1.view.ids, ...c2.view.ids].reverse());
+    const codes = [...c1.collection.challengeTrackers, ...c2.collection.challengeTrackers].find((d: { _docId: string }) => d._docId === '7:collection--claim-codes');
+    assert.deepEqual(codes.usedLeafIndices, [{ leafIndex: '0', usedBy: holders[4] }]);
+    const approver = await viewPage(t, '7', { viewType: 'challengeTrackers', address: holders[5] });
+    assert.equal(approver.view.ids.length, 25);
+    assert.ok(approver.collection.challengeTrackers.every((d: { approverAddress: string }) => d.approverAddress === holders[5]));
     const none = await viewPage(t, '7', { viewType: 'challengeTrackers', address: holders[4] });
     assert.deepEqual(none.view.ids, [], 'address filters challenge trackers by approver');
     const act = await viewPage(t, '7', { viewType: 'transferActivity' });
@@ -152,5 +164,34 @@ describe('indexing from an imported snapshot; view paging', { timeout: 120_000 }
     assert.match(res.stderr, /balances\[3\]\.balance\.balances\[0\]\.amount must be a decimal string/);
     const still = await t.request('GET', `/api/v0/collection/7/balance/${addressOf(999)}`);
     assert.deepEqual(still.json().balance.balances, [bal('1', '1')], 'nothing replaced');
+  });
+});
+
+describe('import-chain while an indexer runs', { timeout: 300_000 }, () => {
+  test('the running indexer loses its lease, resumes after the snapshot height, and the old model is gone', async () => {
+    const chain = await startFakeChain();
+    const { t } = await startIndexedApp({ chain });
+    try {
+      chain.setCollection('1', collectionDoc('1', MANAGER));
+      chain.addBlock([chain.transfer({ collectionId: '1', from: 'Mint', to: holders[0], tokenId: 1, amount: 1 })]);
+      await waitIndexed(t, 1);
+      chain.advanceTo(50);
+      chain.prunedBelow = 50;
+      chain.setCollection('7', collectionDoc('7', MANAGER), 50);
+      const dir2 = mkdtempSync(join(tmpdir(), 'chain-snapshot-'));
+      const file = join(dir2, 'snap.json');
+      writeFileSync(file, JSON.stringify({ ...snapshot(), height: '50', amountTrackers: [], challengeTrackers: [] }));
+      const res = await runCli(['import-chain', file], t.database.env);
+      assert.equal(res.code, 0, res.stderr);
+      chain.addBlock([chain.transfer({ collectionId: '7', from: 'Mint', to: addressOf(4242), tokenId: 1, amount: 5 })]); // 51
+      await waitIndexed(t, 51);
+      assert.equal((await t.request('GET', '/api/v0/collection/1')).statusCode, 404, 'the pre-import model was replaced');
+      const owners = await viewPage(t, '7', { viewType: 'owners' });
+      assert.equal(owners.view.ids[0], `7:${addressOf(4242)}`);
+      assert.equal(owners.view.pagination.hasMore, true);
+    } finally {
+      await t.close();
+      await chain.close();
+    }
   });
 });
