@@ -2,8 +2,8 @@
 // - per request: one histogram observation labelled with the route pattern (never the raw URL, so
 //   ids and secrets in paths cannot explode the label set or leak), the method and the status;
 // - at scrape time, read from the database: claim queue depth and the age of the oldest queued
-//   attempt, webhook backlog and indexer lag (only when another capability created those tables:
-//   they are found by name and read defensively), and the PostgreSQL pool's use;
+//   attempt, the webhook backlog, the indexer's lag (when a chain is configured), and the
+//   PostgreSQL pool's use;
 // - process metrics (CPU, memory, event loop lag) from prom-client's defaults.
 // Protection: with METRICS_PORT, /metrics is served only on that listener (bind it to a private
 // interface with METRICS_HOST); with METRICS_TOKEN it requires `Authorization: Bearer <token>`.
@@ -13,6 +13,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { AppContext } from '../context.ts';
+import { indexerLag } from '../chain/status.ts';
 import { safeEqual, sha256Hex } from '../shared/crypto.ts';
 
 const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -21,62 +22,17 @@ export function metricsEnabled(ctx: AppContext): boolean {
   return ctx.config.metricsToken !== null || ctx.config.metricsPort !== null;
 }
 
-/** Table names in the current database/schema. */
-async function tableNames(ctx: AppContext): Promise<Set<string>> {
-  const q =
-    ctx.dialect === 'sqlite'
-      ? sql<{ name: string }>`select name from sqlite_master where type = 'table'`
-      : sql<{ name: string }>`select table_name as name from information_schema.tables where table_schema = current_schema()`;
-  return new Set((await q.execute(ctx.db)).rows.map((r) => r.name));
-}
-
-async function columnNames(ctx: AppContext, table: string): Promise<Set<string>> {
-  const q =
-    ctx.dialect === 'sqlite'
-      ? sql<{ name: string }>`select name from pragma_table_info(${table})`
-      : sql<{ name: string }>`select column_name as name from information_schema.columns where table_schema = current_schema() and table_name = ${table}`;
-  return new Set((await q.execute(ctx.db)).rows.map((r) => r.name));
-}
-
-const first = (columns: Set<string>, candidates: string[]) => candidates.find((c) => columns.has(c));
 const ageSeconds = (now: number, ms: unknown) => (ms === null || ms === undefined ? 0 : Math.max(0, (now - Number(ms)) / 1000));
 
-/** Webhook deliveries not yet delivered: count and oldest age (UNIX ms columns, as everywhere here). */
-async function webhookBacklog(ctx: AppContext, tables: Set<string>): Promise<{ pending: number; oldestAge: number } | null> {
-  if (!tables.has('webhook_deliveries')) return null;
-  const cols = await columnNames(ctx, 'webhook_deliveries');
-  const delivered = first(cols, ['delivered_at', 'completed_at', 'succeeded_at']);
-  const pending = delivered
-    ? sql`${sql.ref(delivered)} is null${cols.has('failed_at') ? sql` and failed_at is null` : sql``}`
-    : cols.has('status')
-      ? sql`status in ('pending', 'queued', 'retrying', 'retry', 'scheduled')`
-      : sql`1 = 1`;
-  const since = first(cols, ['created_at', 'enqueued_at', 'queued_at']);
-  const oldest = since ? sql`min(${sql.ref(since)})` : sql`null`;
-  const row = (await sql<{ n: number | string; oldest: number | null }>`select count(*) as n, ${oldest} as oldest from webhook_deliveries where ${pending}`.execute(ctx.db)).rows[0];
-  return { pending: Number(row?.n ?? 0), oldestAge: ageSeconds(ctx.clock.now(), row?.oldest) };
-}
-
-const INDEXER_TABLE = /^(chain|indexer)_?(state|states|cursor|cursors|progress)$/;
-
-/** An indexer's progress table, when one exists: seconds since its last update, and blocks behind the chain head. */
-async function indexerLag(ctx: AppContext, tables: Set<string>): Promise<{ table: string; ageSeconds: number | null; blocks: number | null } | null> {
-  const table = [...tables].find((t) => INDEXER_TABLE.test(t));
-  if (!table) return null;
-  const cols = await columnNames(ctx, table);
-  const updated = first(cols, ['updated_at', 'indexed_at', 'last_indexed_at']);
-  const indexed = first(cols, ['indexed_height', 'last_height', 'height', 'block_height', 'last_block']);
-  const head = first(cols, ['chain_height', 'latest_height', 'head_height', 'tip_height']);
-  const row = (
-    await sql<{ updated: number | null; lag: number | string | null }>`select ${updated ? sql`max(${sql.ref(updated)})` : sql`null`} as updated, ${
-      indexed && head ? sql`max(${sql.ref(head)} - ${sql.ref(indexed)})` : sql`null`
-    } as lag from ${sql.table(table)}`.execute(ctx.db)
-  ).rows[0];
-  return {
-    table,
-    ageSeconds: updated && row?.updated !== null && row?.updated !== undefined ? ageSeconds(ctx.clock.now(), row.updated) : null,
-    blocks: row?.lag === null || row?.lag === undefined ? null : Number(row.lag),
-  };
+/** Webhook deliveries not yet delivered (or given up): count and age of the oldest. */
+async function webhookBacklog(ctx: AppContext): Promise<{ pending: number; oldestAge: number }> {
+  const row = await ctx.db
+    .selectFrom('webhook_deliveries')
+    .select((eb) => [eb.fn.countAll<number | string>().as('n'), eb.fn.min('created_at').as('oldest')])
+    .where('status', '=', 'pending')
+    .executeTakeFirst();
+  const oldest = row?.oldest === null || row?.oldest === undefined ? null : Number(row.oldest);
+  return { pending: Number(row?.n ?? 0), oldestAge: oldest === null ? 0 : Math.max(0, (ctx.clock.now() - oldest) / 1000) };
 }
 
 /** Runs a scrape-time reading; a failing one is skipped (logged), never a failed scrape. */
@@ -162,20 +118,20 @@ export function createMetrics(ctx: AppContext) {
       queueDepth.set(Number(queue.n));
       queueAge.set(ageSeconds(ctx.clock.now(), queue.oldest));
     }
-    const tables = await safely(ctx, 'tables', () => tableNames(ctx));
     webhookPending.reset();
     webhookAge.reset();
     indexerAge.reset();
     indexerBlocks.reset();
-    if (tables) {
-      const webhooks = await safely(ctx, 'webhook backlog', () => webhookBacklog(ctx, tables));
-      if (webhooks) {
-        webhookPending.set({ table: 'webhook_deliveries' }, webhooks.pending);
-        webhookAge.set({ table: 'webhook_deliveries' }, webhooks.oldestAge);
-      }
-      const indexer = await safely(ctx, 'indexer lag', () => indexerLag(ctx, tables));
-      if (indexer?.ageSeconds !== null && indexer?.ageSeconds !== undefined) indexerAge.set({ table: indexer.table }, indexer.ageSeconds);
-      if (indexer?.blocks !== null && indexer?.blocks !== undefined) indexerBlocks.set({ table: indexer.table }, indexer.blocks);
+    const webhooks = await safely(ctx, 'webhook backlog', () => webhookBacklog(ctx));
+    if (webhooks) {
+      webhookPending.set({ table: 'webhook_deliveries' }, webhooks.pending);
+      webhookAge.set({ table: 'webhook_deliveries' }, webhooks.oldestAge);
+    }
+    // the indexer's cursor row exists once it ran (or a snapshot was imported)
+    const indexer = ctx.config.chainRestUrl ? await safely(ctx, 'indexer lag', () => indexerLag(ctx.db)) : null;
+    if (indexer) {
+      indexerAge.set({ table: 'chain_index_state' }, ageSeconds(ctx.clock.now(), indexer.updatedAt));
+      indexerBlocks.set({ table: 'chain_index_state' }, indexer.lag);
     }
     if (ctx.pool) {
       pool.set({ state: 'total' }, ctx.pool.totalCount);
