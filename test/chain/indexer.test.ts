@@ -126,6 +126,17 @@ describe('chain indexer from genesis', () => {
     assert.equal(viaRoute2.json().challengeTrackers.length, 1);
   });
 
+  test("a user-level message re-reads the sender's balance store (approvals change, not balances)", async () => {
+    const approval = { fromListId: 'All', initiatedByListId: 'All', approvalId: 'accept-all', tokenIds: [{ start: '1', end: '100' }] };
+    chain.setBalance('1', B, { ...balanceStore([bal('3', '1')]), incomingApprovals: [approval], autoApproveAllIncomingTransfers: false });
+    const h = chain.addBlock([chain.tx([messageEvent({ msgType: 'set_incoming_approval', collectionId: '1', sender: B })])]);
+    await waitIndexed(t, h);
+    const b = (await t.request('GET', `/api/v0/collection/1/balance/${B}`)).json().balance;
+    assert.deepEqual(b.incomingApprovals, [approval]);
+    assert.equal(b.autoApproveAllIncomingTransfers, false);
+    assert.equal(b.updateHistory.at(-1).block, String(h));
+  });
+
   test('a read failing inside a block commits nothing of it; the indexer retries and loses nothing', async () => {
     const before = (await indexerDetails(t))!.indexedHeight;
     chain.intercept({ match: (p, h) => p.includes(`/get_balance/1/${B}`) && h === before + 2, action: { status: 500, message: 'node overloaded' }, times: 3 });
@@ -189,6 +200,30 @@ describe('collections route: limits and unsupported views', () => {
     for (const k of ['activity', 'owners', 'challengeTrackers', 'approvalTrackers', 'listings', 'claims']) assert.deepEqual(one[k], [], k);
     assert.deepEqual(one.views, {});
     assert.equal(one._docId, '1');
+  });
+});
+
+describe('a deleted collection', () => {
+  test('is purged from the read model with its balances; its activity stays', async () => {
+    const { t, chain } = await startIndexedApp();
+    try {
+      chain.setCollection('5', collectionDoc('5', MANAGER));
+      chain.addBlock([chain.transfer({ collectionId: '5', from: 'Mint', to: A, tokenId: 1, amount: 1 })]);
+      await waitIndexed(t, 1);
+      assert.equal((await t.request('GET', `/api/v0/collection/5/balance/${A}`)).statusCode, 200);
+      chain.setCollection('5', null);
+      chain.addBlock([chain.tx([messageEvent({ msgType: 'delete_collection', collectionId: '5', sender: MANAGER })])]);
+      await waitIndexed(t, 2);
+      assert.equal((await t.request('GET', '/api/v0/collection/5')).statusCode, 404);
+      const rows = await collectionsRequest(t, [{ collectionId: '5' }]);
+      assert.deepEqual(rows.json().collections, [null]);
+      const { accountChainView } = await import('../../src/chain/account-views.ts');
+      assert.deepEqual((await accountChainView(t.ctx, A, 'tokensCollected', {})).docs, [], 'balances purged');
+      assert.equal((await accountChainView(t.ctx, A, 'transferActivity', {})).docs.length, 1, 'the mint happened');
+    } finally {
+      await t.close();
+      await chain.close();
+    }
   });
 });
 
