@@ -27,6 +27,11 @@ export interface Config {
   bodyLimit: number;
   /** REQUEST_TIMEOUT_MS: time a client has to send a whole request (headers and body). */
   requestTimeoutMs: number;
+  /**
+   * TRUST_PROXY: which peers' X-Forwarded-For names the client IP (per-IP limits): false (default),
+   * true (any peer), or a comma-separated list of proxy addresses/CIDRs.
+   */
+  trustProxy: boolean | string[];
   /** Sign-in challenges per minute (signin/challenge-limits.ts); 0 disables a limit. */
   challengeLimits: {
     /** SIGNIN_CHALLENGE_LIMIT_PER_IP: per client IP (IPv6: per /64). */
@@ -168,6 +173,17 @@ function signinNativeChainId(env: Env): string {
   return v;
 }
 
+function trustProxy(env: Env): boolean | string[] {
+  const v = str(env, 'TRUST_PROXY');
+  if (v === null || /^(0|false|no|off)$/i.test(v)) return false;
+  if (/^(true|yes|on)$/i.test(v)) return true;
+  const list = v.split(',').map((s) => s.trim()).filter(Boolean);
+  if (!list.every((s) => /^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(s))) {
+    throw new ConfigError('TRUST_PROXY', `must be true, false, or a comma-separated list of IP addresses/CIDRs (got "${v}")`);
+  }
+  return list;
+}
+
 export interface SwapConfig {
   /** CHAIN_POLL_INTERVAL_MS: how often pool state is read from CHAIN_REST_URL. */
   chainPollIntervalMs: number;
@@ -297,6 +313,7 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl,
     bodyLimit: int(env, 'BODY_LIMIT', 2 * 1024 * 1024, 1024, 64 * 1024 * 1024),
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 30_000, 1000, 600_000),
+    trustProxy: trustProxy(env),
     challengeLimits: {
       perIpPerMinute: int(env, 'SIGNIN_CHALLENGE_LIMIT_PER_IP', 60, 0, 10_000_000),
       perClientPerMinute: int(env, 'SIGNIN_CHALLENGE_LIMIT_PER_CLIENT', 6000, 0, 10_000_000),

@@ -62,6 +62,8 @@ export async function buildApp(ctx: AppContext, { extend, ...opts }: BuildOption
     // A request (headers and body) must arrive within REQUEST_TIMEOUT_MS, its headers within 10 s:
     // slow senders cannot hold sockets open. Node checks these every second (default: 30 s).
     requestTimeout: requestTimeoutMs,
+    // behind a reverse proxy, the client IP of the per-IP limits comes from X-Forwarded-For
+    trustProxy: ctx.config.trustProxy,
     http: { headersTimeout: Math.min(requestTimeoutMs, 10_000), connectionsCheckingInterval: Math.min(requestTimeoutMs, 1000) },
     routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
     frameworkErrors: routerErrorHandler(() => apiKeyGate),

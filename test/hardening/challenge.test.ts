@@ -76,3 +76,36 @@ describe('challenge limits', () => {
     assert.equal(approve.statusCode, 404);
   });
 });
+
+describe('behind a reverse proxy (TRUST_PROXY)', () => {
+  test('per-IP limits key on X-Forwarded-For from a trusted proxy, and on the peer otherwise', async () => {
+    for (const [trust, separate] of [['127.0.0.1', true], ['false', false]] as const) {
+      const t = await startApp({ env: { TRUST_PROXY: trust, SIGNIN_CHALLENGE_LIMIT_PER_IP: '2' } });
+      try {
+        const client = await createTestClient(t);
+        const from = (ip: string) =>
+          t.app.inject({
+            method: 'POST',
+            url: CHALLENGE,
+            remoteAddress: '127.0.0.1',
+            headers: { 'x-forwarded-for': ip },
+            payload: { client_id: client.clientId, redirect_uri: client.redirectUri, address: testAccount().address },
+          });
+        assert.equal((await from('203.0.113.1')).statusCode, 200);
+        assert.equal((await from('203.0.113.1')).statusCode, 200);
+        assert.equal((await from('203.0.113.1')).statusCode, 429, `TRUST_PROXY=${trust}`);
+        // another client behind the proxy has its own budget only when the proxy is trusted
+        assert.equal((await from('203.0.113.2')).statusCode, separate ? 200 : 429, `TRUST_PROXY=${trust}`);
+      } finally {
+        await t.close();
+      }
+    }
+  });
+
+  test('a bad TRUST_PROXY names the variable', async () => {
+    const { loadConfig } = await import('../../src/config.ts');
+    const keys = { SECRET_KEY: 'ab'.repeat(32), LEAF_SIGNER_KEY: '01'.padStart(64, '0') }; // no files written
+    assert.throws(() => loadConfig({ ...keys, TRUST_PROXY: 'proxy.example' }), /TRUST_PROXY/);
+    assert.deepEqual(loadConfig({ ...keys, TRUST_PROXY: '10.0.0.0/8, 192.168.1.1' }).trustProxy, ['10.0.0.0/8', '192.168.1.1']);
+  });
+});
