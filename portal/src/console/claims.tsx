@@ -376,7 +376,7 @@ function codesCsv(seed: string, count: number): string {
 }
 
 function ClaimView({ claimId, session }: { claimId: string; session: SessionInfo }) {
-  const descriptions = useDescriptions();
+  const descriptions = useDescriptions(true);
   const [claim, setClaim] = useState<ClaimDoc | null>(null);
   const [attempts, setAttempts] = useState<{ docs: Attempt[]; bookmark: string; hasMore: boolean; total: number } | null>(null);
   const { error, run } = useAction();
