@@ -293,6 +293,19 @@ describe('web portal in a browser', () => {
     await audit(claimer, 'claim-page-hosted');
   });
 
+  test("the plugin's page shows the endpoint errors of those attempts and adds a version", async () => {
+    await owner.goto(`${base}/#/plugins/view/guest-check`);
+    await owner.reload();
+    // the claim page's simulations could not reach the endpoint: each failure is in the errors log
+    await owner.locator('td.error-text', { hasText: 'Plugin endpoint could not be called' }).first().waitFor();
+    assert.match(await owner.locator('td', { hasText: 'hosted-drop' }).first().innerText(), /hosted-drop \/ guestcheck1/);
+    await owner.getByRole('button', { name: 'Add a version' }).click();
+    await owner.fill('#next-uri', 'https://guests.example/verify2');
+    await owner.getByRole('button', { name: 'Save the new version' }).click();
+    await owner.getByRole('button', { name: 'Finalize version 2' }).waitFor();
+    assert.equal(await owner.locator('tr[data-version="2"] code').innerText(), 'https://guests.example/verify2');
+  });
+
   test('editing after someone else saved shows the version conflict', async () => {
     await owner.goto(`${base}/#/claims/edit/${claimId}`);
     await owner.locator('#claim-name').waitFor();
