@@ -2,6 +2,47 @@
 // run `node clients/typescript/generate.ts` after changing a route schema (a test fails while stale).
 
 export interface paths {
+    "/.well-known/oauth-authorization-server": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get: /** OAuth 2.0 authorization server metadata (RFC 8414); the token and revocation endpoints also need x-api-key */
+        {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            issuer: string;
+                            authorization_endpoint: string;
+                            token_endpoint: string;
+                            revocation_endpoint: string;
+                            scopes_supported: (string)[];
+                            response_types_supported: (string)[];
+                            response_modes_supported: (string)[];
+                            grant_types_supported: (string)[];
+                            code_challenge_methods_supported: (string)[];
+                            token_endpoint_auth_methods_supported: (string)[];
+                            revocation_endpoint_auth_methods_supported: (string)[];
+                            service_documentation: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v0/account/authorizations": {
         parameters: { query?: never; header?: never; path?: never; cookie?: never };
         get: /** Apps you are signed in to (live authorizations), newest first, at most 100 */
@@ -271,6 +312,31 @@ export interface paths {
                             })[];
                             message: string;
                             email: string;
+                            /** Account linked through the connections flow */
+                            discord?: {
+                                id: string;
+                                username: string;
+                            };
+                            /** Account linked through the connections flow */
+                            github?: {
+                                id: string;
+                                username: string;
+                            };
+                            /** Account linked through the connections flow */
+                            google?: {
+                                id: string;
+                                username: string;
+                            };
+                            /** Account linked through the connections flow */
+                            twitch?: {
+                                id: string;
+                                username: string;
+                            };
+                            /** Account linked through the connections flow */
+                            twitter?: {
+                                id: string;
+                                username: string;
+                            };
                         };
                     };
                 };
@@ -316,6 +382,11 @@ export interface paths {
                                 _includesPrivateParams: boolean;
                                 /** Claim-level seed of an on-chain claim (with private params only) */
                                 _seedCode?: string;
+                                /** Wrong passwords and codes tried on this claim (creator or manager only; claims with a password or codes plugin) */
+                                _failedGuesses?: {
+                                    total: number;
+                                    lastHour: number;
+                                };
                                 claimId: string;
                                 createdBy: string;
                                 managedBy: string;
@@ -917,6 +988,11 @@ export interface paths {
                                 _includesPrivateParams: boolean;
                                 /** Claim-level seed of an on-chain claim (with private params only) */
                                 _seedCode?: string;
+                                /** Wrong passwords and codes tried on this claim (creator or manager only; claims with a password or codes plugin) */
+                                _failedGuesses?: {
+                                    total: number;
+                                    lastHour: number;
+                                };
                                 claimId: string;
                                 createdBy: string;
                                 managedBy: string;
@@ -1280,6 +1356,551 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/collection/{collectionId}": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get: /** One collection document */
+        {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    collectionId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            collection: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+                400: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                404: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/collection/{collectionId}/activity": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get: /** Transfer activity of a collection, paged */
+        {
+            parameters: {
+                query?: {
+                    /** Opaque cursor; '' for the first page */
+                    bookmark?: string;
+                    oldestFirst?: boolean;
+                    /** 0x… EVM address or native bech32 address */
+                    address?: string;
+                };
+                header?: never;
+                path: {
+                    collectionId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            activity: ({
+                                [key: string]: unknown;
+                            })[];
+                            pagination: {
+                                bookmark: string;
+                                hasMore: boolean;
+                            };
+                        };
+                    };
+                };
+                400: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                404: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/collection/{collectionId}/amountTrackers": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get: /** Approval amount trackers of a collection, paged */
+        {
+            parameters: {
+                query?: {
+                    /** Opaque cursor; '' for the first page */
+                    bookmark?: string;
+                    oldestFirst?: boolean;
+                    /** 0x… EVM address or native bech32 address */
+                    address?: string;
+                };
+                header?: never;
+                path: {
+                    collectionId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            amountTrackers: ({
+                                [key: string]: unknown;
+                            })[];
+                            pagination: {
+                                bookmark: string;
+                                hasMore: boolean;
+                            };
+                        };
+                    };
+                };
+                400: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                404: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/collection/{collectionId}/balance/{address}": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get: /** An address's balance store in a collection (the collection's defaults when never touched) */
+        {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    collectionId: string;
+                    /** 0x… EVM address or native bech32 address */
+                    address: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            balance: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+                400: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                404: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/collection/{collectionId}/challengeTrackers": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get: /** Challenge trackers (used merkle leaves) of a collection, paged */
+        {
+            parameters: {
+                query?: {
+                    /** Opaque cursor; '' for the first page */
+                    bookmark?: string;
+                    oldestFirst?: boolean;
+                    /** 0x… EVM address or native bech32 address */
+                    address?: string;
+                };
+                header?: never;
+                path: {
+                    collectionId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            challengeTrackers: ({
+                                [key: string]: unknown;
+                            })[];
+                            pagination: {
+                                bookmark: string;
+                                hasMore: boolean;
+                            };
+                        };
+                    };
+                };
+                400: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                404: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/collection/{collectionId}/owners": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get: /** Owners of a collection (owner documents), paged */
+        {
+            parameters: {
+                query?: {
+                    /** Opaque cursor; '' for the first page */
+                    bookmark?: string;
+                    oldestFirst?: boolean;
+                    /** 0x… EVM address or native bech32 address */
+                    address?: string;
+                };
+                header?: never;
+                path: {
+                    collectionId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            owners: ({
+                                [key: string]: unknown;
+                            })[];
+                            pagination: {
+                                bookmark: string;
+                                hasMore: boolean;
+                            };
+                        };
+                    };
+                };
+                400: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                404: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/collections": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get?: never;
+        put?: never;
+        post: /** Fetch collections with pages of their views */
+        {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        collectionsToFetch: ({
+                            collectionId: string;
+                            viewsToFetch?: ({
+                                /** owners, transferActivity, amountTrackers or challengeTrackers (listings and tokenFloorPrices are refused) */
+                                viewType: string;
+                                /** Client-chosen key of this view in `views` */
+                                viewId: string;
+                                /** Opaque cursor; '' for the first page */
+                                bookmark: string;
+                                oldestFirst?: boolean;
+                                /** 0x… EVM address or native bech32 address */
+                                address?: string;
+                            })[];
+                        })[];
+                    };
+                };
+            };
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            collections: ({
+                                [key: string]: unknown;
+                            } | null)[];
+                        };
+                    };
+                };
+                400: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/connections": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get: /** The signed-in wallet's linked accounts, and the providers this service offers */
+        {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            connections: ({
+                                provider: string;
+                                id: string;
+                                username: string;
+                                linkedAt: string;
+                            })[];
+                            availableProviders: (string)[];
+                        };
+                    };
+                };
+                401: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/connections/{provider}": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete: /** Unlink the signed-in wallet from its account at a provider */
+        {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    provider: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": Record<string, never>;
+                    };
+                };
+                401: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                404: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/connections/{provider}/callback": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get: /** Where the provider returns the browser; links the account and redirects to the configured page */
+        {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    provider: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                302: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                404: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/connections/{provider}/start": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get?: never;
+        put?: never;
+        post: /** Start linking the signed-in wallet to a provider account: answers the provider's authorization URL */
+        {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    provider: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            url: string;
+                        };
+                    };
+                };
+                400: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                401: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                404: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -2501,6 +3122,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v0/integrations/query/{pluginId}": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get?: never;
+        put?: never;
+        post: /** Run a hosted plugin's check directly (the custom-plugin call's flat body); 200 passes */
+        {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pluginId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": Record<string, never>;
+                    };
+                };
+                400: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                404: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v0/merkle/challenge/{claimId}": {
         parameters: { query?: never; header?: never; path?: never; cookie?: never };
         get: /** What an on-chain claim's approval must hold: root, expectedProofLength, maxUsesPerLeaf, leafSigner */
@@ -2673,6 +3342,877 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v0/plugin/{pluginId}": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get: /** Read one plugin document (core plugin ids are not documents) */
+        {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** Plugin id (letters, digits, _ and -); localised documents end in -<locale> */
+                    pluginId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            plugin: {
+                                _docId: string;
+                                pluginId: string;
+                                createdBy: string;
+                                managedBy: string;
+                                metadata: {
+                                    [key: string]: unknown;
+                                };
+                                locale: string;
+                                toPublish: boolean;
+                                reviewCompleted: boolean;
+                                approvedUsers?: (string)[];
+                                /** Only for the creator or manager, with returnSensitiveData */
+                                pluginSecret?: string;
+                                lastUpdated: string;
+                                createdAt: string;
+                                versions: ({
+                                    stateFunctionPreset: "Stateless" | "ClaimToken" | "ClaimNumbers" | "CustomResponseHandler";
+                                    duplicatesAllowed?: boolean;
+                                    requiresSessions?: boolean;
+                                    requiresUserInputs?: boolean;
+                                    reuseForNonIndexed?: boolean;
+                                    receiveStatusWebhook?: boolean;
+                                    skipProcessingWebhook?: boolean;
+                                    ignoreSimulations?: boolean;
+                                    requireSignIn?: boolean;
+                                    userInputsSchema?: ({
+                                        key: string;
+                                        label: string;
+                                        type: "string" | "number" | "boolean" | "date" | "url" | "ownershipRequirements";
+                                        required?: boolean;
+                                        defaultValue?: string | number | boolean;
+                                        helper?: string;
+                                        options?: ({
+                                            label: string;
+                                            value: string | number | boolean;
+                                        })[];
+                                        arrayField?: boolean;
+                                        headerField?: boolean;
+                                        hideFromDetailsDisplay?: boolean;
+                                        hyperlink?: {
+                                            url: string;
+                                            showAsGenericView?: boolean;
+                                        };
+                                    })[];
+                                    publicParamsSchema?: ({
+                                        key: string;
+                                        label: string;
+                                        type: "string" | "number" | "boolean" | "date" | "url" | "ownershipRequirements";
+                                        required?: boolean;
+                                        defaultValue?: string | number | boolean;
+                                        helper?: string;
+                                        options?: ({
+                                            label: string;
+                                            value: string | number | boolean;
+                                        })[];
+                                        arrayField?: boolean;
+                                        headerField?: boolean;
+                                        hideFromDetailsDisplay?: boolean;
+                                        hyperlink?: {
+                                            url: string;
+                                            showAsGenericView?: boolean;
+                                        };
+                                    })[];
+                                    privateParamsSchema?: ({
+                                        key: string;
+                                        label: string;
+                                        type: "string" | "number" | "boolean" | "date" | "url" | "ownershipRequirements";
+                                        required?: boolean;
+                                        defaultValue?: string | number | boolean;
+                                        helper?: string;
+                                        options?: ({
+                                            label: string;
+                                            value: string | number | boolean;
+                                        })[];
+                                        arrayField?: boolean;
+                                        headerField?: boolean;
+                                        hideFromDetailsDisplay?: boolean;
+                                        hyperlink?: {
+                                            url: string;
+                                            showAsGenericView?: boolean;
+                                        };
+                                    })[];
+                                    verificationCall?: {
+                                        uri: string;
+                                        hardcodedInputs?: ({
+                                            key: string;
+                                            label: string;
+                                            type: "string" | "number" | "boolean" | "date" | "url" | "ownershipRequirements";
+                                            required?: boolean;
+                                            defaultValue?: string | number | boolean;
+                                            helper?: string;
+                                            options?: ({
+                                                label: string;
+                                                value: string | number | boolean;
+                                            })[];
+                                            arrayField?: boolean;
+                                            headerField?: boolean;
+                                            hideFromDetailsDisplay?: boolean;
+                                            hyperlink?: {
+                                                url: string;
+                                                showAsGenericView?: boolean;
+                                            };
+                                            value: unknown;
+                                        })[];
+                                        passAddress?: boolean;
+                                    };
+                                    customDetailsDisplay?: string;
+                                    finalized: boolean;
+                                    version: string;
+                                    createdAt: string;
+                                    lastUpdated: string;
+                                })[];
+                            };
+                        };
+                    };
+                };
+                400: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                404: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/plugins": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get?: never;
+        put: /** Update a plugin document: metadata, publishing, approved users, secret rotation, new and edited versions */
+        {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Plugin id (letters, digits, _ and -); localised documents end in -<locale>
+                         * Pattern: ^[A-Za-z0-9][A-Za-z0-9_-]*$ */
+                        pluginId: string;
+                        metadata?: {
+                            name: string;
+                            description?: string;
+                            image?: string;
+                            createdBy?: string;
+                            documentation?: string;
+                            sourceCode?: string;
+                            supportLink?: string;
+                            parentApp?: string;
+                        };
+                        toPublish?: boolean;
+                        /** Addresses that may use the plugin before it is published */
+                        approvedUsers?: (string)[];
+                        rotatePluginSecret?: boolean;
+                        versionCreate?: {
+                            stateFunctionPreset: "Stateless" | "ClaimToken" | "ClaimNumbers" | "CustomResponseHandler";
+                            duplicatesAllowed?: boolean;
+                            requiresSessions?: boolean;
+                            requiresUserInputs?: boolean;
+                            reuseForNonIndexed?: boolean;
+                            receiveStatusWebhook?: boolean;
+                            skipProcessingWebhook?: boolean;
+                            ignoreSimulations?: boolean;
+                            requireSignIn?: boolean;
+                            userInputsSchema?: ({
+                                key: string;
+                                label: string;
+                                type: "string" | "number" | "boolean" | "date" | "url" | "ownershipRequirements";
+                                required?: boolean;
+                                defaultValue?: string | number | boolean;
+                                helper?: string;
+                                options?: ({
+                                    label: string;
+                                    value: string | number | boolean;
+                                })[];
+                                arrayField?: boolean;
+                                headerField?: boolean;
+                                hideFromDetailsDisplay?: boolean;
+                                hyperlink?: {
+                                    url: string;
+                                    showAsGenericView?: boolean;
+                                };
+                            })[];
+                            publicParamsSchema?: ({
+                                key: string;
+                                label: string;
+                                type: "string" | "number" | "boolean" | "date" | "url" | "ownershipRequirements";
+                                required?: boolean;
+                                defaultValue?: string | number | boolean;
+                                helper?: string;
+                                options?: ({
+                                    label: string;
+                                    value: string | number | boolean;
+                                })[];
+                                arrayField?: boolean;
+                                headerField?: boolean;
+                                hideFromDetailsDisplay?: boolean;
+                                hyperlink?: {
+                                    url: string;
+                                    showAsGenericView?: boolean;
+                                };
+                            })[];
+                            privateParamsSchema?: ({
+                                key: string;
+                                label: string;
+                                type: "string" | "number" | "boolean" | "date" | "url" | "ownershipRequirements";
+                                required?: boolean;
+                                defaultValue?: string | number | boolean;
+                                helper?: string;
+                                options?: ({
+                                    label: string;
+                                    value: string | number | boolean;
+                                })[];
+                                arrayField?: boolean;
+                                headerField?: boolean;
+                                hideFromDetailsDisplay?: boolean;
+                                hyperlink?: {
+                                    url: string;
+                                    showAsGenericView?: boolean;
+                                };
+                            })[];
+                            verificationCall?: {
+                                uri: string;
+                                hardcodedInputs?: ({
+                                    key: string;
+                                    label: string;
+                                    type: "string" | "number" | "boolean" | "date" | "url" | "ownershipRequirements";
+                                    required?: boolean;
+                                    defaultValue?: string | number | boolean;
+                                    helper?: string;
+                                    options?: ({
+                                        label: string;
+                                        value: string | number | boolean;
+                                    })[];
+                                    arrayField?: boolean;
+                                    headerField?: boolean;
+                                    hideFromDetailsDisplay?: boolean;
+                                    hyperlink?: {
+                                        url: string;
+                                        showAsGenericView?: boolean;
+                                    };
+                                    value: unknown;
+                                })[];
+                                passAddress?: boolean;
+                            };
+                            customDetailsDisplay?: string;
+                            /** Lock this version (immutable from then on) */
+                            finalized?: boolean;
+                        };
+                        versionUpdates?: ({
+                            version: number | string;
+                            config: {
+                                stateFunctionPreset?: "Stateless" | "ClaimToken" | "ClaimNumbers" | "CustomResponseHandler";
+                                duplicatesAllowed?: boolean;
+                                requiresSessions?: boolean;
+                                requiresUserInputs?: boolean;
+                                reuseForNonIndexed?: boolean;
+                                receiveStatusWebhook?: boolean;
+                                skipProcessingWebhook?: boolean;
+                                ignoreSimulations?: boolean;
+                                requireSignIn?: boolean;
+                                userInputsSchema?: ({
+                                    key: string;
+                                    label: string;
+                                    type: "string" | "number" | "boolean" | "date" | "url" | "ownershipRequirements";
+                                    required?: boolean;
+                                    defaultValue?: string | number | boolean;
+                                    helper?: string;
+                                    options?: ({
+                                        label: string;
+                                        value: string | number | boolean;
+                                    })[];
+                                    arrayField?: boolean;
+                                    headerField?: boolean;
+                                    hideFromDetailsDisplay?: boolean;
+                                    hyperlink?: {
+                                        url: string;
+                                        showAsGenericView?: boolean;
+                                    };
+                                })[];
+                                publicParamsSchema?: ({
+                                    key: string;
+                                    label: string;
+                                    type: "string" | "number" | "boolean" | "date" | "url" | "ownershipRequirements";
+                                    required?: boolean;
+                                    defaultValue?: string | number | boolean;
+                                    helper?: string;
+                                    options?: ({
+                                        label: string;
+                                        value: string | number | boolean;
+                                    })[];
+                                    arrayField?: boolean;
+                                    headerField?: boolean;
+                                    hideFromDetailsDisplay?: boolean;
+                                    hyperlink?: {
+                                        url: string;
+                                        showAsGenericView?: boolean;
+                                    };
+                                })[];
+                                privateParamsSchema?: ({
+                                    key: string;
+                                    label: string;
+                                    type: "string" | "number" | "boolean" | "date" | "url" | "ownershipRequirements";
+                                    required?: boolean;
+                                    defaultValue?: string | number | boolean;
+                                    helper?: string;
+                                    options?: ({
+                                        label: string;
+                                        value: string | number | boolean;
+                                    })[];
+                                    arrayField?: boolean;
+                                    headerField?: boolean;
+                                    hideFromDetailsDisplay?: boolean;
+                                    hyperlink?: {
+                                        url: string;
+                                        showAsGenericView?: boolean;
+                                    };
+                                })[];
+                                verificationCall?: {
+                                    uri: string;
+                                    hardcodedInputs?: ({
+                                        key: string;
+                                        label: string;
+                                        type: "string" | "number" | "boolean" | "date" | "url" | "ownershipRequirements";
+                                        required?: boolean;
+                                        defaultValue?: string | number | boolean;
+                                        helper?: string;
+                                        options?: ({
+                                            label: string;
+                                            value: string | number | boolean;
+                                        })[];
+                                        arrayField?: boolean;
+                                        headerField?: boolean;
+                                        hideFromDetailsDisplay?: boolean;
+                                        hyperlink?: {
+                                            url: string;
+                                            showAsGenericView?: boolean;
+                                        };
+                                        value: unknown;
+                                    })[];
+                                    passAddress?: boolean;
+                                };
+                                customDetailsDisplay?: string;
+                                /** Lock this version (immutable from then on) */
+                                finalized?: boolean;
+                            };
+                        })[];
+                        /** Locale, e.g. 'en' (default), 'es', 'pt-BR'
+                         * Pattern: ^[a-z]{2}(-[A-Z]{2})?$ */
+                        locale?: string;
+                        /** 0x… EVM address or native bech32 address */
+                        managedBy?: string;
+                    };
+                };
+            };
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            plugin: {
+                                _docId: string;
+                                pluginId: string;
+                                createdBy: string;
+                                managedBy: string;
+                                metadata: {
+                                    [key: string]: unknown;
+                                };
+                                locale: string;
+                                toPublish: boolean;
+                                reviewCompleted: boolean;
+                                approvedUsers?: (string)[];
+                                /** Only for the creator or manager, with returnSensitiveData */
+                                pluginSecret?: string;
+                                lastUpdated: string;
+                                createdAt: string;
+                                versions: ({
+                                    stateFunctionPreset: "Stateless" | "ClaimToken" | "ClaimNumbers" | "CustomResponseHandler";
+                                    duplicatesAllowed?: boolean;
+                                    requiresSessions?: boolean;
+                                    requiresUserInputs?: boolean;
+                                    reuseForNonIndexed?: boolean;
+                                    receiveStatusWebhook?: boolean;
+                                    skipProcessingWebhook?: boolean;
+                                    ignoreSimulations?: boolean;
+                                    requireSignIn?: boolean;
+                                    userInputsSchema?: ({
+                                        key: string;
+                                        label: string;
+                                        type: "string" | "number" | "boolean" | "date" | "url" | "ownershipRequirements";
+                                        required?: boolean;
+                                        defaultValue?: string | number | boolean;
+                                        helper?: string;
+                                        options?: ({
+                                            label: string;
+                                            value: string | number | boolean;
+                                        })[];
+                                        arrayField?: boolean;
+                                        headerField?: boolean;
+                                        hideFromDetailsDisplay?: boolean;
+                                        hyperlink?: {
+                                            url: string;
+                                            showAsGenericView?: boolean;
+                                        };
+                                    })[];
+                                    publicParamsSchema?: ({
+                                        key: string;
+                                        label: string;
+                                        type: "string" | "number" | "boolean" | "date" | "url" | "ownershipRequirements";
+                                        required?: boolean;
+                                        defaultValue?: string | number | boolean;
+                                        helper?: string;
+                                        options?: ({
+                                            label: string;
+                                            value: string | number | boolean;
+                                        })[];
+                                        arrayField?: boolean;
+                                        headerField?: boolean;
+                                        hideFromDetailsDisplay?: boolean;
+                                        hyperlink?: {
+                                            url: string;
+                                            showAsGenericView?: boolean;
+                                        };
+                                    })[];
+                                    privateParamsSchema?: ({
+                                        key: string;
+                                        label: string;
+                                        type: "string" | "number" | "boolean" | "date" | "url" | "ownershipRequirements";
+                                        required?: boolean;
+                                        defaultValue?: string | number | boolean;
+                                        helper?: string;
+                                        options?: ({
+                                            label: string;
+                                            value: string | number | boolean;
+                                        })[];
+                                        arrayField?: boolean;
+                                        headerField?: boolean;
+                                        hideFromDetailsDisplay?: boolean;
+                                        hyperlink?: {
+                                            url: string;
+                                            showAsGenericView?: boolean;
+                                        };
+                                    })[];
+                                    verificationCall?: {
+                                        uri: string;
+                                        hardcodedInputs?: ({
+                                            key: string;
+                                            label: string;
+                                            type: "string" | "number" | "boolean" | "date" | "url" | "ownershipRequirements";
+                                            required?: boolean;
+                                            defaultValue?: string | number | boolean;
+                                            helper?: string;
+                                            options?: ({
+                                                label: string;
+                                                value: string | number | boolean;
+                                            })[];
+                                            arrayField?: boolean;
+                                            headerField?: boolean;
+                                            hideFromDetailsDisplay?: boolean;
+                                            hyperlink?: {
+                                                url: string;
+                                                showAsGenericView?: boolean;
+                                            };
+                                            value: unknown;
+                                        })[];
+                                        passAddress?: boolean;
+                                    };
+                                    customDetailsDisplay?: string;
+                                    finalized: boolean;
+                                    version: string;
+                                    createdAt: string;
+                                    lastUpdated: string;
+                                })[];
+                            };
+                        };
+                    };
+                };
+                400: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                401: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                403: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                404: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        post: /** Create a plugin document with its first version */
+        {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Plugin id (letters, digits, _ and -); localised documents end in -<locale>
+                         * Pattern: ^[A-Za-z0-9][A-Za-z0-9_-]*$ */
+                        pluginId: string;
+                        metadata: {
+                            name: string;
+                            description?: string;
+                            image?: string;
+                            createdBy?: string;
+                            documentation?: string;
+                            sourceCode?: string;
+                            supportLink?: string;
+                            parentApp?: string;
+                        };
+                        toPublish: boolean;
+                        /** Addresses that may use the plugin before it is published */
+                        approvedUsers?: (string)[];
+                        initialVersion: {
+                            stateFunctionPreset: "Stateless" | "ClaimToken" | "ClaimNumbers" | "CustomResponseHandler";
+                            duplicatesAllowed?: boolean;
+                            requiresSessions?: boolean;
+                            requiresUserInputs?: boolean;
+                            reuseForNonIndexed?: boolean;
+                            receiveStatusWebhook?: boolean;
+                            skipProcessingWebhook?: boolean;
+                            ignoreSimulations?: boolean;
+                            requireSignIn?: boolean;
+                            userInputsSchema?: ({
+                                key: string;
+                                label: string;
+                                type: "string" | "number" | "boolean" | "date" | "url" | "ownershipRequirements";
+                                required?: boolean;
+                                defaultValue?: string | number | boolean;
+                                helper?: string;
+                                options?: ({
+                                    label: string;
+                                    value: string | number | boolean;
+                                })[];
+                                arrayField?: boolean;
+                                headerField?: boolean;
+                                hideFromDetailsDisplay?: boolean;
+                                hyperlink?: {
+                                    url: string;
+                                    showAsGenericView?: boolean;
+                                };
+                            })[];
+                            publicParamsSchema?: ({
+                                key: string;
+                                label: string;
+                                type: "string" | "number" | "boolean" | "date" | "url" | "ownershipRequirements";
+                                required?: boolean;
+                                defaultValue?: string | number | boolean;
+                                helper?: string;
+                                options?: ({
+                                    label: string;
+                                    value: string | number | boolean;
+                                })[];
+                                arrayField?: boolean;
+                                headerField?: boolean;
+                                hideFromDetailsDisplay?: boolean;
+                                hyperlink?: {
+                                    url: string;
+                                    showAsGenericView?: boolean;
+                                };
+                            })[];
+                            privateParamsSchema?: ({
+                                key: string;
+                                label: string;
+                                type: "string" | "number" | "boolean" | "date" | "url" | "ownershipRequirements";
+                                required?: boolean;
+                                defaultValue?: string | number | boolean;
+                                helper?: string;
+                                options?: ({
+                                    label: string;
+                                    value: string | number | boolean;
+                                })[];
+                                arrayField?: boolean;
+                                headerField?: boolean;
+                                hideFromDetailsDisplay?: boolean;
+                                hyperlink?: {
+                                    url: string;
+                                    showAsGenericView?: boolean;
+                                };
+                            })[];
+                            verificationCall?: {
+                                uri: string;
+                                hardcodedInputs?: ({
+                                    key: string;
+                                    label: string;
+                                    type: "string" | "number" | "boolean" | "date" | "url" | "ownershipRequirements";
+                                    required?: boolean;
+                                    defaultValue?: string | number | boolean;
+                                    helper?: string;
+                                    options?: ({
+                                        label: string;
+                                        value: string | number | boolean;
+                                    })[];
+                                    arrayField?: boolean;
+                                    headerField?: boolean;
+                                    hideFromDetailsDisplay?: boolean;
+                                    hyperlink?: {
+                                        url: string;
+                                        showAsGenericView?: boolean;
+                                    };
+                                    value: unknown;
+                                })[];
+                                passAddress?: boolean;
+                            };
+                            customDetailsDisplay?: string;
+                            /** Lock this version (immutable from then on) */
+                            finalized?: boolean;
+                        };
+                        /** Locale, e.g. 'en' (default), 'es', 'pt-BR'
+                         * Pattern: ^[a-z]{2}(-[A-Z]{2})?$ */
+                        locale?: string;
+                        /** 0x… EVM address or native bech32 address */
+                        managedBy?: string;
+                    };
+                };
+            };
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            plugin: {
+                                _docId: string;
+                                pluginId: string;
+                                createdBy: string;
+                                managedBy: string;
+                                metadata: {
+                                    [key: string]: unknown;
+                                };
+                                locale: string;
+                                toPublish: boolean;
+                                reviewCompleted: boolean;
+                                approvedUsers?: (string)[];
+                                /** Only for the creator or manager, with returnSensitiveData */
+                                pluginSecret?: string;
+                                lastUpdated: string;
+                                createdAt: string;
+                                versions: ({
+                                    stateFunctionPreset: "Stateless" | "ClaimToken" | "ClaimNumbers" | "CustomResponseHandler";
+                                    duplicatesAllowed?: boolean;
+                                    requiresSessions?: boolean;
+                                    requiresUserInputs?: boolean;
+                                    reuseForNonIndexed?: boolean;
+                                    receiveStatusWebhook?: boolean;
+                                    skipProcessingWebhook?: boolean;
+                                    ignoreSimulations?: boolean;
+                                    requireSignIn?: boolean;
+                                    userInputsSchema?: ({
+                                        key: string;
+                                        label: string;
+                                        type: "string" | "number" | "boolean" | "date" | "url" | "ownershipRequirements";
+                                        required?: boolean;
+                                        defaultValue?: string | number | boolean;
+                                        helper?: string;
+                                        options?: ({
+                                            label: string;
+                                            value: string | number | boolean;
+                                        })[];
+                                        arrayField?: boolean;
+                                        headerField?: boolean;
+                                        hideFromDetailsDisplay?: boolean;
+                                        hyperlink?: {
+                                            url: string;
+                                            showAsGenericView?: boolean;
+                                        };
+                                    })[];
+                                    publicParamsSchema?: ({
+                                        key: string;
+                                        label: string;
+                                        type: "string" | "number" | "boolean" | "date" | "url" | "ownershipRequirements";
+                                        required?: boolean;
+                                        defaultValue?: string | number | boolean;
+                                        helper?: string;
+                                        options?: ({
+                                            label: string;
+                                            value: string | number | boolean;
+                                        })[];
+                                        arrayField?: boolean;
+                                        headerField?: boolean;
+                                        hideFromDetailsDisplay?: boolean;
+                                        hyperlink?: {
+                                            url: string;
+                                            showAsGenericView?: boolean;
+                                        };
+                                    })[];
+                                    privateParamsSchema?: ({
+                                        key: string;
+                                        label: string;
+                                        type: "string" | "number" | "boolean" | "date" | "url" | "ownershipRequirements";
+                                        required?: boolean;
+                                        defaultValue?: string | number | boolean;
+                                        helper?: string;
+                                        options?: ({
+                                            label: string;
+                                            value: string | number | boolean;
+                                        })[];
+                                        arrayField?: boolean;
+                                        headerField?: boolean;
+                                        hideFromDetailsDisplay?: boolean;
+                                        hyperlink?: {
+                                            url: string;
+                                            showAsGenericView?: boolean;
+                                        };
+                                    })[];
+                                    verificationCall?: {
+                                        uri: string;
+                                        hardcodedInputs?: ({
+                                            key: string;
+                                            label: string;
+                                            type: "string" | "number" | "boolean" | "date" | "url" | "ownershipRequirements";
+                                            required?: boolean;
+                                            defaultValue?: string | number | boolean;
+                                            helper?: string;
+                                            options?: ({
+                                                label: string;
+                                                value: string | number | boolean;
+                                            })[];
+                                            arrayField?: boolean;
+                                            headerField?: boolean;
+                                            hideFromDetailsDisplay?: boolean;
+                                            hyperlink?: {
+                                                url: string;
+                                                showAsGenericView?: boolean;
+                                            };
+                                            value: unknown;
+                                        })[];
+                                        passAddress?: boolean;
+                                    };
+                                    customDetailsDisplay?: string;
+                                    finalized: boolean;
+                                    version: string;
+                                    createdAt: string;
+                                    lastUpdated: string;
+                                })[];
+                            };
+                        };
+                    };
+                };
+                400: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                401: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                403: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                409: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete: /** Soft-delete a plugin document */
+        {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Plugin id (letters, digits, _ and -); localised documents end in -<locale>
+                         * Pattern: ^[A-Za-z0-9][A-Za-z0-9_-]*$ */
+                        pluginId: string;
+                    };
+                };
+            };
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": Record<string, never>;
+                    };
+                };
+                400: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                401: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                403: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                404: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v0/plugins/core": {
         parameters: { query?: never; header?: never; path?: never; cookie?: never };
         get: /** Form descriptions of the core plugins (SPEC §2.10 schema fields); GET /api/v0/plugin/{id} never returns core ids */
@@ -2691,6 +4231,720 @@ export interface paths {
                         "application/json": {
                             plugins: (components["schemas"]["def-2"])[];
                         };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/plugins/deliveries": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get: /** A plugin's status webhook deliveries, newest first (creator or manager, session with managePlugins) */
+        {
+            parameters: {
+                query: {
+                    pluginId: string;
+                    /** Opaque cursor; '' for the first page */
+                    bookmark?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            docs: ({
+                                deliveryId: string;
+                                pluginId: string;
+                                claimId: string;
+                                claimAttemptId: string;
+                                instanceId: string;
+                                /** 'pending' (waiting for its next try, or being sent), 'delivered' (a 2xx), 'failed' (given up after the last try) */
+                                status: "pending" | "delivered" | "failed";
+                                /** Tries made so far, redeliveries included */
+                                attempts: number;
+                                nextTryAt: number | null;
+                                lastTryAt: number | null;
+                                lastError: string | null;
+                                /** HTTP status of the last try; null when no response came */
+                                lastStatus: number | null;
+                                deliveredAt: number | null;
+                                /** UNIX ms */
+                                createdAt: number;
+                            })[];
+                            bookmark: string;
+                            hasMore: boolean;
+                            total: number;
+                        };
+                    };
+                };
+                400: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                401: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                403: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                404: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/plugins/deliveries/redeliver": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get?: never;
+        put?: never;
+        post: /** Send a status webhook delivery again now, with a fresh retry schedule (creator or manager, session with managePlugins) */
+        {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        deliveryId: string;
+                    };
+                };
+            };
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            delivery: {
+                                deliveryId: string;
+                                pluginId: string;
+                                claimId: string;
+                                claimAttemptId: string;
+                                instanceId: string;
+                                /** 'pending' (waiting for its next try, or being sent), 'delivered' (a 2xx), 'failed' (given up after the last try) */
+                                status: "pending" | "delivered" | "failed";
+                                /** Tries made so far, redeliveries included */
+                                attempts: number;
+                                nextTryAt: number | null;
+                                lastTryAt: number | null;
+                                lastError: string | null;
+                                /** HTTP status of the last try; null when no response came */
+                                lastStatus: number | null;
+                                deliveredAt: number | null;
+                                /** UNIX ms */
+                                createdAt: number;
+                            };
+                        };
+                    };
+                };
+                400: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                401: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                403: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                404: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                409: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/plugins/errors": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get: /** A plugin's error records, newest first (owner only) */
+        {
+            parameters: {
+                query: {
+                    /** Plugin id (letters, digits, _ and -); localised documents end in -<locale> */
+                    pluginId: string;
+                    /** Opaque cursor; '' for the first page */
+                    bookmark?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            docs: ({
+                                _docId: string;
+                                pluginId: string;
+                                timestamp: number;
+                                error: string;
+                                context: {
+                                    claimId: string;
+                                    claimAttemptId: string;
+                                    instanceId: string;
+                                };
+                            })[];
+                            bookmark: string;
+                            hasMore: boolean;
+                            total: number;
+                        };
+                    };
+                };
+                400: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                401: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                403: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                404: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/plugins/fetch": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get?: never;
+        put?: never;
+        post: /** Fetch plugin documents by id (unknown ids are left out) */
+        {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        pluginIds: (string)[];
+                        returnSensitiveData?: boolean;
+                    };
+                };
+            };
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            docs: ({
+                                _docId: string;
+                                pluginId: string;
+                                createdBy: string;
+                                managedBy: string;
+                                metadata: {
+                                    [key: string]: unknown;
+                                };
+                                locale: string;
+                                toPublish: boolean;
+                                reviewCompleted: boolean;
+                                approvedUsers?: (string)[];
+                                /** Only for the creator or manager, with returnSensitiveData */
+                                pluginSecret?: string;
+                                lastUpdated: string;
+                                createdAt: string;
+                                versions: ({
+                                    stateFunctionPreset: "Stateless" | "ClaimToken" | "ClaimNumbers" | "CustomResponseHandler";
+                                    duplicatesAllowed?: boolean;
+                                    requiresSessions?: boolean;
+                                    requiresUserInputs?: boolean;
+                                    reuseForNonIndexed?: boolean;
+                                    receiveStatusWebhook?: boolean;
+                                    skipProcessingWebhook?: boolean;
+                                    ignoreSimulations?: boolean;
+                                    requireSignIn?: boolean;
+                                    userInputsSchema?: ({
+                                        key: string;
+                                        label: string;
+                                        type: "string" | "number" | "boolean" | "date" | "url" | "ownershipRequirements";
+                                        required?: boolean;
+                                        defaultValue?: string | number | boolean;
+                                        helper?: string;
+                                        options?: ({
+                                            label: string;
+                                            value: string | number | boolean;
+                                        })[];
+                                        arrayField?: boolean;
+                                        headerField?: boolean;
+                                        hideFromDetailsDisplay?: boolean;
+                                        hyperlink?: {
+                                            url: string;
+                                            showAsGenericView?: boolean;
+                                        };
+                                    })[];
+                                    publicParamsSchema?: ({
+                                        key: string;
+                                        label: string;
+                                        type: "string" | "number" | "boolean" | "date" | "url" | "ownershipRequirements";
+                                        required?: boolean;
+                                        defaultValue?: string | number | boolean;
+                                        helper?: string;
+                                        options?: ({
+                                            label: string;
+                                            value: string | number | boolean;
+                                        })[];
+                                        arrayField?: boolean;
+                                        headerField?: boolean;
+                                        hideFromDetailsDisplay?: boolean;
+                                        hyperlink?: {
+                                            url: string;
+                                            showAsGenericView?: boolean;
+                                        };
+                                    })[];
+                                    privateParamsSchema?: ({
+                                        key: string;
+                                        label: string;
+                                        type: "string" | "number" | "boolean" | "date" | "url" | "ownershipRequirements";
+                                        required?: boolean;
+                                        defaultValue?: string | number | boolean;
+                                        helper?: string;
+                                        options?: ({
+                                            label: string;
+                                            value: string | number | boolean;
+                                        })[];
+                                        arrayField?: boolean;
+                                        headerField?: boolean;
+                                        hideFromDetailsDisplay?: boolean;
+                                        hyperlink?: {
+                                            url: string;
+                                            showAsGenericView?: boolean;
+                                        };
+                                    })[];
+                                    verificationCall?: {
+                                        uri: string;
+                                        hardcodedInputs?: ({
+                                            key: string;
+                                            label: string;
+                                            type: "string" | "number" | "boolean" | "date" | "url" | "ownershipRequirements";
+                                            required?: boolean;
+                                            defaultValue?: string | number | boolean;
+                                            helper?: string;
+                                            options?: ({
+                                                label: string;
+                                                value: string | number | boolean;
+                                            })[];
+                                            arrayField?: boolean;
+                                            headerField?: boolean;
+                                            hideFromDetailsDisplay?: boolean;
+                                            hyperlink?: {
+                                                url: string;
+                                                showAsGenericView?: boolean;
+                                            };
+                                            value: unknown;
+                                        })[];
+                                        passAddress?: boolean;
+                                    };
+                                    customDetailsDisplay?: string;
+                                    finalized: boolean;
+                                    version: string;
+                                    createdAt: string;
+                                    lastUpdated: string;
+                                })[];
+                            })[];
+                        };
+                    };
+                };
+                400: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/plugins/search": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get: /** Search published plugins by name (or list your own with pluginsForSignedInUser) */
+        {
+            parameters: {
+                query?: {
+                    searchValue?: string;
+                    /** Opaque cursor; '' for the first page */
+                    bookmark?: string;
+                    /** Locale, e.g. 'en' (default), 'es', 'pt-BR' */
+                    locale?: string;
+                    /** List the caller’s own plugins (published or not) instead of published ones; needs a session */
+                    pluginsForSignedInUser?: boolean;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            docs: ({
+                                _docId: string;
+                                pluginId: string;
+                                createdBy: string;
+                                managedBy: string;
+                                metadata: {
+                                    [key: string]: unknown;
+                                };
+                                locale: string;
+                                toPublish: boolean;
+                                reviewCompleted: boolean;
+                                approvedUsers?: (string)[];
+                                /** Only for the creator or manager, with returnSensitiveData */
+                                pluginSecret?: string;
+                                lastUpdated: string;
+                                createdAt: string;
+                                versions: ({
+                                    stateFunctionPreset: "Stateless" | "ClaimToken" | "ClaimNumbers" | "CustomResponseHandler";
+                                    duplicatesAllowed?: boolean;
+                                    requiresSessions?: boolean;
+                                    requiresUserInputs?: boolean;
+                                    reuseForNonIndexed?: boolean;
+                                    receiveStatusWebhook?: boolean;
+                                    skipProcessingWebhook?: boolean;
+                                    ignoreSimulations?: boolean;
+                                    requireSignIn?: boolean;
+                                    userInputsSchema?: ({
+                                        key: string;
+                                        label: string;
+                                        type: "string" | "number" | "boolean" | "date" | "url" | "ownershipRequirements";
+                                        required?: boolean;
+                                        defaultValue?: string | number | boolean;
+                                        helper?: string;
+                                        options?: ({
+                                            label: string;
+                                            value: string | number | boolean;
+                                        })[];
+                                        arrayField?: boolean;
+                                        headerField?: boolean;
+                                        hideFromDetailsDisplay?: boolean;
+                                        hyperlink?: {
+                                            url: string;
+                                            showAsGenericView?: boolean;
+                                        };
+                                    })[];
+                                    publicParamsSchema?: ({
+                                        key: string;
+                                        label: string;
+                                        type: "string" | "number" | "boolean" | "date" | "url" | "ownershipRequirements";
+                                        required?: boolean;
+                                        defaultValue?: string | number | boolean;
+                                        helper?: string;
+                                        options?: ({
+                                            label: string;
+                                            value: string | number | boolean;
+                                        })[];
+                                        arrayField?: boolean;
+                                        headerField?: boolean;
+                                        hideFromDetailsDisplay?: boolean;
+                                        hyperlink?: {
+                                            url: string;
+                                            showAsGenericView?: boolean;
+                                        };
+                                    })[];
+                                    privateParamsSchema?: ({
+                                        key: string;
+                                        label: string;
+                                        type: "string" | "number" | "boolean" | "date" | "url" | "ownershipRequirements";
+                                        required?: boolean;
+                                        defaultValue?: string | number | boolean;
+                                        helper?: string;
+                                        options?: ({
+                                            label: string;
+                                            value: string | number | boolean;
+                                        })[];
+                                        arrayField?: boolean;
+                                        headerField?: boolean;
+                                        hideFromDetailsDisplay?: boolean;
+                                        hyperlink?: {
+                                            url: string;
+                                            showAsGenericView?: boolean;
+                                        };
+                                    })[];
+                                    verificationCall?: {
+                                        uri: string;
+                                        hardcodedInputs?: ({
+                                            key: string;
+                                            label: string;
+                                            type: "string" | "number" | "boolean" | "date" | "url" | "ownershipRequirements";
+                                            required?: boolean;
+                                            defaultValue?: string | number | boolean;
+                                            helper?: string;
+                                            options?: ({
+                                                label: string;
+                                                value: string | number | boolean;
+                                            })[];
+                                            arrayField?: boolean;
+                                            headerField?: boolean;
+                                            hideFromDetailsDisplay?: boolean;
+                                            hyperlink?: {
+                                                url: string;
+                                                showAsGenericView?: boolean;
+                                            };
+                                            value: unknown;
+                                        })[];
+                                        passAddress?: boolean;
+                                    };
+                                    customDetailsDisplay?: string;
+                                    finalized: boolean;
+                                    version: string;
+                                    createdAt: string;
+                                    lastUpdated: string;
+                                })[];
+                            })[];
+                            bookmark: string;
+                            hasMore: boolean;
+                        };
+                    };
+                };
+                400: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                401: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/plugins/{pluginId}": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get: /** Read one plugin document (core plugin ids are not documents) */
+        {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** Plugin id (letters, digits, _ and -); localised documents end in -<locale> */
+                    pluginId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            plugin: {
+                                _docId: string;
+                                pluginId: string;
+                                createdBy: string;
+                                managedBy: string;
+                                metadata: {
+                                    [key: string]: unknown;
+                                };
+                                locale: string;
+                                toPublish: boolean;
+                                reviewCompleted: boolean;
+                                approvedUsers?: (string)[];
+                                /** Only for the creator or manager, with returnSensitiveData */
+                                pluginSecret?: string;
+                                lastUpdated: string;
+                                createdAt: string;
+                                versions: ({
+                                    stateFunctionPreset: "Stateless" | "ClaimToken" | "ClaimNumbers" | "CustomResponseHandler";
+                                    duplicatesAllowed?: boolean;
+                                    requiresSessions?: boolean;
+                                    requiresUserInputs?: boolean;
+                                    reuseForNonIndexed?: boolean;
+                                    receiveStatusWebhook?: boolean;
+                                    skipProcessingWebhook?: boolean;
+                                    ignoreSimulations?: boolean;
+                                    requireSignIn?: boolean;
+                                    userInputsSchema?: ({
+                                        key: string;
+                                        label: string;
+                                        type: "string" | "number" | "boolean" | "date" | "url" | "ownershipRequirements";
+                                        required?: boolean;
+                                        defaultValue?: string | number | boolean;
+                                        helper?: string;
+                                        options?: ({
+                                            label: string;
+                                            value: string | number | boolean;
+                                        })[];
+                                        arrayField?: boolean;
+                                        headerField?: boolean;
+                                        hideFromDetailsDisplay?: boolean;
+                                        hyperlink?: {
+                                            url: string;
+                                            showAsGenericView?: boolean;
+                                        };
+                                    })[];
+                                    publicParamsSchema?: ({
+                                        key: string;
+                                        label: string;
+                                        type: "string" | "number" | "boolean" | "date" | "url" | "ownershipRequirements";
+                                        required?: boolean;
+                                        defaultValue?: string | number | boolean;
+                                        helper?: string;
+                                        options?: ({
+                                            label: string;
+                                            value: string | number | boolean;
+                                        })[];
+                                        arrayField?: boolean;
+                                        headerField?: boolean;
+                                        hideFromDetailsDisplay?: boolean;
+                                        hyperlink?: {
+                                            url: string;
+                                            showAsGenericView?: boolean;
+                                        };
+                                    })[];
+                                    privateParamsSchema?: ({
+                                        key: string;
+                                        label: string;
+                                        type: "string" | "number" | "boolean" | "date" | "url" | "ownershipRequirements";
+                                        required?: boolean;
+                                        defaultValue?: string | number | boolean;
+                                        helper?: string;
+                                        options?: ({
+                                            label: string;
+                                            value: string | number | boolean;
+                                        })[];
+                                        arrayField?: boolean;
+                                        headerField?: boolean;
+                                        hideFromDetailsDisplay?: boolean;
+                                        hyperlink?: {
+                                            url: string;
+                                            showAsGenericView?: boolean;
+                                        };
+                                    })[];
+                                    verificationCall?: {
+                                        uri: string;
+                                        hardcodedInputs?: ({
+                                            key: string;
+                                            label: string;
+                                            type: "string" | "number" | "boolean" | "date" | "url" | "ownershipRequirements";
+                                            required?: boolean;
+                                            defaultValue?: string | number | boolean;
+                                            helper?: string;
+                                            options?: ({
+                                                label: string;
+                                                value: string | number | boolean;
+                                            })[];
+                                            arrayField?: boolean;
+                                            headerField?: boolean;
+                                            hideFromDetailsDisplay?: boolean;
+                                            hyperlink?: {
+                                                url: string;
+                                                showAsGenericView?: boolean;
+                                            };
+                                            value: unknown;
+                                        })[];
+                                        passAddress?: boolean;
+                                    };
+                                    customDetailsDisplay?: string;
+                                    finalized: boolean;
+                                    version: string;
+                                    createdAt: string;
+                                    lastUpdated: string;
+                                })[];
+                            };
+                        };
+                    };
+                };
+                400: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                404: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
                     };
                 };
             };
@@ -2767,7 +5021,7 @@ export interface paths {
         parameters: { query?: never; header?: never; path?: never; cookie?: never };
         get?: never;
         put?: never;
-        post: /** Start a sign-in: the message the wallet signs */
+        post: /** Start a sign-in: the message the wallet signs (limited per IP and per app: 429 with Retry-After) */
         {
             parameters: {
                 query?: never;
@@ -2810,6 +5064,12 @@ export interface paths {
                     };
                 };
                 400: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                429: {
                     headers: { [name: string]: unknown };
                     content: {
                         "application/json": components["schemas"]["def-0"];
@@ -3353,6 +5613,238 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v0/user": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get: /** One account by address (either form) or username (any letter case) */
+        {
+            parameters: {
+                query?: {
+                    /** 0x… EVM address or native bech32 address */
+                    address?: string;
+                    /** Username must be 1 to 15 characters long and can only contain letters, numbers, and underscores. Matched regardless of letter case. */
+                    username?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            /** Plus one array of documents per view field (signinRequests, claimActivity, activity, collected, ...) */
+                            account: {
+                                _docId: string;
+                                /** Native bech32 address: the account id */
+                                platformAddress: string;
+                                /** EIP-55 0x form of the same 20 bytes */
+                                ethAddress: string;
+                                username?: string;
+                                /** Native balance from the chain */
+                                balance?: {
+                                    amount: string;
+                                    denom: string;
+                                };
+                                /** Why balance is absent: the chain is not configured or did not answer */
+                                balanceError?: string;
+                                views: {
+                                    [key: string]: {
+                                        ids: (string)[];
+                                        type: string;
+                                        pagination: {
+                                            bookmark: string;
+                                            hasMore: boolean;
+                                        };
+                                    };
+                                };
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+                400: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                404: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/user/updateAccount": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get?: never;
+        put?: never;
+        post: /** Set or clear (username: '') the signed-in user's username (session with manageAccount) */
+        {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** The new username, or '' to clear it. Username must be 1 to 15 characters long and can only contain letters, numbers, and underscores. */
+                        username: string;
+                    };
+                };
+            };
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": Record<string, never>;
+                    };
+                };
+                400: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                401: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                403: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                409: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/users": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get?: never;
+        put?: never;
+        post: /** Accounts with pages of their views, in the order asked */
+        {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        accountsToFetch: ({
+                            /** 0x… EVM address or native bech32 address */
+                            address?: string;
+                            /** Username must be 1 to 15 characters long and can only contain letters, numbers, and underscores. Matched regardless of letter case. */
+                            username?: string;
+                            viewsToFetch?: ({
+                                /** One of signinRequests, publicClaimActivity, allClaimActivity, transferActivity, tokensCollected, createdTokens, managingTokens (pointsActivity: 400, unsupported) */
+                                viewType: string;
+                                /** Client-chosen key of the page in `views`; keep it stable while paging */
+                                viewId: string;
+                                /** Opaque cursor; '' for the first page */
+                                bookmark: string;
+                                /** Oldest first instead of newest first */
+                                oldestFirst?: boolean;
+                            })[];
+                        })[];
+                    };
+                };
+            };
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            accounts: ({
+                                _docId: string;
+                                /** Native bech32 address: the account id */
+                                platformAddress: string;
+                                /** EIP-55 0x form of the same 20 bytes */
+                                ethAddress: string;
+                                username?: string;
+                                /** Native balance from the chain */
+                                balance?: {
+                                    amount: string;
+                                    denom: string;
+                                };
+                                /** Why balance is absent: the chain is not configured or did not answer */
+                                balanceError?: string;
+                                views: {
+                                    [key: string]: {
+                                        ids: (string)[];
+                                        type: string;
+                                        pagination: {
+                                            bookmark: string;
+                                            hasMore: boolean;
+                                        };
+                                    };
+                                };
+                                [key: string]: unknown;
+                            })[];
+                        };
+                    };
+                };
+                400: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                401: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                403: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                404: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/claims/fetch": {
         parameters: { query?: never; header?: never; path?: never; cookie?: never };
         get?: never;
@@ -3388,6 +5880,11 @@ export interface paths {
                                 _includesPrivateParams: boolean;
                                 /** Claim-level seed of an on-chain claim (with private params only) */
                                 _seedCode?: string;
+                                /** Wrong passwords and codes tried on this claim (creator or manager only; claims with a password or codes plugin) */
+                                _failedGuesses?: {
+                                    total: number;
+                                    lastHour: number;
+                                };
                                 claimId: string;
                                 createdBy: string;
                                 managedBy: string;
@@ -3528,6 +6025,17 @@ export interface paths {
                     content: {
                         "application/json": {
                             status: string;
+                            details?: {
+                                chainIndexer?: {
+                                    indexedHeight: number;
+                                    /** Chain head last seen by the indexer */
+                                    chainHeight: number;
+                                    /** chainHeight − indexedHeight, in blocks */
+                                    lag: number;
+                                    /** UNIX ms of the indexer's last report (a poll of the chain head or a commit); old when no indexer runs */
+                                    updatedAt: number;
+                                };
+                            };
                         };
                     };
                 };

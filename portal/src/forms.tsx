@@ -3,6 +3,9 @@
 // JSON the API takes (numbers, UNIX ms, UintRange[] of UNIX ms, string lists).
 import type { SchemaField } from './api.ts';
 
+/** Plugin documents' `ownershipRequirements` fields are edited as JSON text. */
+const isJson = (f: SchemaField) => (f.type as string) === 'ownershipRequirements';
+
 export type FieldValue = string | boolean | Array<{ start: string; end: string }>;
 export type Values = Record<string, FieldValue>;
 
@@ -21,6 +24,7 @@ export function initialValues(fields: SchemaField[], params: Record<string, unkn
     if (f.type === 'boolean') out[f.key] = typeof v === 'boolean' ? v : f.defaultValue === true;
     else if (f.type === 'dateRanges') out[f.key] = Array.isArray(v) ? (v as Array<{ start: string; end: string }>).map((r) => ({ start: toLocalInput(Number(r.start)), end: toLocalInput(Number(r.end)) })) : [];
     else if (f.type === 'date') out[f.key] = v === undefined ? '' : toLocalInput(Number(v));
+    else if (isJson(f)) out[f.key] = v === undefined ? '' : JSON.stringify(v, null, 2);
     else if (f.arrayField) out[f.key] = Array.isArray(v) ? v.join('\n') : '';
     else out[f.key] = v === undefined ? (f.defaultValue !== undefined ? String(f.defaultValue) : '') : String(v);
   }
@@ -62,7 +66,13 @@ export function buildParams(fields: SchemaField[], values: Values): Record<strin
       if (f.required) throw new Error(`${f.label} is required`);
       continue;
     }
-    if (f.arrayField) setPath(out, f.key, text.split(/[\s,]+/).filter(Boolean));
+    if (isJson(f)) {
+      try {
+        setPath(out, f.key, JSON.parse(text));
+      } catch {
+        throw new Error(`${f.label} must be JSON`);
+      }
+    } else if (f.arrayField) setPath(out, f.key, text.split(/[\s,]+/).filter(Boolean));
     else if (f.type === 'number') {
       const n = Number(text);
       if (!Number.isFinite(n)) throw new Error(`${f.label} must be a number`);
@@ -138,8 +148,8 @@ export function Fields({ fields, values, onChange, idPrefix, secret }: { fields:
               ))}
             </select>
           );
-        } else if (f.arrayField) {
-          control = <textarea {...common} rows={4} value={String(values[f.key] ?? '')} onInput={(e) => set(f.key, (e.currentTarget as HTMLTextAreaElement).value)} />;
+        } else if (f.arrayField || isJson(f)) {
+          control = <textarea {...common} rows={f.arrayField ? 4 : 8} spellcheck={false} value={String(values[f.key] ?? '')} onInput={(e) => set(f.key, (e.currentTarget as HTMLTextAreaElement).value)} />;
         } else {
           const type = f.type === 'number' ? 'number' : f.type === 'date' ? 'datetime-local' : f.type === 'url' ? 'url' : secret && /password|secret/i.test(f.key) ? 'password' : 'text';
           control = <input {...common} type={type} autocomplete="off" value={String(values[f.key] ?? '')} onInput={(e) => set(f.key, (e.currentTarget as HTMLInputElement).value)} />;

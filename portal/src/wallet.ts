@@ -3,7 +3,7 @@
 // Keplr-style: signArbitrary, ADR-36), and POST /api/v0/console/session turns it into the cookie.
 import { api, call, rememberSession, type SessionInfo } from './api.ts';
 
-const CONSOLE_SCOPES = 'completeClaims readPrivateClaimData manageClaims manageDynamicStores manageDeveloperApps';
+const CONSOLE_SCOPES = 'completeClaims readPrivateClaimData manageClaims manageDynamicStores managePlugins manageDeveloperApps';
 
 interface Eip1193 {
   request(args: { method: string; params?: unknown[] }): Promise<unknown>;

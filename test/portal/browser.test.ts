@@ -243,6 +243,69 @@ describe('web portal in a browser', () => {
     await owner.getByRole('cell', { name: 'claim #0' }).waitFor();
   });
 
+  test('create a custom plugin on the Plugins page: schema editor, finalize, reveal the secret', async () => {
+    await owner.goto(`${base}/#/plugins`);
+    await owner.getByRole('heading', { name: 'Plugins' }).waitFor();
+    await owner.getByRole('link', { name: 'New plugin' }).click();
+    await owner.fill('#plugin-id', 'guest-check');
+    await owner.fill('#plugin-name', 'Guest check');
+    await owner.fill('#v1-uri', 'https://guests.example/verify');
+    const inputs = owner.locator('fieldset[data-schema=v1-userInputsSchema]');
+    await inputs.getByRole('button', { name: 'Add a field' }).click();
+    await owner.fill('#v1-userInputsSchema-0-key', 'ticket');
+    await owner.fill('#v1-userInputsSchema-0-label', 'Ticket number');
+    await owner.check('#v1-userInputsSchema-0-required');
+    await audit(owner, 'console-plugin-new');
+    await owner.click('#create-plugin');
+    await owner.getByRole('heading', { name: 'Guest check' }).waitFor();
+    await owner.getByRole('button', { name: 'Finalize version 1' }).click();
+    await owner.locator('tr[data-version="1"]').getByText('finalized').waitFor();
+    await owner.getByRole('button', { name: 'Reveal secret' }).click();
+    assert.match(await owner.getByTestId('plugin-secret').innerText(), /\S{16,}/);
+    await owner.getByText('No errors recorded.').waitFor();
+    await owner.getByText('No status webhook deliveries.').waitFor();
+    await audit(owner, 'console-plugin');
+    // the server holds what the editor built
+    const doc = (await (await owner.request.get(`${base}/api/v0/plugin/guest-check`)).json()) as { plugin: { versions: Array<{ finalized: boolean; userInputsSchema: unknown }> } };
+    assert.deepEqual(doc.plugin.versions.map((v) => [v.finalized, v.userInputsSchema]), [[true, [{ key: 'ticket', label: 'Ticket number', type: 'string', required: true }]]]);
+  });
+
+  test('the builder adds hosted and custom plugins; the claim page shows their text, link and inputs', async () => {
+    await owner.goto(`${base}/#/claims/new`);
+    await owner.fill('#claim-id', 'hosted-drop');
+    await owner.fill('#claim-name', 'Hosted drop');
+    await owner.locator('fieldset[data-plugin=numUses]').getByLabel('Maximum uses *').fill('5');
+    for (const id of ['custom-instructions', 'url-clicker', 'guest-check']) {
+      await owner.selectOption('#add-plugin', id);
+      await owner.getByRole('button', { name: 'Add', exact: true }).click();
+    }
+    await owner.locator('fieldset[data-plugin=custom-instructions]').getByLabel('Instructions *').fill('Follow us, then claim.');
+    await owner.locator('fieldset[data-plugin=url-clicker]').getByLabel('Link *').fill('https://example.org/follow');
+    await owner.click('#save-claim');
+    await owner.getByRole('heading', { name: 'Hosted drop' }).waitFor();
+    const claim = (await (await owner.request.get(`${base}/api/v0/claim/hosted-drop`)).json()) as { claim: { plugins: Array<{ pluginId: string; version?: string }> } };
+    assert.equal(claim.claim.plugins.find((p) => p.pluginId === 'guest-check')?.version, '1');
+    await claimer.goto(`${base}/claim/hosted-drop`);
+    await claimer.getByRole('heading', { name: 'Hosted drop' }).waitFor();
+    assert.equal(await claimer.getByTestId('custom-instructions').innerText(), 'Follow us, then claim.');
+    assert.equal(await claimer.getByTestId('url-clicker-link').getAttribute('href'), 'https://example.org/follow');
+    await claimer.getByLabel('Ticket number *').waitFor();
+    await audit(claimer, 'claim-page-hosted');
+  });
+
+  test("the plugin's page shows the endpoint errors of those attempts and adds a version", async () => {
+    await owner.goto(`${base}/#/plugins/view/guest-check`);
+    await owner.reload();
+    // the claim page's simulations could not reach the endpoint: each failure is in the errors log
+    await owner.locator('td.error-text', { hasText: 'Plugin endpoint could not be called' }).first().waitFor();
+    assert.match(await owner.locator('td', { hasText: 'hosted-drop' }).first().innerText(), /hosted-drop \/ guestcheck1/);
+    await owner.getByRole('button', { name: 'Add a version' }).click();
+    await owner.fill('#next-uri', 'https://guests.example/verify2');
+    await owner.getByRole('button', { name: 'Save the new version' }).click();
+    await owner.getByRole('button', { name: 'Finalize version 2' }).waitFor();
+    assert.equal(await owner.locator('tr[data-version="2"] code').innerText(), 'https://guests.example/verify2');
+  });
+
   test('editing after someone else saved shows the version conflict', async () => {
     await owner.goto(`${base}/#/claims/edit/${claimId}`);
     await owner.locator('#claim-name').waitFor();
@@ -291,6 +354,6 @@ describe('web portal in a browser', () => {
   });
 
   test('every page was checked', () => {
-    assert.deepEqual(checked.sort(), ['claim-page', 'claim-page-claimed', 'claim-page-connected', 'console-account', 'console-apps', 'console-claim', 'console-claim-builder', 'console-keys', 'console-signin', 'console-store'].sort());
+    assert.deepEqual(checked.sort(), ['claim-page', 'claim-page-claimed', 'claim-page-connected', 'claim-page-hosted', 'console-account', 'console-apps', 'console-claim', 'console-claim-builder', 'console-keys', 'console-plugin', 'console-plugin-new', 'console-signin', 'console-store'].sort());
   });
 });

@@ -6,13 +6,48 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import '../styles.css';
-import { api, ApiFailure, call, loadSession, pluginDescriptions, type ClaimDoc, type PluginDescription, type SessionInfo } from '../api.ts';
+import { api, ApiFailure, call, describeVersion, loadSession, pluginDescriptions, usableVersion, type ClaimDoc, type PluginDescription, type SessionInfo } from '../api.ts';
 import { detailsText, Fields, type Values } from '../forms.tsx';
 import { ErrorLine, useAction } from '../ui.tsx';
 import { hasWallet, signInWithWallet, signOut, type WalletKind } from '../wallet.ts';
 
 const claimId = decodeURIComponent(location.pathname.split('/')[2] ?? '');
 const DID_NOT_RUN = /did not run/;
+
+/** Descriptions of the claim's hosted and custom plugins, from their documents (the pinned version). */
+async function documentDescriptions(claim: ClaimDoc, core: PluginDescription[]): Promise<PluginDescription[]> {
+  const known = new Set(core.map((d) => d.pluginId));
+  const wanted = new Map<string, string | undefined>();
+  for (const p of claim.plugins) if (!known.has(p.pluginId)) wanted.set(p.pluginId, (p as { version?: string }).version);
+  const docs = await Promise.all(
+    [...wanted].map(async ([pluginId, version]) => {
+      const r = await api.GET('/api/v0/plugin/{pluginId}', { params: { path: { pluginId } } });
+      const doc = r.data?.plugin;
+      const v = doc && (doc.versions.find((x) => x.version === version) ?? usableVersion(doc, false));
+      return doc && v ? describeVersion(doc, v) : null;
+    }),
+  );
+  return docs.filter((d): d is NonNullable<typeof d> => d !== null);
+}
+
+/** What url-clicker and custom-instructions show the claimer (their public params). */
+function Shown({ pluginId, params }: { pluginId: string; params: Record<string, unknown> }) {
+  if (/^url-clicker(-[a-z]{2}(-[A-Z]{2})?)?$/.test(pluginId) && typeof params.url === 'string') {
+    return (
+      <a class="shown-link" href={params.url} target="_blank" rel="noopener noreferrer" data-testid="url-clicker-link">
+        {params.url}
+      </a>
+    );
+  }
+  if (/^custom-instructions(-[a-z]{2}(-[A-Z]{2})?)?$/.test(pluginId) && typeof params.instructions === 'string') {
+    return (
+      <p class="shown-instructions" data-testid="custom-instructions">
+        {params.instructions}
+      </p>
+    );
+  }
+  return null;
+}
 
 type Check = { state: 'pass' | 'fail'; text: string };
 type Result = { success: boolean; error: string; claimNumber?: number; code?: string };
@@ -46,9 +81,9 @@ function ClaimPage() {
       pluginDescriptions(),
       loadSession(),
     ]).then(
-      ([c, d, s]) => {
+      async ([c, d, s]) => {
         setClaim(c.claim);
-        setDescriptions(d);
+        setDescriptions([...d, ...(await documentDescriptions(c.claim, d).catch(() => []))]);
         setSession(s);
         document.title = c.claim.metadata.name || claimId;
       },
@@ -135,7 +170,8 @@ function ClaimPage() {
                   </span>
                   <span>
                     <strong>{d?.metadata.name ?? p.pluginId}</strong>
-                    {d ? ` — ${detailsText(d.customDetailsDisplay, p.publicParams)}` : ''}
+                    {d?.customDetailsDisplay ? ` — ${detailsText(d.customDetailsDisplay, p.publicParams)}` : ''}
+                    <Shown pluginId={p.pluginId} params={p.publicParams} />
                     {c ? <span class="sr-only">{c.state === 'pass' ? ' (passes)' : ` (fails: ${c.text})`}</span> : null}
                     {c?.state === 'fail' ? (
                       <span class="check-text" aria-hidden="true">

@@ -4,7 +4,7 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
-import { api, ApiFailure, call, formatTime, pluginDescriptions, type ClaimDoc, type paths, type PluginDescription, type SessionInfo } from '../api.ts';
+import { api, ApiFailure, builderPlugins, call, formatTime, pluginDescriptions, type ClaimDoc, type paths, type PluginDescription, type PluginOption, type SessionInfo } from '../api.ts';
 import { buildParams, detailsText, Fields, initialValues, type Values } from '../forms.tsx';
 import { CopyButton, download, ErrorLine, useAction } from '../ui.tsx';
 
@@ -13,9 +13,9 @@ type Attempt = paths['/api/v0/claims/{claimId}/attempts']['get']['responses'][20
 
 const go = (hash: string) => (location.hash = hash);
 
-function useDescriptions() {
-  const [d, setD] = useState<PluginDescription[] | null>(null);
-  useEffect(() => void pluginDescriptions().then(setD), []);
+function useDescriptions(withDocuments = false) {
+  const [d, setD] = useState<PluginOption[] | null>(null);
+  useEffect(() => void (withDocuments ? builderPlugins() : pluginDescriptions()).then(setD, () => pluginDescriptions().then(setD)), []);
   return d;
 }
 
@@ -89,6 +89,8 @@ interface Instance {
   uid: number;
   pluginId: string;
   instanceId: string;
+  /** The pinned version of a plugin document (hosted and custom plugins). */
+  version?: string;
   pub: Values;
   priv: Values;
   /** Params as loaded, for plugins without a form description (sent back unchanged). */
@@ -98,7 +100,7 @@ type SatisfyMode = 'all' | 'AND' | 'OR' | 'NOT';
 let uids = 0;
 
 function Builder({ claimId: editing }: { claimId?: string }) {
-  const descriptions = useDescriptions();
+  const descriptions = useDescriptions(true);
   const byId = useMemo(() => new Map((descriptions ?? []).map((d) => [d.pluginId, d])), [descriptions]);
   const [claimId, setClaimId] = useState(editing ?? '');
   const [name, setName] = useState('');
@@ -117,10 +119,12 @@ function Builder({ claimId: editing }: { claimId?: string }) {
   const [adding, setAdding] = useState('');
   const { busy, error, setError, run } = useAction();
 
-  const newInstance = (d: PluginDescription, taken: Instance[]): Instance => {
+  const newInstance = (d: PluginOption, taken: Instance[]): Instance => {
+    // instance ids are letters and digits only; document ids may hold - and _
+    const base = d.pluginId.replace(/[^A-Za-z0-9]/g, '');
     let n = 1;
-    while (taken.some((i) => i.instanceId === `${d.pluginId}${n}`)) n++;
-    return { uid: ++uids, pluginId: d.pluginId, instanceId: `${d.pluginId}${n}`, pub: initialValues(d.publicParamsSchema), priv: initialValues(d.privateParamsSchema) };
+    while (taken.some((i) => i.instanceId === `${base}${n}`)) n++;
+    return { uid: ++uids, pluginId: d.pluginId, instanceId: `${base}${n}`, ...(d.version ? { version: d.version } : {}), pub: initialValues(d.publicParamsSchema), priv: initialValues(d.privateParamsSchema) };
   };
 
   useEffect(() => {
@@ -152,6 +156,7 @@ function Builder({ claimId: editing }: { claimId?: string }) {
           uid: ++uids,
           pluginId: p.pluginId,
           instanceId: p.instanceId,
+          ...((p as { version?: string }).version ? { version: (p as { version?: string }).version } : {}),
           pub: initialValues(d?.publicParamsSchema ?? [], p.publicParams),
           priv: initialValues(d?.privateParamsSchema ?? [], p.privateParams),
           ...(d ? {} : { rawPublic: p.publicParams }),
@@ -170,9 +175,10 @@ function Builder({ claimId: editing }: { claimId?: string }) {
       const plugins = instances.map((i) => {
         const d = byId.get(i.pluginId);
         // no description: public params as loaded, private params omitted (the server keeps them)
-        if (!d) return { pluginId: i.pluginId, instanceId: i.instanceId, publicParams: i.rawPublic ?? {} };
+        const pinned = i.version ? { version: i.version } : {};
+        if (!d) return { pluginId: i.pluginId, instanceId: i.instanceId, ...pinned, publicParams: i.rawPublic ?? {} };
         try {
-          return { pluginId: i.pluginId, instanceId: i.instanceId, publicParams: buildParams(d?.publicParamsSchema ?? [], i.pub), privateParams: buildParams(d?.privateParamsSchema ?? [], i.priv) };
+          return { pluginId: i.pluginId, instanceId: i.instanceId, ...pinned, publicParams: buildParams(d?.publicParamsSchema ?? [], i.pub), privateParams: buildParams(d?.privateParamsSchema ?? [], i.priv) };
         } catch (e) {
           throw new Error(`${i.instanceId}: ${(e as Error).message}`);
         }
@@ -235,7 +241,7 @@ function Builder({ claimId: editing }: { claimId?: string }) {
           return (
             <fieldset class="card plugin" key={i.uid} data-plugin={i.pluginId}>
               <legend>
-                {d?.metadata.name ?? i.pluginId} <span class="muted">({i.pluginId})</span>
+                {d?.metadata.name ?? i.pluginId} <span class="muted">({i.pluginId}{i.version ? ` v${i.version}` : ''})</span>
               </legend>
               {d ? <p class="muted">{d.metadata.description}</p> : <p class="muted">This plugin has no form description; its params are kept as they are.</p>}
               <div class="field">
@@ -264,7 +270,7 @@ function Builder({ claimId: editing }: { claimId?: string }) {
               <option value="">Choose…</option>
               {addable.map((d) => (
                 <option value={d.pluginId} key={d.pluginId}>
-                  {d.metadata.name} ({d.pluginId})
+                  {d.metadata.name} ({d.pluginId}){d.custom ? ` v${d.version}` : ''}
                 </option>
               ))}
             </select>
@@ -370,7 +376,7 @@ function codesCsv(seed: string, count: number): string {
 }
 
 function ClaimView({ claimId, session }: { claimId: string; session: SessionInfo }) {
-  const descriptions = useDescriptions();
+  const descriptions = useDescriptions(true);
   const [claim, setClaim] = useState<ClaimDoc | null>(null);
   const [attempts, setAttempts] = useState<{ docs: Attempt[]; bookmark: string; hasMore: boolean; total: number } | null>(null);
   const { error, run } = useAction();

@@ -1,5 +1,5 @@
 // The developer console: sign in with a wallet, then API keys, developer apps, claims, dynamic
-// stores and the account. Hash routes (#/keys, #/claims/new, …) keep every page on `/`.
+// stores, plugins and the account. Hash routes (#/keys, #/claims/new, …) keep every page on `/`.
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import '../styles.css';
@@ -10,6 +10,7 @@ import { KeysPage } from './keys.tsx';
 import { AppsPage } from './apps.tsx';
 import { ClaimsPage } from './claims.tsx';
 import { StoresPage } from './stores.tsx';
+import { PluginsPage } from './plugins.tsx';
 import { AccountPage } from './account.tsx';
 
 const PAGES = [
@@ -17,6 +18,7 @@ const PAGES = [
   ['apps', 'Developer apps'],
   ['claims', 'Claims'],
   ['stores', 'Dynamic stores'],
+  ['plugins', 'Plugins'],
   ['account', 'Account'],
 ] as const;
 
@@ -94,6 +96,7 @@ function Console() {
         {page === 'apps' && <AppsPage />}
         {page === 'claims' && <ClaimsPage route={route.slice(1)} session={session} />}
         {page === 'stores' && <StoresPage route={route.slice(1)} />}
+        {page === 'plugins' && <PluginsPage route={route.slice(1)} />}
         {page === 'account' && <AccountPage session={session} />}
       </main>
     </>
