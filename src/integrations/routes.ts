@@ -8,6 +8,7 @@ import { Type } from 'typebox';
 import type { Capability } from '../capabilities.ts';
 import { HOSTED_PLUGIN_IDS, hostedBaseId } from '../plugins/hosted.ts';
 import { findPlugin } from '../plugins/registry.ts';
+import { evaluateStandalone } from '../plugins/standalone.ts';
 import type { JsonObject } from '../plugins/types.ts';
 import { tryParseAddress } from '../shared/addresses.ts';
 import { ApiError, badRequest, notFound } from '../shared/errors.ts';
@@ -47,27 +48,14 @@ export const integrations: Capability = {
           if (err instanceof ApiError) throw new ApiError(err.statusCode, err.message.replaceAll('body.publicParams', 'body'));
           throw err;
         });
-        const now = ctx.clock.now();
-        // a variable, not a literal: the context type grows with the plugin platform (locale)
-        const evalCtx = {
-          mode: 'simulate' as const,
-          claim: { claimId, version: 0, createdAt: now, lastUpdated: now, createdBy: '', managedBy: '', maxUses: null },
-          instanceId: typeof body.instanceId === 'string' ? body.instanceId : base!,
+        const result = await evaluateStandalone(ctx, plugin, {
           publicParams: validated.publicParams,
           privateParams: validated.privateParams,
           platformAddress: parsed?.platformAddress ?? '',
-          input: undefined,
-          session: null,
-          claimAttemptId: '',
-          now,
-          state: { get: async () => undefined },
-          isClaimNumberAssigner: false,
-          db: ctx.db,
-          keyring: ctx.keyring,
-          app: ctx,
+          claimId,
+          instanceId: typeof body.instanceId === 'string' ? body.instanceId : base!,
           locale: typeof body.locale === 'string' ? body.locale : 'en',
-        };
-        const result = await plugin.evaluate(evalCtx);
+        });
         if (!result.success) throw badRequest(result.error ?? 'Plugin failed', { message: result.error ?? 'Plugin failed' });
         return {};
       },
