@@ -8,7 +8,7 @@ import { chainClientFor } from '../chain/client.ts';
 import { balancesFromJson, type Balance } from '../shared/balances.ts';
 import { badRequest } from '../shared/errors.ts';
 import { asObject, onlyKeys } from './params.ts';
-import { checkRequirement, parseRequirement, requirementToJson, type Requirement } from './ownership.ts';
+import { checkRequirement, collectionsOf, parseRequirement, requirementToJson, type Requirement } from './ownership.ts';
 import type { ClaimPlugin, JsonObject } from './types.ts';
 
 interface Pub {
@@ -32,6 +32,12 @@ export async function readBalances(app: AppContext, db: DB | Tx, collectionId: s
   }
 }
 
+/** The address's stored balance stores in these collections, by collection (one query). */
+async function indexedBalances(db: DB | Tx, collectionIds: string[], address: string): Promise<Map<string, Balance[]>> {
+  const rows = await db.selectFrom('chain_balances').select(['collection_id', 'store_json']).where('address', '=', address).where('collection_id', 'in', collectionIds).execute();
+  return new Map(rows.map((r) => [r.collection_id, balancesFromJson((JSON.parse(r.store_json) as { balances?: [] }).balances ?? [])]));
+}
+
 // parsed requirements, once per stored params object
 const parsed = new WeakMap<object, Requirement>();
 
@@ -52,8 +58,10 @@ export const mustOwnBadges: ClaimPlugin<Pub> = {
   async evaluate(ctx) {
     let req = parsed.get(ctx.publicParams);
     if (!req) parsed.set(ctx.publicParams, (req = parseRequirement(ctx.publicParams.ownershipRequirements, 'ownershipRequirements')));
+    // one read model query for every collection the requirement names; the rest (defaults, chain) per collection
+    const indexed = await indexedBalances(ctx.db, collectionsOf(req), ctx.platformAddress);
     try {
-      const why = await checkRequirement(req, ctx.platformAddress, ctx.now, (collectionId) => readBalances(ctx.app, ctx.db, collectionId, ctx.platformAddress));
+      const why = await checkRequirement(req, ctx.platformAddress, ctx.now, async (collectionId) => indexed.get(collectionId) ?? readBalances(ctx.app, ctx.db, collectionId, ctx.platformAddress));
       return why ? { success: false, error: why } : { success: true };
     } catch (err) {
       if (err instanceof UnreadableBalance) return { success: false, error: err.message };
