@@ -194,15 +194,26 @@ describe('reliability: several processes on one database', { timeout: 180_000 },
         assert.ok(Date.now() < deadline, `the worker did not resolve ${threshold} attempts within 60 s`);
         await new Promise((r) => setTimeout(r, 2));
       }
-      // freeze the worker where it is (mid-batch or not), let arrivals queue up behind it, then kill
-      // it: the same as a SIGKILL at the freeze instant, without the race where it drains the queue
-      // between the check above and the kill
-      worker.child.kill('SIGSTOP');
-      // completes accepted while it is frozen are queued behind it, whether or not the load is still
-      // running (it may have finished while a restarted worker was booting)
-      extra.push(...(await Promise.all(Array.from({ length: 5 }, () => complete(serve.url, claimId, randomAddress())))));
-      const queued = await t.ctx.db.selectFrom('claim_attempts').select('status').where('claim_id', '=', claimId).where('status', '=', 'queued').limit(1).execute();
-      queuedAtKill.push(queued.length > 0);
+      // Freeze the worker (a SIGKILL at the freeze instant, as far as it can tell) only long enough to
+      // read whether attempts are queued: frozen, it may hold SQLite's write lock, so no completes
+      // are sent meanwhile (WAL readers are not blocked). Nothing queued: let it run again, send a few
+      // completes if the load has already finished, and look again.
+      let caught = false;
+      let loadDone = false;
+      void load.then(() => (loadDone = true));
+      const freezeDeadline = Date.now() + 60_000;
+      while (!caught && Date.now() < freezeDeadline) {
+        worker.child.kill('SIGSTOP');
+        const queued = await t.ctx.db.selectFrom('claim_attempts').select('status').where('claim_id', '=', claimId).where('status', '=', 'queued').limit(1).execute();
+        if (queued.length > 0) {
+          caught = true;
+          break;
+        }
+        worker.child.kill('SIGCONT');
+        if (loadDone) extra.push(...(await Promise.all(Array.from({ length: 5 }, () => complete(serve.url, claimId, randomAddress())))));
+        else await new Promise((r) => setTimeout(r, 2));
+      }
+      queuedAtKill.push(caught);
       await worker.kill('SIGKILL');
       killed = true;
       worker = await start('worker', t.database.env);
