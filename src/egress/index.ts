@@ -11,10 +11,10 @@
 // not pay a TLS handshake per call.
 import { lookup } from 'node:dns/promises';
 import { rootCertificates } from 'node:tls';
-import { Pool, buildConnector, errors as undiciErrors } from 'undici';
+import { Pool, buildConnector, errors as undiciErrors, type Dispatcher } from 'undici';
 import type { AppContext } from '../context.ts';
 import { parseCidrList, refusalOfAddress, type Cidr } from './addresses.ts';
-import { checkUrlSyntax, parseTarget, type UrlRules } from './url.ts';
+import { checkUrlSyntax, parseTarget, type ParsedTarget, type UrlRules } from './url.ts';
 
 export { checkUrlSyntax } from './url.ts';
 
@@ -24,6 +24,8 @@ export const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
 const MAX_POOLS = 256;
 const CONNECTIONS_PER_POOL = 32;
 const KEEP_ALIVE_MS = 60_000;
+/** Parsed URLs remembered per client. */
+const MAX_TARGETS = 1024;
 
 export type EgressFailure = 'refused' | 'timeout' | 'too-large' | 'redirect' | 'network' | 'invalid-request';
 
@@ -85,6 +87,7 @@ export class Egress {
   private readonly resolve: Resolver;
   private readonly ca: string[] | undefined;
   private readonly pools = new Map<string, Pool>();
+  private readonly targets = new Map<string, ParsedTarget | string>();
   private counters = { requests: 0, tlsHandshakes: 0 };
   private closed = false;
 
@@ -105,24 +108,43 @@ export class Egress {
    * Checks a URL and resolves its host once: the address returned is the one a request connects
    * to. Throws EgressError (kind 'refused') naming the reason.
    */
-  async checkUrl(input: string, signal?: AbortSignal): Promise<{ url: URL; address: string }> {
-    const target = parseTarget(input, this.rules);
+  async checkUrl(input: string): Promise<{ url: URL; address: string }> {
+    const target = this.target(input);
+    return { url: target.url, address: target.literal ?? (await this.resolveChecked(target.host, (p) => p)) };
+  }
+
+  /**
+   * The URL's parsed and checked target. The checks are a pure function of the URL and this
+   * client's rules, so the answer is remembered (bounded): an address literal needs no further
+   * check, a name is still resolved and checked at every call.
+   */
+  private target(input: string): ParsedTarget {
+    let target = this.targets.get(input);
+    if (target === undefined) {
+      target = parseTarget(input, this.rules);
+      if (this.targets.size >= MAX_TARGETS) this.targets.delete(this.targets.keys().next().value!);
+      this.targets.set(input, target);
+    }
     if (typeof target === 'string') throw new EgressError('refused', target);
-    if (target.literal !== null) return { url: target.url, address: target.literal };
+    return target;
+  }
+
+  /** Resolves a name once; every answer must be public. The first answer is the one to connect to. */
+  private async resolveChecked(host: string, bounded: <T>(p: Promise<T>) => Promise<T>): Promise<string> {
     let addresses: string[];
     try {
-      addresses = await raceAbort(this.resolve(target.host), signal);
+      addresses = await bounded(this.resolve(host));
     } catch (err) {
-      if (signal?.aborted) throw err;
-      throw new EgressError('network', `${target.host} could not be resolved (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+      if (err instanceof EgressError) throw err;
+      throw new EgressError('network', `${host} could not be resolved (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
     }
-    if (addresses.length === 0) throw new EgressError('network', `${target.host} has no address`);
+    if (addresses.length === 0) throw new EgressError('network', `${host} has no address`);
     // every answer must be public: a resolver could otherwise pick the private one later
     for (const address of addresses) {
       const refusal = refusalOfAddress(address, this.allowed);
-      if (refusal) throw new EgressError('refused', `${target.host} resolves to ${refusal}; only public addresses may be called`);
+      if (refusal) throw new EgressError('refused', `${host} resolves to ${refusal}; only public addresses may be called`);
     }
-    return { url: target.url, address: addresses[0]! };
+    return addresses[0]!;
   }
 
   /** One exchange with a checked, pinned address. Non-2xx statuses are returned; a 3xx throws. */
@@ -131,51 +153,16 @@ export class Egress {
     const timeoutMs = req.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const maxBytes = req.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     const headers = validHeaders(req.headers ?? {});
-    const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(new EgressError('timeout', `no complete response within ${timeoutMs} ms`)), timeoutMs);
     this.counters.requests++;
+    const target = this.target(req.url);
+    // one deadline for resolution, connection, request and response
+    const deadline = new Deadline(timeoutMs);
     try {
-      const { url, address } = await this.checkUrl(req.url, deadline.signal);
-      const pool = this.poolFor(url, address);
-      const res = await pool.request({
-        path: `${url.pathname}${url.search}`,
-        method: (req.method ?? 'POST') as 'POST',
-        headers,
-        body: req.body ?? null,
-        signal: deadline.signal,
-        // the deadline above bounds the exchange; undici's own (longer) timers stay out of the way
-        headersTimeout: 0,
-        bodyTimeout: 0,
-      });
-      if (res.statusCode >= 300 && res.statusCode < 400) {
-        abandon(res.body);
-        // the target is named (clipped: it is the endpoint's text) so an owner can see where it pointed
-        const location = typeof res.headers.location === 'string' ? res.headers.location.slice(0, 200) : null;
-        throw new EgressError('redirect', `the endpoint answered ${res.statusCode} (a redirect${location ? ` to ${location}` : ''}); redirects are not followed`);
-      }
-      const declared = Number(res.headers['content-length']);
-      if (Number.isFinite(declared) && declared > maxBytes) {
-        abandon(res.body);
-        throw tooLarge(maxBytes);
-      }
-      const chunks: Buffer[] = [];
-      let size = 0;
-      for await (const chunk of res.body as AsyncIterable<Buffer>) {
-        size += chunk.length;
-        if (size > maxBytes) {
-          abandon(res.body);
-          throw tooLarge(maxBytes);
-        }
-        chunks.push(chunk);
-      }
-      // undici frees the connection just after the body ends: answering one turn later lets the
-      // caller's next call reuse it instead of opening (and handshaking) another
-      await new Promise(setImmediate);
-      return { status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks, size) };
-    } catch (err) {
-      throw asEgressError(err, deadline.signal);
+      const address = target.literal ?? (await this.resolveChecked(target.host, (p) => deadline.race(p)));
+      const pool = this.poolFor(target.url, address);
+      return await exchange(pool, { path: `${target.url.pathname}${target.url.search}`, method: req.method ?? 'POST', headers, body: req.body ?? null }, maxBytes, deadline);
     } finally {
-      clearTimeout(timer);
+      deadline.clear();
     }
   }
 
@@ -224,10 +211,108 @@ export class Egress {
   }
 }
 
-/** Stops reading a response and closes its connection (undici reports the abort as an error event). */
-function abandon(body: NodeJS.ReadableStream & { destroy(): void }): void {
-  body.on('error', () => {});
-  body.destroy();
+/** One timer for the whole exchange; what is running when it fires is aborted with a timeout. */
+class Deadline {
+  private readonly timer: NodeJS.Timeout;
+  private onExpire: ((err: EgressError) => void) | null = null;
+  expired: EgressError | null = null;
+
+  constructor(ms: number) {
+    this.timer = setTimeout(() => {
+      this.expired = new EgressError('timeout', `no complete response within ${ms} ms`);
+      this.onExpire?.(this.expired);
+    }, ms);
+  }
+
+  /** Runs `fn` now if the deadline has passed, else when it passes (replacing the previous one). */
+  whenExpired(fn: (err: EgressError) => void): void {
+    if (this.expired) fn(this.expired);
+    else this.onExpire = fn;
+  }
+
+  race<T>(p: Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.whenExpired(reject);
+      p.then(resolve, reject);
+    });
+  }
+
+  clear(): void {
+    clearTimeout(this.timer);
+    this.onExpire = null;
+  }
+}
+
+interface Exchange {
+  path: string;
+  method: string;
+  headers: Record<string, string>;
+  body: string | Buffer | null;
+}
+
+/**
+ * The request on the pool, through undici's dispatch API: the answer's chunks are collected as
+ * they arrive (no stream, no abort signal), and a redirect, a body past the cap, a failure or the
+ * deadline abort the exchange, which closes that connection.
+ */
+function exchange(pool: Pool, req: Exchange, maxBytes: number, deadline: Deadline): Promise<EgressResponse> {
+  return new Promise<EgressResponse>((resolve, reject) => {
+    let controller: Dispatcher.DispatchController | null = null;
+    let settled = false;
+    let status = 0;
+    let headers: EgressResponse['headers'] = {};
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const fail = (err: unknown) => {
+      if (settled) return;
+      settled = true;
+      reject(err instanceof EgressError ? err : asEgressError(err));
+      // an abort after settling is swallowed: its onResponseError finds the promise settled
+      if (controller && !controller.aborted) controller.abort(err instanceof Error ? err : new Error(String(err)));
+    };
+    deadline.whenExpired(fail);
+    if (settled) return;
+    pool.dispatch(
+      // the deadline bounds the exchange; undici's own (longer) timers stay out of the way
+      { path: req.path, method: req.method as Dispatcher.HttpMethod, headers: req.headers, body: req.body, headersTimeout: 0, bodyTimeout: 0 },
+      {
+        onRequestStart(c) {
+          controller = c;
+          if (settled) c.abort(new Error('abandoned'));
+        },
+        onResponseStart(_c, statusCode, responseHeaders) {
+          if (statusCode < 200) return; // 1xx: the real answer follows
+          if (statusCode >= 300 && statusCode < 400) {
+            // the target is named (clipped: it is the endpoint's text) so an owner can see where it pointed
+            const location = typeof responseHeaders.location === 'string' ? responseHeaders.location.slice(0, 200) : null;
+            return fail(new EgressError('redirect', `the endpoint answered ${statusCode} (a redirect${location ? ` to ${location}` : ''}); redirects are not followed`));
+          }
+          const declared = Number(responseHeaders['content-length']);
+          if (Number.isFinite(declared) && declared > maxBytes) return fail(tooLarge(maxBytes));
+          status = statusCode;
+          headers = responseHeaders;
+        },
+        onResponseData(_c, chunk) {
+          if (settled) return;
+          size += chunk.length;
+          if (size > maxBytes) return fail(tooLarge(maxBytes));
+          chunks.push(chunk);
+        },
+        onResponseEnd() {
+          if (settled) return;
+          settled = true;
+          const res = { status, headers, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size) };
+          // undici frees the connection in a setImmediate it schedules after this callback: answering
+          // after that one lets the caller's next call reuse the connection instead of opening (and
+          // handshaking) another
+          queueMicrotask(() => setImmediate(resolve, res));
+        },
+        onResponseError(_c, err) {
+          fail(err);
+        },
+      },
+    );
+  });
 }
 
 function tooLarge(maxBytes: number): EgressError {
@@ -243,27 +328,13 @@ function validHeaders(headers: Record<string, string>): Record<string, string> {
   return headers;
 }
 
-function asEgressError(err: unknown, signal: AbortSignal): EgressError {
+function asEgressError(err: unknown): EgressError {
   if (err instanceof EgressError) return err;
-  if (signal.aborted && signal.reason instanceof EgressError) return signal.reason;
   const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
   const code = e.code ?? e.cause?.code;
   if (err instanceof undiciErrors.ConnectTimeoutError) return new EgressError('timeout', 'the connection timed out');
   const detail = code && !/^UND_ERR/.test(code) ? `${code}: ${e.message}` : e.message;
   return new EgressError('network', `the call failed (${detail})`);
-}
-
-function raceAbort<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return promise;
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (v) => { signal.removeEventListener('abort', onAbort); resolve(v); },
-      (e) => { signal.removeEventListener('abort', onAbort); reject(e); },
-    );
-  });
 }
 
 const perContext = new WeakMap<AppContext, Egress>();
