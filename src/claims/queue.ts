@@ -202,6 +202,11 @@ export class ClaimWorker {
   private faults = new Map<string, number>();
   /** Values of plugins' execution-time work (prepareExecution), by attempt and instance id. */
   private prepared = new Map<string, Record<string, unknown>>();
+  /**
+   * Set by a pass that may have left queued attempts behind (a full batch, or a lane list at its
+   * limit): the loop runs the next pass at once instead of sleeping.
+   */
+  private mayHaveMore = false;
 
   constructor(ctx: AppContext, opts: WorkerOptions = {}) {
     this.ctx = ctx;
@@ -237,14 +242,16 @@ export class ClaimWorker {
   private async loop(): Promise<void> {
     while (!this.stopped) {
       this.wakeRequested = false;
-      let processed = 0;
       try {
-        processed = await this.pass();
+        await this.pass();
       } catch (err) {
         this.ctx.log.error({ err }, 'claim queue: pass failed');
       }
       if (this.stopped) break;
-      if (processed > 0 || this.wakeRequested) continue;
+      // A pass that drained what it read needs no second, empty pass to confirm it: attempts
+      // queued since then woke this loop (wakeRequested), and other processes' are found by
+      // notification or by the poll below.
+      if (this.mayHaveMore || this.wakeRequested) continue;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(done, this.pollMs);
         function done() {
@@ -259,6 +266,7 @@ export class ClaimWorker {
 
   /** One round over the lanes with queued attempts: one batch each. Returns attempts resolved. */
   async pass(): Promise<number> {
+    this.mayHaveMore = false;
     // SQLite has one writer: lanes gain nothing from separate transactions, so one transaction
     // takes the oldest queued attempts of every lane in arrival order (each lane stays in order).
     if (this.ctx.dialect === 'sqlite') return this.processLane(null, this.batchSize);
@@ -273,6 +281,7 @@ export class ClaimWorker {
         .limit(64)
         .execute()
     ).map((r) => r.lane);
+    if (lanes.length === 64) this.mayHaveMore = true;
     let total = 0;
     for (let i = 0; i < lanes.length && !this.stopped; i += this.concurrency) {
       const counts = await Promise.all(lanes.slice(i, i + this.concurrency).map((lane) => this.processLane(lane, this.batchSize)));
@@ -303,6 +312,7 @@ export class ClaimWorker {
           .limit(limit);
         if (isPg) q = q.modifyEnd(sql`for update`);
         const rows = await q.execute();
+        if (rows.length === limit) this.mayHaveMore = true;
         head = rows[0]?.claim_attempt_id;
         const batch = new Batch(tx, checked);
         for (const row of rows) {
