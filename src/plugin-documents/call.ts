@@ -5,7 +5,7 @@
 import type { AppContext } from '../context.ts';
 import { EgressError, egressFor } from '../egress/index.ts';
 import { signRequest } from '../egress/signature.ts';
-import { parseAddress } from '../shared/addresses.ts';
+import { evmAddressOf } from '../shared/addresses.ts';
 import type { JsonObject } from '../plugins/types.ts';
 import type { PluginVersion } from './model.ts';
 
@@ -36,9 +36,7 @@ export interface CallContext {
  */
 export function buildRequest(c: CallContext): { body: JsonObject; headers: Record<string, string> } {
   const v = c.version;
-  const headerKeys = new Set(
-    [...v.userInputsSchema, ...v.publicParamsSchema, ...v.privateParamsSchema, ...(v.verificationCall?.hardcodedInputs ?? [])].filter((f) => f.headerField).map((f) => f.key),
-  );
+  const headerKeys = headerKeysOf(v);
   const body: JsonObject = {};
   const headers: Record<string, string> = {};
   const put = (key: string, value: unknown) => {
@@ -52,7 +50,7 @@ export function buildRequest(c: CallContext): { body: JsonObject; headers: Recor
   for (const h of v.verificationCall?.hardcodedInputs ?? []) put(h.key, h.value);
   const passAddress = v.verificationCall?.passAddress === true;
   body.platformAddress = passAddress ? c.platformAddress : null;
-  body.ethAddress = passAddress ? parseAddress(c.platformAddress).evmAddress : null;
+  body.ethAddress = passAddress ? evmAddressOf(c.platformAddress) : null;
   body.isAddressSignedIn = passAddress ? c.isAddressSignedIn : null;
   body.pluginSecret = c.pluginSecret;
   body.version = v.version;
@@ -65,6 +63,17 @@ export function buildRequest(c: CallContext): { body: JsonObject; headers: Recor
   body.createdAt = c.claim.createdAt;
   body.locale = c.locale;
   return { body, headers };
+}
+
+// a version's header fields, once per version object (a version changes only by being replaced)
+const headerKeysCache = new WeakMap<PluginVersion, Set<string>>();
+function headerKeysOf(v: PluginVersion): Set<string> {
+  let keys = headerKeysCache.get(v);
+  if (!keys) {
+    keys = new Set([...v.userInputsSchema, ...v.publicParamsSchema, ...v.privateParamsSchema, ...(v.verificationCall?.hardcodedInputs ?? [])].filter((f) => f.headerField).map((f) => f.key));
+    headerKeysCache.set(v, keys);
+  }
+  return keys;
 }
 
 export type CallOutcome = { ok: true; response: JsonObject } | { ok: false; error: string };

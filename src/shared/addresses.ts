@@ -27,9 +27,11 @@ export function setAddressPrefix(p: string): void {
 }
 export const addressPrefix = (): string => prefix;
 
+const utf8 = new TextEncoder();
+
 export function toChecksumAddress(bytes: Uint8Array): string {
   const hex = bytesToHex(bytes);
-  const hash = bytesToHex(keccak_256(new TextEncoder().encode(hex)));
+  const hash = bytesToHex(keccak_256(utf8.encode(hex)));
   let out = '0x';
   for (let i = 0; i < 40; i++) out += parseInt(hash[i], 16) >= 8 ? hex[i].toUpperCase() : hex[i];
   return out;
@@ -104,6 +106,15 @@ export function tryCanonical(input: unknown): string | null {
 
 /** Canonical (native) form of either address form; throws a 400 naming `field` when invalid. */
 export const toCanonical = (input: unknown, field?: string): string => tryCanonical(input) ?? parseAddress(input, field).platformAddress;
+
+/**
+ * The EIP-55 0x form of an address already known to be canonical (a stored `platformAddress`):
+ * decodes and checksums, without re-validating or re-encoding the native form.
+ */
+export function evmAddressOf(platformAddress: string): string {
+  const decoded = bech32.decodeToBytes(platformAddress);
+  return toChecksumAddress(decoded.bytes);
+}
 
 /** The native encoding of 20 zero bytes (the anonymous / null address). */
 export const nullAddress = (): string => toPlatformAddress(new Uint8Array(20));
