@@ -7,7 +7,8 @@
 // The endpoint is called once per attempt (the complete's simulation; execution replays it).
 //
 // `node bench/plugins.ts` (BENCH_DB=sqlite|postgres for one; --full for 10,000 attempts per run).
-// Diagnostics: BENCH_VERBOSE=1 prints each round; BENCH_WARMUP=n sets the warm-up attempts per claim
+// Diagnostics: BENCH_VERBOSE=1 prints each round; BENCH_ROUNDS / BENCH_ATTEMPTS / BENCH_CONCURRENCY
+// change the load (4 rounds, 4,000 attempts per claim, 64 in flight); BENCH_WARMUP=n sets the warm-up attempts per claim
 // (default 300); BENCH_PROFILE=dir writes CPU profiles of the timed runs; BENCH_SKIP_CALL=1 gives the
 // plugin `skipProcessingWebhook`, so the custom claim runs the plugin machinery without the call.
 import { randomBytes } from 'node:crypto';
@@ -106,7 +107,7 @@ const ATTEMPTS = Number(process.env.BENCH_ATTEMPTS ?? (FULL ? 10_000 : 4000));
 /** Interleaved rounds; each runs ATTEMPTS / ROUNDS attempts on each claim. */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const LATENCY_SAMPLES = FULL ? 1000 : 200;
-const CONCURRENCY = 64;
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64);
 
 const randomAddress = (): string => toPlatformAddress(randomBytes(20));
 
