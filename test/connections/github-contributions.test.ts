@@ -27,7 +27,7 @@ async function fakeGithub(): Promise<FakeGithub> {
     const repo = m && fake.repos.get(m[1]);
     if (!req.headers['user-agent']) return void res.writeHead(403).end('{"message":"User-Agent required"}');
     if (!repo) return void res.writeHead(404, { 'content-type': 'application/json' }).end('{"message":"Not Found"}');
-    if (!Array.isArray(repo)) return void res.writeHead(repo.status, { 'content-type': 'application/json', ...repo.headers }).end('{"message":"API rate limit exceeded"}');
+    if (!Array.isArray(repo)) return void res.writeHead(repo.status, { 'content-type': 'application/json', ...repo.headers }).end(repo.status === 204 ? undefined : '{"message":"API rate limit exceeded"}');
     const perPage = Number(u.searchParams.get('per_page') ?? 30);
     const page = Number(u.searchParams.get('page') ?? 1);
     const slice = repo.slice((page - 1) * perPage, page * perPage);
@@ -122,4 +122,60 @@ describe('github-contributions', () => {
     assert.equal(res.statusCode, 400);
     assert.match(res.json().errorMessage, /publicParams\.repository must be "owner\/name"/);
   });
+
+  test('GitHub answers other than a list: empty repository, server error, odd body, 429 and a bare 403', async () => {
+    gh.repos.set('acme/empty', { status: 204 });
+    gh.repos.set('acme/broken', { status: 500 });
+    gh.repos.set('acme/odd', { status: 200 });
+    gh.repos.set('acme/busy', { status: 429, headers: { 'retry-after': '60' } });
+    gh.repos.set('acme/forbidden', { status: 403 });
+    const errorOf = async (repository: string) => {
+      const claimId = await claimWithPlugins(t, owner.accessToken, [numUses(5), contributions(repository)]);
+      const r = await attempt(t, 'simulate', claimId, dev.platformAddress);
+      assert.equal(r.statusCode, 400, r.body);
+      return r.json().errorMessage as string;
+    };
+    assert.equal(await errorOf('acme/empty'), 'The linked GitHub account has 0 contributions to acme/empty; at least 1 required.');
+    assert.equal(await errorOf('acme/broken'), 'GitHub API answered 500 for acme/broken.');
+    assert.equal(await errorOf('acme/odd'), 'GitHub API answered an unexpected body for acme/odd.');
+    assert.equal(await errorOf('acme/busy'), 'GitHub API rate limit reached; try again later.');
+    assert.equal(await errorOf('acme/forbidden'), 'GitHub API answered 403 for acme/forbidden.');
+    // failures are not cached: the next attempt asks GitHub again
+    const before = gh.requests.filter((r) => r.startsWith('/repos/acme/broken')).length;
+    await errorOf('acme/broken');
+    assert.equal(gh.requests.filter((r) => r.startsWith('/repos/acme/broken')).length, before + 1);
+  });
+
+  test('the default threshold is 1 contribution, and the text counts in the singular', async () => {
+    gh.repos.set('acme/one', [{ id: 583231, login: 'octocat', contributions: 1 }, { id: 7, login: 'other', contributions: 9 }]);
+    const byDefault = await claimWithPlugins(t, owner.accessToken, [numUses(5), contributions('acme/one')]);
+    assert.equal((await attempt(t, 'simulate', byDefault, dev.platformAddress)).statusCode, 200);
+    const two = await claimWithPlugins(t, owner.accessToken, [numUses(5), contributions('acme/one', 2)]);
+    assert.deepEqual((await attempt(t, 'simulate', two, dev.platformAddress)).json(), { errorMessage: 'The linked GitHub account has 1 contribution to acme/one; at least 2 required.' });
+    // the cached list is shared whatever the case of the repository's name
+    const before = gh.requests.length;
+    const upper = await claimWithPlugins(t, owner.accessToken, [numUses(5), contributions('ACME/One')]);
+    assert.equal((await attempt(t, 'simulate', upper, dev.platformAddress)).statusCode, 200);
+    assert.equal(gh.requests.length, before);
+  });
+
+  test('params: exact 400s for the repository, the threshold and private params', async () => {
+    const refused = async (publicParams: Record<string, unknown>, privateParams: Record<string, unknown>, errorMessage: string) => {
+      const res = await t.request('POST', '/api/v0/claims', {
+        token: owner.accessToken,
+        body: { claims: [{ claimId: `g${Math.random().toString(36).slice(2)}`, plugins: [numUses(1), { pluginId: 'github-contributions', instanceId: 'gh', publicParams, privateParams }] }] },
+      });
+      assert.equal(res.statusCode, 400, res.body);
+      assert.deepEqual(res.json(), { errorMessage });
+    };
+    const P = 'claims[0].plugins[1]';
+    const repoText = `${P}.publicParams.repository must be "owner/name" (letters, digits, _ . -)`;
+    for (const repository of ['acme', 'acme/', '/rocket', 'acme/rocket/x', `${'a'.repeat(101)}/b`, 'ac me/rocket', 7]) await refused({ repository }, {}, repoText);
+    await refused({ repository: 'acme/rocket', minContributions: 0 }, {}, `${P}.publicParams.minContributions must be an integer from 1 to 1000000000`);
+    await refused({ repository: 'acme/rocket', other: 1 }, {}, `${P}.publicParams has unknown field "other" (allowed: repository, minContributions)`);
+    await refused({ repository: 'acme/rocket' }, { x: 1 }, `${P}.privateParams has unknown field "x" (this plugin takes no params here)`);
+    const ok = await claimWithPlugins(t, owner.accessToken, [numUses(1), contributions(`${'a'.repeat(100)}/${'b'.repeat(100)}`)]);
+    assert.ok(ok);
+  });
 });
+

@@ -100,4 +100,93 @@ describe('social plugins', () => {
     const res = await t.request('POST', '/api/v0/claims', { token: owner.accessToken, body: { claims: [{ claimId: 'nouses1', plugins: [social('google', {})] }] } });
     assert.equal(res.statusCode, 400);
   });
+
+  const put = (claimId: string, plugins: unknown[]) => t.request('PUT', '/api/v0/claims', { token: owner.accessToken, body: { claims: [{ claimId, plugins }] } });
+  async function putRefused(claimId: string, plugins: unknown[], errorMessage: string) {
+    const res = await put(claimId, plugins);
+    assert.equal(res.statusCode, 400, res.body);
+    assert.deepEqual(res.json(), { errorMessage });
+  }
+
+  test('newState sets the per-account counts and the usernames ([dot] read back as dots), and is checked', async () => {
+    const plugin = social('discord', { maxUsesPerUser: 1 });
+    const claimId = await claimWithPlugins(t, owner.accessToken, [numUses(10), plugin]);
+    const set = await put(claimId, [numUses(10), { ...plugin, newState: { ids: { '1001': 1, '9[dot]9': 0 }, usernames: { 'nelly[dot]dev': '1001' } } }]);
+    assert.equal(set.statusCode, 200, set.body);
+    // the account 1001 has used its one claim: neither of its wallets may claim; carol's account may
+    assert.deepEqual(await complete(claimId, alice), { success: false, error: 'User already exceeded max uses' });
+    assert.deepEqual(await complete(claimId, bob), { success: false, error: 'User already exceeded max uses' });
+    assert.deepEqual(await complete(claimId, carol), { success: true, error: '' });
+    const doc = await getClaim(t, claimId, 'privateStatesToFetch=s', owner.accessToken);
+    assert.deepEqual(doc.plugins.find((p: { instanceId: string }) => p.instanceId === 's').privateState, {
+      ids: { '1001': 1, '9[dot]9': 0, '2002': 1 },
+      usernames: { 'nelly[dot]dev': '1001', carol: '2002' },
+    });
+
+    const N = 'claims[0].plugins[1].newState';
+    const with_ = (newState: unknown) => [numUses(10), { ...plugin, newState }];
+    await putRefused(claimId, with_({ ids: {}, other: 1 }), `${N} has unknown field "other" (allowed: ids, usernames)`);
+    await putRefused(claimId, with_({ ids: { '1001': -1 } }), `${N}.ids.1001 must be a non-negative integer`);
+    await putRefused(claimId, with_({ ids: { '1001': 1.5 } }), `${N}.ids.1001 must be a non-negative integer`);
+    await putRefused(claimId, with_({ ids: { '1001': '1' } }), `${N}.ids.1001 must be a non-negative integer`);
+    await putRefused(claimId, with_({ usernames: { carol: 2002 } }), `${N}.usernames.carol must be an account id string`);
+    await putRefused(claimId, with_({ ids: [] }), `${N}.ids must be an object`);
+    await putRefused(claimId, with_('x'), 'body.claims.0.plugins.1.newState must be object');
+    // an empty newState clears the state: the account may claim again
+    assert.equal((await put(claimId, with_({}))).statusCode, 200);
+    assert.deepEqual(await complete(claimId, alice), { success: true, error: '' });
+  });
+
+  test('newState keys name account ids with dots written [dot]', async () => {
+    const frank = await signIn(t);
+    await link(t, mock, frank.accessToken, 'twitch', { id: '4.5', username: 'frank' });
+    const plugin = social('twitch', { maxUsesPerUser: 1 });
+    const claimId = await claimWithPlugins(t, owner.accessToken, [numUses(10), plugin]);
+    assert.equal((await put(claimId, [numUses(10), { ...plugin, newState: { ids: { '4[dot]5': 1 } } }])).statusCode, 200);
+    assert.deepEqual(await complete(claimId, frank), { success: false, error: 'User already exceeded max uses' });
+  });
+
+  test('maxUsesPerUser 0, or absent, puts no limit on one account', async () => {
+    for (const pub of [{ maxUsesPerUser: 0 }, {}]) {
+      const claimId = await claimWithPlugins(t, owner.accessToken, [numUses(10), social('discord', pub)]);
+      assert.deepEqual(await complete(claimId, alice), { success: true, error: '' });
+      assert.deepEqual(await complete(claimId, bob), { success: true, error: '' });
+    }
+    // the bound: 2 uses allow a second claim of the same account, not a third
+    const two = await claimWithPlugins(t, owner.accessToken, [numUses(10), social('discord', { maxUsesPerUser: 2 })]);
+    assert.deepEqual(await complete(two, alice), { success: true, error: '' });
+    assert.deepEqual(await complete(two, bob), { success: true, error: '' });
+    assert.deepEqual(await complete(two, alice), { success: false, error: 'User already exceeded max uses' });
+  });
+
+  test('list entries are trimmed, and every entry is checked', async () => {
+    const claimId = await claimWithPlugins(t, owner.accessToken, [numUses(10), social('discord', { users: ['  Nelly.Dev  '] })]);
+    assert.deepEqual((await getClaim(t, claimId)).plugins.find((p: { instanceId: string }) => p.instanceId === 's').publicParams, { users: ['Nelly.Dev'] });
+    assert.deepEqual(await complete(claimId, alice), { success: true, error: '' });
+    const create = (pub: Record<string, unknown>, priv: Record<string, unknown> = {}) =>
+      t.request('POST', '/api/v0/claims', { token: owner.accessToken, body: { claims: [{ claimId: `v${Math.random().toString(36).slice(2)}`, plugins: [numUses(1), social('twitch', pub, priv)] }] } });
+    const refused = async (pub: Record<string, unknown>, priv: Record<string, unknown>, errorMessage: string) => {
+      const res = await create(pub, priv);
+      assert.equal(res.statusCode, 400, res.body);
+      assert.deepEqual(res.json(), { errorMessage });
+    };
+    const P = 'claims[0].plugins[1].publicParams';
+    await refused({ users: ['ok', ' '] }, {}, `${P}.users[1] must be a non-empty string of at most 320 characters`);
+    await refused({ users: ['ok', 7] }, {}, `${P}.users[1] must be a non-empty string of at most 320 characters`);
+    await refused({ users: ['x'.repeat(321)] }, {}, `${P}.users[0] must be a non-empty string of at most 320 characters`);
+    assert.equal((await create({ users: ['x'.repeat(320)] })).statusCode, 200);
+    await refused({ hasPrivateList: true }, { usernames: ['ok', ''] }, 'claims[0].plugins[1].privateParams.usernames[1] must be a non-empty string of at most 320 characters');
+    await refused({ hasPrivateList: 'yes' }, {}, `${P}.hasPrivateList must be a boolean`);
+    await refused({}, { other: 1 }, 'claims[0].plugins[1].privateParams has unknown field "other" (allowed: usernames)');
+    await refused({ maxUsesPerUser: 2_147_483_648 }, {}, `${P}.maxUsesPerUser must be an integer from 0 to 2147483647`);
+  });
+
+  test('a provider account whose username holds the reserved [dot] sequence cannot claim', async () => {
+    const eve = await signIn(t);
+    await link(t, mock, eve.accessToken, 'google', { id: '31', username: 'eve[dot]x' });
+    const claimId = await claimWithPlugins(t, owner.accessToken, [numUses(10), social('google', {})]);
+    const r = await attempt(t, 'simulate', claimId, eve.platformAddress);
+    assert.deepEqual(r.json(), { errorMessage: 'Invalid reserved sequence in ID ([dot])' });
+  });
 });
+
