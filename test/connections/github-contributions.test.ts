@@ -13,20 +13,24 @@ import { link, providerEnv, startMockProvider, type MockProvider } from './helpe
 interface FakeGithub {
   url: string;
   requests: string[];
+  /** Request headers, in the order of `requests`. */
+  headers: Array<Record<string, string | string[] | undefined>>;
   /** owner/name → contributors, or a status to answer with. */
   repos: Map<string, Array<{ id: number; login: string; contributions: number }> | { status: number; headers?: Record<string, string> }>;
   server: Server;
 }
 
 async function fakeGithub(): Promise<FakeGithub> {
-  const fake = { requests: [] as string[], repos: new Map() } as unknown as FakeGithub;
+  const fake = { requests: [] as string[], headers: [], repos: new Map() } as unknown as FakeGithub;
   fake.server = createServer((req, res) => {
     fake.requests.push(req.url!);
+    fake.headers.push(req.headers);
     const u = new URL(req.url!, 'http://x');
     const m = /^\/repos\/([^/]+\/[^/]+)\/contributors$/.exec(u.pathname);
     const repo = m && fake.repos.get(m[1]);
     if (!req.headers['user-agent']) return void res.writeHead(403).end('{"message":"User-Agent required"}');
     if (!repo) return void res.writeHead(404, { 'content-type': 'application/json' }).end('{"message":"Not Found"}');
+    if (!Array.isArray(repo) && repo.status === 0) return; // never answers
     if (!Array.isArray(repo)) return void res.writeHead(repo.status, { 'content-type': 'application/json', ...repo.headers }).end(repo.status === 204 ? undefined : '{"message":"API rate limit exceeded"}');
     const perPage = Number(u.searchParams.get('per_page') ?? 30);
     const page = Number(u.searchParams.get('page') ?? 1);
@@ -176,6 +180,69 @@ describe('github-contributions', () => {
     await refused({ repository: 'acme/rocket' }, { x: 1 }, `${P}.privateParams has unknown field "x" (this plugin takes no params here)`);
     const ok = await claimWithPlugins(t, owner.accessToken, [numUses(1), contributions(`${'a'.repeat(100)}/${'b'.repeat(100)}`)]);
     assert.ok(ok);
+  });
+});
+
+describe('github-contributions: API token, page limit, slow and unreachable API', () => {
+  let mock: MockProvider;
+  let gh: FakeGithub;
+  let t: TestApp;
+  let dead: TestApp;
+  let owner: SignedIn;
+  let dev: SignedIn;
+  before(async () => {
+    mock = await startMockProvider();
+    gh = await fakeGithub();
+    // 1,100 contributors: the linked account is on page 11, past the 10 pages read
+    gh.repos.set('big/repo', Array.from({ length: 1100 }, (_, i) => ({ id: i === 1050 ? 583231 : 20_000 + i, login: `u${i}`, contributions: 5000 - i })));
+    // ids as strings are matched too
+    gh.repos.set('str/ids', [{ id: '583231' as unknown as number, login: 'octocat', contributions: 3 }]);
+    gh.repos.set('slow/repo', { status: 0 });
+    t = await startApp({ env: { ...providerEnv(mock, ['github']), GITHUB_API_URL: gh.url, GITHUB_API_TOKEN: 'ghp_test_token', CONNECTIONS_TIMEOUT_MS: '300' } });
+    // a port nothing listens on
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const deadUrl = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`;
+    await new Promise((r) => closed.close(r));
+    dead = await startApp({ env: { ...providerEnv(mock, ['github']), GITHUB_API_URL: deadUrl } });
+    owner = await manager(t);
+    dev = await signIn(t);
+    await link(t, mock, dev.accessToken, 'github', { id: '583231', username: 'octocat' });
+  });
+  after(async () => {
+    await t.close();
+    await dead.close();
+    await mock.stop();
+    gh.server.closeAllConnections();
+    gh.server.close();
+  });
+
+  const simulate = async (app: TestApp, token: string, repository: string, address: string) => {
+    const claimId = await claimWithPlugins(app, token, [numUses(5), contributions(repository)]);
+    return attempt(app, 'simulate', claimId, address);
+  };
+
+  test('calls carry the API token, GitHub\'s media type and a User-Agent; ids given as strings match', async () => {
+    const r = await simulate(t, owner.accessToken, 'str/ids', dev.platformAddress);
+    assert.equal(r.statusCode, 200, r.body);
+    const h = gh.headers[gh.requests.findIndex((u) => u.startsWith('/repos/str/ids'))]!;
+    assert.equal(h.authorization, 'Bearer ghp_test_token');
+    assert.equal(h.accept, 'application/vnd.github+json');
+    assert.equal(h['user-agent'], 'platform-github-contributions');
+  });
+
+  test('at most 10 pages are read', async () => {
+    const r = await simulate(t, owner.accessToken, 'big/repo', dev.platformAddress);
+    assert.deepEqual(r.json(), { errorMessage: 'The linked GitHub account has 0 contributions to big/repo; at least 1 required.' });
+    assert.equal(gh.requests.filter((u) => u.startsWith('/repos/big/repo')).length, 10);
+  });
+
+  test('a slow API fails after CONNECTIONS_TIMEOUT_MS; an unreachable one says so', async () => {
+    assert.deepEqual((await simulate(t, owner.accessToken, 'slow/repo', dev.platformAddress)).json(), { errorMessage: 'GitHub API did not answer within 300 ms.' });
+    const owner2 = await manager(dead);
+    const dev2 = await signIn(dead);
+    await link(dead, mock, dev2.accessToken, 'github', { id: '583231', username: 'octocat' });
+    assert.deepEqual((await simulate(dead, owner2.accessToken, 'any/repo', dev2.platformAddress)).json(), { errorMessage: 'GitHub API could not be reached.' });
   });
 });
 

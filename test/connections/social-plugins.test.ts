@@ -181,12 +181,16 @@ describe('social plugins', () => {
     await refused({ maxUsesPerUser: 2_147_483_648 }, {}, `${P}.maxUsesPerUser must be an integer from 0 to 2147483647`);
   });
 
-  test('a provider account whose username holds the reserved [dot] sequence cannot claim', async () => {
+  test('a provider account whose username or id holds the reserved [dot] sequence cannot claim', async () => {
     const eve = await signIn(t);
     await link(t, mock, eve.accessToken, 'google', { id: '31', username: 'eve[dot]x' });
     const claimId = await claimWithPlugins(t, owner.accessToken, [numUses(10), social('google', {})]);
     const r = await attempt(t, 'simulate', claimId, eve.platformAddress);
     assert.deepEqual(r.json(), { errorMessage: 'Invalid reserved sequence in ID ([dot])' });
+    // and an account id holding it
+    const gil = await signIn(t);
+    await link(t, mock, gil.accessToken, 'google', { id: '8[dot]8', username: 'gil' });
+    assert.deepEqual((await attempt(t, 'simulate', claimId, gil.platformAddress)).json(), { errorMessage: 'Invalid reserved sequence in ID ([dot])' });
   });
 });
 
