@@ -9,6 +9,8 @@ import { startApp, type TestApp } from '../helpers/app.ts';
 import { signIn, type SignedIn } from '../helpers/signin.ts';
 import { attempt, claimWithPlugins, manager, numUses } from '../claims/helpers.ts';
 import { link, providerEnv, startMockProvider, type MockProvider } from './helpers.ts';
+import { ManualClock } from '../../src/shared/clock.ts';
+import { CACHE_MS } from '../../src/plugins/githubContributions.ts';
 
 interface FakeGithub {
   url: string;
@@ -37,6 +39,8 @@ async function fakeGithub(): Promise<FakeGithub> {
     const slice = repo.slice((page - 1) * perPage, page * perPage);
     const last = Math.ceil(repo.length / perPage);
     const headers: Record<string, string> = { 'content-type': 'application/json' };
+    // the answer that used the last request of the hour still counts
+    if (m[1].startsWith('last/')) headers['x-ratelimit-remaining'] = '0';
     if (page < last) headers.link = `<${fake.url}/repos/${m[1]}/contributors?per_page=${perPage}&page=${page + 1}>; rel="next", <${fake.url}/repos/${m[1]}/contributors?per_page=${perPage}&page=${last}>; rel="last"`;
     res.writeHead(200, headers).end(JSON.stringify(slice.map((c) => ({ ...c, type: 'User' }))));
   });
@@ -198,7 +202,9 @@ describe('github-contributions: API token, page limit, slow and unreachable API'
     // ids as strings are matched too
     gh.repos.set('str/ids', [{ id: '583231' as unknown as number, login: 'octocat', contributions: 3 }]);
     gh.repos.set('slow/repo', { status: 0 });
-    t = await startApp({ env: { ...providerEnv(mock, ['github']), GITHUB_API_URL: gh.url, GITHUB_API_TOKEN: 'ghp_test_token', CONNECTIONS_TIMEOUT_MS: '300' } });
+    gh.repos.set('last/page', [{ id: 583231, login: 'octocat', contributions: 2 }]);
+    gh.repos.set('odd/entries', [{ id: 583231, contributions: 'many' as unknown as number, login: 'octocat' }, { login: 'anonymous', contributions: 4 } as unknown as { id: number; login: string; contributions: number }]);
+    t = await startApp({ manualClock: true, env: { ...providerEnv(mock, ['github']), GITHUB_API_URL: gh.url, GITHUB_API_TOKEN: 'ghp_test_token', CONNECTIONS_TIMEOUT_MS: '300' } });
     // a port nothing listens on
     const closed = createServer();
     await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
@@ -243,6 +249,26 @@ describe('github-contributions: API token, page limit, slow and unreachable API'
     const dev2 = await signIn(dead);
     await link(dead, mock, dev2.accessToken, 'github', { id: '583231', username: 'octocat' });
     assert.deepEqual((await simulate(dead, owner2.accessToken, 'any/repo', dev2.platformAddress)).json(), { errorMessage: 'GitHub API could not be reached.' });
+  });
+
+  test('a contributors list is cached for 5 minutes of the service clock, then read again', async () => {
+    const clock = t.clock as ManualClock;
+    const reads = () => gh.requests.filter((u) => u.startsWith('/repos/last/page')).length;
+    const claimId = await claimWithPlugins(t, owner.accessToken, [numUses(5), contributions('last/page', 2)]);
+    // a 200 that used the last request of the rate limit is still an answer
+    assert.equal((await attempt(t, 'simulate', claimId, dev.platformAddress)).statusCode, 200);
+    assert.equal(reads(), 1);
+    clock.advance(CACHE_MS - 1);
+    assert.equal((await attempt(t, 'simulate', claimId, dev.platformAddress)).statusCode, 200);
+    assert.equal(reads(), 1);
+    clock.advance(1);
+    assert.equal((await attempt(t, 'simulate', claimId, dev.platformAddress)).statusCode, 200);
+    assert.equal(reads(), 2);
+  });
+
+  test('entries without an id or with a non-numeric count are skipped; two instances may share a claim', async () => {
+    const claimId = await claimWithPlugins(t, owner.accessToken, [numUses(5), contributions('odd/entries', 1, 'a'), contributions('str/ids', 1, 'b')]);
+    assert.deepEqual((await attempt(t, 'simulate', claimId, dev.platformAddress)).json(), { errorMessage: 'The linked GitHub account has 0 contributions to odd/entries; at least 1 required.' });
   });
 });
 

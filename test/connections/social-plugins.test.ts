@@ -192,5 +192,23 @@ describe('social plugins', () => {
     await link(t, mock, gil.accessToken, 'google', { id: '8[dot]8', username: 'gil' });
     assert.deepEqual((await attempt(t, 'simulate', claimId, gil.platformAddress)).json(), { errorMessage: 'Invalid reserved sequence in ID ([dot])' });
   });
+
+  test('lists hold at most 100,000 names; ids with letters match case-insensitively; two instances may share a claim; inputs are refused', async () => {
+    const create = (users: string[]) =>
+      t.request('POST', '/api/v0/claims', { token: owner.accessToken, body: { claims: [{ claimId: `l${Math.random().toString(36).slice(2)}`, plugins: [numUses(1), social('discord', { users })] }] } });
+    const over = await create(Array.from({ length: 100_001 }, () => 'a'));
+    assert.deepEqual(over.json(), { errorMessage: 'claims[0].plugins[1].publicParams.users must hold at most 100000 usernames' });
+    assert.equal((await create(Array.from({ length: 100_000 }, () => 'a'))).statusCode, 200);
+
+    const zed = await signIn(t);
+    await link(t, mock, zed.accessToken, 'twitch', { id: 'Zed7', username: 'zed' });
+    const claimId = await claimWithPlugins(t, owner.accessToken, [numUses(10), social('twitch', { users: ['ZED7'] }), social('discord', {}, {}, 'd')]);
+    // zed has no discord account: the second instance fails with its own text, the first passes
+    assert.deepEqual((await attempt(t, 'simulate', claimId, zed.platformAddress)).json(), { errorMessage: 'Invalid details. Could not get user.' });
+    const twitchOnly = await claimWithPlugins(t, owner.accessToken, [numUses(10), social('twitch', { users: ['ZED7'] }), social('twitch', {}, {}, 't2')]);
+    assert.equal((await attempt(t, 'simulate', twitchOnly, zed.platformAddress)).statusCode, 200);
+    const input = await attempt(t, 'simulate', twitchOnly, zed.platformAddress, { s: { x: 1 } });
+    assert.deepEqual(input.json(), { errorMessage: 'body.s has unknown field "x"' });
+  });
 });
 
