@@ -178,7 +178,7 @@ describe('github-contributions', () => {
     };
     const P = 'claims[0].plugins[1]';
     const repoText = `${P}.publicParams.repository must be "owner/name" (letters, digits, _ . -)`;
-    for (const repository of ['acme', 'acme/', '/rocket', 'acme/rocket/x', `${'a'.repeat(101)}/b`, 'ac me/rocket', 7]) await refused({ repository }, {}, repoText);
+    for (const repository of ['acme', 'acme/', '/rocket', 'acme/rocket/x', `${'a'.repeat(101)}/b`, 'ac me/rocket', 7, ['acme/rocket']]) await refused({ repository }, {}, repoText);
     await refused({ repository: 'acme/rocket', minContributions: 0 }, {}, `${P}.publicParams.minContributions must be an integer from 1 to 1000000000`);
     await refused({ repository: 'acme/rocket', other: 1 }, {}, `${P}.publicParams has unknown field "other" (allowed: repository, minContributions)`);
     await refused({ repository: 'acme/rocket' }, { x: 1 }, `${P}.privateParams has unknown field "x" (this plugin takes no params here)`);
