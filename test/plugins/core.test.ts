@@ -184,6 +184,24 @@ describe('core plugins', () => {
     const del = await t.request('DELETE', '/api/v0/dynamicStores', { token: owner.accessToken, body: { dynamicDataId: store.dynamicDataId } });
     assert.equal(del.statusCode, 200, del.body);
     await fails(ok, member, {}, 'Dynamic data doc not found');
+    // An update checks the store again only when it names another store or secret: sent back
+    // without private params (as a reader without private access must), the claim keeps its
+    // (now deleted) store; a new id or a new secret is looked up and not found.
+    const put = (privateParams?: Record<string, unknown>) =>
+      t.request('PUT', '/api/v0/claims', {
+        token: owner.accessToken,
+        body: { claims: [{ claimId: ok, plugins: [numUses(10), { pluginId: 'whitelist', instanceId: 'wl', publicParams: { hasPrivateList: true }, ...(privateParams ? { privateParams } : {}) }] }] },
+      });
+    const kept = await put();
+    assert.equal(kept.statusCode, 200, kept.body);
+    const same = await put(storePlugin(store.dataSecret).privateParams);
+    assert.equal(same.statusCode, 200, same.body);
+    const otherId = await put({ useDynamicStore: true, dynamicDataId: 'nosuchstore', dataSecret: store.dataSecret });
+    assert.equal(otherId.statusCode, 404, otherId.body);
+    assert.deepEqual(otherId.json(), { errorMessage: 'Dynamic data doc not found: nosuchstore' });
+    const otherSecret = await put(storePlugin('a new secret').privateParams);
+    assert.equal(otherSecret.statusCode, 404, otherSecret.body);
+    assert.deepEqual(otherSecret.json(), { errorMessage: `Dynamic data doc not found: ${store.dynamicDataId}` });
   });
 
   test('halt: "Claim halted" while present; removing it resumes the claim', async () => {
