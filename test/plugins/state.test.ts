@@ -78,6 +78,10 @@ describe('core plugin state', () => {
     const upd = await put(claimId, [numUses(10), { pluginId: 'codes', instanceId: 'c1', publicParams: { numCodes: 10 } }]);
     assert.equal(upd.statusCode, 200, upd.body);
     assert.equal((await getClaim(t, claimId, 'fetchPrivateParams=true', m.accessToken)).plugins[1].privateParams.seedCode, seed);
+    // so does one whose private params are empty (no seed, no list)
+    const emptyPriv = await put(claimId, [numUses(10), { pluginId: 'codes', instanceId: 'c1', publicParams: { numCodes: 10 }, privateParams: {} }]);
+    assert.equal(emptyPriv.statusCode, 200, emptyPriv.body);
+    assert.equal((await getClaim(t, claimId, 'fetchPrivateParams=true', m.accessToken)).plugins[1].privateParams.seedCode, seed);
     assert.equal((await attempt(t, 'simulate', claimId, randomAddress(), { c1: { code: claimCode(seed, 8) } })).statusCode, 200);
     // inputs: too long is invalid input; a valid-looking code of another index is not found
     const tooLong = await attempt(t, 'simulate', claimId, randomAddress(), { c1: { code: 'a'.repeat(513) } });
@@ -117,9 +121,10 @@ describe('core plugin state', () => {
 
   test('codes: a given seed or list is used as given (index 0, codes of 512 characters, 100,000 codes); a wrong code is a failed guess', async () => {
     const codes = (numCodes: number, privateParams: Record<string, unknown>) => ({ pluginId: 'codes', instanceId: 'c1', publicParams: { numCodes }, privateParams });
-    const seeded = await claimWith([numUses(10), codes(2, { seedCode: 'my seed' })]);
+    const seeded = await claimWith([numUses(10), codes(12, { seedCode: 'my seed' })]);
     assert.equal((await getClaim(t, seeded, 'fetchPrivateParams=true', m.accessToken)).plugins[1].privateParams.seedCode, 'my seed');
     assert.equal((await attempt(t, 'simulate', seeded, randomAddress(), { c1: { code: claimCode('my seed', 0) } })).statusCode, 200);
+    assert.equal((await attempt(t, 'simulate', seeded, randomAddress(), { c1: { code: claimCode('my seed', 11) } })).statusCode, 200, 'an index of two digits');
     const long = 'c'.repeat(512);
     const listed = await claimWith([numUses(10), codes(3, { codes: [long, 'd', 'e'] })]);
     assert.equal((await attempt(t, 'simulate', listed, randomAddress(), { c1: { code: long } })).statusCode, 200, 'the first code, of 512 characters');
