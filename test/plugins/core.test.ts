@@ -117,6 +117,16 @@ describe('core plugins', () => {
     await passes(claimId, claimer.platformAddress, {}, claimer.accessToken);
   });
 
+  test('numUses and initiatedBy take no user input: a field for them is refused, and their failures are not guesses', async () => {
+    const claimId = await claimWith([numUses(1), { pluginId: 'initiatedBy', instanceId: 'ib' }]);
+    for (const body of [{ numUses: { x: 1 } }, { ib: { x: 1 } }]) {
+      const key = Object.keys(body)[0];
+      await fails(claimId, randomAddress(), body, `body.${key} has unknown field "x"`);
+    }
+    await fails(claimId, randomAddress(), {}, 'Must be authenticated to claim', 401);
+    assert.equal((await getClaim(t, claimId, '', m.accessToken))._failedGuesses, undefined, 'the creator sees no failed guesses');
+  });
+
   test('whitelist: allow list (both address forms), denylist, per-address max', async () => {
     const member = parseAddress(randomAddress());
     const claimId = await claimWith([
