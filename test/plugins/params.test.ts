@@ -153,6 +153,7 @@ describe('core plugin params', () => {
     await refused(wl({}, { useDynamicStore: true }), `${S}.dynamicDataId is required when useDynamicStore is true`);
     await refused(wl({}, { useDynamicStore: 'yes' }), `${S}.useDynamicStore must be a boolean`);
     await refused(wl({}, { list: list(), listId: 'l'.repeat(1025) }), `${S}.listId must be at most 1024 characters`);
+    await refused(wl({}, { list: { addresses: ['nope'] } }), `${S}.list.addresses[0] is not a valid address: "nope"`);
     const both = `${P} must gate on exactly one of publicParams.list, privateParams.list or a dynamic store (privateParams.useDynamicStore with dynamicDataId)`;
     await refused(wl({ list: list() }, { list: list() }), both);
     await refused(wl({}, { useDynamicStore: false }), both);
