@@ -117,9 +117,9 @@ describe('core plugins', () => {
     await passes(claimId, claimer.platformAddress, {}, claimer.accessToken);
   });
 
-  test('numUses and initiatedBy take no user input: a field for them is refused, and their failures are not guesses', async () => {
-    const claimId = await claimWith([numUses(1), { pluginId: 'initiatedBy', instanceId: 'ib' }]);
-    for (const body of [{ numUses: { x: 1 } }, { ib: { x: 1 } }]) {
+  test('numUses, initiatedBy and whitelist take no user input: a field for them is refused, and their failures are not guesses', async () => {
+    const claimId = await claimWith([numUses(1), { pluginId: 'initiatedBy', instanceId: 'ib' }, { pluginId: 'whitelist', instanceId: 'wl', publicParams: { list: { addresses: [], whitelist: false } } }]);
+    for (const body of [{ numUses: { x: 1 } }, { ib: { x: 1 } }, { wl: { x: 1 } }]) {
       const key = Object.keys(body)[0];
       await fails(claimId, randomAddress(), body, `body.${key} has unknown field "x"`);
     }
