@@ -9,7 +9,8 @@ if (!target) {
   console.error('usage: npm run mutate -- <src folder or file> [test files…]   e.g. npm run mutate -- src/plugins');
   process.exit(2);
 }
-const folder = target.endsWith('.ts') ? dirname(target) : target.replace(/\/$/, '');
+const file = target.replace(/:\d+-\d+$/, ''); // a line range of a file: src/plugins/whitelist.ts:96-127
+const folder = file.endsWith('.ts') ? dirname(file) : target.replace(/\/$/, '');
 const env = {
   ...process.env,
   TEST_DB: 'sqlite',

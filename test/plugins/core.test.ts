@@ -117,6 +117,16 @@ describe('core plugins', () => {
     await passes(claimId, claimer.platformAddress, {}, claimer.accessToken);
   });
 
+  test('numUses, initiatedBy and whitelist take no user input: a field for them is refused, and their failures are not guesses', async () => {
+    const claimId = await claimWith([numUses(1), { pluginId: 'initiatedBy', instanceId: 'ib' }, { pluginId: 'whitelist', instanceId: 'wl', publicParams: { list: { addresses: [], whitelist: false } } }]);
+    for (const body of [{ numUses: { x: 1 } }, { ib: { x: 1 } }, { wl: { x: 1 } }]) {
+      const key = Object.keys(body)[0];
+      await fails(claimId, randomAddress(), body, `body.${key} has unknown field "x"`);
+    }
+    await fails(claimId, randomAddress(), {}, 'Must be authenticated to claim', 401);
+    assert.equal((await getClaim(t, claimId, '', m.accessToken))._failedGuesses, undefined, 'the creator sees no failed guesses');
+  });
+
   test('whitelist: allow list (both address forms), denylist, per-address max', async () => {
     const member = parseAddress(randomAddress());
     const claimId = await claimWith([
@@ -184,6 +194,24 @@ describe('core plugins', () => {
     const del = await t.request('DELETE', '/api/v0/dynamicStores', { token: owner.accessToken, body: { dynamicDataId: store.dynamicDataId } });
     assert.equal(del.statusCode, 200, del.body);
     await fails(ok, member, {}, 'Dynamic data doc not found');
+    // An update checks the store again only when it names another store or secret: sent back
+    // without private params (as a reader without private access must), the claim keeps its
+    // (now deleted) store; a new id or a new secret is looked up and not found.
+    const put = (privateParams?: Record<string, unknown>) =>
+      t.request('PUT', '/api/v0/claims', {
+        token: owner.accessToken,
+        body: { claims: [{ claimId: ok, plugins: [numUses(10), { pluginId: 'whitelist', instanceId: 'wl', publicParams: { hasPrivateList: true }, ...(privateParams ? { privateParams } : {}) }] }] },
+      });
+    const kept = await put();
+    assert.equal(kept.statusCode, 200, kept.body);
+    const same = await put(storePlugin(store.dataSecret).privateParams);
+    assert.equal(same.statusCode, 200, same.body);
+    const otherId = await put({ useDynamicStore: true, dynamicDataId: 'nosuchstore', dataSecret: store.dataSecret });
+    assert.equal(otherId.statusCode, 404, otherId.body);
+    assert.deepEqual(otherId.json(), { errorMessage: 'Dynamic data doc not found: nosuchstore' });
+    const otherSecret = await put(storePlugin('a new secret').privateParams);
+    assert.equal(otherSecret.statusCode, 404, otherSecret.body);
+    assert.deepEqual(otherSecret.json(), { errorMessage: `Dynamic data doc not found: ${store.dynamicDataId}` });
   });
 
   test('halt: "Claim halted" while present; removing it resumes the claim', async () => {

@@ -141,6 +141,7 @@ describe('core plugin params', () => {
     await refused(wl({ list: list({ label: 5 }) }), `${L}.label must be a string`);
     await refused(wl({ list: list({ whitelist: 'no' }) }), `${L}.whitelist must be a boolean`);
     await refused(wl({ list: { addresses: 'x' } }), `${L}.addresses must be an array of addresses`);
+    await refused(wl({ list: { addresses: Array(100_001).fill('x') } }), `${L}.addresses must hold at most 100000 addresses`);
     await refused(wl({ list: [] }), `${L} must be an object`);
     await refused(wl({ list: list(), maxUsesPerAddress: -1 }), `${P}.publicParams.maxUsesPerAddress must be an integer from 0 to 2147483647`);
     await refused(wl({ list: list(), hasPrivateList: 1 }), `${P}.publicParams.hasPrivateList must be a boolean`);
@@ -153,6 +154,7 @@ describe('core plugin params', () => {
     await refused(wl({}, { useDynamicStore: true }), `${S}.dynamicDataId is required when useDynamicStore is true`);
     await refused(wl({}, { useDynamicStore: 'yes' }), `${S}.useDynamicStore must be a boolean`);
     await refused(wl({}, { list: list(), listId: 'l'.repeat(1025) }), `${S}.listId must be at most 1024 characters`);
+    await refused(wl({}, { list: { addresses: ['nope'] } }), `${S}.list.addresses[0] is not a valid address: "nope"`);
     const both = `${P} must gate on exactly one of publicParams.list, privateParams.list or a dynamic store (privateParams.useDynamicStore with dynamicDataId)`;
     await refused(wl({ list: list() }, { list: list() }), both);
     await refused(wl({}, { useDynamicStore: false }), both);

@@ -78,6 +78,10 @@ describe('core plugin state', () => {
     const upd = await put(claimId, [numUses(10), { pluginId: 'codes', instanceId: 'c1', publicParams: { numCodes: 10 } }]);
     assert.equal(upd.statusCode, 200, upd.body);
     assert.equal((await getClaim(t, claimId, 'fetchPrivateParams=true', m.accessToken)).plugins[1].privateParams.seedCode, seed);
+    // so does one whose private params are empty (no seed, no list)
+    const emptyPriv = await put(claimId, [numUses(10), { pluginId: 'codes', instanceId: 'c1', publicParams: { numCodes: 10 }, privateParams: {} }]);
+    assert.equal(emptyPriv.statusCode, 200, emptyPriv.body);
+    assert.equal((await getClaim(t, claimId, 'fetchPrivateParams=true', m.accessToken)).plugins[1].privateParams.seedCode, seed);
     assert.equal((await attempt(t, 'simulate', claimId, randomAddress(), { c1: { code: claimCode(seed, 8) } })).statusCode, 200);
     // inputs: too long is invalid input; a valid-looking code of another index is not found
     const tooLong = await attempt(t, 'simulate', claimId, randomAddress(), { c1: { code: 'a'.repeat(513) } });
@@ -106,11 +110,30 @@ describe('core plugin state', () => {
     const N = 'claims[0].plugins[1].newState';
     await putRefused(claimId, [numUses(10), { ...plugin, newState: { other: [] } }], `${N} has unknown field "other" (allowed: usedCodeRanges)`);
     await putRefused(claimId, [numUses(10), { ...plugin, newState: { usedCodeRanges: [{ start: '9999990', end: '10000000' }] } }], `${N}.usedCodeRanges goes beyond the largest code index (9999999)`);
+    await putRefused(claimId, [numUses(10), { ...plugin, newState: { usedCodeRanges: [{ start: '2', end: '1' }] } }], `${N}.usedCodeRanges[0].start must not exceed ${N}.usedCodeRanges[0].end`);
     const last = await put(claimId, [numUses(10), { ...plugin, newState: { usedCodeRanges: [{ start: '9999999', end: '9999999' }] } }]);
     assert.equal(last.statusCode, 200, last.body);
+    assert.deepEqual((await getClaim(t, claimId)).plugins[1].publicState, { usedCodeRanges: [{ start: '9999999', end: '9999999' }] }, 'a used index of several digits');
     const cleared = await put(claimId, [numUses(10), { ...plugin, newState: {} }]);
     assert.equal(cleared.statusCode, 200, cleared.body);
     assert.deepEqual((await getClaim(t, claimId)).plugins[1].publicState, { usedCodeRanges: [] });
+  });
+
+  test('codes: a given seed or list is used as given (index 0, codes of 512 characters, 100,000 codes); a wrong code is a failed guess', async () => {
+    const codes = (numCodes: number, privateParams: Record<string, unknown>) => ({ pluginId: 'codes', instanceId: 'c1', publicParams: { numCodes }, privateParams });
+    const seeded = await claimWith([numUses(10), codes(12, { seedCode: 'my seed' })]);
+    assert.equal((await getClaim(t, seeded, 'fetchPrivateParams=true', m.accessToken)).plugins[1].privateParams.seedCode, 'my seed');
+    assert.equal((await attempt(t, 'simulate', seeded, randomAddress(), { c1: { code: claimCode('my seed', 0) } })).statusCode, 200);
+    assert.equal((await attempt(t, 'simulate', seeded, randomAddress(), { c1: { code: claimCode('my seed', 11) } })).statusCode, 200, 'an index of two digits');
+    const long = 'c'.repeat(512);
+    const listed = await claimWith([numUses(10), codes(3, { codes: [long, 'd', 'e'] })]);
+    assert.equal((await attempt(t, 'simulate', listed, randomAddress(), { c1: { code: long } })).statusCode, 200, 'the first code, of 512 characters');
+    // codes take user input: a wrong one counts as a failed guess, which the creator sees
+    assert.deepEqual((await attempt(t, 'simulate', listed, randomAddress(), { c1: { code: 'f' } })).json(), { errorMessage: 'Invalid code. Not found in list of codes.' });
+    assert.deepEqual((await getClaim(t, listed, '', m.accessToken))._failedGuesses, { total: 1, lastHour: 1 });
+    const many = Array.from({ length: 100_000 }, (_, i) => `k${i}`);
+    const full = await claimWith([numUses(10), codes(100_000, { codes: many })]);
+    assert.equal((await attempt(t, 'simulate', full, randomAddress(), { c1: { code: 'k99999' } })).statusCode, 200);
   });
 
   test('whitelist: list index as claim number, no cap at maxUsesPerAddress 0, private state per address', async () => {

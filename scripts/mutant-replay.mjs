@@ -1,0 +1,44 @@
+// node scripts/mutant-replay.mjs <report.json> <src file> <ids|survived|timeout|both> <test files…>
+// Re-runs mutants of a Stryker JSON report one at a time, without a timeout: each mutant is planted
+// by hand in a copy of src/ and test/ (.tmp/replay, so the worktree and a running Stryker sandbox
+// are never touched), the tests run once on SQLite, and the line says KILLED (a test failed) or
+// SURVIVED. Used for the "after" column of docs/contributing.md (timed-out mutants on a loaded
+// machine, and survivors against tests written since the report).
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { resolve } from 'node:path';
+
+const [report, file, which, ...tests] = process.argv.slice(2);
+if (!tests.length) {
+  console.error('usage: node scripts/mutant-replay.mjs <report.json> <src file> <ids,…|survived|timeout|both> <test files…>');
+  process.exit(2);
+}
+const root = process.cwd();
+const dir = resolve('.tmp/replay');
+rmSync(dir, { recursive: true, force: true });
+mkdirSync(dir, { recursive: true });
+cpSync('src', `${dir}/src`, { recursive: true });
+cpSync('test', `${dir}/test`, { recursive: true });
+for (const f of ['package.json', 'tsconfig.json']) cpSync(f, `${dir}/${f}`);
+for (const d of ['node_modules', 'docs', 'examples', 'portal', 'bin', 'clients', 'scripts']) if (existsSync(d)) symlinkSync(resolve(root, d), `${dir}/${d}`);
+
+const f = JSON.parse(readFileSync(report, 'utf8')).files[file];
+if (readFileSync(file, 'utf8') !== f.source) console.error(`warning: ${file} changed since the report; mutants are planted in the report's source`);
+const pick = { survived: ['Survived', 'NoCoverage'], timeout: ['Timeout'], both: ['Survived', 'NoCoverage', 'Timeout'] }[which];
+const ids = which.split(',');
+const mutants = f.mutants.filter((m) => (pick ? pick.includes(m.status) : ids.includes(String(m.id))));
+const lines = f.source.split('\n');
+const offset = (p) => lines.slice(0, p.line - 1).reduce((a, l) => a + l.length + 1, 0) + p.column - 1;
+const node = resolve(root, 'node_modules/.bin/node');
+try {
+  for (const m of mutants) {
+    writeFileSync(`${dir}/${file}`, f.source.slice(0, offset(m.location.start)) + m.replacement + f.source.slice(offset(m.location.end)));
+    const t0 = Date.now();
+    const r = spawnSync(node, ['--test', '--test-isolation=none', '--test-timeout=60000', ...tests], { cwd: dir, env: { ...process.env, TEST_DB: 'sqlite' }, encoding: 'utf8', timeout: 300_000 });
+    const failed = [...`${r.stdout}${r.stderr}`.matchAll(/^\s*✖ (.*)$/gm)].map((x) => x[1]);
+    const verdict = r.status === 0 ? 'SURVIVED' : 'KILLED';
+    console.log([m.id, m.status, verdict, `${((Date.now() - t0) / 1000).toFixed(1)}s`, `L${m.location.start.line}:${m.location.start.column}`, m.mutatorName, JSON.stringify(m.replacement).slice(0, 100), failed[0] ?? ''].join('\t'));
+  }
+} finally {
+  writeFileSync(`${dir}/${file}`, f.source);
+}
