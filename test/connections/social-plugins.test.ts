@@ -132,6 +132,9 @@ describe('social plugins', () => {
     await putRefused(claimId, with_({ usernames: { carol: 2002 } }), `${N}.usernames.carol must be an account id string`);
     await putRefused(claimId, with_({ ids: [] }), `${N}.ids must be an object`);
     await putRefused(claimId, with_({ usernames: [] }), `${N}.usernames must be an object`);
+    await putRefused(claimId, with_({ ids: 5 }), `${N}.ids must be an object`);
+    // null reads as empty, like an absent field
+    assert.equal((await put(claimId, with_({ ids: null, usernames: {} }))).statusCode, 200);
     await putRefused(claimId, with_('x'), 'body.claims.0.plugins.1.newState must be object');
     // an empty newState clears the state: the account may claim again
     assert.equal((await put(claimId, with_({}))).statusCode, 200);
