@@ -6,8 +6,7 @@ import formbody from '@fastify/formbody';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Ajv, type ErrorObject } from 'ajv';
-import addFormats from 'ajv-formats';
+import type { ErrorObject } from 'ajv';
 import { registerApiKeyGate } from './api-keys/gate.ts';
 import { registerMetrics } from './ops/metrics.ts';
 import { capabilities } from './capabilities.ts';
@@ -17,6 +16,7 @@ import { clientRequestId, installInputRules, routerErrorHandler, validationMessa
 import { MAX_PATH_PARAM_LENGTH } from './shared/schemas.ts';
 import { startLoops } from './worker/runtime.ts';
 import { ErrorResponse } from './shared/schemas.ts';
+import { buildSerializer, compileValidator } from './shared/schema-compilers.ts';
 
 export type App = FastifyInstance;
 
@@ -24,14 +24,6 @@ declare module 'fastify' {
   interface FastifyInstance {
     ctx: AppContext;
   }
-}
-
-function makeAjv(coerce: boolean) {
-  // Unknown fields are refused, not silently dropped; body types are never coerced
-  // ("1" is not a number), while path and query strings are (they are always strings).
-  const ajv = new Ajv({ allErrors: false, removeAdditional: false, useDefaults: true, coerceTypes: coerce ? 'array' : false, strict: false });
-  (addFormats as unknown as (a: Ajv) => void)(ajv);
-  return ajv;
 }
 
 function describe(e: ErrorObject, part: string): string {
@@ -67,15 +59,15 @@ export async function buildApp(ctx: AppContext, { extend, ...opts }: BuildOption
     http: { headersTimeout: Math.min(requestTimeoutMs, 10_000), connectionsCheckingInterval: Math.min(requestTimeoutMs, 1000) },
     routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
     frameworkErrors: routerErrorHandler(() => apiKeyGate),
+    // compiled once per process (shared/schema-compilers.ts)
+    schemaController: { compilersFactory: { buildSerializer } },
     ...opts,
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
   app.decorate('ctx', ctx);
   // first, so that every route registered below gets its metrics hook (ops/metrics.ts; off unless configured)
   await registerMetrics(app, ctx);
 
-  const bodyAjv = makeAjv(false);
-  const stringAjv = makeAjv(true);
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : stringAjv).compile(schema));
+  app.setValidatorCompiler(compileValidator);
   app.setSchemaErrorFormatter((errors, dataVar) => {
     const err = new Error(errors.map((e) => describe(e as ErrorObject, dataVar)).join('; ')) as FastifyError;
     err.statusCode = 400;
