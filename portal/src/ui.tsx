@@ -1,4 +1,4 @@
-// Small shared pieces: error and status lines, a copy button, a busy wrapper.
+// Small shared pieces: error and status lines, a copy button, a busy wrapper, paged lists.
 import { useState } from 'preact/hooks';
 
 export function ErrorLine({ error }: { error: string | null }) {
@@ -43,6 +43,53 @@ export function useAction() {
     }
   };
   return { busy, error, setError, run };
+}
+
+/** One page of a list as the service answers it; `total` only where the route counts. */
+export interface Page<T> {
+  docs: T[];
+  bookmark: string;
+  hasMore: boolean;
+  total?: number;
+}
+
+export interface PagedList<T> {
+  /** null until the first page has come */
+  docs: T[] | null;
+  hasMore: boolean;
+  total?: number;
+  /** Reads the first page again (replacing the list) through the page's run. */
+  load: () => Promise<void>;
+  /** Appends the next page. */
+  more: () => Promise<void>;
+  /** load without run, for use inside another run action: its busy flag and error cover this read too. */
+  refresh: () => Promise<void>;
+}
+
+/** A list read page by page; errors show through the useAction whose run is given. */
+export function usePagedList<T>(fetchPage: (bookmark: string) => Promise<Page<T>>, run: ReturnType<typeof useAction>['run']): PagedList<T> {
+  const [list, setList] = useState<Page<T> | null>(null);
+  const read = async (bookmark: string) => {
+    const page = await fetchPage(bookmark);
+    // appended to the list as it is when the page comes, not as it was when asked for
+    setList((prev) => ({ ...page, docs: bookmark && prev ? [...prev.docs, ...page.docs] : page.docs }));
+  };
+  return {
+    docs: list?.docs ?? null,
+    hasMore: list?.hasMore ?? false,
+    total: list?.total,
+    load: () => run(() => read('')),
+    more: () => run(() => read(list?.bookmark ?? '')),
+    refresh: () => read(''),
+  };
+}
+
+export function MoreButton({ list, label }: { list: Pick<PagedList<unknown>, 'hasMore' | 'more'>; label: string }) {
+  return list.hasMore ? (
+    <button type="button" class="secondary" onClick={() => void list.more()}>
+      {label}
+    </button>
+  ) : null;
 }
 
 /** Shown once: a secret with a copy button and the warning that it will not be shown again. */

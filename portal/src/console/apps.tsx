@@ -2,7 +2,7 @@
 // delete, and recent sign-ins.
 import { useEffect, useState } from 'preact/hooks';
 import { api, call, formatTime, type paths } from '../api.ts';
-import { CopyButton, ErrorLine, OnceSecret, useAction } from '../ui.tsx';
+import { CopyButton, ErrorLine, MoreButton, OnceSecret, useAction, usePagedList } from '../ui.tsx';
 
 type App = paths['/api/v0/developerApps/fetch']['post']['responses'][200]['content']['application/json']['developerApps'][number];
 type Signin = paths['/api/v0/developerApps/{clientId}/signins']['get']['responses'][200]['content']['application/json']['signins'][number];
@@ -12,15 +12,11 @@ const lines = (text: string) => text.split(/\s+/).filter(Boolean);
 function AppCard({ app, onChanged }: { app: App; onChanged: () => void }) {
   const [uris, setUris] = useState(app.redirectUris.join('\n'));
   const [secret, setSecret] = useState<string | null>(null);
-  const [signins, setSignins] = useState<{ items: Signin[]; bookmark: string; hasMore: boolean } | null>(null);
   const [saved, setSaved] = useState(false);
   const { busy, error, run } = useAction();
+  // read when asked for (the "Recent sign-ins" button), not on mount
+  const signins = usePagedList<Signin>((bookmark) => call(api.GET('/api/v0/developerApps/{clientId}/signins', { params: { path: { clientId: app.clientId }, query: { bookmark } } })).then((r) => ({ docs: r.signins, ...r.pagination })), run);
   const id = `app-${app.clientId}`;
-  const loadSignins = (bookmark = '') =>
-    run(async () => {
-      const r = await call(api.GET('/api/v0/developerApps/{clientId}/signins', { params: { path: { clientId: app.clientId }, query: { bookmark } } }));
-      setSignins((prev) => ({ items: bookmark && prev ? [...prev.items, ...r.signins] : r.signins, bookmark: r.pagination.bookmark, hasMore: r.pagination.hasMore }));
-    });
   return (
     <article class="card" aria-labelledby={`${id}-name`}>
       <h2 id={`${id}-name`}>{app.name}</h2>
@@ -57,7 +53,7 @@ function AppCard({ app, onChanged }: { app: App; onChanged: () => void }) {
           >
             Rotate secret
           </button>
-          <button type="button" class="secondary" disabled={busy} onClick={() => void loadSignins()}>
+          <button type="button" class="secondary" disabled={busy} onClick={() => void signins.load()}>
             Recent sign-ins
           </button>
           <button
@@ -78,8 +74,8 @@ function AppCard({ app, onChanged }: { app: App; onChanged: () => void }) {
       </form>
       {secret ? <OnceSecret label="New client secret" value={secret} testId="client-secret" /> : null}
       <ErrorLine error={error} />
-      {signins ? (
-        signins.items.length === 0 ? (
+      {signins.docs ? (
+        signins.docs.length === 0 ? (
           <p>No sign-ins yet.</p>
         ) : (
           <div class="table-wrap">
@@ -94,7 +90,7 @@ function AppCard({ app, onChanged }: { app: App; onChanged: () => void }) {
                 </tr>
               </thead>
               <tbody>
-                {signins.items.map((s) => (
+                {signins.docs.map((s) => (
                   <tr key={s.createdAt + s.platformAddress}>
                     <td>{formatTime(s.createdAt)}</td>
                     <td>
@@ -106,11 +102,7 @@ function AppCard({ app, onChanged }: { app: App; onChanged: () => void }) {
                 ))}
               </tbody>
             </table>
-            {signins.hasMore ? (
-              <button type="button" class="secondary" onClick={() => void loadSignins(signins.bookmark)}>
-                More sign-ins
-              </button>
-            ) : null}
+            <MoreButton list={signins} label="More sign-ins" />
           </div>
         )
       ) : null}

@@ -6,7 +6,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { api, ApiFailure, builderPlugins, call, formatTime, pluginDescriptions, type ClaimDoc, type paths, type PluginDescription, type PluginOption, type SessionInfo } from '../api.ts';
 import { buildParams, detailsText, Fields, initialValues, type Values } from '../forms.tsx';
-import { CopyButton, download, ErrorLine, useAction } from '../ui.tsx';
+import { CopyButton, download, ErrorLine, MoreButton, useAction, usePagedList } from '../ui.tsx';
 
 type Mine = paths['/api/v0/claims/mine']['get']['responses'][200]['content']['application/json']['claims'][number];
 type Attempt = paths['/api/v0/claims/{claimId}/attempts']['get']['responses'][200]['content']['application/json']['docs'][number];
@@ -27,16 +27,9 @@ export function ClaimsPage({ route, session }: { route: string[]; session: Sessi
 }
 
 function MyClaims() {
-  const [claims, setClaims] = useState<Mine[] | null>(null);
-  const [page, setPage] = useState({ bookmark: '', hasMore: false });
   const { error, run } = useAction();
-  const load = (bookmark = '') =>
-    run(async () => {
-      const r = await call(api.GET('/api/v0/claims/mine', { params: { query: { bookmark } } }));
-      setClaims((prev) => (bookmark && prev ? [...prev, ...r.claims] : r.claims));
-      setPage(r.pagination);
-    });
-  useEffect(() => void load(), []);
+  const claims = usePagedList<Mine>((bookmark) => call(api.GET('/api/v0/claims/mine', { params: { query: { bookmark } } })).then((r) => ({ docs: r.claims, ...r.pagination })), run);
+  useEffect(() => void claims.load(), []);
   return (
     <section aria-labelledby="claims-title">
       <div class="row spread">
@@ -46,10 +39,10 @@ function MyClaims() {
         </a>
       </div>
       <ErrorLine error={error} />
-      {claims?.length === 0 ? <p>No claims yet.</p> : null}
-      {claims && claims.length > 0 ? (
+      {claims.docs?.length === 0 ? <p>No claims yet.</p> : null}
+      {claims.docs && claims.docs.length > 0 ? (
         <ul class="list">
-          {claims.map((c) => (
+          {claims.docs.map((c) => (
             <li key={c.claimId} class="card row spread">
               <span>
                 <a href={`#/claims/view/${encodeURIComponent(c.claimId)}`}>{c.name || c.claimId}</a> <code>{c.claimId}</code> <span class="muted">v{c.version}</span>
@@ -65,7 +58,7 @@ function MyClaims() {
                     confirm(`Delete the claim ${c.claimId}?`) &&
                     void run(async () => {
                       await call(api.DELETE('/api/v0/claims', { body: { claimIds: [c.claimId] } }));
-                      await load();
+                      await claims.load();
                     })
                   }
                 >
@@ -76,11 +69,7 @@ function MyClaims() {
           ))}
         </ul>
       ) : null}
-      {page.hasMore ? (
-        <button type="button" class="secondary" onClick={() => void load(page.bookmark)}>
-          More claims
-        </button>
-      ) : null}
+      <MoreButton list={claims} label="More claims" />
     </section>
   );
 }
@@ -378,16 +367,11 @@ function codesCsv(seed: string, count: number): string {
 function ClaimView({ claimId, session }: { claimId: string; session: SessionInfo }) {
   const descriptions = useDescriptions(true);
   const [claim, setClaim] = useState<ClaimDoc | null>(null);
-  const [attempts, setAttempts] = useState<{ docs: Attempt[]; bookmark: string; hasMore: boolean; total: number } | null>(null);
   const { error, run } = useAction();
-  const loadAttempts = (bookmark = '') =>
-    run(async () => {
-      const r = await call(api.GET('/api/v0/claims/{claimId}/attempts', { params: { path: { claimId }, query: { includeErrors: true, bookmark } } }));
-      setAttempts((prev) => ({ ...r, docs: bookmark && prev ? [...prev.docs, ...r.docs] : r.docs }));
-    });
+  const attempts = usePagedList<Attempt>((bookmark) => call(api.GET('/api/v0/claims/{claimId}/attempts', { params: { path: { claimId }, query: { includeErrors: true, bookmark } } })), run);
   useEffect(() => {
     void run(async () => setClaim((await call(api.GET('/api/v0/claim/{claimId}', { params: { path: { claimId }, query: { fetchPrivateParams: true } } }))).claim));
-    void loadAttempts();
+    void attempts.load();
   }, []);
   if (!claim) return <ErrorLine error={error} />;
   const byId = new Map((descriptions ?? []).map((d) => [d.pluginId, d]));
@@ -422,10 +406,10 @@ function ClaimView({ claimId, session }: { claimId: string; session: SessionInfo
         })}
       </ul>
       <Simulate claim={claim} descriptions={descriptions ?? []} defaultAddress={session.address} />
-      <h2>Attempts {attempts ? <span class="muted">({attempts.total})</span> : null}</h2>
+      <h2>Attempts {attempts.docs ? <span class="muted">({attempts.total})</span> : null}</h2>
       <ErrorLine error={error} />
-      {attempts && attempts.docs.length === 0 ? <p>No attempts yet.</p> : null}
-      {attempts && attempts.docs.length > 0 ? (
+      {attempts.docs?.length === 0 ? <p>No attempts yet.</p> : null}
+      {attempts.docs && attempts.docs.length > 0 ? (
         <div class="table-wrap">
           <table>
             <caption class="sr-only">Attempts, newest first</caption>
@@ -450,11 +434,7 @@ function ClaimView({ claimId, session }: { claimId: string; session: SessionInfo
           </table>
         </div>
       ) : null}
-      {attempts?.hasMore ? (
-        <button type="button" class="secondary" onClick={() => void loadAttempts(attempts.bookmark)}>
-          More attempts
-        </button>
-      ) : null}
+      <MoreButton list={attempts} label="More attempts" />
     </section>
   );
 }

@@ -4,7 +4,7 @@
 // webhook deliveries, with redeliver. Everything goes through the plugin document routes.
 import { useEffect, useState } from 'preact/hooks';
 import { api, call, formatTime, type paths, type PluginDoc, type PluginVersion } from '../api.ts';
-import { CopyButton, ErrorLine, OnceSecret, useAction } from '../ui.tsx';
+import { CopyButton, ErrorLine, MoreButton, OnceSecret, useAction, usePagedList } from '../ui.tsx';
 
 type CreateBody = paths['/api/v0/plugins']['post']['requestBody']['content']['application/json'];
 type VersionConfig = CreateBody['initialVersion'];
@@ -30,16 +30,9 @@ export function PluginsPage({ route }: { route: string[] }) {
 }
 
 function MyPlugins() {
-  const [docs, setDocs] = useState<PluginDoc[] | null>(null);
-  const [page, setPage] = useState({ bookmark: '', hasMore: false });
   const { error, run } = useAction();
-  const load = (bookmark = '') =>
-    run(async () => {
-      const r = await call(api.GET('/api/v0/plugins/search', { params: { query: { pluginsForSignedInUser: true, bookmark } } }));
-      setDocs((prev) => (bookmark && prev ? [...prev, ...(r.docs as PluginDoc[])] : (r.docs as PluginDoc[])));
-      setPage({ bookmark: r.bookmark, hasMore: r.hasMore });
-    });
-  useEffect(() => void load(), []);
+  const plugins = usePagedList((bookmark) => call(api.GET('/api/v0/plugins/search', { params: { query: { pluginsForSignedInUser: true, bookmark } } })).then((r) => ({ ...r, docs: r.docs as PluginDoc[] })), run);
+  useEffect(() => void plugins.load(), []);
   return (
     <section aria-labelledby="plugins-title">
       <div class="row spread">
@@ -50,10 +43,10 @@ function MyPlugins() {
       </div>
       <p class="muted">Custom plugins call your endpoint on every claim attempt. Published plugins appear in every creator's claim builder once reviewed.</p>
       <ErrorLine error={error} />
-      {docs?.length === 0 ? <p>No plugins yet.</p> : null}
-      {docs && docs.length > 0 ? (
+      {plugins.docs?.length === 0 ? <p>No plugins yet.</p> : null}
+      {plugins.docs && plugins.docs.length > 0 ? (
         <ul class="list">
-          {docs.map((d) => (
+          {plugins.docs.map((d) => (
             <li key={d.pluginId} class="card row spread">
               <span>
                 <a href={`#/plugins/view/${encodeURIComponent(d.pluginId)}`}>{String((d.metadata as { name?: string }).name ?? d.pluginId)}</a> <code>{d.pluginId}</code>{' '}
@@ -65,11 +58,7 @@ function MyPlugins() {
           ))}
         </ul>
       ) : null}
-      {page.hasMore ? (
-        <button type="button" class="secondary" onClick={() => void load(page.bookmark)}>
-          More plugins
-        </button>
-      ) : null}
+      <MoreButton list={plugins} label="More plugins" />
     </section>
   );
 }
@@ -258,24 +247,14 @@ function PluginView({ pluginId }: { pluginId: string }) {
   const [doc, setDoc] = useState<PluginDoc | null>(null);
   const [secret, setSecret] = useState<{ value: string; rotated: boolean } | null>(null);
   const [draft, setDraft] = useState<VersionConfig | null>(null);
-  const [errors, setErrors] = useState<{ docs: ErrorRecord[]; bookmark: string; hasMore: boolean; total: number } | null>(null);
-  const [deliveries, setDeliveries] = useState<{ docs: Delivery[]; bookmark: string; hasMore: boolean; total: number } | null>(null);
   const { busy, error, run } = useAction();
   const update = (body: Omit<paths['/api/v0/plugins']['put']['requestBody']['content']['application/json'], 'pluginId'>) => call(api.PUT('/api/v0/plugins', { body: { pluginId, ...body } }));
-  const loadErrors = (bookmark = '') =>
-    run(async () => {
-      const r = await call(api.GET('/api/v0/plugins/errors', { params: { query: { pluginId, bookmark } } }));
-      setErrors((prev) => ({ ...r, docs: bookmark && prev ? [...prev.docs, ...r.docs] : r.docs }));
-    });
-  const loadDeliveries = (bookmark = '') =>
-    run(async () => {
-      const r = await call(api.GET('/api/v0/plugins/deliveries', { params: { query: { pluginId, bookmark } } }));
-      setDeliveries((prev) => ({ ...r, docs: bookmark && prev ? [...prev.docs, ...r.docs] : r.docs }));
-    });
+  const errors = usePagedList<ErrorRecord>((bookmark) => call(api.GET('/api/v0/plugins/errors', { params: { query: { pluginId, bookmark } } })), run);
+  const deliveries = usePagedList<Delivery>((bookmark) => call(api.GET('/api/v0/plugins/deliveries', { params: { query: { pluginId, bookmark } } })), run);
   useEffect(() => {
     void run(async () => setDoc((await call(api.GET('/api/v0/plugin/{pluginId}', { params: { path: { pluginId } } }))).plugin));
-    void loadErrors();
-    void loadDeliveries();
+    void errors.load();
+    void deliveries.load();
   }, []);
   if (!doc) return <ErrorLine error={error} />;
   const meta = doc.metadata as { name?: string; description?: string };
@@ -379,9 +358,9 @@ function PluginView({ pluginId }: { pluginId: string }) {
         </button>
       )}
 
-      <h2>Errors {errors ? <span class="muted">({errors.total})</span> : null}</h2>
-      {errors && errors.docs.length === 0 ? <p>No errors recorded.</p> : null}
-      {errors && errors.docs.length > 0 ? (
+      <h2>Errors {errors.docs ? <span class="muted">({errors.total})</span> : null}</h2>
+      {errors.docs?.length === 0 ? <p>No errors recorded.</p> : null}
+      {errors.docs && errors.docs.length > 0 ? (
         <div class="table-wrap">
           <table>
             <caption class="sr-only">Endpoint errors, newest first</caption>
@@ -406,15 +385,11 @@ function PluginView({ pluginId }: { pluginId: string }) {
           </table>
         </div>
       ) : null}
-      {errors?.hasMore ? (
-        <button type="button" class="secondary" onClick={() => void loadErrors(errors.bookmark)}>
-          More errors
-        </button>
-      ) : null}
+      <MoreButton list={errors} label="More errors" />
 
-      <h2>Webhook deliveries {deliveries ? <span class="muted">({deliveries.total})</span> : null}</h2>
-      {deliveries && deliveries.docs.length === 0 ? <p>No status webhook deliveries.</p> : null}
-      {deliveries && deliveries.docs.length > 0 ? (
+      <h2>Webhook deliveries {deliveries.docs ? <span class="muted">({deliveries.total})</span> : null}</h2>
+      {deliveries.docs?.length === 0 ? <p>No status webhook deliveries.</p> : null}
+      {deliveries.docs && deliveries.docs.length > 0 ? (
         <div class="table-wrap">
           <table>
             <caption class="sr-only">Status webhook deliveries, newest first</caption>
@@ -443,7 +418,7 @@ function PluginView({ pluginId }: { pluginId: string }) {
                   <td>
                     <button type="button" class="secondary small" disabled={busy} onClick={() => void run(async () => {
                       await call(api.POST('/api/v0/plugins/deliveries/redeliver', { body: { deliveryId: d.deliveryId } }));
-                      await loadDeliveries();
+                      await deliveries.load();
                     })}>
                       Redeliver
                     </button>
@@ -454,11 +429,7 @@ function PluginView({ pluginId }: { pluginId: string }) {
           </table>
         </div>
       ) : null}
-      {deliveries?.hasMore ? (
-        <button type="button" class="secondary" onClick={() => void loadDeliveries(deliveries.bookmark)}>
-          More deliveries
-        </button>
-      ) : null}
+      <MoreButton list={deliveries} label="More deliveries" />
     </section>
   );
 }

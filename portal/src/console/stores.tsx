@@ -2,7 +2,7 @@
 // through the batch route 10,000 at a time, with progress); export; activity; the whitelist snippet.
 import { useEffect, useState } from 'preact/hooks';
 import { api, call, formatTime, type paths } from '../api.ts';
-import { CopyButton, download, ErrorLine, useAction } from '../ui.tsx';
+import { CopyButton, download, ErrorLine, MoreButton, useAction, usePagedList } from '../ui.tsx';
 
 type Store = paths['/api/v0/dynamicStore/{id}']['get']['responses'][200]['content']['application/json']['doc'];
 type Activity = paths['/api/v0/dynamicStores/activity']['get']['responses'][200]['content']['application/json']['history']['docs'][number];
@@ -72,18 +72,13 @@ function StoreView({ id }: { id: string }) {
   const [store, setStore] = useState<Store | null>(null);
   const [address, setAddress] = useState('');
   const [progress, setProgress] = useState<{ done: number; total: number } | null>(null);
-  const [activity, setActivity] = useState<{ docs: Activity[]; bookmark: string; hasMore: boolean } | null>(null);
   const [message, setMessage] = useState<string | null>(null);
   const { busy, error, setError, run } = useAction();
   const reload = async () => setStore((await call(api.GET('/api/v0/dynamicStore/{id}', { params: { path: { id } } }))).doc);
-  const fetchActivity = async (bookmark = '') => {
-    const r = await call(api.GET('/api/v0/dynamicStores/activity', { params: { query: { dynamicDataId: id, bookmark } } }));
-    setActivity((prev) => ({ docs: bookmark && prev ? [...prev.docs, ...r.history.docs] : r.history.docs, bookmark: r.bookmark, hasMore: r.hasMore }));
-  };
-  const loadActivity = (bookmark = '') => run(() => fetchActivity(bookmark));
+  const activity = usePagedList<Activity>((bookmark) => call(api.GET('/api/v0/dynamicStores/activity', { params: { query: { dynamicDataId: id, bookmark } } })).then((r) => ({ docs: r.history.docs, bookmark: r.bookmark, hasMore: r.hasMore })), run);
   useEffect(() => {
     void run(reload);
-    void loadActivity();
+    void activity.load();
   }, []);
   if (!store) return <ErrorLine error={error} />;
 
@@ -91,7 +86,7 @@ function StoreView({ id }: { id: string }) {
     run(async () => {
       await call(api.POST('/api/v0/storeActions/single', { body: { dynamicDataId: id, actionName, payload: { address } } }));
       await reload();
-      await fetchActivity();
+      await activity.refresh();
       setMessage(`${actionName === 'add' ? 'Added' : 'Removed'} ${address}.`);
       setAddress('');
     });
@@ -108,7 +103,7 @@ function StoreView({ id }: { id: string }) {
         setProgress({ done: Math.min(i + BATCH, addresses.length), total: addresses.length });
       }
       await reload();
-      await fetchActivity();
+      await activity.refresh();
       // announced once the page shows the new size
       setMessage(`Imported ${addresses.length.toLocaleString()} addresses.`);
     });
@@ -201,20 +196,16 @@ function StoreView({ id }: { id: string }) {
         <CopyButton text={snippet} label="Copy whitelist snippet" />
       </div>
       <h2>Activity</h2>
-      {activity?.docs.length === 0 ? <p>No activity yet.</p> : null}
+      {activity.docs?.length === 0 ? <p>No activity yet.</p> : null}
       <ul class="list">
-        {activity?.docs.map((a) => (
+        {activity.docs?.map((a) => (
           <li key={a._docId} class="card">
             {formatTime(a.updatedAt)}: {a.actions.length} action{a.actions.length === 1 ? '' : 's'}
             {a.actions.length <= 3 ? ` (${a.actions.map((x) => `${x.actionName} ${x.payload.address}`).join(', ')})` : ''}
           </li>
         ))}
       </ul>
-      {activity?.hasMore ? (
-        <button type="button" class="secondary" onClick={() => void loadActivity(activity.bookmark)}>
-          More activity
-        </button>
-      ) : null}
+      <MoreButton list={activity} label="More activity" />
     </section>
   );
 }
