@@ -3,7 +3,8 @@
 // by hand in a copy of src/ and test/ (.tmp/replay, so the worktree and a running Stryker sandbox
 // are never touched), the tests run once on SQLite, and the line says KILLED (a test failed) or
 // SURVIVED. Used for the "after" column of docs/contributing.md (timed-out mutants on a loaded
-// machine, and survivors against tests written since the report).
+// machine, and survivors against tests written since the report). REPLAY_DB=postgres (with
+// TEST_DATABASE_URL) judges on PostgreSQL: code only PostgreSQL runs is judged there.
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
@@ -14,7 +15,7 @@ if (!tests.length) {
   process.exit(2);
 }
 const root = process.cwd();
-const dir = resolve('.tmp/replay');
+const dir = resolve(process.env.REPLAY_DIR ?? '.tmp/replay'); // REPLAY_DIR: one per concurrent replay
 rmSync(dir, { recursive: true, force: true });
 mkdirSync(dir, { recursive: true });
 cpSync('src', `${dir}/src`, { recursive: true });
@@ -34,7 +35,7 @@ try {
   for (const m of mutants) {
     writeFileSync(`${dir}/${file}`, f.source.slice(0, offset(m.location.start)) + m.replacement + f.source.slice(offset(m.location.end)));
     const t0 = Date.now();
-    const r = spawnSync(node, ['--test', '--test-isolation=none', '--test-timeout=60000', ...tests], { cwd: dir, env: { ...process.env, TEST_DB: 'sqlite' }, encoding: 'utf8', timeout: 300_000 });
+    const r = spawnSync(node, ['--test', '--test-isolation=none', '--test-timeout=60000', ...tests], { cwd: dir, env: { ...process.env, TEST_DB: process.env.REPLAY_DB ?? 'sqlite' }, encoding: 'utf8', timeout: 300_000 });
     const failed = [...`${r.stdout}${r.stderr}`.matchAll(/^\s*✖ (.*)$/gm)].map((x) => x[1]);
     const verdict = r.status === 0 ? 'SURVIVED' : 'KILLED';
     console.log([m.id, m.status, verdict, `${((Date.now() - t0) / 1000).toFixed(1)}s`, `L${m.location.start.line}:${m.location.start.column}`, m.mutatorName, JSON.stringify(m.replacement).slice(0, 100), failed[0] ?? ''].join('\t'));
