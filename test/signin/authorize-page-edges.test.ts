@@ -1,0 +1,260 @@
+// GET /signin/authorize, the edges: the exact params JSON the page script reads (each optional
+// field only when given; `<`, U+2028, U+2029 escaped), the exact deny URL, the page's texts and
+// titles, the error page (no script), the response headers, the querystring limits (JSON 400s of
+// the schema), display-only parameters, a repeated parameter, the exact error redirects, the
+// route's OpenAPI entry, and that an unexpected failure stays a 500 rather than the error page.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startApp, type TestApp } from '../helpers/app.ts';
+import { createTestClient, type TestClient } from '../helpers/signin.ts';
+
+const CALLBACK = 'https://shop.example/cb?x=1';
+const CHALLENGE = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
+const TAIL = ' Signing costs nothing and sends no transaction.</p>';
+
+const paramsText = (html: string) => /<script type="application\/json" id="params">(.*?)<\/script>/s.exec(html)![1];
+const paramsOf = (html: string) => JSON.parse(paramsText(html)) as Record<string, unknown>;
+const nonceOf = (csp: unknown) => /script-src 'nonce-([^']+)'/.exec(String(csp))![1];
+const csp = (nonce: string) =>
+  `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
+
+describe('authorize page edges', () => {
+  let t: TestApp;
+  let client: TestClient;
+  before(async () => {
+    t = await startApp();
+    client = await createTestClient(t, { name: 'Shop', redirectUris: [CALLBACK] });
+  });
+  after(() => t.close());
+
+  const get = (qs: string) => t.request('GET', `/signin/authorize?${qs}`, { apiKey: null });
+  const page = (q: Record<string, string>) => get(String(new URLSearchParams(q)));
+  const base = () => ({ response_type: 'code', client_id: client.clientId, redirect_uri: CALLBACK });
+
+  test('every optional parameter given: the params JSON carries each, the method as S256, and the deny URL with the state', async () => {
+    const res = await page({ ...base(), scope: 'completeClaims', state: 's1', code_challenge: CHALLENGE, code_challenge_method: 'S256' });
+    assert.equal(res.statusCode, 200);
+    assert.deepEqual(paramsOf(res.body), {
+      client_id: client.clientId,
+      redirect_uri: CALLBACK,
+      scope: 'completeClaims',
+      state: 's1',
+      code_challenge: CHALLENGE,
+      code_challenge_method: 'S256',
+      appName: 'Shop',
+      nativeChainId: 'platform-1',
+      denyUrl: 'https://shop.example/cb?x=1&error=access_denied&state=s1',
+    });
+  });
+
+  test('only client_id given: no optional field at all, and no deny URL', async () => {
+    const res = await page({ response_type: 'code', client_id: client.clientId });
+    assert.equal(res.statusCode, 200);
+    assert.deepEqual(paramsOf(res.body), { client_id: client.clientId, appName: 'Shop', nativeChainId: 'platform-1', denyUrl: null });
+  });
+
+  test('a redirect URI without a state: the deny URL has no state', async () => {
+    const res = await page(base());
+    assert.equal(res.statusCode, 200);
+    assert.deepEqual(paramsOf(res.body), { client_id: client.clientId, redirect_uri: CALLBACK, appName: 'Shop', nativeChainId: 'platform-1', denyUrl: 'https://shop.example/cb?x=1&error=access_denied' });
+  });
+
+  test('<, U+2028 and U+2029 are escaped in the params JSON and come back intact', async () => {
+    const state = 'a\u2028b\u2029c</script><!--d';
+    const res = await page({ ...base(), state });
+    assert.equal(res.statusCode, 200);
+    const raw = paramsText(res.body);
+    assert.ok(!raw.includes('<') && !raw.includes('\u2028') && !raw.includes('\u2029'), raw);
+    assert.ok(raw.includes('"state":"a\\u2028b\\u2029c\\u003c/script>\\u003c!--d"'), raw);
+    const params = paramsOf(res.body);
+    assert.equal(params.state, state);
+    const deny = new URL(String(params.denyUrl));
+    assert.equal(deny.origin + deny.pathname, 'https://shop.example/cb');
+    assert.deepEqual([...deny.searchParams], [['x', '1'], ['error', 'access_denied'], ['state', state]]);
+  });
+
+  test('the page headers, title, style and texts with a redirect URI and scopes', async () => {
+    const res = await page({ ...base(), scope: 'manageClaims completeClaims' });
+    assert.equal(res.statusCode, 200);
+    const nonce = nonceOf(res.headers['content-security-policy']);
+    assert.equal(res.headers['content-security-policy'], csp(nonce));
+    assert.equal(res.headers['content-type'], 'text/html; charset=utf-8');
+    assert.equal(res.headers['cache-control'], 'no-store');
+    assert.equal(res.headers['x-frame-options'], 'DENY');
+    assert.equal(res.headers['referrer-policy'], 'no-referrer');
+    const html = res.body;
+    assert.ok(html.includes('<meta name="referrer" content="no-referrer"><title>Sign in to Shop</title>'), 'the title');
+    // `code{display:block}` would otherwise show the hidden code element: the rule matters
+    assert.ok(html.includes(`<style nonce="${nonce}">\n[hidden]{display:none!important}\n`), 'the [hidden] rule');
+    assert.ok(html.includes('<h1>Sign in to Shop</h1>'));
+    assert.ok(html.includes('<p>Shop asks you to prove that you own your wallet address and to allow:</p>'));
+    assert.ok(
+      html.includes(
+        '<ul id="scopes">' +
+          '<li><b>Complete Claims</b> <span class="muted">(completeClaims)</span><br><span class="muted">Complete claims on your behalf (claims with an initiatedBy plugin; reserved codes).</span></li>' +
+          '<li><b>Manage Claims</b> <span class="muted">(manageClaims)</span><br><span class="muted">Create, update and delete claims.</span></li>' +
+          '</ul>\n',
+      ),
+      'the scope list, in the order of the scope table',
+    );
+    assert.ok(html.includes(`<p class="muted">You will be returned to <b>https://shop.example</b>.${TAIL}`));
+    assert.ok(!html.includes('code to copy'));
+    assert.ok(html.includes(`<script nonce="${nonce}">`));
+  });
+
+  test('the texts without a redirect URI or scopes', async () => {
+    const res = await page({ response_type: 'code', client_id: client.clientId });
+    assert.equal(res.statusCode, 200);
+    const html = res.body;
+    assert.ok(html.includes('<p>Shop asks you to prove that you own your wallet address.</p>'));
+    assert.ok(html.includes('<p class="muted" id="scopes">No API scopes requested.</p>'));
+    assert.ok(!html.includes('<ul'));
+    assert.ok(html.includes(`<p class="muted">You will get a code to copy into the app.${TAIL}`));
+    assert.ok(!html.includes('returned to'));
+  });
+
+  test('the error page: its title, its message, and no script', async () => {
+    const res = await page({ response_type: 'code', client_id: 'nope' });
+    assert.equal(res.statusCode, 400);
+    assert.equal(res.headers.location, undefined);
+    assert.equal(res.headers['content-type'], 'text/html; charset=utf-8');
+    assert.equal(res.headers['referrer-policy'], 'no-referrer');
+    const nonce = nonceOf(res.headers['content-security-policy']);
+    assert.equal(res.headers['content-security-policy'], csp(nonce));
+    assert.ok(res.body.includes(`<title>Sign-in error</title><style nonce="${nonce}">\n[hidden]{display:none!important}\n`));
+    assert.ok(
+      res.body.endsWith(
+        '</style></head>\n<body><main><h1>This sign-in link is not valid</h1><p class="error" id="error">Invalid client_id: no developer app has this client ID.</p>' +
+          '<p class="muted">Go back to the app and try again.</p></main></body></html>',
+      ),
+      res.body.slice(-300),
+    );
+    assert.ok(!res.body.includes('<script'));
+  });
+
+  test('an over-long parameter is refused by the querystring schema (a JSON 400, never redirected)', async () => {
+    const limits: [string, number][] = [
+      ['response_type', 64],
+      ['client_id', 128],
+      ['redirect_uri', 2048],
+      ['scope', 1024],
+      ['state', 1024],
+      ['code_challenge', 128],
+      ['code_challenge_method', 16],
+    ];
+    for (const [name, max] of limits) {
+      const res = await page({ ...base(), [name]: 'a'.repeat(max + 1) });
+      assert.equal(res.statusCode, 400, name);
+      assert.equal(res.headers.location, undefined, name);
+      assert.equal(res.headers['content-type'], 'application/json; charset=utf-8', name);
+      assert.deepEqual(res.json(), { errorMessage: `querystring.${name} must NOT have more than ${max} characters` });
+    }
+    // at the limit the schema lets it through
+    const state = 'a'.repeat(1024);
+    const res = await page({ ...base(), state });
+    assert.equal(res.statusCode, 200);
+    assert.equal(paramsOf(res.body).state, state);
+  });
+
+  test('display-only parameters are allowed and ignored', async () => {
+    const res = await page({ ...base(), claimId: '42', utm_source: 'mail' });
+    assert.equal(res.statusCode, 200);
+    assert.deepEqual(paramsOf(res.body), { client_id: client.clientId, redirect_uri: CALLBACK, appName: 'Shop', nativeChainId: 'platform-1', denyUrl: 'https://shop.example/cb?x=1&error=access_denied' });
+  });
+
+  test('a repeated display-only parameter goes back to the redirect URI as invalid_request, with the state', async () => {
+    const qs = `${new URLSearchParams({ ...base(), state: 's1' })}&claimId=1&claimId=2`;
+    const res = await get(qs);
+    assert.equal(res.statusCode, 302);
+    assert.equal(res.headers['content-type'], 'text/plain; charset=utf-8');
+    assert.equal(res.headers['referrer-policy'], 'no-referrer');
+    const loc = new URL(String(res.headers.location));
+    assert.equal(loc.origin + loc.pathname, 'https://shop.example/cb');
+    assert.deepEqual([...loc.searchParams], [['x', '1'], ['error', 'invalid_request'], ['error_description', 'Parameter claimId must not be repeated.'], ['state', 's1']]);
+    // without a redirect URI it is shown on the error page
+    const shown = await get(`response_type=code&client_id=${client.clientId}&claimId=1&claimId=2`);
+    assert.equal(shown.statusCode, 400);
+    assert.equal(shown.headers.location, undefined);
+    assert.ok(shown.body.includes('<p class="error" id="error">Parameter claimId must not be repeated.</p>'));
+  });
+
+  test('only client_id and redirect_uri are held on the page: a repeated empty-named parameter is redirected too', async () => {
+    const res = await get(`${new URLSearchParams(base())}&=1&=2`);
+    assert.equal(res.statusCode, 302);
+    const loc = new URL(String(res.headers.location));
+    assert.equal(loc.origin + loc.pathname, 'https://shop.example/cb');
+    assert.deepEqual([...loc.searchParams], [['x', '1'], ['error', 'invalid_request'], ['error_description', 'Parameter  must not be repeated.']]);
+  });
+
+  test('a repeated client_id, redirect_uri or state is refused by the schema (a JSON 400, never redirected)', async () => {
+    const q = String(new URLSearchParams(base()));
+    for (const name of ['client_id', 'redirect_uri', 'state']) {
+      const res = await get(`${q}&${name}=https%3A%2F%2Fevil.example%2Fcb&${name}=x`);
+      assert.equal(res.statusCode, 400, name);
+      assert.equal(res.headers.location, undefined, name);
+      assert.deepEqual(res.json(), { errorMessage: `querystring.${name} must be string` });
+    }
+  });
+
+  test('other errors redirect with exactly error, error_description, and the state only when given', async () => {
+    const cases: [Record<string, string>, [string, string][]][] = [
+      [{ response_type: 'token' }, [['error', 'unsupported_response_type'], ['error_description', 'response_type must be code.']]],
+      [{ code_challenge_method: 'S256' }, [['error', 'invalid_request'], ['error_description', 'code_challenge_method was given without code_challenge.']]],
+    ];
+    for (const [extra, expected] of cases) {
+      for (const state of [undefined, 'st']) {
+        const res = await page({ ...base(), ...extra, ...(state !== undefined ? { state } : {}) });
+        assert.equal(res.statusCode, 302, JSON.stringify(extra));
+        assert.equal(res.headers['content-type'], 'text/plain; charset=utf-8');
+        assert.equal(res.headers['referrer-policy'], 'no-referrer');
+        assert.equal(res.body, '');
+        const loc = new URL(String(res.headers.location));
+        assert.equal(loc.origin + loc.pathname, 'https://shop.example/cb');
+        assert.deepEqual([...loc.searchParams], [['x', '1'], ...expected, ...(state !== undefined ? [['state', state]] : [])], JSON.stringify({ extra, state }));
+      }
+    }
+  });
+
+  test('the OpenAPI entry: tag sign-in, its summary, no API key, the querystring limits', async () => {
+    const res = await t.request('GET', '/openapi.json');
+    assert.equal(res.statusCode, 200);
+    const str = (name: string, maxLength: number) => ({ schema: { type: 'string', maxLength }, in: 'query', name, required: false });
+    assert.deepEqual((res.json() as { paths: Record<string, unknown> }).paths['/signin/authorize'], {
+      get: {
+        summary: 'The authorization page (HTML) an app sends its users to',
+        tags: ['sign-in'],
+        parameters: [
+          str('response_type', 64),
+          str('client_id', 128),
+          str('redirect_uri', 2048),
+          str('scope', 1024),
+          str('state', 1024),
+          str('code_challenge', 128),
+          str('code_challenge_method', 16),
+        ],
+        security: [],
+        responses: { 200: { description: 'Default Response' } },
+      },
+    });
+  });
+});
+
+describe('authorize page: an unexpected failure', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startApp();
+  });
+  after(() => t.close());
+
+  test('is a 500, not the "link is not valid" page', async () => {
+    const client = await createTestClient(t, { name: 'Shop', redirectUris: [CALLBACK] });
+    // the app lookup fails: only an AuthorizeError may become the error page or a redirect
+    await t.ctx.db.schema.alterTable('signin_apps').renameTo('signin_apps_gone').execute();
+    const res = await t.request('GET', `/signin/authorize?${new URLSearchParams({ response_type: 'code', client_id: client.clientId, redirect_uri: CALLBACK })}`, { apiKey: null });
+    assert.equal(res.statusCode, 500);
+    assert.equal(res.headers.location, undefined);
+    assert.deepEqual(res.json(), { errorMessage: 'Internal server error' });
+    // back, so that closing the app finds its tables as they were
+    await t.ctx.db.schema.alterTable('signin_apps_gone').renameTo('signin_apps').execute();
+  });
+});
