@@ -281,7 +281,8 @@ async function refresh(ctx: AppContext, app: SigninAppTable, body: TokenRequest)
   const token = parseToken(body.refresh_token);
   if (!token) throw oauthError('invalid_grant', 'Invalid refresh token.');
   const hash = token.verifierHash;
-  const requested = body.scope === undefined ? null : [...new Set(body.scope.split(/[\s,]+/).filter(Boolean))];
+  // an empty scope is an omitted one (RFC 6749 §3.1): the grant's scopes, not none
+  const requested = body.scope === undefined || body.scope === '' ? null : [...new Set(body.scope.split(/[\s,]+/).filter(Boolean))];
   // Read, check and rotate in one transaction, as for codes: only the caller presenting the current
   // refresh token replaces it (conditional UPDATE), and the replaced one is remembered.
   const outcome = await groupTransaction(ctx, function* (): Program<{ problem: ApiError } | { a: RefreshRow; t: TokenPair; scopes: string[] }> {

@@ -298,6 +298,15 @@ describe('token endpoint: refresh_token', () => {
     assert.equal(again.json().scope, 'completeClaims manageClaims');
   });
 
+  test('an empty scope is the scope omitted (RFC 6749 §3.1): the new token keeps the whole grant', async () => {
+    const { client, tokens } = await grant(['completeClaims', 'manageClaims']);
+    const res = await t.request('POST', TOKEN, { body: refreshBody(client, tokens.refresh_token, { scope: '' }) });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.equal(res.json().scope, 'completeClaims manageClaims');
+    const st = (await t.request('POST', '/api/v0/auth/status', { token: res.json().access_token, body: {} })).json();
+    assert.deepEqual(st.scopes.map((s: { scopeId: string }) => s.scopeId), ['completeClaims', 'manageClaims']);
+  });
+
   test('another client, an access token, or garbage cannot refresh', async () => {
     const { client, tokens } = await grant();
     const other = await createTestClient(t);
