@@ -1,0 +1,262 @@
+// Edges of the hosted plugins that hosted-plugins.test.ts and ownership.test.ts leave unasserted:
+// the exact 400 texts of every invalid param (min-badge, url-clicker, custom-instructions,
+// satisfies-claim, must-own-badges), the limits met exactly and one past, which plugins may stand
+// alone on an on-demand claim or appear twice, the params a claim shows, what the display-only
+// plugins accept as input, min-badge's failure window ending exactly at 10 s (a second app, so no
+// chain-client cache is in the way), a service without a chain, a target deleted after the fact,
+// read-model collections without default balances, and a must-own-badges claim completed by the queue.
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startApp, type TestApp } from '../helpers/app.ts';
+import { addressOf, bal, balanceStore, collectionDoc, startFakeChain, type FakeChain } from '../helpers/fake-chain.ts';
+import { attempt, claimWithPlugins, completeAndWait, getClaim, manager, newClaimId, numUses, randomAddress } from '../claims/helpers.ts';
+import type { SignedIn } from '../helpers/signin.ts';
+import { importSnapshot, parseSnapshot } from '../../src/chain/import.ts';
+import type { ManualClock } from '../../src/shared/clock.ts';
+
+const plugin = (pluginId: string, publicParams: Record<string, unknown> = {}, instanceId = 'h', privateParams: Record<string, unknown> = {}) => ({ pluginId, instanceId, publicParams, privateParams });
+const WHOLE = 1_000_000_000n;
+const NOW = 1_800_000_000_000;
+const P1 = 'claims[0].plugins[1]';
+const range = (start: number | string, end: number | string = start) => ({ start: String(start), end: String(end) });
+const asset = (collectionId: string, ids: [number, number], amounts: [number, number]) => ({
+  chain: 'BitBadges',
+  collectionId,
+  assetIds: [range(ids[0], ids[1])],
+  ownershipTimes: [],
+  mustOwnAmounts: range(amounts[0], amounts[1]),
+});
+const mob = (collectionId: string, amounts: [number, number] = [1, 1], instanceId = 'own') => plugin('must-own-badges', { ownershipRequirements: { assets: [asset(collectionId, [1, 1], amounts)] } }, instanceId);
+const err = (errorMessage: string) => ({ errorMessage });
+
+describe('hosted plugin edges', () => {
+  let t: TestApp;
+  let bare: TestApp; // no chain configured
+  let chain: FakeChain;
+  let owner: SignedIn;
+  let bareOwner: SignedIn;
+  before(async () => {
+    chain = await startFakeChain();
+    t = await startApp({ manualClock: true, env: { CHAIN_REST_URL: chain.url, CHAIN_TIMEOUT_MS: '1000' } });
+    (t.clock as ManualClock).set(NOW);
+    bare = await startApp({ manualClock: true });
+    (bare.clock as ManualClock).set(NOW);
+    owner = await manager(t);
+    bareOwner = await manager(bare);
+  });
+  after(async () => {
+    await t.close();
+    await bare.close();
+    await chain.close();
+  });
+
+  /** Creates a claim of numUses plus these plugins; returns status and body. */
+  async function create(plugins: unknown[], app = t, token = owner.accessToken, claimId = newClaimId()) {
+    const res = await app.request('POST', '/api/v0/claims', { token, body: { claims: [{ claimId, plugins }] } });
+    return { status: res.statusCode, body: res.json() };
+  }
+  async function refused(plugins: unknown[], errorMessage: string, app = t, token = owner.accessToken) {
+    assert.deepEqual(await create(plugins, app, token), { status: 400, body: err(errorMessage) });
+  }
+  async function accepted(plugins: unknown[], app = t, token = owner.accessToken): Promise<string> {
+    const claimId = newClaimId();
+    assert.deepEqual(await create(plugins, app, token, claimId), { status: 200, body: {} });
+    return claimId;
+  }
+  async function simulate(claimId: string, address: string, body: Record<string, unknown> = {}, app = t) {
+    const r = await attempt(app, 'simulate', claimId, address, body);
+    return { status: r.statusCode, body: r.json() };
+  }
+  const passes = { status: 200, body: { claimAttemptId: '0'.repeat(32) } };
+  const fails = (errorMessage: string) => ({ status: 400, body: err(errorMessage) });
+  async function successCount(claimId: string, address: string, app = t): Promise<number> {
+    const r = await app.request('GET', `/api/v0/claims/success/${claimId}/${address}`);
+    assert.equal(r.statusCode, 200, r.body);
+    return r.json().successCount;
+  }
+
+  test('min-badge, must-own-badges, satisfies-claim and username-set may stand alone on an on-demand claim, twice', async () => {
+    const target = await accepted([numUses(1)]);
+    const who = randomAddress();
+    chain.nativeBalances.set(who, (2n * WHOLE).toString());
+    const claimId = await accepted([
+      plugin('min-badge', { minBalance: 1 }, 'mb1'),
+      plugin('min-badge', { minBalance: 2 }, 'mb2'),
+      mob('1', [0, 0], 'own1'),
+      mob('2', [0, 0], 'own2'),
+      plugin('satisfies-claim', { claimIdToCheck: target }, 'sc1'),
+      plugin('satisfies-claim', { claimIdToCheck: target }, 'sc2'),
+      plugin('username-set', {}, 'us1'),
+      plugin('username-set', {}, 'us2'),
+    ]);
+    assert.equal(await successCount(claimId, who), 0);
+    // the display-only plugins need the claimer's interaction: not alone, but twice with numUses
+    await refused(
+      [plugin('url-clicker', { url: 'https://example.com' }, 'link')],
+      'claims[0]: numUses plugin is required: plugin "link" (url-clicker) is stateful or needs user input or a session; a claim without numUses is an on-demand claim and takes only stateless plugins without inputs',
+    );
+    const twice = await accepted([
+      numUses(5),
+      plugin('url-clicker', { url: 'https://example.com/a' }, 'a'),
+      plugin('url-clicker', { url: 'http://example.com/b' }, 'b'),
+      plugin('custom-instructions', { instructions: 'one' }, 'c'),
+      plugin('custom-instructions', { instructions: 'two' }, 'd'),
+    ]);
+    assert.deepEqual(
+      (await getClaim(t, twice)).plugins.map((p: { publicParams: unknown }) => p.publicParams),
+      [{ maxUses: 5 }, { url: 'https://example.com/a' }, { url: 'http://example.com/b' }, { instructions: 'one' }, { instructions: 'two' }],
+    );
+  });
+
+  test('min-badge: params are a non-negative safe integer, 0 included; exact texts', async () => {
+    const text = `${P1}.publicParams.minBalance must be a non-negative integer number of whole units`;
+    for (const minBalance of [-1, 1.5, 2 ** 53, '5', null]) await refused([numUses(1), plugin('min-badge', { minBalance })], text);
+    await refused([numUses(1), plugin('min-badge', {})], text);
+    await refused([numUses(1), plugin('min-badge', { minBalance: 1 }, 'h', { x: 1 })], `${P1}.privateParams has unknown field "x" (this plugin takes no params here)`);
+    await refused([numUses(1), plugin('min-badge', { minBalance: 1, x: 1 })], `${P1}.publicParams has unknown field "x" (allowed: minBalance)`);
+    const zero = await accepted([numUses(5), plugin('min-badge', { minBalance: 0 })]);
+    const big = await accepted([numUses(5), plugin('min-badge', { minBalance: 2 ** 53 - 1 })]);
+    assert.deepEqual((await getClaim(t, zero)).plugins[1].publicParams, { minBalance: 0 });
+    const empty = randomAddress();
+    chain.nativeBalances.set(empty, '0');
+    assert.deepEqual(await simulate(zero, empty), passes);
+    assert.deepEqual(await simulate(big, empty), fails('Insufficient balance'));
+  });
+
+  test('min-badge: a failure is kept for less than 10 s: read again at exactly 10 s', async () => {
+    const who = randomAddress();
+    chain.nativeBalances.set(who, '0');
+    const claimId = await accepted([numUses(5), plugin('min-badge', { minBalance: 3 })]);
+    assert.deepEqual(await simulate(claimId, who), fails('Insufficient balance'));
+    chain.nativeBalances.set(who, (3n * WHOLE).toString());
+    // a second service on the same chain shares the plugin's result window but not the chain client's cache
+    const other = await startApp({ manualClock: true, env: { CHAIN_REST_URL: chain.url, CHAIN_TIMEOUT_MS: '1000' } });
+    try {
+      const clock = other.clock as ManualClock;
+      const otherOwner = await manager(other);
+      const same = await accepted([numUses(5), plugin('min-badge', { minBalance: 3 })], other, otherOwner.accessToken);
+      clock.set(NOW + 9_999);
+      assert.deepEqual(await simulate(same, who, {}, other), fails('Insufficient balance'), 'kept until 10 s');
+      clock.set(NOW + 10_000);
+      assert.deepEqual(await simulate(same, who, {}, other), passes, 'read again at 10 s');
+    } finally {
+      await other.close();
+    }
+  });
+
+  test('a service without a chain: min-badge and an unindexed must-own-badges collection fail with a clear text', async () => {
+    const mbOnly = await accepted([numUses(5), plugin('min-badge', { minBalance: 0 })], bare, bareOwner.accessToken);
+    assert.deepEqual(await simulate(mbOnly, randomAddress(), {}, bare), fails('The chain is not configured on this service, so balances cannot be checked.'));
+    const mobOnly = await accepted([numUses(5), mob('9', [0, 0])], bare, bareOwner.accessToken);
+    assert.deepEqual(await simulate(mobOnly, randomAddress(), {}, bare), fails('Collection 9 is not indexed by this service and no chain is configured to read it from.'));
+  });
+
+  test('must-own-badges: read-model collections without default balances, and with them; params texts', async () => {
+    const A = addressOf(1);
+    const C = addressOf(3);
+    const { defaultBalances: _, ...noDefaults } = collectionDoc('8', A);
+    await importSnapshot(
+      bare.ctx.db,
+      parseSnapshot({
+        height: '1',
+        blockTime: '2026-07-13T12:00:00Z',
+        collections: [noDefaults, collectionDoc('6', A, { defaultBalances: balanceStore([bal(2, 1)]) })],
+        balances: [{ collectionId: '8', address: A, balance: balanceStore([bal(1, 1)]) }],
+      }),
+      NOW,
+    );
+    const own8 = await accepted([numUses(5), mob('8')], bare, bareOwner.accessToken);
+    const not8 = await accepted([numUses(5), mob('8', [0, 0])], bare, bareOwner.accessToken);
+    const own6 = await accepted([numUses(5), mob('6', [2, 2])], bare, bareOwner.accessToken);
+    assert.deepEqual(await simulate(own8, A, {}, bare), passes);
+    assert.deepEqual(await simulate(own8, C, {}, bare), fails('Address does not own enough of IDs 1 in collection 8 to meet minimum balance requirement of 1'));
+    assert.deepEqual(await simulate(not8, C, {}, bare), passes);
+    assert.deepEqual(await simulate(own6, C, {}, bare), passes, 'the default balances of an untouched address');
+
+    await refused([numUses(1), plugin('must-own-badges', {})], `${P1}.publicParams.ownershipRequirements is required`);
+    await refused([numUses(1), plugin('must-own-badges', { ownershipRequirements: { assets: [] } })], `${P1}.publicParams.ownershipRequirements.assets must be a non-empty array`);
+    await refused([numUses(1), { ...mob('8'), privateParams: { x: 1 } }], `${P1}.privateParams has unknown field "x" (this plugin takes no params here)`);
+  });
+
+  test('must-own-badges: a claim completed through the queue reads the read model inside its transaction', async () => {
+    const A = addressOf(1);
+    const C = addressOf(3);
+    const claimId = await accepted([numUses(5), mob('8')], bare, bareOwner.accessToken);
+    const ok = await completeAndWait(bare, claimId, A);
+    assert.equal(ok.success, true, ok.error);
+    const no = await attempt(bare, 'complete', claimId, C);
+    assert.deepEqual({ status: no.statusCode, body: no.json() }, fails('Address does not own enough of IDs 1 in collection 8 to meet minimum balance requirement of 1'));
+  });
+
+  test('url-clicker: an http(s) URL of at most 4096 characters; exact texts', async () => {
+    const text = `${P1}.publicParams.url must be an http(s) URL of at most 4096 characters`;
+    const long = (n: number) => `https://example.com/${'a'.repeat(n - 'https://example.com/'.length)}`;
+    for (const url of [['https://example.com'], 5, long(4097), 'ftp://example.com', 'not a url', '']) await refused([numUses(1), plugin('url-clicker', { url }, 'link')], text);
+    await refused([numUses(1), plugin('url-clicker', {}, 'link')], text);
+    await refused([numUses(1), plugin('url-clicker', { url: 'https://example.com', x: 1 }, 'link')], `${P1}.publicParams has unknown field "x" (allowed: url)`);
+    await refused([numUses(1), plugin('url-clicker', { url: 'https://example.com' }, 'link', { x: 1 })], `${P1}.privateParams has unknown field "x" (this plugin takes no params here)`);
+    const claimId = await accepted([numUses(1), plugin('url-clicker', { url: long(4096) }, 'link')]);
+    assert.deepEqual((await getClaim(t, claimId)).plugins[1].publicParams, { url: long(4096) });
+    const http = await accepted([numUses(1), plugin('url-clicker', { url: 'http://example.com/x' }, 'link')]);
+    assert.deepEqual((await getClaim(t, http)).plugins[1].publicParams, { url: 'http://example.com/x' });
+  });
+
+  test('custom-instructions: a non-blank string of at most 10000 characters, kept as given; exact texts', async () => {
+    const text = `${P1}.publicParams.instructions must be a non-empty string of at most 10000 characters`;
+    for (const instructions of [5, '', '   ', '\n\t', 'x'.repeat(10_001), ['a']]) await refused([numUses(1), plugin('custom-instructions', { instructions }, 'howto')], text);
+    await refused([numUses(1), plugin('custom-instructions', { instructions: 'a' }, 'howto', { x: 1 })], `${P1}.privateParams has unknown field "x" (this plugin takes no params here)`);
+    const max = 'x'.repeat(10_000);
+    const claimId = await accepted([numUses(1), plugin('custom-instructions', { instructions: max }, 'howto')]);
+    const padded = await accepted([numUses(1), plugin('custom-instructions', { instructions: '  Do it.  ' }, 'howto')]);
+    assert.deepEqual((await getClaim(t, claimId)).plugins[1].publicParams, { instructions: max });
+    assert.deepEqual((await getClaim(t, padded)).plugins[1].publicParams, { instructions: '  Do it.  ' });
+  });
+
+  test('display-only plugins: no input or an empty object passes; any field fails', async () => {
+    const claimId = await accepted([numUses(10), plugin('url-clicker', { url: 'https://example.com' }, 'link'), plugin('custom-instructions', { instructions: 'Read.' }, 'howto')]);
+    assert.deepEqual(await simulate(claimId, randomAddress()), passes);
+    assert.deepEqual(await simulate(claimId, randomAddress(), { link: {}, howto: {} }), passes);
+    assert.deepEqual(await simulate(claimId, randomAddress(), { howto: { done: true } }), fails('custom-instructions takes no input'));
+    assert.deepEqual(await simulate(claimId, randomAddress(), { link: { clicked: true } }), fails('url-clicker takes no input'));
+  });
+
+  test('satisfies-claim: claim id texts; a missing claim deeper in the chain is allowed; a deleted target fails at run time', async () => {
+    const text = `${P1}.publicParams.claimIdToCheck must be a claim id (1 to 128 letters, digits, _ or -)`;
+    for (const claimIdToCheck of ['a b', 'ab!', '!ab', '', 'x'.repeat(129), 5, null]) await refused([numUses(1), plugin('satisfies-claim', { claimIdToCheck })], text);
+    await refused([numUses(1), plugin('satisfies-claim', { claimIdToCheck: 'abc' }, 'h', { x: 1 })], `${P1}.privateParams has unknown field "x" (this plugin takes no params here)`);
+    await refused([numUses(1), plugin('satisfies-claim', { claimIdToCheck: 'abc', x: 1 })], `${P1}.publicParams has unknown field "x" (allowed: claimIdToCheck)`);
+
+    const user = randomAddress();
+    const target = await accepted([numUses(5)]);
+    const mid = await accepted([numUses(5), plugin('satisfies-claim', { claimIdToCheck: target })]);
+    const del = await t.request('DELETE', '/api/v0/claims', { token: owner.accessToken, body: { claimIds: [target] } });
+    assert.equal(del.statusCode, 200, del.body);
+    assert.deepEqual(await simulate(mid, user), fails(`Claim ${target} to check does not exist.`));
+    const top = await accepted([numUses(5), plugin('satisfies-claim', { claimIdToCheck: mid })]);
+    assert.deepEqual(await simulate(top, user), fails(`Address has not satisfied claim ${mid}.`));
+    await refused([numUses(1), plugin('satisfies-claim', { claimIdToCheck: target })], `${P1}.publicParams.claimIdToCheck names claim "${target}", which does not exist`);
+  });
+
+  test('satisfies-claim at run time: an on-demand chain of 5 claims below the checked one passes, of 6 fails', async () => {
+    // Creation refuses a chain longer than 5 claims, but an update only walks down from the claim it
+    // changes: S → t1 → t2 → t3 and t4 → … → tk are each short, then t3 is pointed at t4.
+    const leaf = () => plugin('min-badge', { minBalance: 0 }, 'mb');
+    const sat = (claimIdToCheck: string) => plugin('satisfies-claim', { claimIdToCheck }, 'sc');
+    async function chainOf(k: number): Promise<string[]> {
+      const ids = Array.from({ length: k + 1 }, (_, i) => newClaimId(`k${k}t${i}`));
+      for (let i = k; i >= 1; i--) {
+        const plugins = i === k || i === 3 ? [leaf()] : [sat(ids[i + 1])];
+        assert.deepEqual(await create(plugins, t, owner.accessToken, ids[i]), { status: 200, body: {} });
+      }
+      assert.deepEqual(await create([numUses(5), sat(ids[1])], t, owner.accessToken, ids[0]), { status: 200, body: {} });
+      const put = await t.request('PUT', '/api/v0/claims', { token: owner.accessToken, body: { claims: [{ claimId: ids[3], plugins: [sat(ids[4])] }] } });
+      assert.equal(put.statusCode, 200, put.body);
+      return ids;
+    }
+    const who = randomAddress();
+    const [five] = await chainOf(5);
+    assert.deepEqual(await simulate(five, who), passes);
+    const [six, first] = await chainOf(6);
+    assert.deepEqual(await simulate(six, who), fails(`Address has not satisfied claim ${first}.`));
+  });
+});
