@@ -5,24 +5,13 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
-import { createServer as createNetServer } from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
 import { startApp, type TestApp } from '../helpers/app.ts';
 import { signIn } from '../helpers/signin.ts';
 import { providerEnv, startMockProvider, type MockProvider } from './helpers.ts';
+import { freePort } from '../helpers/process.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createNetServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 describe('connections in a browser', () => {
   let mock: MockProvider;

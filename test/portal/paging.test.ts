@@ -9,7 +9,6 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { createServer as createNetServer } from 'node:net';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startApp, type TestApp } from '../helpers/app.ts';
 import { testAccount } from '../helpers/signin.ts';
@@ -17,22 +16,12 @@ import { PORTAL_DIST } from '../../src/portal/static.ts';
 import { drainQueue } from '../../src/claims/queue.ts';
 import { DEFAULT_PAGE_SIZE } from '../../src/shared/pagination.ts';
 import { consoleRequest, consoleSignIn, type ConsoleSignIn } from './helpers.ts';
+import { freePort } from '../helpers/process.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 // GET /api/v0/claims/mine (src/portal/routes.ts, "25 per page") and GET /api/v0/claims/{claimId}/attempts
 // (src/claims/attempts.ts) both page with paginate's default size.
 const PAGE = DEFAULT_PAGE_SIZE;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createNetServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 const numUses = (maxUses: number) => ({ pluginId: 'numUses', instanceId: 'numUses', publicParams: { maxUses }, privateParams: {} });
 

@@ -6,7 +6,6 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { createServer as createNetServer } from 'node:net';
 import { createHash, randomBytes } from 'node:crypto';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { privateKeyToAccount } from 'viem/accounts';
@@ -16,21 +15,11 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { base64, bech32 } from '@scure/base';
 import { startApp, type TestApp } from '../helpers/app.ts';
 import { basicAuth, createTestClient, type TestClient } from '../helpers/signin.ts';
+import { freePort } from '../helpers/process.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const TEST_KEY = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d' as const; // Hardhat #1, public test key
 const wallet = privateKeyToAccount(TEST_KEY);
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createNetServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** Installs an EIP-1193 provider whose signing happens in Node (viem), like a wallet extension would. */
 async function injectWallet(page: Page, signed: string[]): Promise<void> {
