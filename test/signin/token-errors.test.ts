@@ -217,6 +217,20 @@ describe('authorization_code refusals', () => {
     assert.equal(ok.statusCode, 200, ok.body);
     assert.equal(ok.json().token_type, 'Bearer');
   });
+
+  test('a form-encoded options must be a JSON object holding at most an integer issuedAtTimeWindowMs', async () => {
+    const { code, client } = await authorizeCode(t);
+    const form = (options: string) =>
+      t.request('POST', TOKEN, { headers: FORM, body: new URLSearchParams({ ...(codeExchangeBody(client, code) as Record<string, string>), options }).toString() });
+    assertOAuthError(await form('{not json'), 400, 'invalid_request', 'options must be a JSON object.');
+    const SHAPE = 'options must be a JSON object with an optional integer issuedAtTimeWindowMs.';
+    for (const options of ['null', '[]', '"x"', '7', '{"other":1}', '{"issuedAtTimeWindowMs":60000,"other":1}', '{"issuedAtTimeWindowMs":"60000"}', '{"issuedAtTimeWindowMs":1.5}']) {
+      assertOAuthError(await form(options), 400, 'invalid_request', SHAPE);
+    }
+    // none of those burned the code: an empty object (no window given) exchanges it
+    const ok = await form('{}');
+    assert.equal(ok.statusCode, 200, ok.body);
+  });
 });
 
 describe('refresh_token refusals', () => {
