@@ -5,13 +5,13 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
-import { chromium, type Browser } from 'playwright-core';
+import { type Browser } from 'playwright-core';
 import { startApp, type TestApp } from '../helpers/app.ts';
 import { signIn } from '../helpers/signin.ts';
 import { providerEnv, startMockProvider, type MockProvider } from './helpers.ts';
 import { freePort } from '../helpers/process.ts';
+import { launchChromium } from '../helpers/chromium.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 describe('connections in a browser', () => {
   let mock: MockProvider;
@@ -28,10 +28,7 @@ describe('connections in a browser', () => {
     const port = await freePort();
     t = await startApp({ listen: false, env: { ...providerEnv(mock, ['github']), CONNECTIONS_RETURN_URL: pageUrl, PUBLIC_URL: `http://127.0.0.1:${port}` } });
     await t.app.listen({ port, host: '127.0.0.1' });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

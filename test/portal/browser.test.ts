@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { AxeBuilder } from '@axe-core/playwright';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
@@ -21,8 +21,8 @@ import { startApp, type TestApp } from '../helpers/app.ts';
 import { signIn, testAccount } from '../helpers/signin.ts';
 import { PORTAL_DIST } from '../../src/portal/static.ts';
 import { freePort } from '../helpers/process.ts';
+import { launchChromium } from '../helpers/chromium.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = process.env.PORTAL_SCREENSHOTS ?? join(tmpdir(), 'platform-portal-screenshots');
 const OWNER_KEY = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d' as const; // Hardhat #1, public test key
 const DESKTOP = { width: 1280, height: 800 };
@@ -101,17 +101,13 @@ describe('web portal in a browser', () => {
   }
 
   before(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: install Debian's package (apt-get install -y chromium).`);
     if (!existsSync(join(PORTAL_DIST, 'index.html'))) throw new Error('portal/dist is missing: run npm install (or npm run build:portal).');
     mkdirSync(SHOTS, { recursive: true });
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
     t = await startApp({ env: { PUBLIC_URL: base } });
     await t.app.listen({ port, host: '127.0.0.1' });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
     owner = await (await walletContext(browser, OWNER_KEY)).newPage();
     claimer = await (await walletContext(browser, generatePrivateKey())).newPage();
     for (const page of [owner, claimer]) {

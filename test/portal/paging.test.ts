@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
 import { startApp, type TestApp } from '../helpers/app.ts';
 import { testAccount } from '../helpers/signin.ts';
 import { PORTAL_DIST } from '../../src/portal/static.ts';
@@ -17,8 +17,8 @@ import { drainQueue } from '../../src/claims/queue.ts';
 import { DEFAULT_PAGE_SIZE } from '../../src/shared/pagination.ts';
 import { consoleRequest, consoleSignIn, type ConsoleSignIn } from './helpers.ts';
 import { freePort } from '../helpers/process.ts';
+import { launchChromium } from '../helpers/chromium.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 // GET /api/v0/claims/mine (src/portal/routes.ts, "25 per page") and GET /api/v0/claims/{claimId}/attempts
 // (src/claims/attempts.ts) both page with paginate's default size.
 const PAGE = DEFAULT_PAGE_SIZE;
@@ -31,17 +31,13 @@ describe('paged console lists in a browser ("More …")', () => {
   let base: string;
 
   before(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: install Debian's package (apt-get install -y chromium).`);
     if (!existsSync(join(PORTAL_DIST, 'index.html'))) throw new Error('portal/dist is missing: run npm install (or npm run build:portal).');
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
     // no worker: the attempts are resolved by drainQueue, so the test waits on nothing
     t = await startApp({ env: { PUBLIC_URL: base, RUN_WORKER: 'false' } });
     await t.app.listen({ port, host: '127.0.0.1' });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

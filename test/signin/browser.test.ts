@@ -4,10 +4,9 @@
 // Chromium is required: CI installs it (`.ci/run`); without it this test fails, it does not skip.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createHash, randomBytes } from 'node:crypto';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
 import { privateKeyToAccount } from 'viem/accounts';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { ripemd160 } from '@noble/hashes/legacy.js';
@@ -16,8 +15,8 @@ import { base64, bech32 } from '@scure/base';
 import { startApp, type TestApp } from '../helpers/app.ts';
 import { basicAuth, createTestClient, type TestClient } from '../helpers/signin.ts';
 import { freePort } from '../helpers/process.ts';
+import { launchChromium } from '../helpers/chromium.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const TEST_KEY = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d' as const; // Hardhat #1, public test key
 const wallet = privateKeyToAccount(TEST_KEY);
 
@@ -83,9 +82,6 @@ describe('browser sign-in', () => {
   const callbacks: URL[] = [];
 
   before(async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(`Chromium not found at ${CHROMIUM}: install Debian's package (apt-get install -y chromium); .ci/run does this.`);
-    }
     const port = await freePort();
     t = await startApp({ env: { PUBLIC_URL: `http://127.0.0.1:${port}` } });
     await t.app.listen({ port, host: '127.0.0.1' });
@@ -97,10 +93,7 @@ describe('browser sign-in', () => {
     await new Promise<void>((r) => callbackServer.listen(0, '127.0.0.1', r));
     callbackUrl = `http://127.0.0.1:${(callbackServer.address() as { port: number }).port}/callback`;
     client = await createTestClient(t, { name: 'Browser Test App', redirectUris: [callbackUrl] });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();
