@@ -31,19 +31,12 @@ class Compiled<F> {
 }
 
 type Validate = ReturnType<Ajv['compile']>;
-interface Compiler {
-  ajv: Ajv;
-  compiled: Compiled<Validate>;
-}
-let compilers: { body: Compiler; strings: Compiler } | undefined;
+const bodies = { ajv: makeAjv(false), compiled: new Compiled<Validate>() };
+const strings = { ajv: makeAjv(true), compiled: new Compiled<Validate>() };
 
 /** Fastify's validator compiler: bodies strictly typed, path and query strings coerced. */
 export function compileValidator({ schema, httpPart }: { schema: object; httpPart?: string }): Validate {
-  compilers ??= {
-    body: { ajv: makeAjv(false), compiled: new Compiled() },
-    strings: { ajv: makeAjv(true), compiled: new Compiled() },
-  };
-  const c = httpPart === 'body' ? compilers.body : compilers.strings;
+  const c = httpPart === 'body' ? bodies : strings;
   return c.compiled.get(schema, () => {
     const validate = c.ajv.compile(schema);
     // Ajv's own cache would hold every inline schema object for ever; ours keeps one per JSON
