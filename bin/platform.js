@@ -14,6 +14,12 @@ if (major < 24) {
   process.exit(1);
 }
 
+// Node's compile cache keeps each module's type-stripped, compiled form on disk (NODE_COMPILE_CACHE,
+// or <tmpdir>/node-compile-cache; NODE_DISABLE_COMPILE_CACHE=1 turns it off): a CLI command starts
+// in about half the time once the cache is warm. A cache that cannot be written is skipped silently.
+const { enableCompileCache } = await import('node:module');
+enableCompileCache?.();
+
 const { main } = await import('../src/cli.ts');
 const code = await main(process.argv.slice(2));
 // `serve` keeps running on its open server; every other command ends with its exit code.

@@ -7,7 +7,8 @@
 // TEST_DATABASE_URL) judges on PostgreSQL: code only PostgreSQL runs is judged there.
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
-import { resolve } from 'node:path';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 
 const [report, file, which, ...tests] = process.argv.slice(2);
 if (!tests.length) {
@@ -35,7 +36,7 @@ try {
   for (const m of mutants) {
     writeFileSync(`${dir}/${file}`, f.source.slice(0, offset(m.location.start)) + m.replacement + f.source.slice(offset(m.location.end)));
     const t0 = Date.now();
-    const r = spawnSync(node, ['--test', '--test-isolation=none', '--test-timeout=60000', ...tests], { cwd: dir, env: { ...process.env, TEST_DB: process.env.REPLAY_DB ?? 'sqlite' }, encoding: 'utf8', timeout: 300_000 });
+    const r = spawnSync(node, ['--test', '--test-isolation=none', '--test-timeout=60000', ...tests], { cwd: dir, env: { NODE_COMPILE_CACHE: join(tmpdir(), 'node-compile-cache'), ...process.env, TEST_DB: process.env.REPLAY_DB ?? 'sqlite' }, encoding: 'utf8', timeout: 300_000 });
     const failed = [...`${r.stdout}${r.stderr}`.matchAll(/^\s*✖ (.*)$/gm)].map((x) => x[1]);
     const verdict = r.status === 0 ? 'SURVIVED' : 'KILLED';
     console.log([m.id, m.status, verdict, `${((Date.now() - t0) / 1000).toFixed(1)}s`, `L${m.location.start.line}:${m.location.start.column}`, m.mutatorName, JSON.stringify(m.replacement).slice(0, 100), failed[0] ?? ''].join('\t'));

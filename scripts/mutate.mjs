@@ -2,7 +2,8 @@
 // Mutation testing of one folder (or one file) judged by that folder's own tests
 // (test/<folder name>/*.test.ts unless test files are named). SQLite only; not part of CI.
 import { spawnSync } from 'node:child_process';
-import { basename, dirname } from 'node:path';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
 
 const [target, ...tests] = process.argv.slice(2);
 if (!target) {
@@ -14,6 +15,8 @@ const folder = file.endsWith('.ts') ? dirname(file) : target.replace(/\/$/, '');
 const env = {
   ...process.env,
   TEST_DB: 'sqlite',
+  // the sandbox's instrumented sources are the same for every mutant: compile them once
+  NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE ?? join(tmpdir(), 'node-compile-cache'),
   MUTATE_TARGETS: target.replace(/\/$/, ''),
   MUTATE_TESTS: tests.length ? tests.join(' ') : `test/${basename(folder)}/*.test.ts`,
 };

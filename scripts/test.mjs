@@ -8,6 +8,8 @@
 // - PostgreSQL at TEST_DATABASE_URL: a database missing on a running server is created.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const args = process.argv.slice(2);
 let dbs = ['sqlite', 'postgres'];
@@ -17,6 +19,10 @@ for (let i = 0; i < args.length; i++) {
   else files.push(args[i]);
 }
 const concurrency = process.env.TEST_CONCURRENCY ?? '3';
+// Every test file is its own process that imports the TypeScript sources: with Node's compile cache
+// each module is type-stripped and compiled once per change, not once per process (the suite's CPU
+// time drops by about a third). NODE_DISABLE_COMPILE_CACHE=1 turns it off.
+process.env.NODE_COMPILE_CACHE ??= join(tmpdir(), 'node-compile-cache');
 const databaseUrl = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 /** Stops the run with one line on stderr. */
