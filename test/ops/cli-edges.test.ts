@@ -1,0 +1,203 @@
+// The edges of `platform app …` and `platform token …`: every usage error names its problem and
+// exits 2 without touching the database, the options that apps-tokens.test.ts does not use (description,
+// image, grant types, taking an app back, clearing its redirect URIs), the defaults of a token
+// (30 days, no label), the duration forms, and what `token list` shows.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTestDatabase, startApp, type TestApp, type TestDatabase } from '../helpers/app.ts';
+import { runCli, type CliResult } from '../helpers/cli.ts';
+import { signIn, testAccount } from '../helpers/signin.ts';
+
+const json = (r: CliResult) => {
+  assert.equal(r.code, 0, r.stderr);
+  return JSON.parse(r.stdout);
+};
+const DAY_S = 86_400;
+
+describe('platform app / token: usage errors', () => {
+  test('each names its problem, exits 2 and prints nothing on stdout', async () => {
+    const cases: Array<[string[], RegExp]> = [
+      [['app', 'create', '--name', 'X', '--redirect-uri', 'https://a.example/cb', '--no-redirect-uri'], /app create takes --redirect-uri or --no-redirect-uri, not both/],
+      [['app', 'create', '--name', 'X', '--no-redirect-uri', '--grant-type', 'password'], /--grant-type must be one of authorization_code, refresh_token/],
+      [['app', 'create', '--name', 'X', '--no-redirect-uri', '--grant-type', 'refresh_token', '--grant-type', 'implicit'], /--grant-type must be one of/],
+      [['app', 'update'], /app update needs exactly one CLIENT_ID/],
+      [['app', 'update', 'a', 'b', '--name', 'X'], /app update needs exactly one CLIENT_ID/],
+      [['app', 'update', 'a', '--redirect-uri', 'https://a.example/cb', '--no-redirect-uri'], /app update takes --redirect-uri or --no-redirect-uri, not both/],
+      [['app', 'update', 'a', '--owner', testAccount().address, '--no-owner'], /app update takes --owner or --no-owner, not both/],
+      [['app', 'rotate-secret'], /app rotate-secret needs exactly one CLIENT_ID/],
+      [['app', 'delete', 'a', 'b'], /app delete needs exactly one CLIENT_ID/],
+      [['app', 'list', 'extra'], /platform app list: .*extra/],
+      [['token', 'create', '--scopes', 'manageClaims'], /token create needs --address <address>/],
+      [['token', 'create', '--address', testAccount().address], /token create needs --scopes \(comma-separated: .*manageClaims/],
+      [['token', 'create', '--address', testAccount().address, '--scopes', 'manageClaims', '--expires', '12w'], /--expires must be a duration such as 90m, 12h or 30d/],
+      [['token', 'revoke'], /token revoke needs exactly one token id/],
+      [['token', 'revoke', 'a', 'b'], /token revoke needs exactly one token id/],
+      [['token', 'list', 'extra'], /platform token list: .*extra/],
+    ];
+    // no database is named: a usage error is found before one would be opened
+    const results = await Promise.all(cases.map(([args]) => runCli(args, { DATA_DIR: '/nonexistent/never-created' })));
+    results.forEach((r, i) => {
+      assert.equal(r.code, 2, `${cases[i][0].join(' ')}: ${r.stderr}`);
+      assert.match(r.stderr, cases[i][1], cases[i][0].join(' '));
+      assert.equal(r.stdout, '', cases[i][0].join(' '));
+    });
+  });
+});
+
+describe('platform app: the other options', () => {
+  let db: TestDatabase;
+  let t: TestApp;
+  before(async () => {
+    db = createTestDatabase();
+    t = await startApp({ database: db });
+  });
+  after(() => t.close());
+
+  test('--description and --grant-type are stored; list shows every field; update changes, clears and takes back', async () => {
+    const created = json(await runCli(['app', 'create', '--name', 'Edge App', '--description', 'for the edges', '--no-redirect-uri', '--grant-type', 'authorization_code', '--grant-type', 'authorization_code'], db.env));
+    assert.deepEqual(Object.keys(created), ['client_id', 'client_secret', 'redirect_uris'], 'no owner key without --owner');
+    const viewOf = async () => (json(await runCli(['app', 'list'], db.env)) as Array<Record<string, unknown>>).find((a) => a.client_id === created.client_id)!;
+    const listed = await viewOf();
+    assert.deepEqual(Object.keys(listed), ['client_id', 'name', 'description', 'image', 'redirect_uris', 'grant_types', 'owner', 'created_at', 'updated_at']);
+    assert.equal(listed.name, 'Edge App');
+    assert.equal(listed.description, 'for the edges');
+    assert.equal(listed.image, '');
+    assert.deepEqual(listed.redirect_uris, []);
+    assert.deepEqual(listed.grant_types, ['authorization_code'], 'a repeated grant type is stored once');
+    assert.equal(listed.owner, null);
+    assert.equal(typeof listed.created_at, 'number');
+    assert.equal(listed.updated_at, listed.created_at);
+
+    // the default is both grant types
+    const both = json(await runCli(['app', 'create', '--name', 'Both Grants', '--no-redirect-uri'], db.env));
+    const bothRow = (json(await runCli(['app', 'list'], db.env)) as Array<Record<string, unknown>>).find((a) => a.client_id === both.client_id)!;
+    assert.deepEqual(bothRow.grant_types, ['authorization_code', 'refresh_token']);
+
+    await new Promise((r) => setTimeout(r, 5));
+    const wallet = testAccount();
+    const updated = json(
+      await runCli(['app', 'update', created.client_id, '--description', 'changed', '--image', 'https://img.example/a.png', '--redirect-uri', 'https://e.example/cb', '--owner', wallet.address], db.env),
+    );
+    assert.equal(updated.name, 'Edge App', 'a field not named is kept');
+    assert.equal(updated.description, 'changed');
+    assert.equal(updated.image, 'https://img.example/a.png');
+    assert.deepEqual(updated.redirect_uris, ['https://e.example/cb']);
+    assert.equal(updated.owner, wallet.platformAddress);
+    assert.ok(updated.updated_at > updated.created_at, 'updated_at moves');
+    assert.deepEqual(await viewOf(), updated, 'list shows what update printed');
+
+    const cleared = json(await runCli(['app', 'update', created.client_id, '--no-redirect-uri', '--no-owner'], db.env));
+    assert.deepEqual(cleared.redirect_uris, []);
+    assert.equal(cleared.owner, null, '--no-owner takes the app back to the operator');
+    assert.equal(cleared.description, 'changed');
+    assert.deepEqual((await viewOf()).owner, null);
+
+    const none = await runCli(['app', 'update', created.client_id], db.env);
+    assert.equal(none.code, 2);
+    assert.match(none.stderr, /app update needs at least one change/);
+  });
+
+  test('domain refusals are one line with exit 2: bad name, unknown app', async () => {
+    for (const [args, why] of [
+      [['app', 'create', '--name', ' Padded', '--no-redirect-uri'], /Invalid name: 1 to 64 characters/],
+      [['app', 'update', 'f'.repeat(64), '--name', 'New'], /No developer app with clientId f{64}/],
+      [['app', 'rotate-secret', 'f'.repeat(64)], /No developer app with clientId f{64}/],
+      [['app', 'delete', 'f'.repeat(64)], /No developer app with client id f{64}/],
+    ] as const) {
+      const r = await runCli([...args], db.env);
+      assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+      assert.match(r.stderr, why);
+      assert.equal(r.stdout, '');
+      assert.doesNotMatch(r.stderr, /\n\s+at /, `no stack trace: ${r.stderr}`);
+    }
+  });
+});
+
+describe('platform token: defaults, durations and the list', () => {
+  let db: TestDatabase;
+  let t: TestApp;
+  before(async () => {
+    db = createTestDatabase();
+    t = await startApp({ database: db });
+  });
+  after(() => t.close());
+
+  test('defaults: 30 days, no label; scopes are trimmed and deduplicated; the address keeps its 0x form', async () => {
+    const who = testAccount();
+    const minted = json(await runCli(['token', 'create', '--address', who.address, '--scopes', ' manageClaims , ,readPrivateClaimData,manageClaims'], db.env));
+    assert.deepEqual(Object.keys(minted), ['id', 'access_token', 'token_type', 'access_token_expires_at', 'expires_in', 'scope', 'address', 'platformAddress', 'label']);
+    assert.equal(minted.expires_in, 30 * DAY_S);
+    assert.equal(minted.scope, 'manageClaims readPrivateClaimData');
+    assert.equal(minted.label, '');
+    assert.equal(minted.address, who.address);
+    assert.equal(minted.platformAddress, who.platformAddress);
+    assert.equal(typeof minted.access_token_expires_at, 'string');
+
+    const listed = (json(await runCli(['token', 'list'], db.env)) as Array<Record<string, unknown>>).find((x) => x.id === minted.id)!;
+    assert.deepEqual(Object.keys(listed), ['id', 'address', 'platformAddress', 'scopes', 'label', 'createdAt', 'expiresAt', 'revokedAt']);
+    assert.equal(String(listed.expiresAt), minted.access_token_expires_at);
+    assert.equal((listed.expiresAt as number) - (listed.createdAt as number), 30 * DAY_S * 1000);
+    assert.equal(listed.label, '');
+    assert.deepEqual(listed.scopes, ['manageClaims', 'readPrivateClaimData']);
+    assert.equal(listed.address, who.address);
+
+    const st = await t.request('POST', '/api/v0/auth/status', { token: minted.access_token, body: {} });
+    assert.equal(st.json().signedIn, true);
+    assert.deepEqual(st.json().scopes.map((s: { scopeId: string }) => s.scopeId), ['manageClaims', 'readPrivateClaimData']);
+  });
+
+  test('durations: minutes, seconds and plain milliseconds; the bounds are refused with their text', async () => {
+    const address = testAccount().address;
+    const mint = (expires: string) => runCli(['token', 'create', '--address', address, '--scopes', 'manageClaims', '--expires', expires], db.env);
+    const [m, s, ms, max] = await Promise.all(['90m', '30s', '5000', '366d'].map(mint));
+    assert.equal(json(m).expires_in, 90 * 60);
+    assert.equal(json(s).expires_in, 30);
+    assert.equal(json(ms).expires_in, 5);
+    assert.equal(json(max).expires_in, 366 * DAY_S, '366d is the upper bound, included');
+    for (const [expires, why] of [
+      ['0', /--expires must be more than 0 and at most 366d/],
+      ['367d', /--expires must be more than 0 and at most 366d/],
+      ['1.5h', /--expires must be a duration/],
+      ['1234567890', /--expires must be a duration/],
+    ] as const) {
+      const r = await mint(expires);
+      assert.equal(r.code, 2, `${expires}: ${r.stderr}`);
+      assert.match(r.stderr, why, expires);
+    }
+  });
+
+  test('scopes and labels: an empty list, a label with a quote or over 200 characters are refused', async () => {
+    const address = testAccount().address;
+    for (const [extra, why] of [
+      [['--scopes', ' , '], /--scopes needs at least one of .*manageClaims/],
+      [['--scopes', 'manageClaims', '--label', 'say "hi"'], /--label must be at most 200 characters, without quotes or control characters/],
+      [['--scopes', 'manageClaims', '--label', 'x'.repeat(201)], /--label must be at most 200 characters/],
+    ] as const) {
+      const r = await runCli(['token', 'create', '--address', address, ...extra], db.env);
+      assert.equal(r.code, 2, `${extra.join(' ')}: ${r.stderr}`);
+      assert.match(r.stderr, why);
+    }
+    const long = json(await runCli(['token', 'create', '--address', address, '--scopes', 'manageClaims', '--label', 'y'.repeat(200)], db.env));
+    assert.equal(long.label, 'y'.repeat(200), '200 characters are allowed');
+  });
+
+  test('token list: oldest first, revoked tokens stay listed with their time, wallet sessions are not listed', async () => {
+    const fresh = createTestDatabase();
+    const app = await startApp({ database: fresh });
+    try {
+      const a = json(await runCli(['token', 'create', '--address', testAccount().address, '--scopes', 'manageClaims', '--label', 'first'], fresh.env));
+      await new Promise((r) => setTimeout(r, 5));
+      const b = json(await runCli(['token', 'create', '--address', testAccount().address, '--scopes', 'manageClaims', '--label', 'second'], fresh.env));
+      json(await runCli(['token', 'revoke', a.id], fresh.env));
+      await signIn(app); // a wallet session is an authorization too, but not an operator token
+      const list = json(await runCli(['token', 'list'], fresh.env)) as Array<{ id: string; label: string; revokedAt: number | null; createdAt: number }>;
+      assert.deepEqual(list.map((x) => x.label), ['first', 'second'], 'the two operator tokens, oldest first, and nothing else');
+      assert.equal(typeof list[0].revokedAt, 'number');
+      assert.ok(list[0].revokedAt! >= list[0].createdAt);
+      assert.equal(list[1].revokedAt, null);
+      assert.equal(list[1].id, b.id);
+    } finally {
+      await app.close();
+    }
+  });
+});
