@@ -44,6 +44,29 @@ describe('platform app / token: usage errors', () => {
   });
 });
 
+describe('platform app / token: help', () => {
+  test('the --help of each command names every option it takes, and its synopsis', async () => {
+    const commands: Array<[string, string[]]> = [
+      ['app create', ['--name N', '--redirect-uri U', '--no-redirect-uri', '--description D', '--grant-type G', '--owner ADDRESS', 'secret printed once']],
+      ['app list', ['--owner ADDRESS', 'never their secrets']],
+      ['app update', ['CLIENT_ID', '--name N', '--description D', '--image URL', '--redirect-uri U', '--no-redirect-uri', '--owner ADDRESS', '--no-owner']],
+      ['app rotate-secret', ['CLIENT_ID', 'the old one stops working']],
+      ['app delete', ['CLIENT_ID', 'revoke every session']],
+      ['token create', ['--address A', '--scopes a,b', '--expires D', '--label L', 'at most 366d', 'printed once', 'platform token revoke ID']],
+      ['token list', ['never their values']],
+      ['token revoke', ['ID', 'at once']],
+    ];
+    const results = await Promise.all(commands.map(([name]) => runCli([...name.split(' '), '--help'])));
+    results.forEach((r, i) => {
+      const [name, mentions] = commands[i];
+      assert.equal(r.code, 0, `${name} --help: ${r.stderr}`);
+      for (const m of mentions) assert.ok(r.stdout.includes(m), `${name} --help mentions ${m}:\n${r.stdout}`);
+    });
+    // every scope a token can be given is listed
+    for (const scope of ['completeClaims', 'manageClaims', 'manageDeveloperApps', 'readPrivateClaimData']) assert.ok(results[5].stdout.includes(scope), scope);
+  });
+});
+
 describe('platform app: the other options', () => {
   let db: TestDatabase;
   let t: TestApp;
