@@ -56,7 +56,10 @@ function oauthBody<T>(request: FastifyRequest): T {
     if (repeated) throw oauthError('invalid_request', `Parameter ${repeated[0]} must not be provided more than once.`);
   }
   if (request.validationError) throw oauthError('invalid_request', request.validationError.message);
-  return (body ?? {}) as T;
+  // RFC 6749 §3.1: "Parameters sent without a value MUST be treated as if they were omitted"
+  const params = (body ?? {}) as Record<string, unknown>;
+  for (const key in params) if (params[key] === '') return Object.fromEntries(Object.entries(params).filter(([, v]) => v !== '')) as T;
+  return params as T;
 }
 
 function tokenRequest(raw: Record<string, unknown>): TokenRequest {

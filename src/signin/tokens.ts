@@ -85,7 +85,7 @@ export function clientCredentials(body: { client_id?: string; client_secret?: st
     if (clientSecret === '') throw oauthError('invalid_client', 'Client authentication failed: empty client secret.', { basicAuthUsed: true });
     return { clientId, clientSecret, basic: true };
   }
-  if (body.client_id === undefined || body.client_id === '') throw oauthError('invalid_request', 'client_id is required.');
+  if (body.client_id === undefined) throw oauthError('invalid_request', 'client_id is required.');
   return { clientId: body.client_id, clientSecret: body.client_secret, basic: false };
 }
 
@@ -205,7 +205,7 @@ function respond(
 
 export async function tokenEndpoint(ctx: AppContext, body: TokenRequest, authorization: string | undefined): Promise<TokenResponse> {
   const app = await authenticateClient(ctx, clientCredentials(body, authorization));
-  if (body.grant_type === undefined || body.grant_type === '') throw oauthError('invalid_request', 'grant_type is required.');
+  if (body.grant_type === undefined) throw oauthError('invalid_request', 'grant_type is required.');
   if (!GRANT_TYPES.includes(body.grant_type as GrantType)) {
     throw oauthError('unsupported_grant_type', `Unsupported grant_type ${JSON.stringify(body.grant_type)}: use authorization_code or refresh_token.`);
   }
@@ -281,8 +281,8 @@ async function refresh(ctx: AppContext, app: SigninAppTable, body: TokenRequest)
   const token = parseToken(body.refresh_token);
   if (!token) throw oauthError('invalid_grant', 'Invalid refresh token.');
   const hash = token.verifierHash;
-  // an empty scope is an omitted one (RFC 6749 §3.1): the grant's scopes, not none
-  const requested = body.scope === undefined || body.scope === '' ? null : [...new Set(body.scope.split(/[\s,]+/).filter(Boolean))];
+  // no scope: the grant's scopes (an empty one was dropped as omitted, RFC 6749 §3.1, by the route)
+  const requested = body.scope === undefined ? null : [...new Set(body.scope.split(/[\s,]+/).filter(Boolean))];
   // Read, check and rotate in one transaction, as for codes: only the caller presenting the current
   // refresh token replaces it (conditional UPDATE), and the replaced one is remembered.
   const outcome = await groupTransaction(ctx, function* (): Program<{ problem: ApiError } | { a: RefreshRow; t: TokenPair; scopes: string[] }> {
