@@ -25,7 +25,12 @@ for (const f of ['package.json', 'tsconfig.json']) cpSync(f, `${dir}/${f}`);
 for (const d of ['node_modules', 'docs', 'examples', 'portal', 'bin', 'clients', 'scripts']) if (existsSync(d)) symlinkSync(resolve(root, d), `${dir}/${d}`);
 
 const f = JSON.parse(readFileSync(report, 'utf8')).files[file];
-if (readFileSync(file, 'utf8') !== f.source) console.error(`warning: ${file} changed since the report; mutants are planted in the report's source`);
+// When the file changed since the report, each mutant is planted in the current source at the place
+// where the report's text around it (120 characters each side) occurs once; a mutant whose
+// surroundings changed or repeat is listed as MOVED and not run.
+const current = readFileSync(file, 'utf8');
+const changed = current !== f.source;
+if (changed) console.error(`note: ${file} changed since the report; mutants are relocated into the current source by their context`);
 const pick = { survived: ['Survived', 'NoCoverage'], timeout: ['Timeout'], both: ['Survived', 'NoCoverage', 'Timeout'] }[which];
 const ids = which.split(',');
 const mutants = f.mutants.filter((m) => (pick ? pick.includes(m.status) : ids.includes(String(m.id))));
@@ -34,7 +39,20 @@ const offset = (p) => lines.slice(0, p.line - 1).reduce((a, l) => a + l.length +
 const node = resolve(root, 'node_modules/.bin/node');
 try {
   for (const m of mutants) {
-    writeFileSync(`${dir}/${file}`, f.source.slice(0, offset(m.location.start)) + m.replacement + f.source.slice(offset(m.location.end)));
+    const [start, end] = [offset(m.location.start), offset(m.location.end)];
+    let source = f.source;
+    let at = start;
+    if (changed) {
+      const lead = f.source.slice(Math.max(0, start - 120), start);
+      const context = lead + f.source.slice(start, Math.min(f.source.length, end + 120));
+      const found = current.indexOf(context);
+      if (found < 0 || current.indexOf(context, found + 1) >= 0) {
+        console.log([m.id, m.status, 'MOVED', '', `L${m.location.start.line}:${m.location.start.column}`, m.mutatorName].join('\t'));
+        continue;
+      }
+      [source, at] = [current, found + lead.length];
+    }
+    writeFileSync(`${dir}/${file}`, source.slice(0, at) + m.replacement + source.slice(at + (end - start)));
     const t0 = Date.now();
     const r = spawnSync(node, ['--test', '--test-isolation=none', '--test-timeout=60000', ...tests], { cwd: dir, env: { NODE_COMPILE_CACHE: join(tmpdir(), 'node-compile-cache'), ...process.env, TEST_DB: process.env.REPLAY_DB ?? 'sqlite' }, encoding: 'utf8', timeout: 300_000 });
     const failed = [...`${r.stdout}${r.stderr}`.matchAll(/^\s*✖ (.*)$/gm)].map((x) => x[1]);
@@ -42,5 +60,5 @@ try {
     console.log([m.id, m.status, verdict, `${((Date.now() - t0) / 1000).toFixed(1)}s`, `L${m.location.start.line}:${m.location.start.column}`, m.mutatorName, JSON.stringify(m.replacement).slice(0, 100), failed[0] ?? ''].join('\t'));
   }
 } finally {
-  writeFileSync(`${dir}/${file}`, f.source);
+  writeFileSync(`${dir}/${file}`, changed ? current : f.source);
 }
