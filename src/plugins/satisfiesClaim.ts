@@ -4,8 +4,10 @@
 // updated (400 naming the chain); at run time the chain being evaluated is tracked, so even a cycle
 // that slipped in (two concurrent updates) fails instead of looping.
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { sql } from 'kysely';
 import { successOf } from '../claims/attempts.ts';
 import { loadClaim } from '../claims/model.ts';
+import type { DB, Tx } from '../db/index.ts';
 import { ApiError, badRequest } from '../shared/errors.ts';
 import { asObject, onlyKeys } from './params.ts';
 import type { ClaimPlugin } from './types.ts';
@@ -18,6 +20,37 @@ export const MAX_CHAIN = 5;
 const CLAIM_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
 const evaluating = new AsyncLocalStorage<string[]>();
+
+/** LIKE pattern text: `_` (allowed in claim ids), `%` and the escape character itself are literal. */
+const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+/**
+ * The longest chain of live claims whose satisfies-claim checks `claimId`, directly or through
+ * others, outermost first (`claimId` itself excluded); `seen` holds the chain below and the path so
+ * far. Stored chains hold at most MAX_CHAIN claims, so `seen` stays within 2 × MAX_CHAIN; the bound
+ * only cuts short chains that slipped in through concurrent updates. Claims are found by the stored
+ * JSON of their public plugin instances, then confirmed.
+ */
+async function referrerChain(db: DB | Tx, claimId: string, seen: ReadonlySet<string>): Promise<string[]> {
+  if (seen.size > 2 * MAX_CHAIN) return [];
+  const now = Date.now();
+  const rows = await db
+    .selectFrom('claims')
+    .select(['claim_id', 'plugins'])
+    .where('deleted_at', 'is', null)
+    .where((eb) => eb.or([eb('test_expires_at', 'is', null), eb('test_expires_at', '>', now)]))
+    .where(sql<boolean>`plugins like ${`%"claimIdToCheck":"${likeLiteral(claimId)}"%`} escape '\\'`)
+    .execute();
+  let longest: string[] = [];
+  for (const row of rows) {
+    if (seen.has(row.claim_id)) continue;
+    const instances = JSON.parse(row.plugins) as Array<{ pluginId: string; publicParams?: { claimIdToCheck?: unknown } }>;
+    if (!instances.some((i) => i.pluginId === 'satisfies-claim' && i.publicParams?.claimIdToCheck === claimId)) continue;
+    const chain = [...(await referrerChain(db, row.claim_id, new Set([...seen, row.claim_id]))), row.claim_id];
+    if (chain.length > longest.length) longest = chain;
+  }
+  return longest;
+}
 
 export const satisfiesClaim: ClaimPlugin<Pub> = {
   id: 'satisfies-claim',
@@ -32,25 +65,37 @@ export const satisfiesClaim: ClaimPlugin<Pub> = {
     onlyKeys(asObject(priv, `${path}.privateParams`), [], `${path}.privateParams`);
     const target = p.claimIdToCheck;
     if (typeof target !== 'string' || !CLAIM_ID.test(target)) throw badRequest(`${pp}.claimIdToCheck must be a claim id (1 to 128 letters, digits, _ or -)`);
-    // walk the chain of satisfies-claim references from the target
-    const walk = async (id: string, chain: string[]): Promise<void> => {
+    // the longest chain of satisfies-claim references from `id` down; a cycle is refused on the way
+    const down = async (id: string, chain: string[]): Promise<string[]> => {
       if (id === claimId || chain.includes(id)) throw badRequest(`${pp}.claimIdToCheck forms a cycle: ${[...chain, id].join(' → ')}`);
       if (chain.length >= MAX_CHAIN) throw badRequest(`${pp}.claimIdToCheck makes a satisfies-claim chain longer than ${MAX_CHAIN}: ${[...chain, id].join(' → ')}`);
       const c = await loadClaim(db, keyring, id, Date.now());
       if (!c) {
         if (chain.length === 1) throw badRequest(`${pp}.claimIdToCheck names claim "${id}", which does not exist`);
-        return;
+        return [id];
       }
-      for (const inst of c.plugins) if (inst.pluginId === 'satisfies-claim') await walk(String(inst.publicParams.claimIdToCheck), [...chain, id]);
+      let longest: string[] = [];
+      for (const inst of c.plugins) {
+        if (inst.pluginId !== 'satisfies-claim') continue;
+        const path = await down(String(inst.publicParams.claimIdToCheck), [...chain, id]);
+        if (path.length > longest.length) longest = path;
+      }
+      return [id, ...longest];
     };
-    await walk(target, [claimId]);
+    const below = [claimId, ...(await down(target, [claimId]))];
+    // claims that check this one lengthen every chain through it: joining two short chains is refused too
+    const above = await referrerChain(db, claimId, new Set(below));
+    if (above.length + below.length > MAX_CHAIN) {
+      throw badRequest(`${pp}.claimIdToCheck makes a satisfies-claim chain longer than ${MAX_CHAIN}: ${[...above, ...below].join(' → ')}`);
+    }
     return { publicParams: { claimIdToCheck: target }, privateParams: {} };
   },
   async evaluate(ctx) {
     const target = ctx.publicParams.claimIdToCheck;
     const chain = evaluating.getStore() ?? [ctx.claim.claimId];
     if (chain.includes(target)) return { success: false, error: `Claim ${target} refers back to itself through satisfies-claim (${[...chain, target].join(' → ')})` };
-    if (chain.length > MAX_CHAIN) return { success: false, error: `satisfies-claim chains are limited to ${MAX_CHAIN} claims` };
+    // chain + target must stay within MAX_CHAIN claims, the bound creation and update enforce
+    if (chain.length >= MAX_CHAIN) return { success: false, error: `satisfies-claim chains are limited to ${MAX_CHAIN} claims` };
     try {
       const { successCount } = await evaluating.run([...chain, target], () => successOf(ctx.app, target, ctx.platformAddress));
       return successCount > 0 ? { success: true } : { success: false, error: `Address has not satisfied claim ${target}.` };

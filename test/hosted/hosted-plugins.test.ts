@@ -110,6 +110,28 @@ describe('hosted plugins', () => {
     const loop = await t.request('PUT', '/api/v0/claims', { token: owner.accessToken, body: { claims: [{ claimId: 'c1', plugins: [numUses(1), plugin('satisfies-claim', { claimIdToCheck: 'c3' })] }] } });
     assert.equal(loop.statusCode, 400);
     assert.match(loop.json().errorMessage, /forms a cycle: c1 → c3 → c2 → c1/);
+
+    // joining two short chains counts the claims that check the changed one: d2 → d1 is short, but
+    // c1 → d2 would make c5 → c4 → c3 → c2 → c1 → d2 → d1, seven claims
+    await createClaim(t, owner.accessToken, { claimId: 'd1', plugins: [numUses(1)] });
+    await createClaim(t, owner.accessToken, { claimId: 'd2', plugins: [numUses(1), plugin('satisfies-claim', { claimIdToCheck: 'd1' })] });
+    const join = await t.request('PUT', '/api/v0/claims', { token: owner.accessToken, body: { claims: [{ claimId: 'c1', plugins: [numUses(1), plugin('satisfies-claim', { claimIdToCheck: 'd2' })] }] } });
+    assert.equal(join.statusCode, 400);
+    assert.match(join.json().errorMessage, /chain longer than 5: c5 → c4 → c3 → c2 → c1 → d2 → d1$/);
+    // within the bound it is allowed: c3 → d1 makes c5 → c4 → c3 → d1, and c2 → c1 stay as they were
+    const within = await t.request('PUT', '/api/v0/claims', { token: owner.accessToken, body: { claims: [{ claimId: 'c3', plugins: [numUses(1), plugin('satisfies-claim', { claimIdToCheck: 'd1' })] }] } });
+    assert.equal(within.statusCode, 200, within.body);
+    // a deleted claim no longer lengthens a chain: with c5 gone, c4 → c3 → d1 → d0 → c1 fits (below)
+    assert.equal((await t.request('DELETE', '/api/v0/claims', { token: owner.accessToken, body: { claimIds: ['c5'] } })).statusCode, 200);
+    await createClaim(t, owner.accessToken, { claimId: 'd0', plugins: [numUses(1)] });
+    const longer = await t.request('PUT', '/api/v0/claims', { token: owner.accessToken, body: { claims: [{ claimId: 'd1', plugins: [numUses(1), plugin('satisfies-claim', { claimIdToCheck: 'd0' })] }] } });
+    assert.equal(longer.statusCode, 200, longer.body);
+    // d0 → c1 gives c4 → c3 → d1 → d0 → c1, five claims; d0 → c2 would give six, named through the longest way in
+    const five = await t.request('PUT', '/api/v0/claims', { token: owner.accessToken, body: { claims: [{ claimId: 'd0', plugins: [numUses(1), plugin('satisfies-claim', { claimIdToCheck: 'c1' })] }] } });
+    assert.equal(five.statusCode, 200, five.body);
+    const six2 = await t.request('PUT', '/api/v0/claims', { token: owner.accessToken, body: { claims: [{ claimId: 'd0', plugins: [numUses(1), plugin('satisfies-claim', { claimIdToCheck: 'c2' })] }] } });
+    assert.equal(six2.statusCode, 400);
+    assert.match(six2.json().errorMessage, /chain longer than 5: c4 → c3 → d1 → d0 → c2 → c1$/);
   });
 
   test('username-set: passes once the address has a username', async () => {

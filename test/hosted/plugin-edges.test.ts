@@ -237,20 +237,25 @@ describe('hosted plugin edges', () => {
     await refused([numUses(1), plugin('satisfies-claim', { claimIdToCheck: target })], `${P1}.publicParams.claimIdToCheck names claim "${target}", which does not exist`);
   });
 
-  test('satisfies-claim at run time: an on-demand chain of 5 claims below the checked one passes, of 6 fails', async () => {
-    // Creation refuses a chain longer than 5 claims, but an update only walks down from the claim it
-    // changes: S → t1 → t2 → t3 and t4 → … → tk are each short, then t3 is pointed at t4.
+  test('satisfies-claim at run time: an on-demand chain of 5 claims passes; one of 6 that slipped past the save-time check fails', async () => {
+    // Creating and updating refuse chains longer than 5 claims. Two concurrent updates could still
+    // join two chains; that is simulated by rewriting a stored claim, and the run-time guard holds.
     const leaf = () => plugin('min-badge', { minBalance: 0 }, 'mb');
     const sat = (claimIdToCheck: string) => plugin('satisfies-claim', { claimIdToCheck }, 'sc');
-    async function chainOf(k: number): Promise<string[]> {
-      const ids = Array.from({ length: k + 1 }, (_, i) => newClaimId(`k${k}t${i}`));
-      for (let i = k; i >= 1; i--) {
-        const plugins = i === k || i === 3 ? [leaf()] : [sat(ids[i + 1])];
+    async function chainOf(claims: number): Promise<string[]> {
+      const ids = Array.from({ length: claims }, (_, i) => newClaimId(`c${claims}t${i}`));
+      const joinAt = Math.min(3, claims - 1); // ids[joinAt - 1] first checks a leaf, then ids[joinAt]
+      for (let i = claims - 1; i >= 1; i--) {
+        const plugins = i === claims - 1 || i === joinAt - 1 ? [leaf()] : [sat(ids[i + 1])];
         assert.deepEqual(await create(plugins, t, owner.accessToken, ids[i]), { status: 200, body: {} });
       }
       assert.deepEqual(await create([numUses(5), sat(ids[1])], t, owner.accessToken, ids[0]), { status: 200, body: {} });
-      const put = await t.request('PUT', '/api/v0/claims', { token: owner.accessToken, body: { claims: [{ claimId: ids[3], plugins: [sat(ids[4])] }] } });
-      assert.equal(put.statusCode, 200, put.body);
+      const template = await t.ctx.db.selectFrom('claims').select('plugins').where('claim_id', '=', ids[1]).executeTakeFirstOrThrow();
+      await t.ctx.db
+        .updateTable('claims')
+        .set((eb) => ({ plugins: template.plugins.replace(ids[2], ids[joinAt]), version: eb('version', '+', 1) }))
+        .where('claim_id', '=', ids[joinAt - 1])
+        .execute();
       return ids;
     }
     const who = randomAddress();
