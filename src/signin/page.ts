@@ -119,23 +119,23 @@ ${scopes.length ? `<ul id="scopes">${scopes.map((s) => `<li><b>${esc(s.scopeName
 const errorPage = (message: string, nonce: string) =>
   layout('Sign-in error', `<h1>This sign-in link is not valid</h1><p class="error" id="error">${esc(message)}</p><p class="muted">Go back to the app and try again.</p>`, nonce);
 
+/** The longest value each parameter may have (documented through the querystring schema below). */
+const MAX_LENGTH = { response_type: 64, client_id: 128, redirect_uri: 2048, scope: 1024, state: 1024, code_challenge: 128, code_challenge_method: 16 } as const;
+
 const Query = Type.Object(
-  {
-    response_type: Type.Optional(Type.String({ maxLength: 64 })),
-    client_id: Type.Optional(Type.String({ maxLength: 128 })),
-    redirect_uri: Type.Optional(Type.String({ maxLength: 2048 })),
-    scope: Type.Optional(Type.String({ maxLength: 1024 })),
-    state: Type.Optional(Type.String({ maxLength: 1024 })),
-    code_challenge: Type.Optional(Type.String({ maxLength: 128 })),
-    code_challenge_method: Type.Optional(Type.String({ maxLength: 16 })),
-  },
+  Object.fromEntries(Object.entries(MAX_LENGTH).map(([k, maxLength]) => [k, Type.Optional(Type.String({ maxLength }))])),
   { additionalProperties: true }, // display-only parameters (claimId, …) are ignored
 );
+
+/** Until client_id and redirect_uri are known good, an error is shown on the page, never redirected (RFC 6749 §4.1.2.1). */
+const HELD = ['client_id', 'redirect_uri'];
 
 export function registerAuthorizePage(app: FastifyInstance, ctx: AppContext): void {
   app.get<{ Querystring: Record<string, string | string[] | undefined> }>(
     '/signin/authorize',
-    { schema: { tags: ['sign-in'], summary: 'The authorization page (HTML) an app sends its users to', security: [], querystring: Query } },
+    // The schema documents the parameters; the page itself answers a repeated or over-long one
+    // (an error page or an error redirect, as RFC 6749 §4.1.2.1 says), so validation is only attached.
+    { attachValidation: true, schema: { tags: ['sign-in'], summary: 'The authorization page (HTML) an app sends its users to', security: [], querystring: Query } },
     async (request, reply) => {
       const nonce = randomBytes(16).toString('base64');
       reply
@@ -145,11 +145,14 @@ export function registerAuthorizePage(app: FastifyInstance, ctx: AppContext): vo
         .header('referrer-policy', 'no-referrer')
         .header('content-security-policy', `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`);
       const q = request.query;
-      const repeated = Object.entries(q).find(([, v]) => Array.isArray(v));
-      const str = (k: string) => (typeof q[k] === 'string' ? (q[k] as string) : undefined);
+      const repeated = Object.entries(q).find(([, v]) => Array.isArray(v))?.[0];
+      const overLong = Object.entries(MAX_LENGTH).find(([k, max]) => typeof q[k] === 'string' && q[k].length > max);
+      const problem = repeated !== undefined ? { key: repeated, message: `Parameter ${repeated} must not be repeated.` } : overLong ? { key: overLong[0], message: `Parameter ${overLong[0]} must be at most ${overLong[1]} characters.` } : undefined;
+      // a parameter with a problem is never used, not even echoed back as the state
+      const str = (k: string) => (typeof q[k] === 'string' && k !== problem?.key ? (q[k] as string) : undefined);
       let req: AuthorizeRequest;
       try {
-        if (repeated && ['client_id', 'redirect_uri'].includes(repeated[0])) throw new AuthorizeError('invalid_request', `Parameter ${repeated[0]} must not be repeated.`, false);
+        if (problem && HELD.includes(problem.key)) throw new AuthorizeError('invalid_request', problem.message, false);
         req = await validateAuthorizeRequest(ctx, {
           client_id: str('client_id') ?? '',
           redirect_uri: str('redirect_uri'),
@@ -158,7 +161,7 @@ export function registerAuthorizePage(app: FastifyInstance, ctx: AppContext): vo
           code_challenge: str('code_challenge'),
           code_challenge_method: str('code_challenge_method'),
         });
-        if (repeated) throw new AuthorizeError('invalid_request', `Parameter ${repeated[0]} must not be repeated.`, true);
+        if (problem) throw new AuthorizeError('invalid_request', problem.message, true);
         if (str('response_type') !== 'code') throw new AuthorizeError('unsupported_response_type', 'response_type must be code.', true);
       } catch (err) {
         if (!(err instanceof AuthorizeError)) throw err;

@@ -1,7 +1,7 @@
 // GET /signin/authorize, the edges: the exact params JSON the page script reads (each optional
 // field only when given; `<`, U+2028, U+2029 escaped), the exact deny URL, the page's texts and
-// titles, the error page (no script), the response headers, the querystring limits (JSON 400s of
-// the schema), display-only parameters, a repeated parameter, the exact error redirects, the
+// titles, the error page (no script), the response headers, the querystring limits (the page or an
+// error redirect), display-only parameters, a repeated parameter, the exact error redirects, the
 // route's OpenAPI entry, and that an unexpected failure stays a 500 rather than the error page.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -132,7 +132,7 @@ describe('authorize page edges', () => {
     assert.ok(!res.body.includes('<script'));
   });
 
-  test('an over-long parameter is refused by the querystring schema (a JSON 400, never redirected)', async () => {
+  test('an over-long client_id or redirect_uri is shown on the page; any other goes back as invalid_request', async () => {
     const limits: [string, number][] = [
       ['response_type', 64],
       ['client_id', 128],
@@ -143,13 +143,24 @@ describe('authorize page edges', () => {
       ['code_challenge_method', 16],
     ];
     for (const [name, max] of limits) {
-      const res = await page({ ...base(), [name]: 'a'.repeat(max + 1) });
-      assert.equal(res.statusCode, 400, name);
-      assert.equal(res.headers.location, undefined, name);
-      assert.equal(res.headers['content-type'], 'application/json; charset=utf-8', name);
-      assert.deepEqual(res.json(), { errorMessage: `querystring.${name} must NOT have more than ${max} characters` });
+      const res = await page({ ...base(), state: 's1', [name]: 'a'.repeat(max + 1) });
+      const message = `Parameter ${name} must be at most ${max} characters.`;
+      if (name === 'client_id' || name === 'redirect_uri') {
+        assert.equal(res.statusCode, 400, name);
+        assert.equal(res.headers.location, undefined, name);
+        assert.equal(res.headers['content-type'], 'text/html; charset=utf-8', name);
+        assert.match(String(res.headers['content-security-policy']), /default-src 'none'/, name);
+        assert.ok(res.body.includes(`<p class="error" id="error">${message}</p>`), name);
+        continue;
+      }
+      assert.equal(res.statusCode, 302, name);
+      const loc = new URL(String(res.headers.location));
+      assert.equal(loc.origin + loc.pathname, 'https://shop.example/cb', name);
+      // an over-long state is not echoed back; a valid one is
+      const state: [string, string][] = name === 'state' ? [] : [['state', 's1']];
+      assert.deepEqual([...loc.searchParams], [['x', '1'], ['error', 'invalid_request'], ['error_description', message], ...state], name);
     }
-    // at the limit the schema lets it through
+    // at the limit it is let through
     const state = 'a'.repeat(1024);
     const res = await page({ ...base(), state });
     assert.equal(res.statusCode, 200);
@@ -186,14 +197,20 @@ describe('authorize page edges', () => {
     assert.deepEqual([...loc.searchParams], [['x', '1'], ['error', 'invalid_request'], ['error_description', 'Parameter  must not be repeated.']]);
   });
 
-  test('a repeated client_id, redirect_uri or state is refused by the schema (a JSON 400, never redirected)', async () => {
+  test('a repeated client_id or redirect_uri is shown on the page, never redirected; a repeated state goes back without it', async () => {
     const q = String(new URLSearchParams(base()));
-    for (const name of ['client_id', 'redirect_uri', 'state']) {
+    for (const name of ['client_id', 'redirect_uri']) {
       const res = await get(`${q}&${name}=https%3A%2F%2Fevil.example%2Fcb&${name}=x`);
       assert.equal(res.statusCode, 400, name);
       assert.equal(res.headers.location, undefined, name);
-      assert.deepEqual(res.json(), { errorMessage: `querystring.${name} must be string` });
+      assert.equal(res.headers['content-type'], 'text/html; charset=utf-8', name);
+      assert.ok(res.body.includes(`<p class="error" id="error">Parameter ${name} must not be repeated.</p>`), name);
     }
+    const res = await get(`${q}&state=a&state=b`);
+    assert.equal(res.statusCode, 302);
+    const loc = new URL(String(res.headers.location));
+    assert.equal(loc.origin + loc.pathname, 'https://shop.example/cb');
+    assert.deepEqual([...loc.searchParams], [['x', '1'], ['error', 'invalid_request'], ['error_description', 'Parameter state must not be repeated.']]);
   });
 
   test('other errors redirect with exactly error, error_description, and the state only when given', async () => {
