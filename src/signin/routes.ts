@@ -55,7 +55,8 @@ function oauthBody<T>(request: FastifyRequest): T {
     const repeated = Object.entries(body).find(([, v]) => Array.isArray(v));
     if (repeated) throw oauthError('invalid_request', `Parameter ${repeated[0]} must not be provided more than once.`);
   }
-  if (request.validationError) throw oauthError('invalid_request', request.validationError.message);
+  // no body at all is a request with every parameter omitted (the schema's "body must be object" would not say which)
+  if (request.validationError && body !== undefined) throw oauthError('invalid_request', request.validationError.message);
   // RFC 6749 §3.1: "Parameters sent without a value MUST be treated as if they were omitted"
   const params = (body ?? {}) as Record<string, unknown>;
   for (const key in params) if (params[key] === '') return Object.fromEntries(Object.entries(params).filter(([, v]) => v !== '')) as T;

@@ -54,6 +54,15 @@ describe('empty parameters are omitted ones (RFC 6749 §3.1)', () => {
     assert.equal(noClient.json().error_description, 'client_id is required.');
   });
 
+  test('no body at all is a request with every parameter omitted: a 400 naming the first, not a 500', async () => {
+    const token = await t.app.inject({ method: 'POST', url: TOKEN, headers: { 'x-api-key': t.apiKey } });
+    assert.equal(token.statusCode, 400, token.body);
+    assert.equal(token.json().error_description, 'client_id is required.');
+    const revoke = await t.app.inject({ method: 'POST', url: REVOKE, headers: { 'x-api-key': t.apiKey } });
+    assert.equal(revoke.statusCode, 400, revoke.body);
+    assert.equal(revoke.json().error_description, 'token is required.');
+  });
+
   test('revocation: empty client credentials are no client authentication, so a public revoke goes through', async () => {
     const { code } = await authorizeCode(t, { client });
     const tokens = (await form(TOKEN, { grant_type: 'authorization_code', code, redirect_uri: client.redirectUri, client_id: client.clientId, client_secret: client.clientSecret })).json();
