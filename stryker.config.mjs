@@ -24,6 +24,9 @@ export default {
   jsonReporter: { fileName: `.tmp/mutation/${reportName}.json` },
   htmlReporter: { fileName: `.tmp/mutation/${reportName}.html` },
   tempDirName: '.tmp/stryker',
+  // only the mutated sources get `// @ts-nocheck`: by default every TypeScript file does, and then
+  // the committed clients/typescript/schema.d.ts no longer matches what generate.ts writes
+  disableTypeChecks: 'src/**/*.ts',
   ignorePatterns: ['data', '.tmp', 'bench'],
   cleanTempDir: 'always',
   // tsconfig.json needs no rewriting in the sandbox (no extends/references), and Stryker's rewriter
