@@ -71,11 +71,16 @@ describe('developer app routes', () => {
       { clientId, name: 'My dApp', description: 'Demo', image: 'https://img.example/logo.png', redirectUris: ['https://dapp.example/cb'], grantTypes: ['authorization_code', 'refresh_token'], createdBy: owner.platformAddress, createdAt: undefined, updatedAt: undefined },
     );
     assert.ok(!got.body.includes(clientSecret));
-    assert.equal((await t.request('GET', '/api/v0/developerApp/unknown')).statusCode, 404);
+    const unknown = await t.request('GET', '/api/v0/developerApp/unknown');
+    assert.equal(unknown.statusCode, 404);
+    assert.deepEqual(unknown.json(), { errorMessage: 'No developer app with clientId unknown' });
 
     const one = await t.request('POST', '/api/v0/developerApps/fetch', { body: { clientId } });
     assert.equal(one.statusCode, 200);
-    assert.equal(one.json().developerApps[0].clientId, clientId);
+    assert.deepEqual(one.json(), { developerApps: [got.json().developerApp], pagination: { bookmark: '', hasMore: false } }, 'one app, no further page');
+    const none = await t.request('POST', '/api/v0/developerApps/fetch', { body: { clientId: 'f'.repeat(64) } });
+    assert.equal(none.statusCode, 404);
+    assert.deepEqual(none.json(), { errorMessage: `No developer app with clientId ${'f'.repeat(64)}` });
     const mine = await t.request('POST', '/api/v0/developerApps/fetch', { token: owner.accessToken, body: {} });
     assert.equal(mine.statusCode, 200);
     assert.deepEqual(mine.json().developerApps.map((a: { clientId: string }) => a.clientId), [clientId]);
