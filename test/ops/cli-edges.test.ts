@@ -172,10 +172,12 @@ describe('platform token: defaults, durations and the list', () => {
   test('durations: minutes, seconds and plain milliseconds; the bounds are refused with their text', async () => {
     const address = testAccount().address;
     const mint = (expires: string) => runCli(['token', 'create', '--address', address, '--scopes', 'manageClaims', '--expires', expires], db.env);
-    const [m, s, ms, max] = await Promise.all(['90m', '30s', '5000', '366d'].map(mint));
+    const [m, s, ms, msUnit, padded, max] = await Promise.all(['90m', '30s', '5000', '2500ms', ' 12h ', '366d'].map(mint));
     assert.equal(json(m).expires_in, 90 * 60);
     assert.equal(json(s).expires_in, 30);
-    assert.equal(json(ms).expires_in, 5);
+    assert.equal(json(ms).expires_in, 5, 'a plain number is milliseconds');
+    assert.equal(json(msUnit).expires_in, 2);
+    assert.equal(json(padded).expires_in, 12 * 3600, 'surrounding spaces are ignored');
     assert.equal(json(max).expires_in, 366 * DAY_S, '366d is the upper bound, included');
     for (const [expires, why] of [
       ['0', /--expires must be more than 0 and at most 366d/],
@@ -195,6 +197,7 @@ describe('platform token: defaults, durations and the list', () => {
       [['--scopes', ' , '], /--scopes needs at least one of .*manageClaims/],
       [['--scopes', 'manageClaims', '--label', 'say "hi"'], /--label must be at most 200 characters, without quotes or control characters/],
       [['--scopes', 'manageClaims', '--label', 'x'.repeat(201)], /--label must be at most 200 characters/],
+      [['--scopes', 'manageClaims', '--label', 'tab\there'], /--label must be at most 200 characters, without quotes or control characters/],
     ] as const) {
       const r = await runCli(['token', 'create', '--address', address, ...extra], db.env);
       assert.equal(r.code, 2, `${extra.join(' ')}: ${r.stderr}`);
@@ -202,6 +205,17 @@ describe('platform token: defaults, durations and the list', () => {
     }
     const long = json(await runCli(['token', 'create', '--address', address, '--scopes', 'manageClaims', '--label', 'y'.repeat(200)], db.env));
     assert.equal(long.label, 'y'.repeat(200), '200 characters are allowed');
+  });
+
+  test('a native address is kept in its native form, and the session is a Cosmos one', async () => {
+    const who = testAccount();
+    const minted = json(await runCli(['token', 'create', '--address', who.platformAddress, '--scopes', 'manageClaims'], db.env));
+    assert.equal(minted.address, who.platformAddress);
+    assert.equal(minted.platformAddress, who.platformAddress);
+    const st = (await t.request('POST', '/api/v0/auth/status', { token: minted.access_token, body: {} })).json();
+    assert.deepEqual([st.signedIn, st.address, st.chain], [true, who.platformAddress, 'Cosmos']);
+    const evm = json(await runCli(['token', 'create', '--address', who.address, '--scopes', 'manageClaims'], db.env));
+    assert.equal((await t.request('POST', '/api/v0/auth/status', { token: evm.access_token, body: {} })).json().chain, 'ETH');
   });
 
   test('token list: oldest first, revoked tokens stay listed with their time, wallet sessions are not listed', async () => {
