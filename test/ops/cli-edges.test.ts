@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { createTestDatabase, startApp, type TestApp, type TestDatabase } from '../helpers/app.ts';
 import { runCli, type CliResult } from '../helpers/cli.ts';
 import { signIn, testAccount } from '../helpers/signin.ts';
+import { SCOPE_IDS } from '../../src/signin/scopes.ts';
 
 const json = (r: CliResult) => {
   assert.equal(r.code, 0, r.stderr);
@@ -195,6 +196,7 @@ describe('platform token: defaults, durations and the list', () => {
     const address = testAccount().address;
     for (const [extra, why] of [
       [['--scopes', ' , '], /--scopes needs at least one of .*manageClaims/],
+      [['--scopes', 'root,manageClaims,admin'], new RegExp(`Unknown scope\\(s\\) root, admin: use ${SCOPE_IDS.join(', ')}`)],
       [['--scopes', 'manageClaims', '--label', 'say "hi"'], /--label must be at most 200 characters, without quotes or control characters/],
       [['--scopes', 'manageClaims', '--label', 'x'.repeat(201)], /--label must be at most 200 characters/],
       [['--scopes', 'manageClaims', '--label', 'tab\there'], /--label must be at most 200 characters, without quotes or control characters/],
@@ -225,7 +227,12 @@ describe('platform token: defaults, durations and the list', () => {
       const a = json(await runCli(['token', 'create', '--address', testAccount().address, '--scopes', 'manageClaims', '--label', 'first'], fresh.env));
       await new Promise((r) => setTimeout(r, 5));
       const b = json(await runCli(['token', 'create', '--address', testAccount().address, '--scopes', 'manageClaims', '--label', 'second'], fresh.env));
-      json(await runCli(['token', 'revoke', a.id], fresh.env));
+      const revoked = await runCli(['token', 'revoke', a.id], fresh.env);
+      assert.match(json(revoked) && revoked.stderr, /operator token revoked/);
+      const again = await runCli(['token', 'revoke', a.id], fresh.env);
+      assert.equal(again.code, 1);
+      assert.match(again.stderr, new RegExp(`No live operator token with id ${a.id}`));
+      assert.doesNotMatch(again.stderr, /operator token revoked/, 'nothing revoked, nothing logged');
       await signIn(app); // a wallet session is an authorization too, but not an operator token
       const list = json(await runCli(['token', 'list'], fresh.env)) as Array<{ id: string; label: string; revokedAt: number | null; createdAt: number }>;
       assert.deepEqual(list.map((x) => x.label), ['first', 'second'], 'the two operator tokens, oldest first, and nothing else');

@@ -26,7 +26,7 @@ describe('developer app validation and ownership', () => {
   const create = (body: Record<string, unknown>, who = owner) => t.request('POST', APPS, { token: who.accessToken, body: { name: 'App', redirectUris: [], ...body } });
 
   test('redirect URIs: https anywhere, http on loopback only, private-use schemes with a dot', async () => {
-    const accepted = ['https://a.example/cb', 'https://a.example:8443/cb?x=1', 'http://localhost:8080/cb', 'http://127.0.0.1/cb', 'http://127.1.2.3:9/cb', 'http://[::1]:8080/cb', 'com.example.app:/oauth'];
+    const accepted = ['https://a.example/cb', 'https://a.example:8443/cb?x=1', 'http://localhost:8080/cb', 'http://127.0.0.1/cb', 'http://127.1.2.3:9/cb', 'http://127.10.200.1/cb', 'http://[::1]:8080/cb', 'com.example.app:/oauth'];
     const ok = await create({ redirectUris: accepted });
     assert.equal(ok.statusCode, 200, ok.body);
     const doc = (await t.request('GET', `/api/v0/developerApp/${ok.json().clientId}`)).json().developerApp;
@@ -88,6 +88,8 @@ describe('developer app validation and ownership', () => {
 
   test('only the owner changes or deletes an app; an unknown app is a 404 naming it', async () => {
     const { clientId } = (await create({ name: 'Mine' })).json();
+    const fresh = (await t.request('GET', `/api/v0/developerApp/${clientId}`)).json().developerApp;
+    assert.deepEqual([fresh.description, fresh.image], ['', ''], 'what was not given is empty');
     const forbidden = { errorMessage: 'You must be the owner of the developer app.' };
     const put = await t.request('PUT', APPS, { token: stranger.accessToken, body: { clientId, name: 'Theirs' } });
     assert.deepEqual([put.statusCode, put.json()], [403, forbidden]);
@@ -111,5 +113,36 @@ describe('developer app validation and ownership', () => {
     assert.deepEqual({ ...after, updatedAt: undefined }, { ...before, description: 'new text', image: 'https://img.example/i.png', updatedAt: undefined });
     assert.ok(Number(after.updatedAt) > Number(before.updatedAt));
     assert.equal(upd.json().clientSecret, undefined, 'no secret unless rotated');
+  });
+
+  test("a bookmark of one owner's app list is refused for another owner", async () => {
+    for (let i = 0; i < 26; i++) assert.equal((await create({ name: `Paged ${i}` })).statusCode, 200);
+    const first = await t.request('POST', `${APPS}/fetch`, { token: owner.accessToken, body: {} });
+    assert.equal(first.json().pagination.hasMore, true);
+    const bookmark = first.json().pagination.bookmark as string;
+    const theirs = await t.request('POST', `${APPS}/fetch`, { token: stranger.accessToken, body: { bookmark } });
+    assert.deepEqual([theirs.statusCode, theirs.json()], [400, { errorMessage: 'Invalid bookmark: it was not issued by this list. Send an empty bookmark for the first page.' }]);
+    assert.equal((await t.request('POST', `${APPS}/fetch`, { token: owner.accessToken, body: { bookmark } })).statusCode, 200);
+  });
+
+  test('the token endpoint sees a secret rotated in this process at once, and one rotated by another process within a second', async () => {
+    const { authorizeCode, codeExchangeBody } = await import('../helpers/signin.ts');
+    const created = (await create({ name: 'Cached', redirectUris: ['https://cached.example/cb'] })).json();
+    const client = { clientId: created.clientId as string, clientSecret: created.clientSecret as string, redirectUri: 'https://cached.example/cb' };
+    const exchange = async (secret: string) => {
+      const { code } = await authorizeCode(t, { client });
+      return (await t.request('POST', '/api/v0/signin/token', { body: codeExchangeBody({ ...client, clientSecret: secret }, code) })).statusCode;
+    };
+    assert.equal(await exchange(client.clientSecret), 200, 'the client row is now cached');
+    const rotated = await t.request('PUT', APPS, { token: owner.accessToken, body: { clientId: client.clientId, rotateClientSecret: true } });
+    const second = rotated.json().clientSecret as string;
+    assert.equal(await exchange(client.clientSecret), 401, 'this process forgot the cached row at once');
+    assert.equal(await exchange(second), 200);
+
+    // another process (the CLI) rotates: the cached row serves for at most a second
+    const third = JSON.parse((await runCli(['app', 'rotate-secret', client.clientId], db.env)).stdout).client_secret as string;
+    await new Promise((r) => setTimeout(r, 1100));
+    assert.equal(await exchange(second), 401, 'the row cached before the rotation expired');
+    assert.equal(await exchange(third), 200);
   });
 });
