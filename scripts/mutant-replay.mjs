@@ -21,10 +21,11 @@ rmSync(dir, { recursive: true, force: true });
 mkdirSync(dir, { recursive: true });
 cpSync('src', `${dir}/src`, { recursive: true });
 cpSync('test', `${dir}/test`, { recursive: true });
-// clients/typescript/generate.ts builds the OpenAPI document from ../../src: a copy, so it sees the mutant
-cpSync('clients', `${dir}/clients`, { recursive: true });
+// copies, not links: Node resolves a linked file to its real path, so bin/platform.js (the CLI the
+// tests start) and clients/typescript/generate.ts (the OpenAPI document) would load the real src/
+for (const d of ['bin', 'clients']) cpSync(d, `${dir}/${d}`, { recursive: true });
 for (const f of ['package.json', 'tsconfig.json']) cpSync(f, `${dir}/${f}`);
-for (const d of ['node_modules', 'docs', 'examples', 'portal', 'bin', 'scripts']) if (existsSync(d)) symlinkSync(resolve(root, d), `${dir}/${d}`);
+for (const d of ['node_modules', 'docs', 'examples', 'portal', 'scripts']) if (existsSync(d)) symlinkSync(resolve(root, d), `${dir}/${d}`);
 
 const f = JSON.parse(readFileSync(report, 'utf8')).files[file];
 // When the file changed since the report, each mutant is planted in the current source at the place

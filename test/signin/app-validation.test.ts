@@ -40,6 +40,7 @@ describe('developer app validation and ownership', () => {
       ['http://[::2]/cb', `Invalid redirectUris[1]: "http://[::2]/cb" ${https}`],
       ['myapp:/cb', `Invalid redirectUris[1]: "myapp:/cb" ${https}`],
       ['ftp://a.example/cb', `Invalid redirectUris[1]: "ftp://a.example/cb" ${https}`],
+      ['ws://localhost/cb', `Invalid redirectUris[1]: "ws://localhost/cb" ${https}`],
       ['https://a.example/cb#frag', 'Invalid redirectUris[1]: a redirect URI must not contain a fragment'],
       ['/relative/cb', 'Invalid redirectUris[1]: "/relative/cb" is not an absolute URI'],
     ];
