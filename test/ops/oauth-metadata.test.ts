@@ -24,7 +24,8 @@ describe('OAuth authorization server metadata', () => {
   test('GET /.well-known/oauth-authorization-server describes the endpoints, without an API key', async () => {
     const res = await fetch(`${issuer}/.well-known/oauth-authorization-server`);
     assert.equal(res.status, 200);
-    assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
+    assert.equal(res.headers.get('content-type'), 'application/json; charset=utf-8');
+    assert.equal(res.headers.get('cache-control'), 'public, max-age=3600', 'clients may cache the document for an hour');
     assert.deepEqual(await res.json(), {
       issuer,
       authorization_endpoint: `${issuer}/signin/authorize`,

@@ -84,4 +84,31 @@ describe('the signin-cleanup loop', () => {
     await settle();
     assert.equal(await count(t, 'signin_requests'), 1, 'a stopped loop sweeps nothing');
   });
+
+  test('a sweep that fails is logged as a warning and the loop goes on', async () => {
+    const warnings: Array<{ msg: string; err: unknown }> = [];
+    const warn = t.ctx.log.warn;
+    t.ctx.log.warn = ((obj: { err?: unknown }, msg: string) => void warnings.push({ msg, err: obj?.err })) as typeof warn;
+    mock.timers.reset(); // the test before left them on
+    mock.timers.enable({ apis: ['setInterval'] });
+    const closeHandlers = t.ctx.onClose.length;
+    try {
+      await startLoops(t.ctx, ['signin-cleanup']);
+      await t.ctx.db.schema.alterTable('signin_requests').renameTo('signin_requests_away').execute();
+      try {
+        mock.timers.tick(10 * 60_000); // both sweeps run, and both fail on the missing table
+        for (let i = 0; i < 100 && warnings.length < 11; i++) await new Promise((r) => setTimeout(r, 20));
+      } finally {
+        await t.ctx.db.schema.alterTable('signin_requests_away').renameTo('signin_requests').execute();
+      }
+      // every minute's request sweep failed and was logged (the loop went on), and the ten-minute one once
+      const count = (msg: string) => warnings.filter((w) => w.msg === msg).length;
+      assert.deepEqual([count('sign-in request sweep failed'), count('sign-in sweep failed'), warnings.length], [10, 1, 11]);
+      assert.ok(warnings.every((w) => w.err instanceof Error), 'the error goes with the warning');
+    } finally {
+      t.ctx.log.warn = warn;
+      for (const stop of t.ctx.onClose.splice(closeHandlers)) await stop();
+      mock.timers.reset();
+    }
+  });
 });
