@@ -29,7 +29,9 @@ describe('platform app / token: usage errors', () => {
       [['app', 'delete', 'a', 'b'], /app delete needs exactly one CLIENT_ID/],
       [['app', 'list', 'extra'], /platform app list: .*extra/],
       [['token', 'create', '--scopes', 'manageClaims'], /token create needs --address <address>/],
-      [['token', 'create', '--address', testAccount().address], /token create needs --scopes \(comma-separated: .*manageClaims/],
+      [['token', 'create', '--address', testAccount().address], new RegExp(`token create needs --scopes \\(comma-separated: ${SCOPE_IDS.join(', ')}\\)`)],
+      [['token', 'create', '--address', testAccount().address, '--scopes', 'manageClaims', '--bogus'], /platform token create: .*--bogus/],
+      [['token', 'revoke', 'some-id', '--bogus'], /platform token revoke: .*--bogus/],
       [['token', 'create', '--address', testAccount().address, '--scopes', 'manageClaims', '--expires', '12w'], /--expires must be a duration such as 90m, 12h or 30d/],
       [['token', 'revoke'], /token revoke needs exactly one token id/],
       [['token', 'revoke', 'a', 'b'], /token revoke needs exactly one token id/],
@@ -53,7 +55,7 @@ describe('platform app / token: help', () => {
       ['app update', ['CLIENT_ID', '--name N', '--description D', '--image URL', '--redirect-uri U', '--no-redirect-uri', '--owner ADDRESS', '--no-owner']],
       ['app rotate-secret', ['CLIENT_ID', 'the old one stops working']],
       ['app delete', ['CLIENT_ID', 'revoke every session']],
-      ['token create', ['--address A', '--scopes a,b', '--expires D', '--label L', 'at most 366d', 'printed once', 'platform token revoke ID']],
+      ['token create', ['mint an access token for an address', 'the address the session acts as', 'granted scopes:', 'at most 366d', 'shown by token list', 'printed once', 'platform token revoke ID']],
       ['token list', ['never their values']],
       ['token revoke', ['ID', 'at once']],
     ];
@@ -63,8 +65,9 @@ describe('platform app / token: help', () => {
       assert.equal(r.code, 0, `${name} --help: ${r.stderr}`);
       for (const m of mentions) assert.ok(r.stdout.includes(m), `${name} --help mentions ${m}:\n${r.stdout}`);
     });
-    // every scope a token can be given is listed
-    for (const scope of ['completeClaims', 'manageClaims', 'manageDeveloperApps', 'readPrivateClaimData']) assert.ok(results[5].stdout.includes(scope), scope);
+    // every scope a token can be given is listed, and each option is on a line of its own
+    assert.ok(results[5].stdout.includes(`granted scopes: ${SCOPE_IDS.join(', ')}`), results[5].stdout);
+    for (const option of ['--address A', '--scopes a,b', '--expires D', '--label L']) assert.match(results[5].stdout, new RegExp(`^\\s*${option}\\s`, 'm'), option);
   });
 });
 
