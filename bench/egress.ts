@@ -11,7 +11,7 @@ import { Pool } from 'undici';
 import { rootCertificates } from 'node:tls';
 import { testCertificates } from '../test/helpers/https-endpoint.ts';
 import { Egress } from '../src/egress/index.ts';
-import { fmt, percentile, startChild } from './lib/harness.ts';
+import { fmt, median, percentile, startChild } from './lib/harness.ts';
 
 const FULL = process.argv.includes('--full');
 const N = FULL ? 20_000 : 2_000;
@@ -92,7 +92,6 @@ async function main(): Promise<void> {
     }
     seqBase.sort((a, b) => a - b);
     seqEgress.sort((a, b) => a - b);
-    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
     const handshakes = egress.stats().tlsHandshakes - handshakesBefore;
     const calls = egress.stats().requests - callsBefore;
 

@@ -5,11 +5,10 @@
 // The machine is small and often shared, so the servers are measured in alternating rounds (bare,
 // same pipeline without a key, authenticated, bare, …); the ratio is the median of the per-round
 // ratios. Server CPU per request (from /proc) is printed too: it is less sensitive to other load.
-import { benchDatabases, cpuSeconds, fmt, load, startChild, type ChildServer } from './lib/harness.ts';
+import { benchDatabases, cpuSeconds, fmt, load, median, startChild, type ChildServer } from './lib/harness.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 3);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 interface Target {
   name: string;

@@ -8,6 +8,7 @@
 import { performance } from 'node:perf_hooks';
 import Fastify from 'fastify';
 import { MAX_JSON_DEPTH, jsonDepthExceeds } from '../src/shared/http-input.ts';
+import { median } from './lib/harness.ts';
 
 const full = process.argv.includes('--full');
 const roundMs = full ? 2000 : 300;
@@ -77,7 +78,6 @@ function alternate(a: (b: string) => void, b: (b: string) => void, body: string,
   return { a: (ta / n) * 1000, b: (tb / n) * 1000 };
 }
 
-const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
 console.log(`# JSON body parsing: secure JSON.parse alone vs depth scan + parse (${rounds} rounds of ${roundMs} ms, calls alternated)`);
 for (const [name, body] of bodies) {
   alternate(plain, capped, body, 100); // warm-up

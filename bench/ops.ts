@@ -8,7 +8,7 @@
 // rate it barely moves with the load other programs put on a shared machine.
 // `--http`: request rates over real sockets (autocannon, 50 connections) in alternating rounds.
 // BENCH_ROUNDS (default 5), BENCH_REQUESTS (inject, default 4000), BENCH_SECONDS (--http, default 2).
-import { benchDatabases, cpuSeconds, fmt, load, startChild, type ChildServer } from './lib/harness.ts';
+import { benchDatabases, cpuSeconds, fmt, load, median, startChild, type ChildServer } from './lib/harness.ts';
 import { loadConfig } from '../src/config.ts';
 import { createContext } from '../src/context.ts';
 import { buildApp } from '../src/server.ts';
@@ -17,7 +17,6 @@ import { createApiKey } from '../src/api-keys/storage.ts';
 const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
 const requests = Number(process.env.BENCH_REQUESTS ?? 4000);
 const seconds = Number(process.env.BENCH_SECONDS ?? 2);
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 // limits high enough never to refuse: what is measured is the counting
 const LIMITS = { RATE_LIMIT_PER_MINUTE: '10000000', RATE_LIMIT_PER_IP_PER_MINUTE: '10000000' };

@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fmt } from './lib/harness.ts';
+import { fmt, median } from './lib/harness.ts';
 
 const runs = Number(process.env.BENCH_RUNS ?? 10);
 const dir = mkdtempSync(join(tmpdir(), 'platform-bench-startup-'));
@@ -25,7 +25,6 @@ function run(env: NodeJS.ProcessEnv): number {
   return ms;
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 try {
   run(base); // migrates the database and fills the cache
   const off: number[] = [];

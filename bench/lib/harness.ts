@@ -77,6 +77,9 @@ export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
+/** The middle value (the upper of the two middle ones for an even count). */
+export const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
 /** Databases to benchmark: SQLite always, PostgreSQL when reachable (BENCH_DB=sqlite skips it). */
 export async function benchDatabases(): Promise<Array<{ name: 'sqlite' | 'postgres'; make(): TestDatabase }>> {
   const out: Array<{ name: 'sqlite' | 'postgres'; make(): TestDatabase }> = [];
