@@ -1,4 +1,5 @@
 // Runs the operator CLI as a real child process, on the pinned Node.
+import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 
@@ -30,4 +31,10 @@ export function runCli(args: string[], env: Record<string, string> = {}, timeout
       resolve({ code, stdout, stderr });
     });
   });
+}
+
+/** The one JSON document a successful command prints; fails the test (with its stderr) on any other exit. */
+export function cliJson(r: CliResult): any {
+  assert.equal(r.code, 0, r.stderr);
+  return JSON.parse(r.stdout);
 }

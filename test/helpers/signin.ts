@@ -57,6 +57,13 @@ function expectOk(res: { statusCode: number; body: string }, what: string): void
   if (res.statusCode !== 200) throw new Error(`signIn: ${what} answered ${res.statusCode}: ${res.body}`);
 }
 
+/** Whether `auth/status` reads the access token as a live session (the call itself must answer 200). */
+export async function isSignedIn(t: TestApp, token: string): Promise<boolean> {
+  const res = await t.request('POST', '/api/v0/auth/status', { token, body: {} });
+  expectOk(res, 'auth/status');
+  return res.json().signedIn as boolean;
+}
+
 export async function signIn(t: TestApp, opts: { privateKey?: `0x${string}`; scopes?: string[] } = {}): Promise<SignedIn> {
   const who = testAccount(opts.privateKey);
   const client = await testClient(t);

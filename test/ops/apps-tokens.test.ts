@@ -4,14 +4,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestDatabase, startApp, type TestApp, type TestDatabase } from '../helpers/app.ts';
-import { runCli } from '../helpers/cli.ts';
+import { cliJson, runCli } from '../helpers/cli.ts';
 import { authorizeCode, codeExchangeBody, signIn, testAccount, type TestClient } from '../helpers/signin.ts';
 import { sha256Hex } from '../../src/shared/crypto.ts';
 
-const json = (r: { code: number | null; stdout: string; stderr: string }) => {
-  assert.equal(r.code, 0, r.stderr);
-  return JSON.parse(r.stdout);
-};
 
 describe('platform app list / update / rotate-secret / delete / --owner', () => {
   let db: TestDatabase;
@@ -26,23 +22,23 @@ describe('platform app list / update / rotate-secret / delete / --owner', () => 
     const r = await runCli(['app', 'create', '--name', 'No Redirect'], db.env);
     assert.equal(r.code, 2);
     assert.match(r.stderr, /--redirect-uri <uri>, or --no-redirect-uri/);
-    const ok = json(await runCli(['app', 'create', '--name', 'No Redirect', '--no-redirect-uri'], db.env));
+    const ok = cliJson(await runCli(['app', 'create', '--name', 'No Redirect', '--no-redirect-uri'], db.env));
     assert.deepEqual(ok.redirect_uris, []);
   });
 
   test('list, update, rotate-secret and delete a CLI app', async () => {
-    const created = json(await runCli(['app', 'create', '--name', 'Ops App', '--redirect-uri', 'https://ops.example/cb'], db.env));
-    const listed = json(await runCli(['app', 'list'], db.env));
+    const created = cliJson(await runCli(['app', 'create', '--name', 'Ops App', '--redirect-uri', 'https://ops.example/cb'], db.env));
+    const listed = cliJson(await runCli(['app', 'list'], db.env));
     const mine = listed.find((a: { client_id: string }) => a.client_id === created.client_id);
     assert.equal(mine.name, 'Ops App');
     assert.equal(mine.owner, null);
     assert.ok(!JSON.stringify(listed).includes(created.client_secret), 'list never shows secrets');
 
-    const updated = json(await runCli(['app', 'update', created.client_id, '--name', 'Ops App 2', '--redirect-uri', 'https://ops.example/cb2'], db.env));
+    const updated = cliJson(await runCli(['app', 'update', created.client_id, '--name', 'Ops App 2', '--redirect-uri', 'https://ops.example/cb2'], db.env));
     assert.equal(updated.name, 'Ops App 2');
     assert.deepEqual(updated.redirect_uris, ['https://ops.example/cb2']);
 
-    const rotated = json(await runCli(['app', 'rotate-secret', created.client_id], db.env));
+    const rotated = cliJson(await runCli(['app', 'rotate-secret', created.client_id], db.env));
     assert.match(rotated.client_secret, /^[0-9a-f]{64}$/);
     assert.notEqual(rotated.client_secret, created.client_secret);
     const row = await t.ctx.db.selectFrom('signin_apps').selectAll().where('client_id', '=', created.client_id).executeTakeFirstOrThrow();
@@ -54,7 +50,7 @@ describe('platform app list / update / rotate-secret / delete / --owner', () => 
     const tok = await t.request('POST', '/api/v0/signin/token', { body: codeExchangeBody({ ...client, clientSecret: rotated.client_secret }, code) });
     assert.equal(tok.statusCode, 200, tok.body);
 
-    const deleted = json(await runCli(['app', 'delete', created.client_id], db.env));
+    const deleted = cliJson(await runCli(['app', 'delete', created.client_id], db.env));
     assert.deepEqual(deleted, { client_id: created.client_id, deleted: true });
     assert.equal((await t.request('GET', `/api/v0/developerApp/${created.client_id}`)).statusCode, 404);
     const st = await t.request('POST', '/api/v0/auth/status', { token: tok.json().access_token, body: {} });
@@ -68,7 +64,7 @@ describe('platform app list / update / rotate-secret / delete / --owner', () => 
 
   test('--owner hands a CLI app to a wallet, which then manages it over HTTP', async () => {
     const wallet = testAccount();
-    const created = json(await runCli(['app', 'create', '--name', 'Handed Over', '--redirect-uri', 'https://w.example/cb', '--owner', wallet.address], db.env));
+    const created = cliJson(await runCli(['app', 'create', '--name', 'Handed Over', '--redirect-uri', 'https://w.example/cb', '--owner', wallet.address], db.env));
     assert.equal(created.owner, wallet.platformAddress);
     const session = await signIn(t, { privateKey: wallet.privateKey, scopes: ['manageDeveloperApps'] });
     const put = await t.request('PUT', '/api/v0/developerApps', { token: session.accessToken, body: { clientId: created.client_id, name: 'Renamed by owner', rotateClientSecret: true } });
@@ -76,11 +72,11 @@ describe('platform app list / update / rotate-secret / delete / --owner', () => 
     assert.equal(put.json().developerApp.name, 'Renamed by owner');
 
     // an app created without an owner can be handed over later, and taken back
-    const later = json(await runCli(['app', 'create', '--name', 'Later', '--no-redirect-uri'], db.env));
+    const later = cliJson(await runCli(['app', 'create', '--name', 'Later', '--no-redirect-uri'], db.env));
     const del = () => t.request('DELETE', '/api/v0/developerApps', { token: session.accessToken, body: { clientId: later.client_id } });
     assert.equal((await del()).statusCode, 403);
-    assert.equal(json(await runCli(['app', 'update', later.client_id, '--owner', wallet.platformAddress], db.env)).owner, wallet.platformAddress);
-    const byOwner = json(await runCli(['app', 'list', '--owner', wallet.address], db.env));
+    assert.equal(cliJson(await runCli(['app', 'update', later.client_id, '--owner', wallet.platformAddress], db.env)).owner, wallet.platformAddress);
+    const byOwner = cliJson(await runCli(['app', 'list', '--owner', wallet.address], db.env));
     assert.deepEqual(byOwner.map((a: { client_id: string }) => a.client_id).sort(), [created.client_id, later.client_id].sort());
     assert.equal((await del()).statusCode, 200);
 
@@ -102,7 +98,7 @@ describe('platform token create / list / revoke', () => {
   test('mints a session for an address that acts with its scopes, stored as a hash, revocable at once', async () => {
     const who = testAccount();
     const r = await runCli(['token', 'create', '--address', who.address, '--scopes', 'manageDeveloperApps,manageClaims', '--expires', '2h', '--label', 'billing backend'], db.env);
-    const minted = json(r);
+    const minted = cliJson(r);
     assert.match(minted.access_token, /^[0-9a-f]{32}\.[0-9a-f]{64}$/);
     assert.equal(minted.token_type, 'Bearer');
     assert.equal(minted.scope, 'manageDeveloperApps manageClaims');
@@ -125,7 +121,7 @@ describe('platform token create / list / revoke', () => {
     assert.ok(!JSON.stringify(row).includes(minted.access_token.split('.')[1]), 'only the hash is stored');
     assert.equal(row.access_hash, sha256Hex(minted.access_token.split('.')[1]));
 
-    const list = json(await runCli(['token', 'list'], db.env));
+    const list = cliJson(await runCli(['token', 'list'], db.env));
     const listed = list.find((x: { id: string }) => x.id === minted.id);
     assert.equal(listed.label, 'billing backend');
     assert.deepEqual(listed.scopes, ['manageDeveloperApps', 'manageClaims']);
@@ -133,7 +129,7 @@ describe('platform token create / list / revoke', () => {
     assert.ok(!JSON.stringify(list).includes(minted.access_token));
 
     const revoked = await runCli(['token', 'revoke', minted.id], db.env);
-    assert.deepEqual(json(revoked), { id: minted.id, revoked: true });
+    assert.deepEqual(cliJson(revoked), { id: minted.id, revoked: true });
     assert.match(revoked.stderr, /operator token revoked/);
     assert.equal((await t.request('POST', '/api/v0/auth/status', { token: minted.access_token, body: {} })).json().signedIn, false);
     assert.equal((await runCli(['token', 'revoke', minted.id], db.env)).code, 1);

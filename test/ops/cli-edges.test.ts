@@ -5,14 +5,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestDatabase, startApp, type TestApp, type TestDatabase } from '../helpers/app.ts';
-import { runCli, type CliResult } from '../helpers/cli.ts';
+import { cliJson, runCli } from '../helpers/cli.ts';
 import { signIn, testAccount } from '../helpers/signin.ts';
 import { SCOPE_IDS } from '../../src/signin/scopes.ts';
 
-const json = (r: CliResult) => {
-  assert.equal(r.code, 0, r.stderr);
-  return JSON.parse(r.stdout);
-};
 const DAY_S = 86_400;
 
 describe('platform app / token: usage errors', () => {
@@ -81,9 +77,9 @@ describe('platform app: the other options', () => {
   after(() => t.close());
 
   test('--description and --grant-type are stored; list shows every field; update changes, clears and takes back', async () => {
-    const created = json(await runCli(['app', 'create', '--name', 'Edge App', '--description', 'for the edges', '--no-redirect-uri', '--grant-type', 'authorization_code', '--grant-type', 'authorization_code'], db.env));
+    const created = cliJson(await runCli(['app', 'create', '--name', 'Edge App', '--description', 'for the edges', '--no-redirect-uri', '--grant-type', 'authorization_code', '--grant-type', 'authorization_code'], db.env));
     assert.deepEqual(Object.keys(created), ['client_id', 'client_secret', 'redirect_uris'], 'no owner key without --owner');
-    const viewOf = async () => (json(await runCli(['app', 'list'], db.env)) as Array<Record<string, unknown>>).find((a) => a.client_id === created.client_id)!;
+    const viewOf = async () => (cliJson(await runCli(['app', 'list'], db.env)) as Array<Record<string, unknown>>).find((a) => a.client_id === created.client_id)!;
     const listed = await viewOf();
     assert.deepEqual(Object.keys(listed), ['client_id', 'name', 'description', 'image', 'redirect_uris', 'grant_types', 'owner', 'created_at', 'updated_at']);
     assert.equal(listed.name, 'Edge App');
@@ -96,13 +92,13 @@ describe('platform app: the other options', () => {
     assert.equal(listed.updated_at, listed.created_at);
 
     // the default is both grant types
-    const both = json(await runCli(['app', 'create', '--name', 'Both Grants', '--no-redirect-uri'], db.env));
-    const bothRow = (json(await runCli(['app', 'list'], db.env)) as Array<Record<string, unknown>>).find((a) => a.client_id === both.client_id)!;
+    const both = cliJson(await runCli(['app', 'create', '--name', 'Both Grants', '--no-redirect-uri'], db.env));
+    const bothRow = (cliJson(await runCli(['app', 'list'], db.env)) as Array<Record<string, unknown>>).find((a) => a.client_id === both.client_id)!;
     assert.deepEqual(bothRow.grant_types, ['authorization_code', 'refresh_token']);
 
     await new Promise((r) => setTimeout(r, 5));
     const wallet = testAccount();
-    const updated = json(
+    const updated = cliJson(
       await runCli(['app', 'update', created.client_id, '--description', 'changed', '--image', 'https://img.example/a.png', '--redirect-uri', 'https://e.example/cb', '--owner', wallet.address], db.env),
     );
     assert.equal(updated.name, 'Edge App', 'a field not named is kept');
@@ -113,7 +109,7 @@ describe('platform app: the other options', () => {
     assert.ok(updated.updated_at > updated.created_at, 'updated_at moves');
     assert.deepEqual(await viewOf(), updated, 'list shows what update printed');
 
-    const cleared = json(await runCli(['app', 'update', created.client_id, '--no-redirect-uri', '--no-owner'], db.env));
+    const cleared = cliJson(await runCli(['app', 'update', created.client_id, '--no-redirect-uri', '--no-owner'], db.env));
     assert.deepEqual(cleared.redirect_uris, []);
     assert.equal(cleared.owner, null, '--no-owner takes the app back to the operator');
     assert.equal(cleared.description, 'changed');
@@ -151,7 +147,7 @@ describe('platform token: defaults, durations and the list', () => {
 
   test('defaults: 30 days, no label; scopes are trimmed and deduplicated; the address keeps its 0x form', async () => {
     const who = testAccount();
-    const minted = json(await runCli(['token', 'create', '--address', who.address, '--scopes', ' manageClaims , ,readPrivateClaimData,manageClaims'], db.env));
+    const minted = cliJson(await runCli(['token', 'create', '--address', who.address, '--scopes', ' manageClaims , ,readPrivateClaimData,manageClaims'], db.env));
     assert.deepEqual(Object.keys(minted), ['id', 'access_token', 'token_type', 'access_token_expires_at', 'expires_in', 'scope', 'address', 'platformAddress', 'label']);
     assert.equal(minted.expires_in, 30 * DAY_S);
     assert.equal(minted.scope, 'manageClaims readPrivateClaimData');
@@ -160,7 +156,7 @@ describe('platform token: defaults, durations and the list', () => {
     assert.equal(minted.platformAddress, who.platformAddress);
     assert.equal(typeof minted.access_token_expires_at, 'string');
 
-    const listed = (json(await runCli(['token', 'list'], db.env)) as Array<Record<string, unknown>>).find((x) => x.id === minted.id)!;
+    const listed = (cliJson(await runCli(['token', 'list'], db.env)) as Array<Record<string, unknown>>).find((x) => x.id === minted.id)!;
     assert.deepEqual(Object.keys(listed), ['id', 'address', 'platformAddress', 'scopes', 'label', 'createdAt', 'expiresAt', 'revokedAt']);
     assert.equal(String(listed.expiresAt), minted.access_token_expires_at);
     assert.equal((listed.expiresAt as number) - (listed.createdAt as number), 30 * DAY_S * 1000);
@@ -177,12 +173,12 @@ describe('platform token: defaults, durations and the list', () => {
     const address = testAccount().address;
     const mint = (expires: string) => runCli(['token', 'create', '--address', address, '--scopes', 'manageClaims', '--expires', expires], db.env);
     const [m, s, ms, msUnit, padded, max] = await Promise.all(['90m', '30s', '5000', '2500ms', ' 12h ', '366d'].map(mint));
-    assert.equal(json(m).expires_in, 90 * 60);
-    assert.equal(json(s).expires_in, 30);
-    assert.equal(json(ms).expires_in, 5, 'a plain number is milliseconds');
-    assert.equal(json(msUnit).expires_in, 2);
-    assert.equal(json(padded).expires_in, 12 * 3600, 'surrounding spaces are ignored');
-    assert.equal(json(max).expires_in, 366 * DAY_S, '366d is the upper bound, included');
+    assert.equal(cliJson(m).expires_in, 90 * 60);
+    assert.equal(cliJson(s).expires_in, 30);
+    assert.equal(cliJson(ms).expires_in, 5, 'a plain number is milliseconds');
+    assert.equal(cliJson(msUnit).expires_in, 2);
+    assert.equal(cliJson(padded).expires_in, 12 * 3600, 'surrounding spaces are ignored');
+    assert.equal(cliJson(max).expires_in, 366 * DAY_S, '366d is the upper bound, included');
     for (const [expires, why] of [
       ['0', /--expires must be more than 0 and at most 366d/],
       ['367d', /--expires must be more than 0 and at most 366d/],
@@ -208,18 +204,18 @@ describe('platform token: defaults, durations and the list', () => {
       assert.equal(r.code, 2, `${extra.join(' ')}: ${r.stderr}`);
       assert.match(r.stderr, why);
     }
-    const long = json(await runCli(['token', 'create', '--address', address, '--scopes', 'manageClaims', '--label', 'y'.repeat(200)], db.env));
+    const long = cliJson(await runCli(['token', 'create', '--address', address, '--scopes', 'manageClaims', '--label', 'y'.repeat(200)], db.env));
     assert.equal(long.label, 'y'.repeat(200), '200 characters are allowed');
   });
 
   test('a native address is kept in its native form, and the session is a Cosmos one', async () => {
     const who = testAccount();
-    const minted = json(await runCli(['token', 'create', '--address', who.platformAddress, '--scopes', 'manageClaims'], db.env));
+    const minted = cliJson(await runCli(['token', 'create', '--address', who.platformAddress, '--scopes', 'manageClaims'], db.env));
     assert.equal(minted.address, who.platformAddress);
     assert.equal(minted.platformAddress, who.platformAddress);
     const st = (await t.request('POST', '/api/v0/auth/status', { token: minted.access_token, body: {} })).json();
     assert.deepEqual([st.signedIn, st.address, st.chain], [true, who.platformAddress, 'Cosmos']);
-    const evm = json(await runCli(['token', 'create', '--address', who.address, '--scopes', 'manageClaims'], db.env));
+    const evm = cliJson(await runCli(['token', 'create', '--address', who.address, '--scopes', 'manageClaims'], db.env));
     assert.equal((await t.request('POST', '/api/v0/auth/status', { token: evm.access_token, body: {} })).json().chain, 'ETH');
   });
 
@@ -227,17 +223,17 @@ describe('platform token: defaults, durations and the list', () => {
     const fresh = createTestDatabase();
     const app = await startApp({ database: fresh });
     try {
-      const a = json(await runCli(['token', 'create', '--address', testAccount().address, '--scopes', 'manageClaims', '--label', 'first'], fresh.env));
+      const a = cliJson(await runCli(['token', 'create', '--address', testAccount().address, '--scopes', 'manageClaims', '--label', 'first'], fresh.env));
       await new Promise((r) => setTimeout(r, 5));
-      const b = json(await runCli(['token', 'create', '--address', testAccount().address, '--scopes', 'manageClaims', '--label', 'second'], fresh.env));
+      const b = cliJson(await runCli(['token', 'create', '--address', testAccount().address, '--scopes', 'manageClaims', '--label', 'second'], fresh.env));
       const revoked = await runCli(['token', 'revoke', a.id], fresh.env);
-      assert.match(json(revoked) && revoked.stderr, /operator token revoked/);
+      assert.match(cliJson(revoked) && revoked.stderr, /operator token revoked/);
       const again = await runCli(['token', 'revoke', a.id], fresh.env);
       assert.equal(again.code, 1);
       assert.match(again.stderr, new RegExp(`No live operator token with id ${a.id}`));
       assert.doesNotMatch(again.stderr, /operator token revoked/, 'nothing revoked, nothing logged');
       await signIn(app); // a wallet session is an authorization too, but not an operator token
-      const list = json(await runCli(['token', 'list'], fresh.env)) as Array<{ id: string; label: string; revokedAt: number | null; createdAt: number }>;
+      const list = cliJson(await runCli(['token', 'list'], fresh.env)) as Array<{ id: string; label: string; revokedAt: number | null; createdAt: number }>;
       assert.deepEqual(list.map((x) => x.label), ['first', 'second'], 'the two operator tokens, oldest first, and nothing else');
       assert.equal(typeof list[0].revokedAt, 'number');
       assert.ok(list[0].revokedAt! >= list[0].createdAt);

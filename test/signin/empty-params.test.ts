@@ -4,7 +4,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startApp, type TestApp } from '../helpers/app.ts';
-import { authorizeCode, basicAuth, createTestClient, testClient, type TestClient } from '../helpers/signin.ts';
+import { authorizeCode, basicAuth, createTestClient, isSignedIn, testClient, type TestClient } from '../helpers/signin.ts';
 
 const TOKEN = '/api/v0/signin/token';
 const REVOKE = '/api/v0/signin/token/revoke';
@@ -23,7 +23,6 @@ describe('empty parameters are omitted ones (RFC 6749 §3.1)', () => {
       headers: { 'content-type': 'application/x-www-form-urlencoded', ...(authorization ? { authorization } : {}) },
       body: new URLSearchParams(params).toString(),
     });
-  const signedIn = async (token: string) => (await t.request('POST', '/api/v0/auth/status', { token, body: {} })).json().signedIn as boolean;
 
   test('an empty code_verifier, for a code issued without PKCE, exchanges the code', async () => {
     const { code } = await authorizeCode(t, { client });
@@ -66,10 +65,10 @@ describe('empty parameters are omitted ones (RFC 6749 §3.1)', () => {
   test('revocation: empty client credentials are no client authentication, so a public revoke goes through', async () => {
     const { code } = await authorizeCode(t, { client });
     const tokens = (await form(TOKEN, { grant_type: 'authorization_code', code, redirect_uri: client.redirectUri, client_id: client.clientId, client_secret: client.clientSecret })).json();
-    assert.equal(await signedIn(tokens.access_token), true);
+    assert.equal(await isSignedIn(t, tokens.access_token), true);
     const res = await form(REVOKE, { token: tokens.access_token, token_type_hint: '', client_id: '', client_secret: '' });
     assert.equal(res.statusCode, 200, res.body);
-    assert.equal(await signedIn(tokens.access_token), false);
+    assert.equal(await isSignedIn(t, tokens.access_token), false);
     const empty = await form(REVOKE, { token: '' });
     assert.equal(empty.statusCode, 400);
     assert.equal(empty.json().error_description, 'token is required.');

@@ -5,7 +5,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startApp, type TestApp } from '../helpers/app.ts';
-import { authorizeCode, basicAuth, codeExchangeBody, createTestClient, testClient, type TestClient } from '../helpers/signin.ts';
+import { authorizeCode, basicAuth, codeExchangeBody, createTestClient, isSignedIn, testClient, type TestClient } from '../helpers/signin.ts';
 
 const TOKEN = '/api/v0/signin/token';
 const REVOKE = '/api/v0/signin/token/revoke';
@@ -27,7 +27,6 @@ describe('revocation: who must authenticate', () => {
     assert.equal(res.statusCode, 200, res.body);
     return res.json().access_token as string;
   }
-  const signedIn = async (token: string) => (await t.request('POST', '/api/v0/auth/status', { token, body: {} })).json().signedIn as boolean;
   const revoke = (body: Record<string, string>, authorization?: string) => t.request('POST', REVOKE, { body, ...(authorization ? { headers: { authorization } } : {}) });
 
   test('a body client_secret alone is an authentication attempt without a client_id', async () => {
@@ -35,7 +34,7 @@ describe('revocation: who must authenticate', () => {
     const res = await revoke({ token, client_secret: client.clientSecret });
     assert.equal(res.statusCode, 400);
     assert.equal(res.json().error_description, 'client_id is required.');
-    assert.equal(await signedIn(token), true, 'nothing revoked');
+    assert.equal(await isSignedIn(t, token), true, 'nothing revoked');
   });
 
   test('a body client_id alone must come with its secret', async () => {
@@ -43,7 +42,7 @@ describe('revocation: who must authenticate', () => {
     const res = await revoke({ token, client_id: client.clientId });
     assert.equal(res.statusCode, 401);
     assert.equal(res.json().error_description, 'Client authentication failed: client_secret is required.');
-    assert.equal(await signedIn(token), true);
+    assert.equal(await isSignedIn(t, token), true);
   });
 
   test('an HTTP Basic header authenticates: a wrong secret is refused with the challenge, the right one revokes', async () => {
@@ -52,23 +51,23 @@ describe('revocation: who must authenticate', () => {
     assert.equal(wrong.statusCode, 401);
     assert.equal(wrong.json().error, 'invalid_client');
     assert.equal(wrong.headers['www-authenticate'], 'Basic realm="platform", error="invalid_client"');
-    assert.equal(await signedIn(token), true);
+    assert.equal(await isSignedIn(t, token), true);
     assert.equal((await revoke({ token }, basicAuth(client.clientId, client.clientSecret))).statusCode, 200);
-    assert.equal(await signedIn(token), false);
+    assert.equal(await isSignedIn(t, token), false);
   });
 
   test('another authenticated client gets a 200 but the token stays live', async () => {
     const token = await accessToken();
     const res = await revoke({ token, client_id: other.clientId, client_secret: other.clientSecret });
     assert.equal(res.statusCode, 200);
-    assert.equal(await signedIn(token), true, "another client's token is not revoked");
+    assert.equal(await isSignedIn(t, token), true, "another client's token is not revoked");
     assert.equal((await revoke({ token, client_id: client.clientId, client_secret: client.clientSecret })).statusCode, 200);
-    assert.equal(await signedIn(token), false);
+    assert.equal(await isSignedIn(t, token), false);
   });
 
   test('an Authorization header that is not Basic is no authentication: the token alone revokes', async () => {
     const token = await accessToken();
     assert.equal((await revoke({ token }, 'Bearer basic')).statusCode, 200);
-    assert.equal(await signedIn(token), false);
+    assert.equal(await isSignedIn(t, token), false);
   });
 });

@@ -11,7 +11,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { sql } from 'kysely';
 import { createTestDatabase, startApp, TEST_DB, type TestApp, type TestDatabase } from '../helpers/app.ts';
 import { runCli } from '../helpers/cli.ts';
-import { authorizeCode, basicAuth, codeExchangeBody, createTestClient, signIn, testAccount, testClient, type TestClient } from '../helpers/signin.ts';
+import { authorizeCode, basicAuth, codeExchangeBody, createTestClient, isSignedIn, signIn, testAccount, testClient, type TestClient } from '../helpers/signin.ts';
 import type { ManualClock } from '../../src/shared/clock.ts';
 
 const DAY = 86_400_000;
@@ -35,12 +35,6 @@ function assertOAuthError(res: LightMyRequestResponse, status: number, error: st
 const rawBasic = (credentials: string) => 'Basic ' + Buffer.from(credentials).toString('base64');
 const creds = (client: TestClient) => ({ client_id: client.clientId, client_secret: client.clientSecret });
 const refreshBody = (client: TestClient, refresh_token: string, extra: Record<string, unknown> = {}) => ({ grant_type: 'refresh_token', refresh_token, ...creds(client), ...extra });
-
-async function signedIn(t: TestApp, token: string): Promise<boolean> {
-  const res = await t.request('POST', '/api/v0/auth/status', { token, body: {} });
-  assert.equal(res.statusCode, 200, res.body);
-  return res.json().signedIn as boolean;
-}
 
 async function grant(t: TestApp, opts: { scopes?: string[] } = {}): Promise<{ client: TestClient; tokens: { access_token: string; refresh_token: string } }> {
   const { code, client } = await authorizeCode(t, opts);
@@ -282,11 +276,11 @@ describe('refresh_token refusals', () => {
     const token: string = JSON.parse(minted.stdout).access_token;
     const client = await testClient(t);
     assertOAuthError(await refresh(client, token), 400, 'invalid_grant', 'Invalid refresh token.');
-    assert.equal(await signedIn(t, token), true);
+    assert.equal(await isSignedIn(t, token), true);
     const res = await t.request('POST', REVOKE, { body: { token } });
     assert.equal(res.statusCode, 200, res.body);
     assert.deepEqual(res.json(), {});
-    assert.equal(await signedIn(t, token), false);
+    assert.equal(await isSignedIn(t, token), false);
   });
 });
 
@@ -348,11 +342,11 @@ describe('session maximum age (SIGNIN_SESSION_MAX_AGE_DAYS=2)', () => {
     const third = await t.request('POST', TOKEN, { body: refreshBody(client, second.json().refresh_token) });
     assert.equal(third.statusCode, 200, third.body);
     assert.equal(third.json().expires_in, 0);
-    assert.equal(await signedIn(t, third.json().access_token), true);
+    assert.equal(await isSignedIn(t, third.json().access_token), true);
 
     clock.set(end);
     assertOAuthError(await t.request('POST', TOKEN, { body: refreshBody(client, third.json().refresh_token) }), 400, 'invalid_grant', 'The refresh token has expired.');
-    assert.equal(await signedIn(t, third.json().access_token), false);
+    assert.equal(await isSignedIn(t, third.json().access_token), false);
   });
 });
 
@@ -391,7 +385,7 @@ describe('a refresh race on PostgreSQL', { skip: TEST_DB !== 'postgres' && 'Post
     const loser = winner === a ? b! : a!;
     assert.equal(winner.statusCode, 200, winner.body);
     assertOAuthError(loser, 400, 'invalid_grant', 'The refresh token has already been used; the authorization has been revoked.');
-    assert.equal(await signedIn(t, winner.json().access_token), false, 'the family is revoked');
+    assert.equal(await isSignedIn(t, winner.json().access_token), false, 'the family is revoked');
     assertOAuthError(await t.request('POST', TOKEN, { body: refreshBody(client, winner.json().refresh_token) }), 400, 'invalid_grant', REVOKED_REFRESH);
   });
 });

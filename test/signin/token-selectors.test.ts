@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
 import { startApp, type TestApp } from '../helpers/app.ts';
-import { authorizeCode, codeExchangeBody, createTestClient, type TestClient } from '../helpers/signin.ts';
+import { authorizeCode, codeExchangeBody, createTestClient, isSignedIn, type TestClient } from '../helpers/signin.ts';
 import { requireSession } from '../../src/shared/session.ts';
 import { sha256Hex } from '../../src/shared/crypto.ts';
 
@@ -43,11 +43,6 @@ describe('selector.verifier tokens', () => {
   }
   const refresh = (client: TestClient, refresh_token: string) =>
     t.request('POST', TOKEN, { body: { grant_type: 'refresh_token', refresh_token, client_id: client.clientId, client_secret: client.clientSecret } });
-  const signedIn = async (token: string) => {
-    const res = await t.request('POST', '/api/v0/auth/status', { token, body: {} });
-    assert.equal(res.statusCode, 200, res.body);
-    return res.json().signedIn as boolean;
-  };
   const row = (authorizationId: string) => t.ctx.db.selectFrom('signin_authorizations').selectAll().where('authorization_id', '=', authorizationId).executeTakeFirstOrThrow();
 
   test('the selector is the authorization id; only SHA-256 of each verifier is stored, never a token', async () => {
@@ -88,7 +83,7 @@ describe('selector.verifier tokens', () => {
     for (const token of forged) {
       assert.match(token, SHAPE);
       // (a) bearer: no session
-      assert.equal(await signedIn(token), false, token);
+      assert.equal(await isSignedIn(t, token), false, token);
       assert.equal((await t.request('GET', '/api/v0/test/whoami', { token })).statusCode, 401);
       // (b) refresh: unknown token, and it does not count as reuse
       assertInvalidGrant(await refresh(client, token), /^Invalid refresh token\.$/);
@@ -100,10 +95,10 @@ describe('selector.verifier tokens', () => {
       }
     }
     assert.equal((await row(selector)).revoked_at, null, 'nothing revoked');
-    assert.equal(await signedIn(tokens.access_token), true, 'the real access token still works');
+    assert.equal(await isSignedIn(t, tokens.access_token), true, 'the real access token still works');
     const rotated = await refresh(client, tokens.refresh_token);
     assert.equal(rotated.statusCode, 200, 'the real refresh token still works: ' + rotated.body);
-    assert.equal(await signedIn(rotated.json().access_token), true);
+    assert.equal(await isSignedIn(t, rotated.json().access_token), true);
   });
 
   test('after a rotation, a wrong verifier on the family’s selector is still unknown, not reuse', async () => {
@@ -112,7 +107,7 @@ describe('selector.verifier tokens', () => {
     const forged = offByOne(tokens.refresh_token); // one character off a rotated refresh token
     assertInvalidGrant(await refresh(client, forged), /^Invalid refresh token\.$/);
     assert.equal((await t.request('POST', REVOKE, { body: { token: forged } })).statusCode, 200);
-    assert.equal(await signedIn(next.access_token), true, 'the family is not revoked');
+    assert.equal(await isSignedIn(t, next.access_token), true, 'the family is not revoked');
     assert.equal((await refresh(client, next.refresh_token)).statusCode, 200);
   });
 
@@ -151,7 +146,7 @@ describe('selector.verifier tokens', () => {
       assert.equal(revoked.statusCode, 200, `${JSON.stringify(token)}: ${revoked.body}`);
       if (/^[\x21-\x7e]+$/.test(token)) {
         // (as a bearer token; whitespace and non-ASCII cannot be sent in the header)
-        assert.equal(await signedIn(token), false, token);
+        assert.equal(await isSignedIn(t, token), false, token);
         assert.equal((await t.request('GET', '/api/v0/test/whoami', { token })).statusCode, 401);
       }
     }
@@ -159,11 +154,11 @@ describe('selector.verifier tokens', () => {
     const long = `${tokens.refresh_token}${'0'.repeat(10_000)}`;
     assert.equal((await refresh(client, long)).json().error, 'invalid_request');
     assert.equal((await t.request('POST', REVOKE, { body: { token: long } })).statusCode, 400);
-    assert.equal(await signedIn(long), false);
+    assert.equal(await isSignedIn(t, long), false);
     // uppercase, padded and prefixed forms of the real access token are unknown too
-    for (const token of [tokens.access_token.toUpperCase(), `${tokens.access_token}0`, `0${tokens.access_token}`]) assert.equal(await signedIn(token), false);
+    for (const token of [tokens.access_token.toUpperCase(), `${tokens.access_token}0`, `0${tokens.access_token}`]) assert.equal(await isSignedIn(t, token), false);
     assert.equal((await row(selector)).revoked_at, null, 'none of them revoked the family');
-    assert.equal(await signedIn(tokens.access_token), true);
+    assert.equal(await isSignedIn(t, tokens.access_token), true);
     assert.equal((await refresh(client, tokens.refresh_token)).statusCode, 200);
   });
 
@@ -171,9 +166,9 @@ describe('selector.verifier tokens', () => {
     const { client, tokens } = await grant();
     const second: Tokens = (await refresh(client, tokens.refresh_token)).json();
     const third: Tokens = (await refresh(client, second.refresh_token)).json();
-    assert.equal(await signedIn(third.access_token), true);
+    assert.equal(await isSignedIn(t, third.access_token), true);
     assertInvalidGrant(await refresh(client, tokens.refresh_token), /already been used/);
-    assert.equal(await signedIn(third.access_token), false);
+    assert.equal(await isSignedIn(t, third.access_token), false);
     assertInvalidGrant(await refresh(client, third.refresh_token), /revoked/);
   });
 
@@ -182,7 +177,7 @@ describe('selector.verifier tokens', () => {
     const next: Tokens = (await refresh(client, tokens.refresh_token)).json();
     const other = await createTestClient(t);
     assertInvalidGrant(await refresh(other, tokens.refresh_token), /^Invalid refresh token\.$/);
-    assert.equal(await signedIn(next.access_token), true);
+    assert.equal(await isSignedIn(t, next.access_token), true);
   });
 
   test('revoking a rotated refresh token revokes the family', async () => {
@@ -190,14 +185,14 @@ describe('selector.verifier tokens', () => {
     const next: Tokens = (await refresh(client, tokens.refresh_token)).json();
     const res = await t.request('POST', REVOKE, { body: { token: tokens.refresh_token, token_type_hint: 'refresh_token' } });
     assert.equal(res.statusCode, 200);
-    assert.equal(await signedIn(next.access_token), false);
+    assert.equal(await isSignedIn(t, next.access_token), false);
     assertInvalidGrant(await refresh(client, next.refresh_token), /revoked/);
   });
 
   test('the access token is not a refresh token, and the refresh token is not a bearer token', async () => {
     const { client, tokens } = await grant();
-    assert.equal(await signedIn(tokens.refresh_token), false);
+    assert.equal(await isSignedIn(t, tokens.refresh_token), false);
     assertInvalidGrant(await refresh(client, tokens.access_token), /^Invalid refresh token\.$/);
-    assert.equal(await signedIn(tokens.access_token), true, 'neither attempt revoked anything');
+    assert.equal(await isSignedIn(t, tokens.access_token), true, 'neither attempt revoked anything');
   });
 });

@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
 import { startApp, type TestApp } from '../helpers/app.ts';
-import { authorizeCode, basicAuth, codeExchangeBody, createTestClient, testClient } from '../helpers/signin.ts';
+import { authorizeCode, basicAuth, codeExchangeBody, createTestClient, isSignedIn, testClient } from '../helpers/signin.ts';
 import type { ManualClock } from '../../src/shared/clock.ts';
 import { sha256Hex } from '../../src/shared/crypto.ts';
 import { SCOPE_IDS } from '../../src/signin/scopes.ts';
@@ -23,12 +23,6 @@ function assertOAuthError(res: LightMyRequestResponse, status: number, error: st
 
 const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString();
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
-
-async function status(t: TestApp, token: string): Promise<boolean> {
-  const res = await t.request('POST', '/api/v0/auth/status', { token, body: {} });
-  assert.equal(res.statusCode, 200);
-  return res.json().signedIn as boolean;
-}
 
 describe('token endpoint: authorization_code', () => {
   let t: TestApp;
@@ -66,10 +60,10 @@ describe('token endpoint: authorization_code', () => {
     const first = await t.request('POST', TOKEN, { body: codeExchangeBody(client, code) });
     assert.equal(first.statusCode, 200);
     const { access_token, refresh_token } = first.json();
-    assert.equal(await status(t, access_token), true);
+    assert.equal(await isSignedIn(t, access_token), true);
 
     assertOAuthError(await t.request('POST', TOKEN, { body: codeExchangeBody(client, code) }), 400, 'invalid_grant', /already been used/);
-    assert.equal(await status(t, access_token), false, 'the access token issued from a reused code must be revoked');
+    assert.equal(await isSignedIn(t, access_token), false, 'the access token issued from a reused code must be revoked');
     const refreshed = await t.request('POST', TOKEN, { body: { grant_type: 'refresh_token', refresh_token, client_id: client.clientId, client_secret: client.clientSecret } });
     assertOAuthError(refreshed, 400, 'invalid_grant');
     assertOAuthError(await t.request('POST', TOKEN, { body: codeExchangeBody(client, code) }), 400, 'invalid_grant');
@@ -269,8 +263,8 @@ describe('token endpoint: refresh_token', () => {
     assert.notEqual(n1.access_token, tokens.access_token);
     assert.equal(n1.platformAddress, tokens.platformAddress);
     assert.equal(n1.scope, SCOPE_IDS.join(' '));
-    assert.equal(await status(t, n1.access_token), true);
-    assert.equal(await status(t, tokens.access_token), false, 'rotation replaces the previous access token');
+    assert.equal(await isSignedIn(t, n1.access_token), true);
+    assert.equal(await isSignedIn(t, tokens.access_token), false, 'rotation replaces the previous access token');
     const r2 = await t.request('POST', TOKEN, { headers: FORM, body: form(refreshBody(client, n1.refresh_token) as Record<string, string>) });
     assert.equal(r2.statusCode, 200, r2.body);
   });
@@ -279,8 +273,8 @@ describe('token endpoint: refresh_token', () => {
     const { client, tokens } = await grant();
     const rotated = (await t.request('POST', TOKEN, { body: refreshBody(client, tokens.refresh_token) })).json();
     assertOAuthError(await t.request('POST', TOKEN, { body: refreshBody(client, tokens.refresh_token) }), 400, 'invalid_grant', /already been used/);
-    assert.equal(await status(t, rotated.access_token), false);
-    assert.equal(await status(t, tokens.access_token), false);
+    assert.equal(await isSignedIn(t, rotated.access_token), false);
+    assert.equal(await isSignedIn(t, tokens.access_token), false);
     assertOAuthError(await t.request('POST', TOKEN, { body: refreshBody(client, rotated.refresh_token) }), 400, 'invalid_grant', /revoked/);
   });
 
@@ -324,7 +318,7 @@ describe('token endpoint: refresh_token', () => {
     const ok = results.filter((r) => r.statusCode === 200);
     assert.equal(ok.length, 1, results.map((r) => r.statusCode).join(','));
     for (const r of results.filter((r) => r.statusCode !== 200)) assertOAuthError(r, 400, 'invalid_grant');
-    assert.equal(await status(t, ok[0].json().access_token), false, 'reuse detected: the family is revoked');
+    assert.equal(await isSignedIn(t, ok[0].json().access_token), false, 'reuse detected: the family is revoked');
   });
 });
 
@@ -354,7 +348,7 @@ describe('revocation', () => {
   test('revoking the access token revokes the whole authorization (refresh included)', async () => {
     const { client, tokens } = await grant();
     assert.equal((await t.request('POST', REVOKE, { body: { token: tokens.access_token } })).statusCode, 200);
-    assert.equal(await status(t, tokens.access_token), false);
+    assert.equal(await isSignedIn(t, tokens.access_token), false);
     assertOAuthError(
       await t.request('POST', TOKEN, { body: { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: client.clientId, client_secret: client.clientSecret } }),
       400,
@@ -366,7 +360,7 @@ describe('revocation', () => {
     const { tokens } = await grant();
     const res = await t.request('POST', REVOKE, { headers: FORM, body: form({ token: tokens.refresh_token, token_type_hint: 'refresh_token' }) });
     assert.equal(res.statusCode, 200);
-    assert.equal(await status(t, tokens.access_token), false);
+    assert.equal(await isSignedIn(t, tokens.access_token), false);
   });
 
   test('a client authenticating on revoke cannot revoke another client’s token; a wrong secret is invalid_client', async () => {
@@ -374,12 +368,12 @@ describe('revocation', () => {
     const other = await createTestClient(t);
     const res = await t.request('POST', REVOKE, { body: { token: tokens.access_token, client_id: other.clientId, client_secret: other.clientSecret } });
     assert.equal(res.statusCode, 200);
-    assert.equal(await status(t, tokens.access_token), true, 'another client’s token stays valid');
+    assert.equal(await isSignedIn(t, tokens.access_token), true, 'another client’s token stays valid');
     assertOAuthError(await t.request('POST', REVOKE, { body: { token: tokens.access_token, client_id: other.clientId, client_secret: 'wrong' } }), 401, 'invalid_client');
     const own = await grant(other);
     const ok = await t.request('POST', REVOKE, { headers: { authorization: basicAuth(other.clientId, other.clientSecret) }, body: { token: own.tokens.access_token } });
     assert.equal(ok.statusCode, 200);
-    assert.equal(await status(t, own.tokens.access_token), false);
+    assert.equal(await isSignedIn(t, own.tokens.access_token), false);
   });
 });
 
@@ -417,9 +411,9 @@ describe('expiry under a controllable clock', () => {
     assert.equal(Number(tokens.access_token_expires_at), granted + DAY);
     assert.equal(Number(tokens.refresh_token_expires_at), granted + 60 * DAY);
     clock.advance(DAY - 1);
-    assert.equal(await status(t, tokens.access_token), true);
+    assert.equal(await isSignedIn(t, tokens.access_token), true);
     clock.advance(1);
-    assert.equal(await status(t, tokens.access_token), false, 'expired after one day');
+    assert.equal(await isSignedIn(t, tokens.access_token), false, 'expired after one day');
 
     const refreshWith = (refresh_token: string) =>
       t.request('POST', TOKEN, { body: { grant_type: 'refresh_token', refresh_token, client_id: client.clientId, client_secret: client.clientSecret } });
@@ -433,7 +427,7 @@ describe('expiry under a controllable clock', () => {
     // an unused refresh token ends 60 days after its rotation
     clock.set(Number(l.refresh_token_expires_at));
     assertOAuthError(await refreshWith(l.refresh_token), 400, 'invalid_grant', /expired/);
-    assert.equal(await status(t, l.access_token), false);
+    assert.equal(await isSignedIn(t, l.access_token), false);
   });
 });
 
