@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestDatabase, startApp, type TestApp, type TestDatabase } from '../helpers/app.ts';
 import { runCli } from '../helpers/cli.ts';
-import { signIn, type SignedIn } from '../helpers/signin.ts';
+import { authorizeCode, codeExchangeBody, signIn, type SignedIn } from '../helpers/signin.ts';
 
 const APPS = '/api/v0/developerApps';
 
@@ -127,7 +127,6 @@ describe('developer app validation and ownership', () => {
   });
 
   test('the token endpoint sees a secret rotated in this process at once, and one rotated by another process within a second', async () => {
-    const { authorizeCode, codeExchangeBody } = await import('../helpers/signin.ts');
     const created = (await create({ name: 'Cached', redirectUris: ['https://cached.example/cb'] })).json();
     const client = { clientId: created.clientId as string, clientSecret: created.clientSecret as string, redirectUri: 'https://cached.example/cb' };
     const exchange = async (secret: string) => {
