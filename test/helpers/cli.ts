@@ -36,5 +36,6 @@ export function runCli(args: string[], env: Record<string, string> = {}, timeout
 /** The one JSON document a successful command prints; fails the test (with its stderr) on any other exit. */
 export function cliJson(r: CliResult): any {
   assert.equal(r.code, 0, r.stderr);
+  assert.ok(r.stdout.endsWith('\n'), 'the document ends its line');
   return JSON.parse(r.stdout);
 }

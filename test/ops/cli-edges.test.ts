@@ -14,6 +14,13 @@ const DAY_S = 86_400;
 describe('platform app / token: usage errors', () => {
   test('each names its problem, exits 2 and prints nothing on stdout', async () => {
     const cases: Array<[string[], RegExp]> = [
+      [['app', 'create', '--no-redirect-uri'], /app create needs --name <name>/],
+      [['app', 'create', '--name', 'X'], /app create needs --redirect-uri <uri>, or --no-redirect-uri for an app without one/],
+      [['app', 'create', '--name', 'X', '--no-redirect-uri', '--bogus'], /platform app create: .*--bogus/],
+      [['app', 'list', '--bogus'], /platform app list: .*--bogus/],
+      [['app', 'update', 'a', '--name', 'X', '--bogus'], /platform app update: .*--bogus/],
+      [['app', 'rotate-secret', 'a', '--bogus'], /platform app rotate-secret: .*--bogus/],
+      [['app', 'delete', 'a', '--bogus'], /platform app delete: .*--bogus/],
       [['app', 'create', '--name', 'X', '--redirect-uri', 'https://a.example/cb', '--no-redirect-uri'], /app create takes --redirect-uri or --no-redirect-uri, not both/],
       [['app', 'create', '--name', 'X', '--no-redirect-uri', '--grant-type', 'password'], /--grant-type must be one of authorization_code, refresh_token/],
       [['app', 'create', '--name', 'X', '--no-redirect-uri', '--grant-type', 'refresh_token', '--grant-type', 'implicit'], /--grant-type must be one of/],
@@ -61,6 +68,12 @@ describe('platform app / token: help', () => {
       assert.equal(r.code, 0, `${name} --help: ${r.stderr}`);
       for (const m of mentions) assert.ok(r.stdout.includes(m), `${name} --help mentions ${m}:\n${r.stdout}`);
     });
+    // each option of the app commands is on a line of its own, with what it does
+    const lines: Array<[number, string[]]> = [
+      [0, ['--name N\\s+shown on the sign-in page', '--redirect-uri U\\s+a redirect URI', '--no-redirect-uri\\s+an app without one', '--description D\\s+shown', '--grant-type G\\s+authorization_code or refresh_token', '--owner ADDRESS\\s+hand the app to a wallet']],
+      [2, ['--name N\\s+new name', '--description D\\s+new description', '--image URL\\s+new image', '--redirect-uri U\\s+replace the redirect URIs', '--owner ADDRESS\\s+hand the app to a wallet; --no-owner']],
+    ];
+    for (const [i, options] of lines) for (const option of options) assert.match(results[i].stdout, new RegExp(`^\\s*${option}`, 'm'), `${commands[i][0]}: ${option}`);
     // every scope a token can be given is listed, and each option is on a line of its own
     assert.ok(results[5].stdout.includes(`granted scopes: ${SCOPE_IDS.join(', ')}`), results[5].stdout);
     for (const option of ['--address A', '--scopes a,b', '--expires D', '--label L']) assert.match(results[5].stdout, new RegExp(`^\\s*${option}\\s`, 'm'), option);
@@ -118,6 +131,20 @@ describe('platform app: the other options', () => {
     const none = await runCli(['app', 'update', created.client_id], db.env);
     assert.equal(none.code, 2);
     assert.match(none.stderr, /app update needs at least one change/);
+  });
+
+  test('a failure that is not the operator\'s (a damaged app row) exits 1 as an error, not as a usage error', async () => {
+    const created = cliJson(await runCli(['app', 'create', '--name', 'Damaged', '--no-redirect-uri'], db.env));
+    await t.ctx.db.updateTable('signin_apps').set({ redirect_uris: 'not json' }).where('client_id', '=', created.client_id).execute();
+    try {
+      const r = await runCli(['app', 'list'], db.env);
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stderr, /^Error: .*JSON/m);
+      assert.doesNotMatch(r.stderr, /--help' shows the usage/);
+      assert.equal(r.stdout, '');
+    } finally {
+      await t.ctx.db.deleteFrom('signin_apps').where('client_id', '=', created.client_id).execute();
+    }
   });
 
   test('domain refusals are one line with exit 2: bad name, unknown app', async () => {
