@@ -10,7 +10,8 @@ import assert from 'node:assert/strict';
 import { startApp, type TestApp } from '../helpers/app.ts';
 import { addressOf, bal, balanceStore, collectionDoc, startFakeChain, type FakeChain } from '../helpers/fake-chain.ts';
 import { attempt, claimWithPlugins, completeAndWait, getClaim, manager, newClaimId, numUses, randomAddress } from '../claims/helpers.ts';
-import type { SignedIn } from '../helpers/signin.ts';
+import { signIn, type SignedIn } from '../helpers/signin.ts';
+import { createPlugin } from '../helpers/plugins.ts';
 import { importSnapshot, parseSnapshot } from '../../src/chain/import.ts';
 import type { ManualClock } from '../../src/shared/clock.ts';
 
@@ -235,6 +236,65 @@ describe('hosted plugin edges', () => {
     const top = await accepted([numUses(5), plugin('satisfies-claim', { claimIdToCheck: mid })]);
     assert.deepEqual(await simulate(top, user), fails(`Address has not satisfied claim ${mid}.`));
     await refused([numUses(1), plugin('satisfies-claim', { claimIdToCheck: target })], `${P1}.publicParams.claimIdToCheck names claim "${target}", which does not exist`);
+  });
+
+  test('satisfies-claim chain length: ids with _, the longest of several ways down, a missing claim counted as a link', async () => {
+    const sat = (claimIdToCheck: string, instanceId = 'sc') => plugin('satisfies-claim', { claimIdToCheck }, instanceId);
+    const tooLong = (names: string[]) => `${P1}.publicParams.claimIdToCheck makes a satisfies-claim chain longer than 5: ${names.join(' → ')}`;
+    const put = async (claimId: string, plugins: unknown[]) => {
+      const res = await t.request('PUT', '/api/v0/claims', { token: owner.accessToken, body: { claims: [{ claimId, plugins }] } });
+      return { status: res.statusCode, body: res.json() };
+    };
+    // u_1 ← u_2 ← … ← u_5: the claims that check u_1 are found although "_" is a LIKE wildcard
+    const u = Array.from({ length: 5 }, (_, i) => newClaimId(`u_${i + 1}_`));
+    assert.equal((await create([numUses(1)], t, owner.accessToken, u[0])).status, 200);
+    for (let i = 1; i < 5; i++) assert.equal((await create([numUses(1), sat(u[i - 1])], t, owner.accessToken, u[i])).status, 200);
+    const v1 = await accepted([numUses(1)]);
+    assert.deepEqual(await put(u[0], [numUses(1), sat(v1)]), { status: 400, body: err(tooLong([u[4], u[3], u[2], u[1], u[0], v1])) });
+
+    // several satisfies-claim instances: the longest way down counts, whichever instance it is
+    const w = [await accepted([numUses(1)])];
+    for (let i = 1; i < 4; i++) w.push(await accepted([numUses(1), sat(w[i - 1])]));
+    const short = await accepted([numUses(1)]);
+    const both = await accepted([numUses(1), sat(w[3], 'long'), sat(short, 'short')]);
+    const top = newClaimId();
+    assert.deepEqual(await create([numUses(1), sat(both)], t, owner.accessToken, top), { status: 400, body: err(tooLong([top, both, w[3], w[2], w[1], w[0]])) });
+
+    // a claim deleted under a chain still counts as its last link (its id may be created again)
+    const m = [await accepted([numUses(1)])];
+    for (let i = 1; i < 5; i++) m.push(await accepted([numUses(1), sat(m[i - 1])]));
+    assert.equal((await t.request('DELETE', '/api/v0/claims', { token: owner.accessToken, body: { claimIds: [m[0]] } })).statusCode, 200);
+    const onTop = newClaimId();
+    assert.deepEqual(await create([numUses(1), sat(m[4])], t, owner.accessToken, onTop), { status: 400, body: err(tooLong([onTop, m[4], m[3], m[2], m[1], m[0]])) });
+
+    // the same two rules when the claims above the changed one make the chain too long
+    // (z2 → z1 → target is checked against what target would check)
+    const target = await accepted([numUses(1)]);
+    const z1 = await accepted([numUses(1), sat(target)]);
+    const z2 = await accepted([numUses(1), sat(z1)]);
+    const x0 = await accepted([numUses(1)]);
+    const x1 = await accepted([numUses(1), sat(x0)]);
+    const twoWays = await accepted([numUses(1), sat(x1, 'long'), sat(short, 'short')]);
+    assert.deepEqual(await put(target, [numUses(1), sat(twoWays)]), { status: 400, body: err(tooLong([z2, z1, target, twoWays, x1, x0])) });
+    const n = [await accepted([numUses(1)])];
+    for (let i = 1; i < 3; i++) n.push(await accepted([numUses(1), sat(n[i - 1])]));
+    assert.equal((await t.request('DELETE', '/api/v0/claims', { token: owner.accessToken, body: { claimIds: [n[0]] } })).statusCode, 200);
+    assert.deepEqual(await put(target, [numUses(1), sat(n[2])]), { status: 400, body: err(tooLong([z2, z1, target, n[2], n[1], n[0]])) });
+    // one claim shorter fits
+    assert.deepEqual(await put(target, [numUses(1), sat(n[1])]), { status: 200, body: {} });
+  });
+
+  test('satisfies-claim chain length: a custom plugin with a claimIdToCheck param does not count as a link', async () => {
+    const creator = await signIn(t, { scopes: ['manageClaims', 'managePlugins'] });
+    const pluginId = await createPlugin(t, creator.accessToken, 'https://plugin.example/hook', { publicParamsSchema: [{ key: 'claimIdToCheck', label: 'claim', type: 'string' }] });
+    const sat = (claimIdToCheck: string) => plugin('satisfies-claim', { claimIdToCheck }, 'sc');
+    const a = [await accepted([numUses(1)])];
+    for (let i = 1; i < 5; i++) a.push(await accepted([numUses(1), sat(a[i - 1])]));
+    // five claims; a sixth that only names a[4] in a custom plugin's params checks nothing
+    const custom = { pluginId, instanceId: 'cp', version: '1', publicParams: { claimIdToCheck: a[4] }, privateParams: {} };
+    assert.deepEqual(await create([numUses(1), custom], t, creator.accessToken), { status: 200, body: {} });
+    const res = await t.request('PUT', '/api/v0/claims', { token: owner.accessToken, body: { claims: [{ claimId: a[4], plugins: [numUses(2), sat(a[3])] }] } });
+    assert.equal(res.statusCode, 200, res.body);
   });
 
   test('satisfies-claim at run time: an on-demand chain of 5 claims passes; one of 6 that slipped past the save-time check fails', async () => {

@@ -189,6 +189,13 @@ describe('authorize page edges', () => {
     assert.ok(shown.body.includes('<p class="error" id="error">Parameter claimId must not be repeated.</p>'));
   });
 
+  test('two repeated parameters: the first is named, and a repeated state is not echoed back joined', async () => {
+    const res = await get(`${new URLSearchParams(base())}&claimId=1&claimId=2&state=a&state=b`);
+    assert.equal(res.statusCode, 302);
+    const loc = new URL(String(res.headers.location));
+    assert.deepEqual([...loc.searchParams], [['x', '1'], ['error', 'invalid_request'], ['error_description', 'Parameter claimId must not be repeated.']]);
+  });
+
   test('only client_id and redirect_uri are held on the page: a repeated empty-named parameter is redirected too', async () => {
     const res = await get(`${new URLSearchParams(base())}&=1&=2`);
     assert.equal(res.statusCode, 302);
