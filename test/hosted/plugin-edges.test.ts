@@ -290,9 +290,11 @@ describe('hosted plugin edges', () => {
     const sat = (claimIdToCheck: string) => plugin('satisfies-claim', { claimIdToCheck }, 'sc');
     const a = [await accepted([numUses(1)])];
     for (let i = 1; i < 5; i++) a.push(await accepted([numUses(1), sat(a[i - 1])]));
-    // five claims; a sixth that only names a[4] in a custom plugin's params checks nothing
+    // five claims; a sixth that names a[4] only in a custom plugin's params does not check it, even
+    // beside a satisfies-claim that checks another claim
     const custom = { pluginId, instanceId: 'cp', version: '1', publicParams: { claimIdToCheck: a[4] }, privateParams: {} };
-    assert.deepEqual(await create([numUses(1), custom], t, creator.accessToken), { status: 200, body: {} });
+    const other = await accepted([numUses(1)]);
+    assert.deepEqual(await create([numUses(1), custom, sat(other)], t, creator.accessToken), { status: 200, body: {} });
     const res = await t.request('PUT', '/api/v0/claims', { token: owner.accessToken, body: { claims: [{ claimId: a[4], plugins: [numUses(2), sat(a[3])] }] } });
     assert.equal(res.statusCode, 200, res.body);
   });
