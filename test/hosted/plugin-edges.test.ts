@@ -4,7 +4,9 @@
 // alone on an on-demand claim or appear twice, the params a claim shows, what the display-only
 // plugins accept as input, min-badge's failure window ending exactly at 10 s (a second app, so no
 // chain-client cache is in the way), a service without a chain, a target deleted after the fact,
-// read-model collections without default balances, and a must-own-badges claim completed by the queue.
+// what counts toward a satisfies-claim chain's length (ids with `_`, several ways down, a deleted
+// link, claims above the changed one, a custom plugin's look-alike param), read-model collections
+// without default balances, and a must-own-badges claim completed by the queue.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startApp, type TestApp } from '../helpers/app.ts';

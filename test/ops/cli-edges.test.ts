@@ -1,7 +1,8 @@
 // The edges of `platform app …` and `platform token …`: every usage error names its problem and
 // exits 2 without touching the database, the options that apps-tokens.test.ts does not use (description,
 // image, grant types, taking an app back, clearing its redirect URIs), the defaults of a token
-// (30 days, no label), the duration forms, and what `token list` shows.
+// (30 days, no label), the duration forms, what `token list` shows, and a failure that is not the
+// operator's (exit 1, not a usage error).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestDatabase, startApp, type TestApp, type TestDatabase } from '../helpers/app.ts';
