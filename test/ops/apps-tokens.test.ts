@@ -5,9 +5,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestDatabase, startApp, type TestApp, type TestDatabase } from '../helpers/app.ts';
 import { cliJson, runCli } from '../helpers/cli.ts';
-import { authorizeCode, codeExchangeBody, signIn, testAccount, type TestClient } from '../helpers/signin.ts';
+import { authorizeCode, codeExchangeBody, isSignedIn, signIn, testAccount, type TestClient } from '../helpers/signin.ts';
 import { sha256Hex } from '../../src/shared/crypto.ts';
-
 
 describe('platform app list / update / rotate-secret / delete / --owner', () => {
   let db: TestDatabase;
@@ -53,8 +52,7 @@ describe('platform app list / update / rotate-secret / delete / --owner', () => 
     const deleted = cliJson(await runCli(['app', 'delete', created.client_id], db.env));
     assert.deepEqual(deleted, { client_id: created.client_id, deleted: true });
     assert.equal((await t.request('GET', `/api/v0/developerApp/${created.client_id}`)).statusCode, 404);
-    const st = await t.request('POST', '/api/v0/auth/status', { token: tok.json().access_token, body: {} });
-    assert.equal(st.json().signedIn, false, 'deleting the app revoked its sessions');
+    assert.equal(await isSignedIn(t, tok.json().access_token), false, 'deleting the app revoked its sessions');
 
     const again = await runCli(['app', 'delete', created.client_id], db.env);
     assert.equal(again.code, 2);
@@ -131,7 +129,7 @@ describe('platform token create / list / revoke', () => {
     const revoked = await runCli(['token', 'revoke', minted.id], db.env);
     assert.deepEqual(cliJson(revoked), { id: minted.id, revoked: true });
     assert.match(revoked.stderr, /operator token revoked/);
-    assert.equal((await t.request('POST', '/api/v0/auth/status', { token: minted.access_token, body: {} })).json().signedIn, false);
+    assert.equal(await isSignedIn(t, minted.access_token), false);
     assert.equal((await runCli(['token', 'revoke', minted.id], db.env)).code, 1);
   });
 
@@ -139,7 +137,7 @@ describe('platform token create / list / revoke', () => {
     const wallet = await signIn(t);
     const id = wallet.accessToken.split('.')[0];
     assert.equal((await runCli(['token', 'revoke', id], db.env)).code, 1);
-    assert.equal((await t.request('POST', '/api/v0/auth/status', { token: wallet.accessToken, body: {} })).json().signedIn, true);
+    assert.equal(await isSignedIn(t, wallet.accessToken), true);
     for (const [args, why] of [
       [['--address', 'nope', '--scopes', 'manageClaims'], /--address/],
       [['--address', testAccount().address, '--scopes', 'root'], /Unknown scope\(s\) root/],

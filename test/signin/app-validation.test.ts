@@ -5,7 +5,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestDatabase, startApp, type TestApp, type TestDatabase } from '../helpers/app.ts';
-import { runCli } from '../helpers/cli.ts';
+import { cliJson, runCli } from '../helpers/cli.ts';
 import { authorizeCode, codeExchangeBody, signIn, type SignedIn } from '../helpers/signin.ts';
 
 const APPS = '/api/v0/developerApps';
@@ -140,7 +140,7 @@ describe('developer app validation and ownership', () => {
     assert.equal(await exchange(second), 200);
 
     // another process (the CLI) rotates: the cached row serves for at most a second
-    const third = JSON.parse((await runCli(['app', 'rotate-secret', client.clientId], db.env)).stdout).client_secret as string;
+    const third = cliJson(await runCli(['app', 'rotate-secret', client.clientId], db.env)).client_secret as string;
     await new Promise((r) => setTimeout(r, 1100));
     assert.equal(await exchange(second), 401, 'the row cached before the rotation expired');
     assert.equal(await exchange(third), 200);

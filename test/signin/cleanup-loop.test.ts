@@ -102,8 +102,8 @@ describe('the signin-cleanup loop', () => {
         await t.ctx.db.schema.alterTable('signin_requests_away').renameTo('signin_requests').execute();
       }
       // every minute's request sweep failed and was logged (the loop went on), and the ten-minute one once
-      const count = (msg: string) => warnings.filter((w) => w.msg === msg).length;
-      assert.deepEqual([count('sign-in request sweep failed'), count('sign-in sweep failed'), warnings.length], [10, 1, 11]);
+      const logged = (msg: string) => warnings.filter((w) => w.msg === msg).length;
+      assert.deepEqual([logged('sign-in request sweep failed'), logged('sign-in sweep failed'), warnings.length], [10, 1, 11]);
       assert.ok(warnings.every((w) => w.err instanceof Error), 'the error goes with the warning');
     } finally {
       t.ctx.log.warn = warn;
