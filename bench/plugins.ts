@@ -7,7 +7,7 @@
 // The endpoint is called once per attempt (the complete's simulation; execution replays it).
 //
 // `node bench/plugins.ts` (BENCH_DB=sqlite|postgres for one; --full for 10,000 attempts per run).
-// Diagnostics: BENCH_VERBOSE=1 prints each round; BENCH_ROUNDS / BENCH_ATTEMPTS / BENCH_CONCURRENCY
+// Diagnostics: BENCH_VERBOSE=1 prints each round and the service CPU by thread; BENCH_ROUNDS / BENCH_ATTEMPTS / BENCH_CONCURRENCY
 // change the load (4 rounds, 4,000 attempts per claim, 64 in flight); BENCH_WARMUP=n sets the warm-up attempts per claim
 // (default 300); BENCH_PROFILE=dir writes CPU profiles of the timed runs; BENCH_SKIP_CALL=1 gives the
 // plugin `skipProcessingWebhook`, so the custom claim runs the plugin machinery without the call.
@@ -15,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { Pool } from 'undici';
 import { toPlatformAddress } from '../src/shared/addresses.ts';
 import { testCertificates } from '../test/helpers/https-endpoint.ts';
-import { benchDatabases, cpuSeconds, fmt, percentile, startChild } from './lib/harness.ts';
+import { benchDatabases, cpuSeconds, fmt, percentile, startChild, threadCpuSeconds } from './lib/harness.ts';
 
 const SERVE = process.argv[2] === '--serve';
 const ENDPOINT = process.argv[2] === '--endpoint';
@@ -192,19 +192,29 @@ async function main(): Promise<void> {
         let failed = 0;
         const cpu = { core: 0, custom: 0, endpoint: 0 };
         const pid = server.child.pid!;
+        // BENCH_VERBOSE: the service's CPU by thread (main, V8's GC / compiler workers, SQLite's
+        // checkpoint thread), summed over the rounds of each claim
+        const byThread = { core: new Map<string, number>(), custom: new Map<string, number>() };
+        const addThreads = (into: Map<string, number>, before: Map<string, number>) => {
+          for (const [name, s] of threadCpuSeconds(pid)) into.set(name, (into.get(name) ?? 0) + s - (before.get(name) ?? 0));
+        };
         const perRound = Math.round(ATTEMPTS / ROUNDS);
         for (let round = 0; round < ROUNDS; round++) {
           let c0 = cpuSeconds(pid);
+          let t0 = threadCpuSeconds(pid);
           if (process.env.BENCH_PROFILE) await post(c, '/bench/profile/start', {});
           const a = await throughput(c, 'core', perRound);
           if (process.env.BENCH_PROFILE) await post(c, '/bench/profile/stop', { name: `core-${round}` });
           cpu.core += cpuSeconds(pid) - c0;
+          addThreads(byThread.core, t0);
           c0 = cpuSeconds(pid);
+          t0 = threadCpuSeconds(pid);
           const e0 = cpuSeconds(plugin.child.pid!);
           if (process.env.BENCH_PROFILE) await post(c, '/bench/profile/start', {});
           const b = await throughput(c, 'custom', perRound);
           if (process.env.BENCH_PROFILE) await post(c, '/bench/profile/stop', { name: `custom-${round}` });
           cpu.custom += cpuSeconds(pid) - c0;
+          addThreads(byThread.custom, t0);
           cpu.endpoint += cpuSeconds(plugin.child.pid!) - e0;
           if (process.env.BENCH_VERBOSE) console.log(`  round ${round}: core ${fmt(a.perSecond)}/s, custom ${fmt(b.perSecond)}/s, ratio ${fmt(b.perSecond / a.perSecond, 2)}`);
           rates.push({ core: a.perSecond, custom: b.perSecond });
@@ -230,6 +240,10 @@ async function main(): Promise<void> {
         console.log(`+ 1 custom plugin  (${tag}) ${fmt(custom)} resolved/s  p50 ${fmt(percentile(customLat, 50), 2)} ms  p99 ${fmt(percentile(customLat, 99), 2)} ms${failed ? `  FAILED ${failed}` : ''}`);
         console.log(`service CPU        (${tag}) ${fmt((cpu.core / attempts) * 1e6)} µs per core-only attempt, ${fmt((cpu.custom / attempts) * 1e6)} µs per custom attempt (+ endpoint process ${fmt((cpu.endpoint / attempts) * 1e6)} µs)`);
         const cpuRatio = cpu.core / cpu.custom;
+        if (process.env.BENCH_VERBOSE) {
+          const perAttempt = (m: Map<string, number>) => [...m].filter(([, s]) => s > 0).sort((x, y) => y[1] - x[1]).map(([n, s]) => `${n} ${fmt((s / attempts) * 1e6)}`).join(', ');
+          console.log(`  service CPU by thread, µs per attempt (10 ms ticks): core-only: ${perAttempt(byThread.core)}; custom: ${perAttempt(byThread.custom)}`);
+        }
         console.log(`ratio              (${tag}) ${fmt(ratio, 2)}, median of ${ROUNDS} rounds (${roundRatios.map((r) => fmt(r, 2)).join(' ')})  (goal >= 0.6: ${ratio >= 0.6 ? 'met' : 'NOT met'}); service CPU ratio ${fmt(cpuRatio, 2)}`);
         console.log(`added p50 latency  (${tag}) ${fmt(added, 2)} ms  (goal < 3 ms: ${added < 3 ? 'met' : 'NOT met'})`);
         console.log(`TLS handshakes     (${tag}) ${fmt(handshakesPer1000, 2)} per 1,000 attempts after warm-up (${calls} endpoint calls; goal ~0)`);

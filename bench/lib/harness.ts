@@ -52,6 +52,30 @@ export function cpuSeconds(pid: number): number {
   }
 }
 
+/**
+ * CPU seconds per thread name of a process so far (Linux /proc; threads of one name summed):
+ * tells the main thread from V8's GC and compiler workers and SQLite's checkpoint thread.
+ */
+export function threadCpuSeconds(pid: number): Map<string, number> {
+  const { readdirSync, readFileSync } = require('node:fs') as typeof import('node:fs');
+  const out = new Map<string, number>();
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+        const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        out.set(name, (out.get(name) ?? 0) + (Number(fields[11]) + Number(fields[12])) / 100);
+      } catch {
+        // the thread ended between the listing and the read
+      }
+    }
+  } catch {
+    // not Linux, or the process is gone
+  }
+  return out;
+}
+
 export interface LoadResult {
   rps: number;
   p50: number;
