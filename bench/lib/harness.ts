@@ -41,12 +41,22 @@ export function startChild(script: string, args: string[], env: Record<string, s
   });
 }
 
+/**
+ * A /proc `stat` line (of a process or a thread): its name and the CPU seconds (user + system) it
+ * has used. The name is parenthesised and may hold spaces or ')', so fields count from the last ')'.
+ */
+function parseStat(stat: string): { name: string; cpuSeconds: number } {
+  const close = stat.lastIndexOf(')');
+  const fields = stat.slice(close + 2).split(' ');
+  // utime, stime in clock ticks (USER_HZ = 100)
+  return { name: stat.slice(stat.indexOf('(') + 1, close), cpuSeconds: (Number(fields[11]) + Number(fields[12])) / 100 };
+}
+
 /** CPU seconds (user + system) a process has used so far, from /proc (Linux). */
 export function cpuSeconds(pid: number): number {
   try {
     const { readFileSync } = require('node:fs') as typeof import('node:fs');
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+    return parseStat(readFileSync(`/proc/${pid}/stat`, 'utf8')).cpuSeconds;
   } catch {
     return NaN;
   }
@@ -62,10 +72,8 @@ export function threadCpuSeconds(pid: number): Map<string, number> {
   try {
     for (const tid of readdirSync(`/proc/${pid}/task`)) {
       try {
-        const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-        const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        out.set(name, (out.get(name) ?? 0) + (Number(fields[11]) + Number(fields[12])) / 100);
+        const { name, cpuSeconds: s } = parseStat(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8'));
+        out.set(name, (out.get(name) ?? 0) + s);
       } catch {
         // the thread ended between the listing and the read
       }
