@@ -81,6 +81,7 @@ function ownHost(publicUrl: string | undefined, allowed: readonly Cidr[]): { hos
   }
   const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase().replace(/\.$/, '');
   const address = host === 'localhost' ? '127.0.0.1' : host;
-  const opened = (/^[\d.]+$/.test(address) || address.includes(':')) && refusalOfAddress(address) !== null && refusalOfAddress(address, allowed) === null;
+  // a name is never "opened": refusalOfAddress refuses it as not an address, with or without ranges
+  const opened = refusalOfAddress(address) !== null && refusalOfAddress(address, allowed) === null;
   return { host, port: opened ? effectivePort(url) : null };
 }

@@ -41,6 +41,10 @@ const dns = resolver({
   'cgnat.example.com': ['100.100.100.100'],
   '127.0.0.1.nip.io': ['127.0.0.1'],
   'zero.example.com': ['0.0.0.0'],
+  // answers that are not one canonical address (a custom resolver, a broken one) are refused
+  'zoned.example.com': [`${PUBLIC_V6}%eth0`],
+  'short.example.com': ['8.8.8'],
+  'garbage.example.com': ['not-an-address'],
 });
 
 const egress = new Egress({ publicUrl: 'https://platform.example.com', resolve: dns.resolve });
@@ -107,6 +111,11 @@ const HOSTILE: Array<[string, RegExp]> = [
   ['https://[3fff::1]/', /documentation address/],
   ['https://[100::1]/', /discard-only address/],
   ['https://[4000::1]/', /reserved address \(outside global unicast/],
+  ['https://[5f00::1]/', /5f00::1 is a segment-routing address/],
+  // special-purpose IPv4 ranges the table leaves to ipaddr.js's names (AS112 and AMT anycast)
+  ['https://192.31.196.1/', /192\.31\.196\.1 is not a public address \(as112\)/],
+  ['https://192.175.48.6/', /is not a public address \(as112\)/],
+  ['https://192.52.193.1/', /192\.52\.193\.1 is not a public address \(amt\)/],
   // localhost and local names, any case, trailing dots
   ['https://localhost/', /"localhost" is a local name/],
   ['https://LOCALHOST./', /"localhost" is a local name/],
@@ -115,6 +124,10 @@ const HOSTILE: Array<[string, RegExp]> = [
   ['https://printer.local/', /local name \(\.local\)/],
   ['https://metadata.google.internal/', /local name \(\.internal\)/],
   ['https://router.home.arpa/', /local name \(\.home\.arpa\)/],
+  ['https://db.localdomain/', /local name \(\.localdomain\)/],
+  ['https://x.invalid/', /local name \(\.invalid\)/],
+  ['https://hidden.onion/', /local name \(\.onion\)/],
+  ['https://./', /the URL has no host/],
   ['https://intranet/', /"intranet" is a single-label name/],
   ['https://intranet./', /"intranet" is a single-label name/],
   // names whose answers are not public
@@ -130,12 +143,16 @@ const HOSTILE: Array<[string, RegExp]> = [
   ['https://cgnat.example.com/', /carrier-grade NAT/],
   ['https://zero.example.com/', /0\.0\.0\.0 is an unspecified/],
   ['https://127.0.0.1.nip.io/', /resolves to 127\.0\.0\.1 is a loopback address/],
+  ['https://zoned.example.com/', /resolves to "2606:4700:4700::1111%eth0" is not an IP address/],
+  ['https://short.example.com/', /resolves to "8\.8\.8" is not an IP address/],
+  ['https://garbage.example.com/', /resolves to "not-an-address" is not an IP address/],
   // userinfo tricks
   [`https://user:pass@${PUBLIC_V4}/`, /credentials/],
   ['https://plugin.example.com@127.0.0.1/', /credentials/],
   [`https://${PUBLIC_V4}@localhost/`, /credentials/],
   ['https://plugin.example.com:@127.0.0.1/', /127\.0\.0\.1 is a loopback address|credentials/],
   ['https://evil.com%40127.0.0.1/', /is not a valid absolute URL/],
+  [`https://:secret@${PUBLIC_V4}/`, /credentials/],
   // other schemes and junk
   [`http://${PUBLIC_V4}/`, /only https URLs may be called \(got http\)/],
   ['HTTP://plugin.example.com/', /only https URLs may be called \(got http\)/],
@@ -145,6 +162,7 @@ const HOSTILE: Array<[string, RegExp]> = [
   ['javascript:alert(1)', /only https URLs may be called \(got javascript\)/],
   ['data:text/plain,hi', /only https URLs may be called \(got data\)/],
   ['', /the URL is empty/],
+  ['  \t', /the URL is empty/],
   ['not a url', /is not a valid absolute URL/],
   ['//plugin.example.com/hook', /is not a valid absolute URL/],
   // the service itself
@@ -180,6 +198,42 @@ describe('egress: hostile URL corpus', () => {
     // NAT64 and mapped forms of a public IPv4 address are public (IPv6-only networks use them)
     assert.deepEqual(await addressOf('https://[64:ff9b::5db8:d822]/'), '64:ff9b::5db8:d822');
     assert.equal(checkUrlSyntax('https://plugin.example.com/hook'), null);
+    // the module's own check, without an Egress or any rules, refuses the same
+    assert.match(checkUrlSyntax('https://127.0.0.1/') ?? '(passed)', /127\.0\.0\.1 is a loopback address/);
+    assert.match(checkUrlSyntax(42 as never) ?? '(passed)', /the URL is empty/);
+  });
+
+  test("PUBLIC_URL: the service's own host is refused, on any port; on an opened address only its own port", async () => {
+    const own = (publicUrl: string, url: string, allowPrivateCidrs: string[] = []) => new Egress({ publicUrl, allowPrivateCidrs, resolve: dns.resolve }).checkUrlSyntax(url);
+    const self = /this service's own host \(PUBLIC_URL\); it may not call itself/;
+    // a public host is the service on every port
+    assert.match(own(`https://${PUBLIC_V4}`, `https://${PUBLIC_V4}:8443/x`) ?? '(passed)', self);
+    assert.match(own(`https://[${PUBLIC_V6}]:3000`, `https://[${PUBLIC_V6}]/x`) ?? '(passed)', self);
+    assert.match(own('https://platform.example.com.', 'https://platform.example.com/x') ?? '(passed)', self);
+    assert.equal(own('https://platform.example.com', 'https://plugin.example.com/x'), null);
+    assert.match(own('https://platform.example.com', 'https://platform.example.com:8443/x', ['127.0.0.1/32']) ?? '(passed)', self);
+    // an address the operator opened (local development, tests) is shared with the endpoints it
+    // serves: only the service's own port is refused, 443 / 80 when PUBLIC_URL names none
+    const loop = ['127.0.0.1/32'];
+    assert.match(own('http://127.0.0.1:3000', 'https://127.0.0.1:3000/x', loop) ?? '(passed)', self);
+    assert.equal(own('http://127.0.0.1:3000', 'https://127.0.0.1:8443/x', loop), null);
+    assert.match(own('https://127.0.0.1', 'https://127.0.0.1/x', loop) ?? '(passed)', self);
+    assert.match(own('https://127.0.0.1', 'https://127.0.0.1:443/x', loop) ?? '(passed)', self);
+    assert.equal(own('https://127.0.0.1', 'https://127.0.0.1:80/x', loop), null);
+    assert.match(own('http://127.0.0.1', 'https://127.0.0.1:80/x', loop) ?? '(passed)', self);
+    assert.equal(own('http://127.0.0.1', 'https://127.0.0.1/x', loop), null);
+    assert.match(own('http://127.0.0.1:443', 'https://127.0.0.1/x', loop) ?? '(passed)', self);
+    assert.equal(own('http://127.0.0.1:3000', 'https://plugin.example.com:3000/x', loop), null);
+    assert.match(own('http://localhost:3000', 'https://localhost:3000/x', loop) ?? '(passed)', self);
+    assert.equal(own('http://localhost:3000', 'https://localhost:8443/x', loop), null);
+    assert.match(own('http://[::1]:3000', 'https://[::1]:3000/x', ['::1/128']) ?? '(passed)', self);
+    assert.equal(own('http://[::1]:3000', 'https://[::1]:8443/x', ['::1/128']), null);
+    // the same holds for an opened private range; unopened, the address is refused anyway
+    assert.match(own('https://10.0.0.5:3000', 'https://10.0.0.5:3000/x', ['10.0.0.0/8']) ?? '(passed)', self);
+    assert.equal(own('https://10.0.0.5:3000', 'https://10.0.0.5:8443/x', ['10.0.0.0/8']), null);
+    assert.match(own('https://10.0.0.5:3000', 'https://10.0.0.5:8443/x') ?? '(passed)', /10\.0\.0\.5 is a private address/);
+    // a PUBLIC_URL that is not a URL refuses nothing by itself
+    assert.equal(own('not a url', 'https://plugin.example.com/x'), null);
   });
 
   test('a name that resolves public, then private (DNS rebinding): the checked answer is the one used', async () => {
@@ -213,6 +267,12 @@ describe('egress: hostile URL corpus', () => {
     await assert.rejects(e.checkUrl('https://10.2.0.1/'), /private/);
     await assert.rejects(e.checkUrl('https://[::1]/'), /loopback/);
     await assert.rejects(e.checkUrl('https://metadata.example.com/'), /link-local/);
+    // opening loopback makes localhost names usable, not the other local names
+    await assert.rejects(e.checkUrl('https://printer.local/'), /local name \(\.local\)/);
+    // an opened IPv4 range is open in the IPv6 forms that carry it, and only there
+    assert.equal((await e.checkUrl('https://[::ffff:127.0.0.1]/')).address, '::ffff:7f00:1');
+    assert.equal((await e.checkUrl('https://[64:ff9b::a01:203]/')).address, '64:ff9b::a01:203');
+    await assert.rejects(e.checkUrl('https://[::ffff:127.0.0.2]/'), /carrying 127\.0\.0\.2, which is a loopback address/);
   });
 
   async function addressOf(url: string) {
