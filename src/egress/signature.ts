@@ -1,7 +1,7 @@
 // Signed outbound calls (SPEC §4.25): X-Platform-Signature is the lowercase hex HMAC-SHA256,
 // keyed with the plugin secret, of `<timestamp>.<exact body bytes>`; X-Platform-Timestamp is
 // that timestamp (UNIX ms); X-Platform-Version is 1.
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 
 export const SIGNATURE_HEADER = 'X-Platform-Signature';
 export const TIMESTAMP_HEADER = 'X-Platform-Timestamp';
@@ -27,26 +27,4 @@ export function signRequest(secret: string, body: string | Uint8Array, timestamp
     [TIMESTAMP_HEADER]: ts,
     [VERSION_HEADER]: SIGNATURE_VERSION,
   } as SignatureHeaders;
-}
-
-export interface VerifyOptions {
-  /** Current time (UNIX ms); with maxSkewMs, a timestamp further away is refused. */
-  now?: number;
-  /** Largest accepted distance between the timestamp and now (default 5 minutes). */
-  maxSkewMs?: number;
-}
-
-/**
- * Checks a received signature in constant time. Returns null when valid, else the reason.
- * `timestamp` and `signature` are the received header values.
- */
-export function verifySignature(secret: string, body: string | Uint8Array, timestamp: string | undefined, signature: string | undefined, opts: VerifyOptions = {}): string | null {
-  if (typeof timestamp !== 'string' || !/^\d{1,16}$/.test(timestamp)) return `missing or malformed ${TIMESTAMP_HEADER}`;
-  if (typeof signature !== 'string' || !/^[0-9a-f]{64}$/.test(signature)) return `missing or malformed ${SIGNATURE_HEADER}`;
-  const now = opts.now ?? Date.now();
-  const maxSkew = opts.maxSkewMs ?? 5 * 60_000;
-  if (Math.abs(now - Number(timestamp)) > maxSkew) return `${TIMESTAMP_HEADER} is more than ${maxSkew} ms away from now`;
-  const expected = mac(secret, body, timestamp);
-  if (!timingSafeEqual(expected, Buffer.from(signature, 'hex'))) return 'signature does not match';
-  return null;
 }
