@@ -266,7 +266,7 @@ function exchange(pool: Pool, req: Exchange, maxBytes: number, deadline: Deadlin
     const fail = (err: unknown) => {
       if (settled) return;
       settled = true;
-      reject(err instanceof EgressError ? err : asEgressError(err));
+      reject(asEgressError(err));
       // an abort after settling is swallowed: its onResponseError finds the promise settled
       if (controller && !controller.aborted) controller.abort(err instanceof Error ? err : new Error(String(err)));
     };

@@ -15,7 +15,7 @@ export interface TestCertificates {
   caPem: string;
   /** Path of a file holding caPem, for a config variable that names a CA file. */
   caFile: string;
-  /** The server's key and certificate (SAN: 127.0.0.1, ::1, localhost). */
+  /** The server's key and certificate (SAN: 127.0.0.1, ::1, localhost, plugin.localhost). */
   keyPem: string;
   certPem: string;
 }
@@ -36,7 +36,7 @@ export function testCertificates(): TestCertificates {
     'basicConstraints=CA:FALSE',
     'keyUsage=critical,digitalSignature',
     'extendedKeyUsage=serverAuth',
-    'subjectAltName=IP:127.0.0.1,IP:::1,DNS:localhost',
+    'subjectAltName=IP:127.0.0.1,IP:::1,DNS:localhost,DNS:plugin.localhost',
   ].join('\n'));
   openssl('x509', '-req', '-in', p('server.csr'), '-CA', p('ca.pem'), '-CAkey', p('ca.key'), '-CAcreateserial',
     '-out', p('server.pem'), '-days', '30', '-extfile', p('server.ext'));
@@ -81,6 +81,8 @@ export interface HttpsEndpoint {
   requests: RecordedRequest[];
   /** TLS handshakes completed by the server (a keep-alive pool keeps this flat). */
   handshakes(): number;
+  /** The SNI name of each handshake, in order (false: the client sent none). */
+  servernames: Array<string | false>;
   /** Replaces the handler (default: 200 `{}`). */
   respond(handler: EndpointHandler): void;
   close(): Promise<void>;
@@ -127,7 +129,11 @@ export async function startHttpsEndpoint(opts: { handler?: EndpointHandler } = {
       } else send();
     });
   });
-  server.on('secureConnection', () => handshakes++);
+  const servernames: Array<string | false> = [];
+  server.on('secureConnection', (socket) => {
+    handshakes++;
+    servernames.push(socket.servername);
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const addr = server.address();
   const port = typeof addr === 'object' && addr ? addr.port : 0;
@@ -138,6 +144,7 @@ export async function startHttpsEndpoint(opts: { handler?: EndpointHandler } = {
     port,
     requests,
     handshakes: () => handshakes,
+    servernames,
     respond(h) { handler = h; },
     async close() {
       for (const t of timers) clearTimeout(t);

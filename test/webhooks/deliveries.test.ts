@@ -54,6 +54,12 @@ describe('status webhook deliveries', () => {
     const { pluginId, secret } = await insertPlugin(t, owner.platformAddress);
     const d = newDelivery(pluginId, `${endpoint.url}?plugin=${pluginId}`);
     await enqueue(t, [d]);
+    // enqueued, not tried yet: due now, nothing tried or delivered
+    const queued = (await deliveries(pluginId)).docs[0];
+    assert.deepEqual(
+      { status: queued.status, attempts: queued.attempts, nextTryAt: queued.nextTryAt, lastTryAt: queued.lastTryAt, lastStatus: queued.lastStatus, lastError: queued.lastError, deliveredAt: queued.deliveredAt },
+      { status: 'pending', attempts: 0, nextTryAt: clock.now(), lastTryAt: null, lastStatus: null, lastError: null, deliveredAt: null },
+    );
     const before = endpoint.requests.length;
     const sentAt = clock.now();
     assert.deepEqual(await deliverDue(t.ctx), { taken: 1, delivered: 1, failed: 0 });
