@@ -132,7 +132,7 @@ export async function startHttpsEndpoint(opts: { handler?: EndpointHandler } = {
   const servernames: Array<string | false> = [];
   server.on('secureConnection', (socket) => {
     handshakes++;
-    servernames.push(socket.servername);
+    servernames.push(socket.servername ?? false);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const addr = server.address();
