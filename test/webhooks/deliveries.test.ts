@@ -231,7 +231,8 @@ describe('status webhook deliveries', () => {
     });
     await enqueue(t, [newDelivery(pluginId, endpoint.url)]);
     const pass = deliverDue(t.ctx);
-    await arrival;
+    // a pass that never reaches the endpoint fails here, instead of leaving the test waiting
+    await Promise.race([arrival, pass.then((r) => assert.fail(`the pass ended without calling the endpoint: ${JSON.stringify(r)}`))]);
     const { deliveryId } = (await deliveries(pluginId)).docs[0];
     const res = await t.request('POST', '/api/v0/plugins/deliveries/redeliver', { token: await ownerToken(), body: { deliveryId } });
     assert.equal(res.statusCode, 409, res.body);
