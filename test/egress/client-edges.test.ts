@@ -5,9 +5,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:https';
-import { createServer as createNetServer } from 'node:net';
 import { startApp } from '../helpers/app.ts';
 import { startHttpsEndpoint, testCertificates, type HttpsEndpoint } from '../helpers/https-endpoint.ts';
+import { freePort } from '../helpers/process.ts'; // a loopback port nothing listens on
 import { Egress, EgressError, egressFor } from '../../src/egress/index.ts';
 
 const egressError = (kind: EgressError['kind'], reason: RegExp) => (err: unknown) => {
@@ -35,15 +35,6 @@ async function rawServer(handler: Parameters<typeof createServer>[1]): Promise<{
       await new Promise((r) => server.close(r));
     },
   };
-}
-
-/** A loopback port that nothing listens on. */
-async function closedPort(): Promise<number> {
-  const s = createNetServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise((r) => s.close(r));
-  return port;
 }
 
 describe('egress client: edges', () => {
@@ -168,7 +159,7 @@ describe('egress client: edges', () => {
   });
 
   test('network failures name the system code; undici-internal codes stay out of the text', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const client = loopbackClient();
     try {
       await assert.rejects(client.request({ url: `https://127.0.0.1:${port}/` }), egressError('network', /^the call failed \(ECONNREFUSED: connect ECONNREFUSED 127\.0\.0\.1:\d+\)$/));
@@ -207,7 +198,7 @@ describe('egress client: edges', () => {
     const client = loopbackClient();
     try {
       const distinct = new Set<number>(); // the system may hand out a freed port again
-      while (distinct.size < 258) distinct.add(await closedPort());
+      while (distinct.size < 258) distinct.add(await freePort());
       const ports = [...distinct];
       endpoint.respond(() => ({ status: 200, body: {} }));
       await client.request({ url: endpoint.url, body: '{}' }); // the endpoint's pool, used first
