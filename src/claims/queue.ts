@@ -35,10 +35,19 @@ export interface WorkerOptions {
   concurrency?: number;
   /** Listen for PostgreSQL notifications (default true on PostgreSQL). */
   listen?: boolean;
+  /** PostgreSQL: longest reuse of the lane list while its lanes stay full (ms; default 1,000). */
+  laneListMaxAgeMs?: number;
 }
 
 const ADVISORY_CLASS = 4_242_001; // namespaces our advisory locks
 const MAX_FAULTS = 3;
+/**
+ * PostgreSQL: how long the list of lanes with queued attempts is reused while every lane on it
+ * still fills its batch. Reading the list costs time in proportion to the queue (one index entry
+ * per queued attempt), so re-reading it every pass of a large backlog slowed the drain; a lane
+ * that is not on the list waits at most this long.
+ */
+const LANE_LIST_MAX_AGE_MS = 1000;
 
 /**
  * The state one batch (one transaction) reads and writes: later attempts see earlier attempts'
@@ -83,8 +92,8 @@ class Batch {
   }
 
   /**
-   * Optimistic mode (the default) checks claim numbers against this batch only, and `flush`
-   * checks the whole batch against the ledger in one query; on a collision the transaction is
+   * Optimistic mode (the default) checks claim numbers against this batch only, and the ledger's
+   * primary key checks the whole batch when `flush` inserts it; on a collision the transaction is
    * rolled back and the lane re-run in checked mode (one lookup per attempt).
    */
   async numberUsed(claimId: string, n: number): Promise<boolean> {
@@ -102,23 +111,24 @@ class Batch {
   }
 
   async flush(now: number, keyring: Keyring): Promise<void> {
-    if (!this.checked) {
-      // one lookup for the whole batch: is any claim number it assigned already in the ledger?
-      for (let i = 0; i < this.ledger.length; i += 200) {
-        const chunk = this.ledger.slice(i, i + 200);
-        const taken = await this.tx
-          .selectFrom('claim_numbers')
-          .select('claim_number')
-          .where((eb) => eb.or(chunk.map((l) => eb.and([eb('claim_id', '=', l.claim_id), eb('claim_number', '=', l.claim_number)]))))
-          .limit(1)
-          .execute();
-        if (taken.length) throw new NumberCollision();
+    // The ledger first: its primary key (claim_id, claim_number) is the check. In optimistic mode
+    // a number some other writer took fails this insert; the transaction then rolls back and the
+    // lane re-runs in checked mode, where every number was looked up before it was used.
+    for (let i = 0; i < this.ledger.length; i += 500) {
+      try {
+        await this.tx.insertInto('claim_numbers').values(this.ledger.slice(i, i + 500)).execute();
+      } catch (err) {
+        if (!this.checked && isKeyViolation(err)) throw new NumberCollision();
+        throw err;
       }
     }
-    // every attempt's result in one statement; each must still be queued (exactly once)
+    // every attempt's result in one statement; each must still be queued (exactly once). The
+    // expected status travels with each row, so the status is compared after the lookup by
+    // claim_attempt_id: as a constant, `status = 'queued'` lets PostgreSQL's planner (its
+    // statistics say almost nothing is queued) hash every queued row of the table instead.
     for (let i = 0; i < this.results.length; i += 200) {
       const chunk = this.results.slice(i, i + 200);
-      const values = sql.join(chunk.map((r) => sql`(${r.id}, ${r.success ? 1 : 0}, ${r.error}, ${r.claimNumber})`));
+      const values = sql.join(chunk.map((r) => sql`(${r.id}, ${r.success ? 1 : 0}, ${r.error}, ${r.claimNumber}, 'queued')`));
       const res = await sql`
         update claim_attempts
         set status = case when cast(v.column2 as integer) = 1 then 'success' else 'failure' end,
@@ -128,7 +138,7 @@ class Batch {
             resolved_at = ${now},
             payload = null
         from (values ${values}) as v
-        where claim_attempts.claim_attempt_id = v.column1 and claim_attempts.status = 'queued'`.execute(this.tx);
+        where claim_attempts.claim_attempt_id = v.column1 and claim_attempts.status = v.column5`.execute(this.tx);
       if (Number(res.numAffectedRows ?? 0) !== chunk.length) throw new Error('a claim attempt of this batch was resolved by someone else');
     }
     const upserts: Array<{ claim_id: string; instance_id: string; key: string; value: string }> = [];
@@ -144,12 +154,17 @@ class Batch {
         .onConflict((oc) => oc.columns(['claim_id', 'instance_id', 'key']).doUpdateSet((eb) => ({ value: eb.ref('excluded.value') })))
         .execute();
     }
-    for (let i = 0; i < this.ledger.length; i += 500) await this.tx.insertInto('claim_numbers').values(this.ledger.slice(i, i + 500)).execute();
     for (let i = 0; i < this.deliveries.length; i += 200) await enqueueDeliveries(this.tx, this.deliveries.slice(i, i + 200), now, keyring);
   }
 }
 
 class NumberCollision extends Error {}
+
+/** The ledger's primary key refused a number (PostgreSQL 23505 unique_violation; SQLite's code). */
+function isKeyViolation(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}
 
 const hubs = new WeakMap<AppContext, { worker: ClaimWorker | null; notifyScheduled: boolean }>();
 const hubOf = (ctx: AppContext) => {
@@ -194,6 +209,7 @@ export class ClaimWorker {
   private readonly batchSize: number;
   private readonly concurrency: number;
   private readonly listen: boolean;
+  private readonly laneListMaxAgeMs: number;
   private stopped = false;
   private wakeRequested = false;
   private sleeper: (() => void) | null = null;
@@ -207,6 +223,10 @@ export class ClaimWorker {
    * limit): the loop runs the next pass at once instead of sleeping.
    */
   private mayHaveMore = false;
+  /** PostgreSQL: the last lane list read and when (performance.now()), while reusable. */
+  private laneList: { lanes: string[]; readAt: number } | null = null;
+  /** Lanes of the current pass whose batch was full (their queue goes on). */
+  private readonly fullLanes = new Set<string | null>();
 
   constructor(ctx: AppContext, opts: WorkerOptions = {}) {
     this.ctx = ctx;
@@ -214,6 +234,7 @@ export class ClaimWorker {
     this.batchSize = opts.batchSize ?? 100;
     this.concurrency = ctx.dialect === 'postgres' ? (opts.concurrency ?? 4) : 1;
     this.listen = opts.listen ?? ctx.dialect === 'postgres';
+    this.laneListMaxAgeMs = opts.laneListMaxAgeMs ?? LANE_LIST_MAX_AGE_MS;
   }
 
   start(): this {
@@ -270,23 +291,32 @@ export class ClaimWorker {
     // SQLite has one writer: lanes gain nothing from separate transactions, so one transaction
     // takes the oldest queued attempts of every lane in arrival order (each lane stays in order).
     if (this.ctx.dialect === 'sqlite') return this.processLane(null, this.batchSize);
-    // the lanes whose oldest queued attempt is oldest first, so no lane starves
-    const lanes = (
-      await this.ctx.db
-        .selectFrom('claim_attempts')
-        .select((eb) => ['lane', eb.fn.min('seq').as('first')])
-        .where('status', '=', 'queued')
-        .groupBy('lane')
-        .orderBy('first')
-        .limit(64)
-        .execute()
-    ).map((r) => r.lane);
-    if (lanes.length === 64) this.mayHaveMore = true;
+    const now = performance.now();
+    let list = this.laneList && now - this.laneList.readAt < this.laneListMaxAgeMs ? this.laneList : null;
+    this.laneList = null;
+    if (!list) {
+      // the lanes whose oldest queued attempt is oldest first, so no lane starves
+      const lanes = (
+        await this.ctx.db
+          .selectFrom('claim_attempts')
+          .select((eb) => ['lane', eb.fn.min('seq').as('first')])
+          .where('status', '=', 'queued')
+          .groupBy('lane')
+          .orderBy('first')
+          .limit(64)
+          .execute()
+      ).map((r) => r.lane);
+      list = { lanes, readAt: now };
+      if (lanes.length === 64) this.mayHaveMore = true;
+    }
+    this.fullLanes.clear();
     let total = 0;
-    for (let i = 0; i < lanes.length && !this.stopped; i += this.concurrency) {
-      const counts = await Promise.all(lanes.slice(i, i + this.concurrency).map((lane) => this.processLane(lane, this.batchSize)));
+    for (let i = 0; i < list.lanes.length && !this.stopped; i += this.concurrency) {
+      const counts = await Promise.all(list.lanes.slice(i, i + this.concurrency).map((lane) => this.processLane(lane, this.batchSize)));
       total += counts.reduce((a, b) => a + b, 0);
     }
+    // every lane still has more: the next pass serves the same lanes without reading the list
+    if (list.lanes.length > 0 && list.lanes.every((lane) => this.fullLanes.has(lane))) this.laneList = list;
     return total;
   }
 
@@ -312,7 +342,10 @@ export class ClaimWorker {
           .limit(limit);
         if (isPg) q = q.modifyEnd(sql`for update`);
         const rows = await q.execute();
-        if (rows.length === limit) this.mayHaveMore = true;
+        if (rows.length === limit) {
+          this.mayHaveMore = true;
+          this.fullLanes.add(lane);
+        }
         head = rows[0]?.claim_attempt_id;
         const batch = new Batch(tx, checked);
         for (const row of rows) {

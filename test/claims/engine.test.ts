@@ -4,9 +4,9 @@
 // execute (drainQueue), which lets them change the claim between complete and execution.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startApp, type TestApp } from '../helpers/app.ts';
+import { startApp, TEST_DB, type TestApp } from '../helpers/app.ts';
 import type { SignedIn } from '../helpers/signin.ts';
-import { drainQueue } from '../../src/claims/queue.ts';
+import { ClaimWorker, drainQueue } from '../../src/claims/queue.ts';
 import { claimCode } from '../../src/claims/onchain.ts';
 import { attempt, claimWithPlugins, getClaim, manager, newClaimId, numUses, randomAddress, status } from './helpers.ts';
 
@@ -232,7 +232,16 @@ describe('claims engine', () => {
     const b = await attempt(t, 'complete', claimId, randomAddress());
     // another writer takes claim number 0 between acceptance and execution
     await t.ctx.db.insertInto('claim_numbers').values({ claim_id: claimId, claim_number: 0, platform_address: randomAddress(), claim_attempt_id: 'elsewhere' }).execute();
-    await drainQueue(t.ctx);
+    // the ledger's key refuses the batch and the lane re-runs checked: an expected path, no fault logged
+    const errors: unknown[] = [];
+    const logError = t.ctx.log.error;
+    t.ctx.log.error = ((...args: unknown[]) => void errors.push(args)) as typeof logError;
+    try {
+      await drainQueue(t.ctx);
+    } finally {
+      t.ctx.log.error = logError;
+    }
+    assert.deepEqual(errors, []);
     const sa = await status(t, a.json().claimAttemptId);
     assert.equal(sa.success, false);
     assert.equal(sa.error, 'Claim number already used: 0');
@@ -253,6 +262,34 @@ describe('claims engine', () => {
     );
     assert.deepEqual(await Promise.all(ids.slice(0, 3).map(claimNumber)), [0, 1, 2]);
     assert.equal(statuses[4].error, 'Overall max uses exceeded');
+  });
+
+  test('PostgreSQL lanes: the lane list is reused while its lanes stay full, and re-read when one is not or it is too old', { skip: TEST_DB !== 'postgres' && 'PostgreSQL only: SQLite serves every lane from one transaction' }, async () => {
+    const busy = await claimWith([numUses(100)]);
+    const other = await claimWith([numUses(100)]);
+    const complete = async (claimId: string) => (await attempt(t, 'complete', claimId, randomAddress())).json().claimAttemptId as string;
+    const busyIds = [];
+    for (let i = 0; i < 5; i++) busyIds.push(await complete(busy));
+    const resolvedCount = async (ids: string[]) => (await Promise.all(ids.map((id) => status(t, id)))).filter((s) => s.success !== undefined).length;
+
+    const worker = new ClaimWorker(t.ctx, { batchSize: 2, listen: false, laneListMaxAgeMs: 60_000 });
+    assert.equal(await worker.pass(), 2); // lists [busy]; its batch is full
+    const late = await complete(other);
+    assert.equal(await worker.pass(), 2, 'the list is reused: only the busy lane is served');
+    assert.equal((await status(t, late)).success, undefined);
+    assert.equal(await worker.pass(), 1); // the busy lane's last one: its batch is not full
+    assert.equal(await worker.pass(), 1, 'so the list is read again and finds the other lane');
+    assert.equal((await status(t, late)).success, true);
+    assert.equal(await resolvedCount(busyIds), 5);
+
+    // however busy the listed lanes, the list is read again once it is older than the limit
+    for (let i = 0; i < 4; i++) busyIds.push(await complete(busy));
+    const soon = new ClaimWorker(t.ctx, { batchSize: 2, listen: false, laneListMaxAgeMs: 50 });
+    assert.equal(await soon.pass(), 2);
+    const later = await complete(other);
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(await soon.pass(), 3, 'both lanes: two of the busy one, the other one');
+    assert.equal((await status(t, later)).success, true);
   });
 
   test('on-demand claims: stateless plugins only; success is evaluated live; no completes', async () => {

@@ -1,0 +1,96 @@
+// The claim queue under a backlog: does the worker drain as fast with 50,000 attempts waiting as
+// with 2,000? A backlog forms when completes outpace the worker (a drop) or when `platform worker`
+// is down for a while; a worker whose passes get slower as the backlog grows falls further behind.
+//
+// Per database, in one process (the domain functions, no HTTP: the worker is what is measured):
+//   1. steady state: 2,000 attempts queued and drained, then (PostgreSQL) ANALYZE, as autovacuum
+//      would have run while almost nothing was queued;
+//   2. small queue: 2,000 attempts queued with the worker stopped, then drained (three times; the
+//      median drain counts);
+//   3. backlog: BENCH_BACKLOG attempts (default 50,000; --full 200,000) queued, then drained;
+//   4. small queue again, now on a table that holds the backlog's resolved attempts.
+// Printed: attempts resolved per second in 2, 3 and 4, the backlog's passes (first, median, last)
+// in ms, and the ratio backlog / (2) (goal ≈ 1: a pass costs the same with a long queue and a long
+// history), split into its two factors: the queue's length, backlog / (4), and the tables' size,
+// (4) / (2) (inserts into indexes keyed by random addresses touch more pages as tables grow).
+//
+// `node bench/backlog.ts` (BENCH_DB=sqlite|postgres for one).
+import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
+import { benchDatabases, fmt, median } from './lib/harness.ts';
+import { loadConfig } from '../src/config.ts';
+import { createContext } from '../src/context.ts';
+import { createClaims } from '../src/claims/documents.ts';
+import { attemptClaim } from '../src/claims/attempts.ts';
+import { ClaimWorker } from '../src/claims/queue.ts';
+import type { AppContext } from '../src/context.ts';
+import { toPlatformAddress } from '../src/shared/addresses.ts';
+
+const FULL = process.argv.includes('--full');
+const BASELINE = 2000;
+const BACKLOG = Number(process.env.BENCH_BACKLOG ?? (FULL ? 200_000 : 50_000));
+
+/** Queues `n` attempts (500 accepted at a time) while no worker runs. */
+async function queue(ctx: AppContext, n: number): Promise<void> {
+  for (let i = 0; i < n; i += 500) {
+    const chunk = Math.min(500, n - i);
+    await Promise.all(Array.from({ length: chunk }, () => attemptClaim(ctx, 'drop', toPlatformAddress(randomBytes(20)), { _expectedVersion: -1 }, null, true)));
+  }
+}
+
+/** Drains the queue with one worker's passes; attempts per second and each pass's duration. */
+async function drain(ctx: AppContext, n: number): Promise<{ perSecond: number; passes: number[] }> {
+  const worker = new ClaimWorker(ctx, {});
+  const passes: number[] = [];
+  let done = 0;
+  const t0 = performance.now();
+  while (done < n) {
+    const t = performance.now();
+    const resolved = await worker.pass();
+    if (resolved === 0) throw new Error(`the queue stopped draining at ${done} of ${n}`);
+    done += resolved;
+    passes.push(performance.now() - t);
+  }
+  return { perSecond: n / ((performance.now() - t0) / 1000), passes };
+}
+
+async function main(): Promise<void> {
+  console.log(`# backlog: draining ${fmt(BACKLOG)} queued attempts vs ${fmt(BASELINE)} (one claim, numUses; one worker, batches of 100)`);
+  for (const db of await benchDatabases()) {
+    const database = db.make();
+    const ctx = await createContext(loadConfig({ ...process.env, ...database.env, LOG_LEVEL: 'silent' }));
+    try {
+      const actor = { platformAddress: toPlatformAddress(randomBytes(20)) };
+      await createClaims(ctx, actor, [{ claimId: 'drop', plugins: [{ pluginId: 'numUses', instanceId: 'n', publicParams: { maxUses: 1_000_000_000 } }] }]);
+      await queue(ctx, BASELINE);
+      await drain(ctx, BASELINE);
+      if (ctx.dialect === 'postgres') await sql`analyze claim_attempts`.execute(ctx.db);
+      const base = async () => {
+        // a short drain (~0.1–0.5 s): the median of three
+        const runs: Array<{ perSecond: number; passes: number[] }> = [];
+        for (let i = 0; i < 3; i++) {
+          await queue(ctx, BASELINE);
+          runs.push(await drain(ctx, BASELINE));
+        }
+        return runs.sort((a, b) => a.perSecond - b.perSecond)[1]!;
+      };
+      const before = await base();
+      const tq = performance.now();
+      await queue(ctx, BACKLOG);
+      const queuedIn = (performance.now() - tq) / 1000;
+      const big = await drain(ctx, BACKLOG);
+      const after = await base();
+      const p = big.passes;
+      const name = db.name.padEnd(8);
+      console.log(`small queue (${name}) ${fmt(before.perSecond)} resolved/s draining ${fmt(BASELINE)} (pass median ${fmt(median(before.passes), 1)} ms) on a small table`);
+      console.log(`backlog     (${name}) ${fmt(big.perSecond)} resolved/s draining ${fmt(BACKLOG)} (queued in ${fmt(queuedIn, 1)} s; passes: first ${fmt(p[0]!, 1)} ms, median ${fmt(median(p), 1)} ms, last ${fmt(p[p.length - 1]!, 1)} ms)`);
+      console.log(`small queue (${name}) ${fmt(after.perSecond)} resolved/s draining ${fmt(BASELINE)} (pass median ${fmt(median(after.passes), 1)} ms) on the table after the backlog`);
+      console.log(`ratio       (${name}) ${fmt(big.perSecond / before.perSecond, 2)} backlog / small queue on a small table (goal ≈ 1) = queue length ${fmt(big.perSecond / after.perSecond, 2)} × table size ${fmt(after.perSecond / before.perSecond, 2)}`);
+    } finally {
+      await ctx.close();
+      await database.drop();
+    }
+  }
+}
+
+await main();
