@@ -2,7 +2,7 @@
 // database's job (a unique index on lower(username), migration 0011_accounts): a taken name is
 // detected as the constraint violation it causes, so concurrent claims of one name cannot both win.
 import { sql } from 'kysely';
-import type { DB, Tx } from '../db/index.ts';
+import { isUniqueViolation, type DB, type Tx } from '../db/index.ts';
 
 export interface AccountUsernameTable {
   platform_address: string;
@@ -15,12 +15,6 @@ export interface AccountTables {
 }
 
 type Db = DB | Tx;
-
-/** Whether an error is a unique-constraint violation, on either dialect. */
-function isUniqueViolation(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE';
-}
 
 /**
  * Sets (or, with null, clears) the account's username. Answers 'taken' when another account holds

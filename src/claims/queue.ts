@@ -18,7 +18,7 @@
 import { sql } from 'kysely';
 import pg from 'pg';
 import type { AppContext } from '../context.ts';
-import type { Tx } from '../db/index.ts';
+import { isUniqueViolation, type Tx } from '../db/index.ts';
 import type { Keyring } from '../shared/crypto.ts';
 import { enqueueDeliveries, type NewDelivery } from '../webhooks/outbox.ts';
 import { decodePayload } from './payload.ts';
@@ -118,7 +118,7 @@ class Batch {
       try {
         await this.tx.insertInto('claim_numbers').values(this.ledger.slice(i, i + 500)).execute();
       } catch (err) {
-        if (!this.checked && isKeyViolation(err)) throw new NumberCollision();
+        if (!this.checked && isUniqueViolation(err)) throw new NumberCollision();
         throw err;
       }
     }
@@ -159,12 +159,6 @@ class Batch {
 }
 
 class NumberCollision extends Error {}
-
-/** The ledger's primary key refused a number (PostgreSQL 23505 unique_violation; SQLite's code). */
-function isKeyViolation(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return code === '23505' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
-}
 
 const hubs = new WeakMap<AppContext, { worker: ClaimWorker | null; notifyScheduled: boolean }>();
 const hubOf = (ctx: AppContext) => {

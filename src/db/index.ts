@@ -136,6 +136,15 @@ function withStatementCache(database: SQLite.Database, max = 1000) {
   };
 }
 
+/**
+ * Whether a write was refused by a unique index or a primary key, on either dialect (PostgreSQL
+ * reports both as 23505; SQLite names them apart).
+ */
+export function isUniqueViolation(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}
+
 export function openSqlite(dataDir: string, file = 'platform.sqlite', opts: StorageOptions = {}): Storage {
   ensurePrivateDir(dataDir);
   const path = join(dataDir, file);
