@@ -49,6 +49,10 @@ describe('custom plugins: failures, errors, versions, webhooks', () => {
       [() => ({ status: 200, body: { ok: true, nested: { 'a.b': 1 } } }), 'Invalid response from API: key "a.b" contains a dot'],
       [() => ({ status: 200, body: '<html>ok</html>' }), 'Invalid response from API: the 200 body is not JSON'],
       [() => ({ status: 200, body: [1, 2] }), 'Invalid response from API: the 200 body is not a JSON object'],
+      // far too deep to walk recursively (was a stack overflow: a 500, no record), and just past the limit
+      [() => ({ status: 200, body: `${'{"a":'.repeat(50_000)}1${'}'.repeat(50_000)}` }), 'Invalid response from API: the 200 body is nested deeper than 64 levels'],
+      [() => ({ status: 200, body: `${'['.repeat(65)}${']'.repeat(65)}` }), 'Invalid response from API: the 200 body is not a JSON object'],
+      [() => ({ status: 200, body: `{"a":${'['.repeat(64)}${']'.repeat(64)}}` }), 'Invalid response from API: the 200 body is nested deeper than 64 levels'],
       [() => ({ status: 302, headers: { location: 'https://127.0.0.1/elsewhere' } }), /^Plugin endpoint could not be called: .*redirect/i],
     ];
     const seen: string[] = [];
