@@ -68,6 +68,33 @@ export function jsonDepthExceeds(json: string, max: number): boolean {
   return false;
 }
 
+const NUL = '\u0000';
+const nulMessage = (where: string) => `${where} must not contain the NUL character (U+0000)`;
+
+/**
+ * Where a parsed value holds U+0000, in a string or a key (`body.a.1.b`, as validation errors name it), or null. PostgreSQL
+ * refuses the character in text where SQLite stores it, so it is refused up front on both.
+ */
+export function nulPath(value: unknown, path: string): string | null {
+  const stack: Array<[unknown, string]> = [[value, path]];
+  while (stack.length > 0) {
+    const [v, at] = stack.pop()!;
+    if (typeof v === 'string') {
+      if (v.includes(NUL)) return at;
+    } else if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${at}.${i}`]);
+    } else if (v !== null && typeof v === 'object') {
+      const entries = Object.entries(v);
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [k, x] = entries[i]!;
+        if (k.includes(NUL)) return `a key of ${at}`;
+        stack.push([x, `${at}.${k}`]);
+      }
+    }
+  }
+  return null;
+}
+
 const hasBody = (request: FastifyRequest): boolean => {
   const h = request.headers;
   return h['transfer-encoding'] !== undefined || (h['content-length'] !== undefined && h['content-length'] !== '0');
@@ -99,7 +126,21 @@ export function installInputRules(app: FastifyInstance, gate: (request: FastifyR
       return done(null, {});
     }
     if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) return done(new ApiError(400, `Request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`));
-    parseJson(request, text, done);
+    // JSON can only carry U+0000 escaped: bodies without the escape are not walked
+    if (!text.includes('\\u0000')) return parseJson(request, text, done);
+    parseJson(request, text, (err, parsed) => {
+      const at = err ? null : nulPath(parsed, 'body');
+      done(at ? new ApiError(400, nulMessage(at)) : err, parsed);
+    });
+  });
+
+  // Path parameters, the query string and form bodies: small, checked on every request.
+  app.addHook('preValidation', (request, _reply, done) => {
+    const at =
+      nulPath(request.params, 'params') ??
+      nulPath(request.query, 'querystring') ??
+      (request.body !== null && typeof request.body === 'object' && request.routeOptions.config.formBody ? nulPath(request.body, 'body') : null);
+    done(at ? new ApiError(400, nulMessage(at)) : undefined);
   });
 
   // Unknown /api/ paths pass the API-key gate before anything else, as every known /api/ route does.

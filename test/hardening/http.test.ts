@@ -70,6 +70,30 @@ describe('HTTP input hardening', () => {
     assert.equal(ok.json().errorMessage, 'body has unknown field "a"', 'parsed: 64 levels are allowed');
   });
 
+  test('a NUL character anywhere in the input is the same 400 naming where, on both databases', async () => {
+    // SQLite stores U+0000 where PostgreSQL refuses it: without one rule up front, a search for
+    // "%00" matched every claim on SQLite and was a vague 400 on PostgreSQL
+    const nul = (where: string) => `${where} must not contain the NUL character (U+0000)`;
+    const cases: Array<[string, string, unknown, string]> = [
+      ['GET', '/api/v0/claims/search?searchValue=%00', undefined, nul('querystring.searchValue')],
+      ['GET', '/api/v0/plugins/search?searchValue=a%00', undefined, nul('querystring.searchValue')],
+      ['GET', '/api/v0/dynamicStore/a%00b', undefined, nul('params.id')],
+      ['GET', '/api/v0/claim/a%00b', undefined, nul('params.claimId')],
+      ['POST', '/api/v0/storeActions/single', { dynamicDataId: 'a\u0000b', actionName: 'add', payload: {} }, nul('body.dynamicDataId')],
+      ['POST', '/api/v1/claims/fetch', { claimsToFetch: [{ claimId: 'x' }, { claimId: 'a\u0000' }] }, nul('body.claimsToFetch.1.claimId')],
+      ['POST', '/api/v0/claims', { claims: [{ claimId: 'n', plugins: [], metadata: { 'na\u0000me': 'x' } }] }, nul('a key of body.claims.0.metadata')],
+    ];
+    for (const [method, url, body, message] of cases) {
+      const res = await t.request(method, url, { token: m.accessToken, ...(body !== undefined ? { body } : {}) });
+      assert.equal(res.statusCode, 400, `${method} ${url}: ${res.body}`);
+      assert.equal(res.json().errorMessage, message, `${method} ${url}`);
+    }
+    // an escaped backslash before "u0000" is text, not a NUL
+    const literal = await t.app.inject({ method: 'POST', url: '/api/v0/storeActions/single', headers: { 'x-api-key': t.apiKey, 'content-type': 'application/json' }, payload: '{"dynamicDataId":"a\\\\u0000","actionName":"add","payload":{}}' });
+    assert.ok(literal.statusCode >= 400 && literal.statusCode < 500);
+    assert.doesNotMatch(literal.json().errorMessage, /NUL/, literal.body);
+  });
+
   test('router errors: our shape, nothing of the URL echoed, the API-key gate answers first', async () => {
     const secret = 'topsecretvalue';
     const badEncoding = `/api/v0/claim/%E0%A4%A?token=${secret}`;
