@@ -64,7 +64,13 @@ export async function createContext(
   opts: { clock?: Clock; log?: FastifyBaseLogger; storage?: Storage; migrate?: boolean; backgroundCheckpoints?: boolean } = {},
 ): Promise<AppContext> {
   setAddressPrefix(config.addressPrefix);
-  const storage = opts.storage ?? (await openStorage(config, { backgroundCheckpoints: opts.backgroundCheckpoints }));
+  const log = opts.log ?? createLogger(config);
+  const storage =
+    opts.storage ??
+    (await openStorage(config, {
+      backgroundCheckpoints: opts.backgroundCheckpoints,
+      onConnectionError: (err) => log.warn({ err: err.message }, 'database connection lost; the pool opens a new one on the next query'),
+    }));
   if (opts.migrate !== false) await migrateToLatest(storage.db, storage.schema);
   let closing: Promise<void> | undefined;
   const ctx: AppContext = {
@@ -75,7 +81,7 @@ export async function createContext(
     ...(storage.pool ? { pool: storage.pool } : {}),
     clock: opts.clock ?? systemClock,
     keyring: createKeyring(config.secretKey),
-    log: opts.log ?? createLogger(config),
+    log,
     onClose: [],
     // once: a failed listen closes the context (server.ts) before its owner's own close
     close() {

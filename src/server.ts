@@ -15,6 +15,7 @@ import { ApiError } from './shared/errors.ts';
 import { clientRequestId, installInputRules, routerErrorHandler, validationMessage } from './shared/http-input.ts';
 import { MAX_PATH_PARAM_LENGTH } from './shared/schemas.ts';
 import { startLoops } from './worker/runtime.ts';
+import { isDatabaseUnavailable } from './db/index.ts';
 import { ErrorResponse } from './shared/schemas.ts';
 import { buildSerializer, compileValidator } from './shared/schema-compilers.ts';
 
@@ -100,6 +101,10 @@ export async function buildApp(ctx: AppContext, { extend, ...opts }: BuildOption
     // is the caller's input, not a fault.
     const pgCode = (err as { code?: unknown }).code;
     if (pgCode === '22021' || pgCode === '22P05') return reply.code(400).send({ errorMessage: 'Text must not contain the NUL character (U+0000)' });
+    if (isDatabaseUnavailable(err)) {
+      request.log.warn({ err: err.message }, 'database unavailable');
+      return reply.code(503).header('retry-after', '1').send({ errorMessage: 'The database is unavailable right now; retry shortly' });
+    }
     request.log.error({ err }, 'unhandled error');
     return reply.code(500).send({ errorMessage: 'Internal server error' });
   });

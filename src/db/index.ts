@@ -42,6 +42,12 @@ export interface Storage {
 export interface StorageOptions {
   /** SQLite: checkpoint the WAL on a worker thread (long-running processes); default true. */
   backgroundCheckpoints?: boolean;
+  /**
+   * PostgreSQL: an idle pooled connection was lost (a restart, a failover, a network cut). The
+   * pool drops it and opens a new one on the next query; without a listener the error would end
+   * the process.
+   */
+  onConnectionError?: (err: Error) => void;
 }
 
 // SQLite: write transactions take the write lock up front (BEGIN IMMEDIATE). A deferred BEGIN
@@ -145,6 +151,46 @@ export function isUniqueViolation(err: unknown): boolean {
   return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
 }
 
+/** Errors raised by the PostgreSQL driver (a socket error carries no mark of its origin). */
+const driverErrors = new WeakSet<object>();
+
+/** A promise's rejection marked as the driver's; callback and cursor forms pass through. */
+function marked(result: unknown): never {
+  if (!(result instanceof Promise)) return result as never;
+  return result.catch((err: unknown) => {
+    if (err !== null && typeof err === 'object') driverErrors.add(err);
+    throw err;
+  }) as never;
+}
+
+/** node-postgres's client and pool, marking what their queries and connects reject with. */
+class MarkingClient extends pg.Client {
+  override query(...args: unknown[]): never {
+    return marked((pg.Client.prototype.query as (...a: unknown[]) => unknown).apply(this, args));
+  }
+}
+class MarkingPool extends pg.Pool {
+  override connect(...args: unknown[]): never {
+    return marked((pg.Pool.prototype.connect as (...a: unknown[]) => unknown).apply(this, args));
+  }
+}
+
+/**
+ * Whether a query failed because PostgreSQL was out of reach (a restart, a failover, a cut
+ * connection) rather than because of the query: the request may simply be retried.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  if (err === null || typeof err !== 'object' || !driverErrors.has(err)) return false;
+  const { code, message } = err as { code?: unknown; message?: unknown };
+  if (typeof code === 'string') {
+    // class 08: connection exceptions; 57P01-57P03: shutdown, crash shutdown, cannot connect now;
+    // E…: the socket's own errors (reset, refused, timed out)
+    if (code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03' || /^E[A-Z]+$/.test(code)) return true;
+  }
+  // node-postgres's own texts for a connection that ended under a query or was already broken
+  return typeof message === 'string' && /^Connection terminated|not queryable/.test(message);
+}
+
 export function openSqlite(dataDir: string, file = 'platform.sqlite', opts: StorageOptions = {}): Storage {
   ensurePrivateDir(dataDir);
   const path = join(dataDir, file);
@@ -187,7 +233,7 @@ const pgTypes = {
  * `DATABASE_URL` may carry `?schema=name`: tables then live in that schema (created when
  * missing), so several deployments (or test runs) can share one database.
  */
-export async function openPostgres(databaseUrl: string, poolSize = 10): Promise<Storage> {
+export async function openPostgres(databaseUrl: string, poolSize = 10, opts: StorageOptions = {}): Promise<Storage> {
   const url = new URL(databaseUrl);
   const schema = url.searchParams.get('schema');
   url.searchParams.delete('schema');
@@ -206,16 +252,22 @@ export async function openPostgres(databaseUrl: string, poolSize = 10): Promise<
       await admin.end();
     }
   }
-  const pool = new pg.Pool({
+  const pool = new MarkingPool({
+    Client: MarkingClient,
     connectionString: url.toString(),
     max: poolSize,
     types: pgTypes,
     ...(schema ? { options: `-c search_path="${schema}"` } : {}),
   });
+  // Every connection gets the listener, not only idle ones (the pool's 'error' event): a connection
+  // checked out between two queries emits on itself. The pool's event repeats an idle one's error.
+  const lost = opts.onConnectionError ?? ((err: Error) => process.emitWarning(`database connection lost: ${err.message}`));
+  pool.on('connect', (client) => client.on('error', lost));
+  pool.on('error', () => {});
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { db, dialect: 'postgres', pool, ...(schema ? { schema } : {}), close: () => db.destroy() };
 }
 
 export async function openStorage(config: { databaseUrl: string | null; dataDir: string }, opts: StorageOptions = {}): Promise<Storage> {
-  return config.databaseUrl ? openPostgres(config.databaseUrl) : openSqlite(config.dataDir, undefined, opts);
+  return config.databaseUrl ? openPostgres(config.databaseUrl, undefined, opts) : openSqlite(config.dataDir, undefined, opts);
 }
