@@ -1,6 +1,6 @@
 // Claim documents: validation at create and update, create / update / soft delete (each request
 // one transaction), and who may edit. Private params are encrypted at rest (model.claimToRow).
-import type { DB, Tx } from '../db/index.ts';
+import { isUniqueViolation, type DB, type Tx } from '../db/index.ts';
 import type { AppContext } from '../context.ts';
 import { toCanonical, tryParseAddress } from '../shared/addresses.ts';
 import { randomHex } from '../shared/crypto.ts';
@@ -313,7 +313,13 @@ export async function createClaims(ctx: AppContext, actor: Actor, inputs: ClaimI
       const { record } = await buildClaim(input, { path, actor, previous: null, db: tx, ctx, testClaim: testClaims });
       assertLinkVerified(verified, null, record);
       await assertTrackerFree(tx, record, ctx.clock.now());
-      await tx.insertInto('claims').values(claimToRow(record, ctx.keyring)).execute();
+      try {
+        await tx.insertInto('claims').values(claimToRow(record, ctx.keyring)).execute();
+      } catch (err) {
+        // A parallel create of the same id passed the check above first (PostgreSQL: read committed)
+        if (isUniqueViolation(err)) throw conflict(`A claim with claimId "${input.claimId}" already exists`);
+        throw err;
+      }
     }
   });
 }
