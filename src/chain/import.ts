@@ -44,6 +44,13 @@ function checkBalances(list: unknown, field: string): void {
   });
 }
 
+/** The native form of an address given in either form; '' (no address) is kept where `optional`. */
+function address(v: unknown, field: string, optional: boolean): string {
+  if (optional && (v ?? '') === '') return '';
+  const native = tryCanonical(v);
+  return need(native !== null, `${field} must be a native or 0x address (got ${JSON.stringify(v)})`, native as string);
+}
+
 function checkId(v: unknown, field: string): string {
   try {
     return checkCollectionId(typeof v === 'string' ? v : '', field);
@@ -66,8 +73,10 @@ export function parseSnapshot(doc: unknown): Snapshot {
     need(isObj(c), `collections[${i}] must be an object`, null);
     const col = c as Record<string, unknown>;
     checkId(col.collectionId, `collections[${i}].collectionId`);
-    need(typeof (col.manager ?? '') === 'string', `collections[${i}].manager must be a string`, null);
-    return col;
+    // stored native: the account views (managingTokens, createdTokens) match the native form
+    const doc = { ...col };
+    for (const k of ['manager', 'createdBy']) if (col[k] !== undefined) doc[k] = address(col[k], `collections[${i}].${k}`, true);
+    return doc;
   });
   const ids = new Set<string>();
   collections.forEach((c, i) => {
@@ -80,14 +89,14 @@ export function parseSnapshot(doc: unknown): Snapshot {
     const r = b as Record<string, unknown>;
     const collectionId = checkId(r.collectionId, `balances[${i}].collectionId`);
     need(ids.has(collectionId), `balances[${i}].collectionId ${collectionId} is not among the snapshot's collections`, null);
-    const address = need(tryCanonical(r.address) !== null, `balances[${i}].address must be a native or 0x address (got ${JSON.stringify(r.address)})`, tryCanonical(r.address) as string);
+    const owner = address(r.address, `balances[${i}].address`, false);
     need(isObj(r.balance), `balances[${i}].balance must be a balance store object`, null);
     const store = r.balance as Record<string, unknown>;
     checkBalances(store.balances, `balances[${i}].balance.balances`);
-    const key = `${collectionId}:${address}`;
+    const key = `${collectionId}:${owner}`;
     need(!seen.has(key), `balances[${i}]: ${key} appears twice`, null);
     seen.add(key);
-    return { collectionId, address, balance: store as Snapshot['balances'][number]['balance'] };
+    return { collectionId, address: owner, balance: store as Snapshot['balances'][number]['balance'] };
   });
   const str = (r: Record<string, unknown>, k: string, field: string) => need(typeof (r[k] ?? '') === 'string', `${field}.${k} must be a string`, String(r[k] ?? ''));
   const amountTrackers = arrayField(doc, 'amountTrackers').map((t, i) => {
@@ -98,7 +107,7 @@ export function parseSnapshot(doc: unknown): Snapshot {
     for (const k of ['approvalLevel', 'approverAddress', 'approvalId', 'amountTrackerId', 'trackerType', 'approvedAddress']) str(r, k, f);
     need(typeof r.numTransfers === 'string' && DEC.test(r.numTransfers), `${f}.numTransfers must be a decimal string`, null);
     checkBalances(r.amounts ?? [], `${f}.amounts`);
-    return r;
+    return { ...r, approverAddress: address(r.approverAddress, `${f}.approverAddress`, true), approvedAddress: address(r.approvedAddress, `${f}.approvedAddress`, true) };
   });
   const challengeTrackers = arrayField(doc, 'challengeTrackers').map((t, i) => {
     need(isObj(t), `challengeTrackers[${i}] must be an object`, null);
@@ -108,7 +117,8 @@ export function parseSnapshot(doc: unknown): Snapshot {
     for (const k of ['approvalLevel', 'approverAddress', 'approvalId', 'challengeTrackerId']) str(r, k, f);
     const leaves = r.usedLeafIndices ?? [];
     need(Array.isArray(leaves) && leaves.every((l) => isObj(l) && typeof l.leafIndex === 'string' && DEC.test(l.leafIndex) && typeof l.usedBy === 'string'), `${f}.usedLeafIndices must be an array of { leafIndex, usedBy }`, null);
-    return r;
+    const usedLeafIndices = (leaves as Record<string, unknown>[]).map((l, j) => ({ ...l, usedBy: address(l.usedBy, `${f}.usedLeafIndices[${j}].usedBy`, true) }));
+    return { ...r, approverAddress: address(r.approverAddress, `${f}.approverAddress`, true), usedLeafIndices };
   });
   return { height, blockTime, collections, balances, amountTrackers, challengeTrackers };
 }
