@@ -17,6 +17,9 @@ import { errorResponses } from '../shared/schemas.ts';
 /** Body keys that are context, not params (SPEC §4.25's reserved keys). */
 const CONTEXT_KEYS = new Set(['pluginSecret', 'version', 'claimId', 'claimAttemptId', 'instanceId', 'platformAddress', 'ethAddress', 'isAddressSignedIn', '_isSimulation', '_isQueueHandler', '_attemptStatus', 'lastUpdated', 'createdAt', 'email', 'locale']);
 
+/** Display-only plugins check no address (their documents' `verificationCall.passAddress` is false). */
+const TAKES_NO_ADDRESS = new Set(['url-clicker', 'custom-instructions']);
+
 export const integrations: Capability = {
   name: 'integrations',
   register(fastify, ctx) {
@@ -40,9 +43,14 @@ export const integrations: Capability = {
         const params: JsonObject = {};
         for (const [k, v] of Object.entries(body)) if (!CONTEXT_KEYS.has(k)) params[k] = v;
         const claimId = typeof body.claimId === 'string' ? body.claimId : '';
-        const rawAddress = body.platformAddress ?? body.ethAddress;
+        const addressField = body.platformAddress !== undefined && body.platformAddress !== null ? 'platformAddress' : 'ethAddress';
+        const rawAddress = body[addressField];
         const parsed = rawAddress === undefined || rawAddress === null ? null : tryParseAddress(rawAddress);
-        if (rawAddress !== undefined && rawAddress !== null && !parsed) throw badRequest(`body.platformAddress is not a valid address: ${JSON.stringify(rawAddress)}`);
+        if (rawAddress !== undefined && rawAddress !== null && !parsed) throw badRequest(`body.${addressField} is not a valid address: ${JSON.stringify(rawAddress)}`);
+        // without one the check would run for '' (and must-own-badges of nothing would pass)
+        if (!parsed && !TAKES_NO_ADDRESS.has(base!)) {
+          throw badRequest(`body.platformAddress is required: ${request.params.pluginId} checks an address (give it in either form; ethAddress is also accepted)`);
+        }
         // plugins name fields as `<path>.publicParams.x`; here the params are the body itself
         const validated = await (async () => plugin.validate(params, {}, { path: 'body', claimId, creator: parsed?.platformAddress ?? '', db: ctx.db, keyring: ctx.keyring }))().catch((err: unknown) => {
           if (err instanceof ApiError) throw new ApiError(err.statusCode, err.message.replaceAll('body.publicParams', 'body'));
