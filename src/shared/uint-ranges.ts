@@ -17,7 +17,12 @@ export interface UintRangeJson {
 function toBound(v: unknown, field: string): bigint {
   if (typeof v === 'bigint') return v;
   if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) return BigInt(v);
-  if (typeof v === 'string' && /^\d{1,20}$/.test(v)) return BigInt(v);
+  if (typeof v === 'string' && /^\d+$/.test(v)) {
+    // past 20 significant digits it is over MAX_UINT64 (refused by the caller for its size), and
+    // not worth parsing: the string may be very long
+    const digits = v.replace(/^0+(?=\d)/, '');
+    return digits.length > 20 ? MAX_UINT64 + 1n : BigInt(digits);
+  }
   throw badRequest(`${field} must be an unsigned integer string (got ${JSON.stringify(v)})`);
 }
 
