@@ -67,6 +67,14 @@ export function parseAddress(text: string): Address | null {
   return ipaddr.parse(text);
 }
 
+/** An address literal in one spelling (an IPv4-mapped IPv6 address as its IPv4), or null. */
+export function canonicalAddress(text: string): string | null {
+  const address = parseAddress(text);
+  if (!address) return null;
+  if (address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress()) return (address as ipaddr.IPv6).toIPv4Address().toString();
+  return address.toString();
+}
+
 /**
  * Why an address may not be called, or null when it is public. `allowed` lists ranges the
  * operator opened for tests and local development (EGRESS_ALLOW_PRIVATE_CIDRS).

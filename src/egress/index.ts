@@ -14,7 +14,7 @@ import { rootCertificates } from 'node:tls';
 import { Pool, buildConnector, errors as undiciErrors, type Dispatcher } from 'undici';
 import type { AppContext } from '../context.ts';
 import { parseCidrList, refusalOfAddress, type Cidr } from './addresses.ts';
-import { checkUrlSyntax, parseTarget, type ParsedTarget, type UrlRules } from './url.ts';
+import { checkUrlSyntax, parseTarget, selfAddressRefusal, type ParsedTarget, type UrlRules } from './url.ts';
 
 export { checkUrlSyntax } from './url.ts';
 
@@ -110,7 +110,7 @@ export class Egress {
    */
   async checkUrl(input: string): Promise<{ url: URL; address: string }> {
     const target = this.target(input);
-    return { url: target.url, address: target.literal ?? (await this.resolveChecked(target.host, (p) => p)) };
+    return { url: target.url, address: target.literal ?? this.notSelf(target, await this.resolveChecked(target.host, (p) => p)) };
   }
 
   /**
@@ -127,6 +127,13 @@ export class Egress {
     }
     if (typeof target === 'string') throw new EgressError('refused', target);
     return target;
+  }
+
+  /** A resolved address, unless it is the service itself (address literals are judged before). */
+  private notSelf(target: ParsedTarget, address: string): string {
+    const refusal = selfAddressRefusal(target, address, this.rules);
+    if (refusal) throw new EgressError('refused', refusal);
+    return address;
   }
 
   /** Resolves a name once; every answer must be public. The first answer is the one to connect to. */
@@ -158,7 +165,7 @@ export class Egress {
     // one deadline for resolution, connection, request and response
     const deadline = new Deadline(timeoutMs);
     try {
-      const address = target.literal ?? (await this.resolveChecked(target.host, (p) => deadline.race(p)));
+      const address = target.literal ?? this.notSelf(target, await this.resolveChecked(target.host, (p) => deadline.race(p)));
       const pool = this.poolFor(target.url, address);
       return await exchange(pool, { path: `${target.url.pathname}${target.url.search}`, method: req.method ?? 'POST', headers, body: req.body ?? null }, maxBytes, deadline);
     } finally {
@@ -333,7 +340,10 @@ function asEgressError(err: unknown): EgressError {
   const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
   const code = e.code ?? e.cause?.code;
   if (err instanceof undiciErrors.ConnectTimeoutError) return new EgressError('timeout', 'the connection timed out');
-  const detail = code && !/^UND_ERR/.test(code) ? `${code}: ${e.message}` : e.message;
+  // OpenSSL's messages name its source files and lines; its reason is the part worth showing
+  const reason = (e as { reason?: unknown }).reason;
+  const message = code?.startsWith('ERR_SSL_') && typeof reason === 'string' ? `TLS ${reason}` : e.message;
+  const detail = code && !/^UND_ERR/.test(code) ? `${code}: ${message}` : message;
   return new EgressError('network', `the call failed (${detail})`);
 }
 

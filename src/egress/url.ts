@@ -1,6 +1,6 @@
 // The checks an outbound URL passes before any name is resolved: usable when a URL is saved
 // (synchronous, no network) and again at every call, before resolution.
-import { refusalOfAddress, type Cidr } from './addresses.ts';
+import { canonicalAddress as canonical, parseAddress, refusalOfAddress, type Cidr } from './addresses.ts';
 
 export interface UrlRules {
   /** The service's own PUBLIC_URL: its host is never called. */
@@ -52,10 +52,39 @@ export function parseTarget(input: string, rules: UrlRules = {}): ParsedTarget |
     }
   }
   const own = ownHost(rules.publicUrl, allowed);
-  if (own && (own.port === null ? own.host === host : own.host === host && own.port === effectivePort(url))) {
-    return `${host} is this service's own host (PUBLIC_URL); it may not call itself`;
+  if (own) {
+    const port = effectivePort(url);
+    const self =
+      own.port === null
+        ? own.host === host
+        : own.port === port && (own.host === host || (literal !== null ? sameMachine(literal, own) : own.loopback && isLocalhostName(host)));
+    if (self) return `${host} is this service's own host (PUBLIC_URL); it may not call itself`;
   }
   return { url, host, literal };
+}
+
+/**
+ * After resolution: the reason a resolved address is the service itself (an opened address of
+ * PUBLIC_URL's at its port), or null. Names other than PUBLIC_URL's are judged here, by address.
+ */
+export function selfAddressRefusal(target: ParsedTarget, address: string, rules: UrlRules): string | null {
+  let own = ownHosts.get(rules);
+  if (own === undefined) ownHosts.set(rules, (own = ownHost(rules.publicUrl, rules.allowed ?? [])));
+  if (!own || own.port === null || own.port !== effectivePort(target.url) || !sameMachine(address, own)) return null;
+  return `${target.host} resolves to ${address}, this service's own address (PUBLIC_URL); it may not call itself`;
+}
+
+// a client's rules never change: PUBLIC_URL is parsed once per client, not at every call
+const ownHosts = new WeakMap<UrlRules, OwnHost | null>();
+
+const isLocalhostName = (host: string) => host === 'localhost' || host.endsWith('.localhost');
+
+/** Whether an address reaches the machine of an opened PUBLIC_URL address: itself, or any loopback when that is loopback. */
+function sameMachine(text: string, own: OwnHost): boolean {
+  const address = canonical(text);
+  if (address === null) return false;
+  if (address === own.address) return true;
+  return own.loopback && (parseAddress(address)?.range() === 'loopback');
 }
 
 /** The synchronous check for save time: the reason a URL would be refused, or null. */
@@ -66,12 +95,22 @@ export function checkUrlSyntax(input: string, rules: UrlRules = {}): string | nu
 
 const effectivePort = (url: URL) => url.port || (url.protocol === 'https:' ? '443' : '80');
 
+interface OwnHost {
+  host: string;
+  /** Set when the host is an address the operator opened: only this port is the service. */
+  port: string | null;
+  /** The host as an address (localhost as 127.0.0.1), or null for a name. */
+  address: string | null;
+  /** The host is a loopback address: every loopback address at `port` reaches the service. */
+  loopback: boolean;
+}
+
 /**
  * PUBLIC_URL's host. When that host is an address the operator opened (the loopback default of
  * local development and tests), the service and the endpoints it calls share the address, so
- * only the exact host and port are the service itself.
+ * only the service's port there is the service itself.
  */
-function ownHost(publicUrl: string | undefined, allowed: readonly Cidr[]): { host: string; port: string | null } | null {
+function ownHost(publicUrl: string | undefined, allowed: readonly Cidr[]): OwnHost | null {
   if (!publicUrl) return null;
   let url: URL;
   try {
@@ -80,8 +119,8 @@ function ownHost(publicUrl: string | undefined, allowed: readonly Cidr[]): { hos
     return null;
   }
   const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase().replace(/\.$/, '');
-  const address = host === 'localhost' ? '127.0.0.1' : host;
+  const address = canonical(host === 'localhost' ? '127.0.0.1' : host);
   // a name is never "opened": refusalOfAddress refuses it as not an address, with or without ranges
-  const opened = refusalOfAddress(address) !== null && refusalOfAddress(address, allowed) === null;
-  return { host, port: opened ? effectivePort(url) : null };
+  const opened = address !== null && refusalOfAddress(address) !== null && refusalOfAddress(address, allowed) === null;
+  return { host, port: opened ? effectivePort(url) : null, address, loopback: address !== null && parseAddress(address)?.range() === 'loopback' };
 }

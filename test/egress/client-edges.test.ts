@@ -181,6 +181,22 @@ describe('egress client: edges', () => {
     }
   });
 
+  test("a TLS failure names OpenSSL's reason, not its source files", async () => {
+    // plain HTTP where HTTPS is expected: OpenSSL's message carries "../deps/openssl/…c:NNN"
+    const { createServer: createHttpServer } = await import('node:http');
+    const plain = createHttpServer((_req, res) => res.end('{}'));
+    await new Promise<void>((r) => plain.listen(0, '127.0.0.1', r));
+    const port = (plain.address() as { port: number }).port;
+    const client = loopbackClient();
+    try {
+      await assert.rejects(client.request({ url: `https://127.0.0.1:${port}/` }), egressError('network', /^the call failed \(ERR_SSL_[A-Z_]+: TLS [a-z ]+\)$/));
+    } finally {
+      await client.close();
+      plain.closeAllConnections();
+      await new Promise((r) => plain.close(r));
+    }
+  });
+
   test('header rules: every framing header is ours; names must be tokens; values must be strings', async () => {
     for (const name of ['keep-alive', 'Upgrade', 'TE', 'trailer', 'Expect', 'proxy-connection']) {
       await assert.rejects(e.request({ url: endpoint.url, headers: { [name]: 'x' } }), egressError('invalid-request', new RegExp(`^the header "${name}" may not be set$`)));

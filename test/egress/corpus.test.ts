@@ -228,12 +228,30 @@ describe('egress: hostile URL corpus', () => {
     assert.equal(own('http://localhost:3000', 'https://localhost:8443/x', loop), null);
     assert.match(own('http://[::1]:3000', 'https://[::1]:3000/x', ['::1/128']) ?? '(passed)', self);
     assert.equal(own('http://[::1]:3000', 'https://[::1]:8443/x', ['::1/128']), null);
+    // on loopback every form of a loopback address at the service's port is the service: another
+    // name for it, an IPv4-mapped form, ::1, another address of 127/8
+    assert.match(own('http://127.0.0.1:3000', 'https://localhost:3000/x', loop) ?? '(passed)', self);
+    assert.match(own('http://127.0.0.1:3000', 'https://api.localhost:3000/x', loop) ?? '(passed)', self);
+    assert.match(own('http://127.0.0.1:3000', 'https://[::ffff:127.0.0.1]:3000/x', loop) ?? '(passed)', self);
+    assert.match(own('http://127.0.0.1:3000', 'https://[::1]:3000/x', ['127.0.0.1/32', '::1/128']) ?? '(passed)', self);
+    assert.match(own('http://localhost:3000', 'https://127.0.0.2:3000/x', ['127.0.0.0/8']) ?? '(passed)', self);
+    assert.equal(own('http://127.0.0.1:3000', 'https://localhost:8443/x', loop), null);
+    assert.equal(own('http://127.0.0.1:3000', 'https://[::ffff:127.0.0.1]:8443/x', loop), null);
     // the same holds for an opened private range; unopened, the address is refused anyway
     assert.match(own('https://10.0.0.5:3000', 'https://10.0.0.5:3000/x', ['10.0.0.0/8']) ?? '(passed)', self);
     assert.equal(own('https://10.0.0.5:3000', 'https://10.0.0.5:8443/x', ['10.0.0.0/8']), null);
     assert.match(own('https://10.0.0.5:3000', 'https://10.0.0.5:8443/x') ?? '(passed)', /10\.0\.0\.5 is a private address/);
     // a PUBLIC_URL that is not a URL refuses nothing by itself
     assert.equal(own('not a url', 'https://plugin.example.com/x'), null);
+  });
+
+  test('a name resolving to the service itself (an opened loopback address at its port) is refused at the call', async () => {
+    const e = new Egress({ publicUrl: 'http://127.0.0.1:3000', allowPrivateCidrs: ['127.0.0.1/32'], resolve: resolver({ 'dev.example.com': ['127.0.0.1'] }).resolve });
+    assert.equal(e.checkUrlSyntax('https://dev.example.com:3000/hook'), null, 'a name is judged by what it resolves to');
+    await assert.rejects(e.checkUrl('https://dev.example.com:3000/hook'), /dev\.example\.com resolves to 127\.0\.0\.1, this service's own address \(PUBLIC_URL\); it may not call itself/);
+    await assert.rejects(e.request({ url: 'https://dev.example.com:3000/hook' }), /this service's own address/);
+    assert.equal((await e.checkUrl('https://dev.example.com:8443/hook')).address, '127.0.0.1');
+    await e.close();
   });
 
   test('a name that resolves public, then private (DNS rebinding): the checked answer is the one used', async () => {
