@@ -5,6 +5,7 @@ import pino from 'pino';
 import type { Config } from './config.ts';
 import { openStorage, type DB, type DialectName, type SqliteFastPath, type Storage } from './db/index.ts';
 import { migrateToLatest } from './db/migrations/index.ts';
+import { checkSecretKey } from './ops/secret-key-check.ts';
 import { setAddressPrefix } from './shared/addresses.ts';
 import { systemClock, type Clock } from './shared/clock.ts';
 import { createKeyring, type Keyring } from './shared/crypto.ts';
@@ -72,6 +73,13 @@ export async function createContext(
       onConnectionError: (err) => log.warn({ err: err.message }, 'database connection lost; the pool opens a new one on the next query'),
     }));
   if (opts.migrate !== false) await migrateToLatest(storage.db, storage.schema);
+  const keyring = createKeyring(config.secretKey);
+  try {
+    await checkSecretKey(storage.db, keyring);
+  } catch (err) {
+    if (!opts.storage) await storage.close();
+    throw err;
+  }
   let closing: Promise<void> | undefined;
   const ctx: AppContext = {
     config,
@@ -80,7 +88,7 @@ export async function createContext(
     ...(storage.sqlite ? { sqlite: storage.sqlite } : {}),
     ...(storage.pool ? { pool: storage.pool } : {}),
     clock: opts.clock ?? systemClock,
-    keyring: createKeyring(config.secretKey),
+    keyring,
     log,
     onClose: [],
     // once: a failed listen closes the context (server.ts) before its owner's own close

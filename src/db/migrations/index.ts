@@ -18,6 +18,7 @@ import * as m0009 from './0009_webhook_deliveries.ts';
 import * as m0014 from './0014_console_sessions.ts';
 import * as m0016 from './0016_hosted_plugin_documents.ts';
 import * as m0017 from './0017_claim_queue_order.ts';
+import * as m0018 from './0018_secret_key_check.ts';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -36,6 +37,7 @@ const migrations: Record<string, Migration> = {
   '0014_console_sessions': m0014,
   '0016_hosted_plugin_documents': m0016,
   '0017_claim_queue_order': m0017,
+  '0018_secret_key_check': m0018,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
