@@ -68,6 +68,15 @@ export function jsonDepthExceeds(json: string, max: number): boolean {
   return false;
 }
 
+const isJson = (text: string): boolean => {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
 const NUL = '\u0000';
 const nulMessage = (where: string) => `${where} must not contain the NUL character (U+0000)`;
 
@@ -126,11 +135,12 @@ export function installInputRules(app: FastifyInstance, gate: (request: FastifyR
       return done(null, {});
     }
     if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) return done(new ApiError(400, `Request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`));
-    // JSON can only carry U+0000 escaped: bodies without the escape are not walked
-    if (!text.includes('\\u0000')) return parseJson(request, text, done);
     parseJson(request, text, (err, parsed) => {
-      const at = err ? null : nulPath(parsed, 'body');
-      done(at ? new ApiError(400, nulMessage(at)) : err, parsed);
+      // the parser refuses prototype keys with the same error as broken JSON: tell them apart
+      if (err) return done(isJson(text) ? new ApiError(400, 'Request body must not contain the key "__proto__" (or "constructor" holding "prototype")') : err);
+      // JSON can only carry U+0000 escaped: bodies without the escape are not walked
+      const at = text.includes('\\u0000') ? nulPath(parsed, 'body') : null;
+      done(at ? new ApiError(400, nulMessage(at)) : null, parsed);
     });
   });
 

@@ -94,6 +94,18 @@ describe('HTTP input hardening', () => {
     assert.doesNotMatch(literal.json().errorMessage, /NUL/, literal.body);
   });
 
+  test('a prototype key is named as such, not as malformed JSON; broken JSON still is', async () => {
+    const send = (payload: string) => t.app.inject({ method: 'POST', url: '/api/v0/auth/status', headers: { 'x-api-key': t.apiKey, 'content-type': 'application/json' }, payload });
+    for (const payload of ['{"__proto__":{"admin":true}}', '{"a":[{"constructor":{"prototype":{"x":1}}}]}']) {
+      const res = await send(payload);
+      assert.equal(res.statusCode, 400, res.body);
+      assert.equal(res.json().errorMessage, 'Request body must not contain the key "__proto__" (or "constructor" holding "prototype")');
+    }
+    const broken = await send('{"a":');
+    assert.equal(broken.statusCode, 400);
+    assert.equal(broken.json().errorMessage, 'Malformed JSON in request body');
+  });
+
   test('router errors: our shape, nothing of the URL echoed, the API-key gate answers first', async () => {
     const secret = 'topsecretvalue';
     const badEncoding = `/api/v0/claim/%E0%A4%A?token=${secret}`;
