@@ -39,6 +39,17 @@ export function toChecksumAddress(bytes: Uint8Array): string {
 
 export const toPlatformAddress = (bytes: Uint8Array): string => bech32.encode(prefix, bech32.toWords(bytes));
 
+/**
+ * A string shaped like a native address (length, prefix), in lower case: BIP-173 strings may be
+ * all upper case (QR codes), never mixed. Null when it cannot be one.
+ */
+function nativeInLowerCase(input: string): string | null {
+  if (input.length > 90) return null;
+  if (input.startsWith(prefix + '1')) return input;
+  const lower = input.toLowerCase();
+  return input === input.toUpperCase() && lower.startsWith(prefix + '1') ? lower : null;
+}
+
 /** Parses either form; returns null for anything that is not a valid address. */
 export function tryParseAddress(input: unknown): ParsedAddress | null {
   if (typeof input !== 'string') return null;
@@ -50,9 +61,10 @@ export function tryParseAddress(input: unknown): ParsedAddress | null {
     if (mixedCase && input !== evmAddress) return null; // bad EIP-55 checksum
     return { bytes, platformAddress: toPlatformAddress(bytes), evmAddress, chain: 'ETH' };
   }
-  if (input.length > 90 || !input.startsWith(prefix + '1')) return null;
+  const native = nativeInLowerCase(input);
+  if (native === null) return null;
   try {
-    const decoded = bech32.decodeToBytes(input);
+    const decoded = bech32.decodeToBytes(native);
     if (decoded.prefix !== prefix || decoded.bytes.length !== 20) return null;
     const bytes = decoded.bytes;
     return { bytes, platformAddress: toPlatformAddress(bytes), evmAddress: toChecksumAddress(bytes), chain: 'Cosmos' };
@@ -83,8 +95,8 @@ const HEX40 = /^0x[0-9a-fA-F]{40}$/;
 /**
  * Canonical (native) form, or null: the same accept/reject rules as `tryParseAddress`, without
  * the work a canonical id does not need (hot in batch edits of 10,000 addresses). A native
- * address that decodes is already canonical (bech32 refuses mixed case, the prefix check upper
- * case), and the EIP-55 checksum is computed only for a mixed-case 0x address.
+ * address that decodes is canonical once in lower case (bech32 refuses mixed case), and the
+ * EIP-55 checksum is computed only for a mixed-case 0x address.
  */
 export function tryCanonical(input: unknown): string | null {
   if (typeof input !== 'string') return null;
@@ -95,10 +107,11 @@ export function tryCanonical(input: unknown): string | null {
     if (body !== lower && body !== body.toUpperCase() && toChecksumAddress(bytes) !== input) return null;
     return toPlatformAddress(bytes);
   }
-  if (input.length > 90 || !input.startsWith(prefix + '1')) return null;
+  const native = nativeInLowerCase(input);
+  if (native === null) return null;
   try {
-    const decoded = bech32.decodeToBytes(input);
-    return decoded.prefix === prefix && decoded.bytes.length === 20 ? input : null;
+    const decoded = bech32.decodeToBytes(native);
+    return decoded.prefix === prefix && decoded.bytes.length === 20 ? native : null;
   } catch {
     return null;
   }

@@ -29,6 +29,15 @@ describe('addresses', () => {
     assert.equal(toCanonical('0x' + EVM.slice(2).toUpperCase()), NATIVE);
   });
 
+  test('an all-uppercase native address is accepted (BIP-173 allows it, e.g. in QR codes) and given back in lower case', () => {
+    assert.equal(toCanonical(NATIVE.toUpperCase()), NATIVE);
+    assert.equal(tryParseAddress(NATIVE.toUpperCase())?.platformAddress, NATIVE);
+    // mixed case stays refused, in either direction
+    assert.equal(tryParseAddress('BB1' + NATIVE.slice(3)), null);
+    assert.equal(tryParseAddress(NATIVE.replace(/[a-z](?=[^a-z]*$)/, (c) => c.toUpperCase())), null, 'its last letter upper case');
+    assert.throws(() => toCanonical('BB1' + NATIVE.slice(3)));
+  });
+
   test('a mixed-case EVM address with a bad EIP-55 checksum is refused', () => {
     const bad = '0xF39Fd6e51aad88F6F4ce6aB8827279cffFb92266';
     assert.equal(tryParseAddress(bad), null);
