@@ -25,18 +25,16 @@ const opens = (keyring: Keyring, sealed: string): boolean => {
 /** Throws SECRET_KEY_MISMATCH when the database was sealed with another key; records the key on first use. */
 export async function checkSecretKey(db: DB, keyring: Keyring): Promise<void> {
   const read = () => db.selectFrom('secret_key_check').select('sealed').where('id', '=', 1).executeTakeFirst();
-  const row = await read();
-  if (row) {
-    if (!opens(keyring, row.sealed)) throw new Error(SECRET_KEY_MISMATCH);
-    return;
+  let row = await read();
+  if (!row) {
+    // A database written before this check: judged by a sealed value it already holds
+    const sample =
+      (await db.selectFrom('claims').select('private_params as sealed').limit(1).executeTakeFirst()) ??
+      (await db.selectFrom('dynamic_stores').select('data_secret_enc as sealed').limit(1).executeTakeFirst());
+    if (sample && !opens(keyring, sample.sealed)) throw new Error(SECRET_KEY_MISMATCH);
+    await db.insertInto('secret_key_check').values({ id: 1, sealed: keyring.encrypt(CHECK_TEXT) }).onConflict((oc) => oc.column('id').doNothing()).execute();
+    // two first starts at once: the row kept may be the other process's
+    row = await read();
   }
-  // A database written before this check: judged by a sealed value it already holds
-  const sample =
-    (await db.selectFrom('claims').select('private_params as sealed').limit(1).executeTakeFirst()) ??
-    (await db.selectFrom('dynamic_stores').select('data_secret_enc as sealed').limit(1).executeTakeFirst());
-  if (sample && !opens(keyring, sample.sealed)) throw new Error(SECRET_KEY_MISMATCH);
-  await db.insertInto('secret_key_check').values({ id: 1, sealed: keyring.encrypt(CHECK_TEXT) }).onConflict((oc) => oc.column('id').doNothing()).execute();
-  // two first starts at once: the row kept may be the other process's, which must open too
-  const kept = await read();
-  if (!kept || !opens(keyring, kept.sealed)) throw new Error(SECRET_KEY_MISMATCH);
+  if (!row || !opens(keyring, row.sealed)) throw new Error(SECRET_KEY_MISMATCH);
 }
