@@ -57,7 +57,7 @@ export function parseTarget(input: string, rules: UrlRules = {}): ParsedTarget |
     const self =
       own.port === null
         ? own.host === host
-        : own.port === port && (own.host === host || (literal !== null ? sameMachine(literal, own) : own.loopback && isLocalhostName(host)));
+        : own.port === port && (literal !== null ? sameMachine(literal, own) : own.loopback && isLocalhostName(host));
     if (self) return `${host} is this service's own host (PUBLIC_URL); it may not call itself`;
   }
   return { url, host, literal };
@@ -70,7 +70,8 @@ export function parseTarget(input: string, rules: UrlRules = {}): ParsedTarget |
 export function selfAddressRefusal(target: ParsedTarget, address: string, rules: UrlRules): string | null {
   let own = ownHosts.get(rules);
   if (own === undefined) ownHosts.set(rules, (own = ownHost(rules.publicUrl, rules.allowed ?? [])));
-  if (!own || own.port === null || own.port !== effectivePort(target.url) || !sameMachine(address, own)) return null;
+  // own.port is null unless PUBLIC_URL's host is an opened address: then no port matches it
+  if (!own || own.port !== effectivePort(target.url) || !sameMachine(address, own)) return null;
   return `${target.host} resolves to ${address}, this service's own address (PUBLIC_URL); it may not call itself`;
 }
 

@@ -237,6 +237,13 @@ describe('egress: hostile URL corpus', () => {
     assert.match(own('http://localhost:3000', 'https://127.0.0.2:3000/x', ['127.0.0.0/8']) ?? '(passed)', self);
     assert.equal(own('http://127.0.0.1:3000', 'https://localhost:8443/x', loop), null);
     assert.equal(own('http://127.0.0.1:3000', 'https://[::ffff:127.0.0.1]:8443/x', loop), null);
+    // an opened address that is not loopback is only itself: not its neighbours, not loopback
+    const both = ['10.0.0.0/8', '127.0.0.1/32'];
+    assert.match(own('https://10.0.0.5:3000', 'https://[::ffff:10.0.0.5]:3000/x', both) ?? '(passed)', self);
+    assert.equal(own('https://10.0.0.5:3000', 'https://10.0.0.6:3000/x', both), null);
+    assert.equal(own('https://10.0.0.5:3000', 'https://127.0.0.1:3000/x', both), null);
+    assert.equal(own('https://10.0.0.5:3000', 'https://localhost:3000/x', both), null);
+    assert.equal(own('http://127.0.0.1:3000', 'https://10.0.0.5:3000/x', both), null);
     // the same holds for an opened private range; unopened, the address is refused anyway
     assert.match(own('https://10.0.0.5:3000', 'https://10.0.0.5:3000/x', ['10.0.0.0/8']) ?? '(passed)', self);
     assert.equal(own('https://10.0.0.5:3000', 'https://10.0.0.5:8443/x', ['10.0.0.0/8']), null);
@@ -252,6 +259,10 @@ describe('egress: hostile URL corpus', () => {
     await assert.rejects(e.request({ url: 'https://dev.example.com:3000/hook' }), /this service's own address/);
     assert.equal((await e.checkUrl('https://dev.example.com:8443/hook')).address, '127.0.0.1');
     await e.close();
+    // a public PUBLIC_URL host is refused by name before resolution; its address is not judged after
+    const pub = new Egress({ publicUrl: 'https://platform.example.com', resolve: resolver({ 'other.example.com': [PUBLIC_V4] }).resolve });
+    assert.equal((await pub.checkUrl('https://other.example.com:443/hook')).address, PUBLIC_V4);
+    await pub.close();
   });
 
   test('a name that resolves public, then private (DNS rebinding): the checked answer is the one used', async () => {
