@@ -39,6 +39,16 @@ const KEY = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
 export const MAX_STRING_VALUE = 4096;
 export const MAX_ARRAY_VALUES = 1000;
 
+// What a header field may carry, as sent (`String(value)`): printable ASCII, space and tab. CR,
+// LF and NUL would be refused by the egress client only at call time, and non-ASCII is read
+// differently by different servers; both are the saver's or claimer's input, not the endpoint's
+// fault. The length is already bounded by the type (strings MAX_STRING_VALUE, urls 2048).
+const HEADER_VALUE = /^[\t\x20-\x7e]*$/;
+
+function checkHeaderValue(field: SchemaField, v: unknown, path: string): void {
+  if (field.headerField && !HEADER_VALUE.test(String(v))) throw badRequest(`${path} must be a valid HTTP header value (headerField): printable ASCII characters, space and tab only`);
+}
+
 function checkScalar(field: SchemaField, v: unknown, path: string): void {
   switch (field.type) {
     case 'string':
@@ -82,6 +92,7 @@ export function checkFieldValue(field: SchemaField, v: unknown, path: string): v
   (values as unknown[]).forEach((x, i) => {
     const p = field.arrayField ? `${path}[${i}]` : path;
     checkScalar(field, x, p);
+    checkHeaderValue(field, x, p);
     if (field.options && !field.options.some((o) => o.value === x)) {
       throw badRequest(`${p} must be one of the options: ${field.options.map((o) => JSON.stringify(o.value)).join(', ')}`);
     }
@@ -126,7 +137,7 @@ function checkField(f: SchemaField, path: string, where: 'userInputsSchema' | 'p
   if (f.hideFromDetailsDisplay !== undefined && where !== 'publicParamsSchema') throw badRequest(`${path}.hideFromDetailsDisplay applies to publicParamsSchema fields only`);
   if (f.options) {
     if (f.type === 'ownershipRequirements' || f.type === 'boolean') throw badRequest(`${path}.options: a ${f.type} field takes no options`);
-    f.options.forEach((o, i) => checkScalar({ ...f, options: undefined, arrayField: false }, o.value, `${path}.options[${i}].value`));
+    f.options.forEach((o, i) => checkFieldValue({ ...f, options: undefined, arrayField: false }, o.value, `${path}.options[${i}].value`));
   }
   if (f.defaultValue !== undefined) checkFieldValue({ ...f, arrayField: false }, f.defaultValue, `${path}.defaultValue`);
   if (f.hyperlink) checkScalar({ ...f, type: 'url' }, f.hyperlink.url, `${path}.hyperlink.url`);
