@@ -30,13 +30,19 @@ function metadataOf(m: MetadataInput): PluginMetadata {
 
 /**
  * The localised id rule: an English document has the bare id; a document in another locale is
- * `<id>-<locale>`, and its English original `<id>` must exist and belong to the same owner.
+ * `<id>-<locale>`, and its English original `<id>` must exist and belong to the same owner. An
+ * English id may not end in `-<locale>` (any ending the Locale pattern could be: two letters, or
+ * two and two), whether or not `<id>` exists yet: otherwise anyone could take `<id>-es` before
+ * the owner of `<id>` creates it, and that owner could never create its Spanish document.
  */
 async function checkPluginId(db: DB | Tx, pluginId: string, locale: string, actor: string): Promise<void> {
   if (locale === 'en') {
     if (findPlugin(pluginId)) throw badRequest(`pluginId "${pluginId}" is a core plugin id`);
-    if (/-[a-z]{2}(-[a-z]{2})?$/i.test(pluginId) && (await loadPlugin(db, pluginId.replace(/-[a-z]{2}(-[a-z]{2})?$/i, '')))) {
-      throw badRequest(`pluginId "${pluginId}" has the form <id>-<locale> of a localised document; give its locale`);
+    const localised = /-([a-z]{2}(?:-[a-z]{2})?)$/i.exec(pluginId);
+    if (localised) {
+      const suffix = localised[1]!;
+      if (suffix.toLowerCase() === 'en') throw badRequest(`pluginId "${pluginId}" ends in -${suffix}, but English is the base document: its id has no locale suffix ("${pluginId.slice(0, localised.index)}")`);
+      throw badRequest(`pluginId "${pluginId}" ends in -${suffix}, the form <id>-<locale> of a localised document: give that locale, or choose an English id without a -<locale> ending`);
     }
     return;
   }
@@ -44,7 +50,8 @@ async function checkPluginId(db: DB | Tx, pluginId: string, locale: string, acto
   if (!pluginId.endsWith(suffix) || pluginId.length === suffix.length) throw badRequest(`pluginId of a document in locale ${locale} must be <id>${suffix} (the English document has the bare <id>)`);
   const base = pluginId.slice(0, -suffix.length);
   const original = await loadPlugin(db, base);
-  if (!original) throw badRequest(`pluginId "${pluginId}": the English document "${base}" does not exist; create it first`);
+  // a localised document translates an English one, not another translation
+  if (!original || original.locale !== 'en') throw badRequest(`pluginId "${pluginId}": the English document "${base}" does not exist; create it first`);
   if (!isOwner(original, actor)) throw forbidden(`Only the creator or manager of plugin ${base} may add its ${locale} document`);
 }
 
@@ -130,10 +137,23 @@ export async function updatePlugin(ctx: AppContext, session: Session, input: Upd
         changes.managed_by = managedBy;
       }
 
+      // versionCreate first: a versionUpdates entry may edit (e.g. finalize) the version it appends
+      const versions = [...plugin.versions];
+      if (input.versionCreate) {
+        const config = await validateConfig(ctx, input.versionCreate, 'versionCreate');
+        const last = versions.reduce((m, v) => Math.max(m, v.version), 0);
+        if (last >= MAX_VERSIONS) throw badRequest(`plugin ${input.pluginId} already has ${MAX_VERSIONS} versions`);
+        const finalized = input.versionCreate.finalized === true;
+        await tx
+          .insertInto('plugin_versions')
+          .values({ plugin_id: input.pluginId, version: last + 1, finalized: finalized ? 1 : 0, config: JSON.stringify(config), created_at: now, last_updated: now })
+          .execute();
+        versions.push({ ...config, version: last + 1, finalized, createdAt: now, lastUpdated: now });
+      }
       for (const [i, u] of (input.versionUpdates ?? []).entries()) {
         const path = `versionUpdates[${i}]`;
         const n = Number(u.version);
-        const existing = plugin.versions.find((v) => v.version === n);
+        const existing = versions.find((v) => v.version === n);
         if (!existing) throw notFound(`${path}: plugin ${input.pluginId} has no version ${n}`);
         if (existing.finalized) throw badRequest(`${path}: version ${n} of plugin ${input.pluginId} is finalized; its config cannot change (append a new version with versionCreate)`);
         const { version: _v, finalized: _f, createdAt: _c, lastUpdated: _l, ...current } = existing;
@@ -146,15 +166,8 @@ export async function updatePlugin(ctx: AppContext, session: Session, input: Upd
           .where('version', '=', n)
           .where('finalized', '=', 0)
           .execute();
-      }
-      if (input.versionCreate) {
-        const config = await validateConfig(ctx, input.versionCreate, 'versionCreate');
-        const last = plugin.versions.reduce((m, v) => Math.max(m, v.version), 0);
-        if (last >= MAX_VERSIONS) throw badRequest(`plugin ${input.pluginId} already has ${MAX_VERSIONS} versions`);
-        await tx
-          .insertInto('plugin_versions')
-          .values({ plugin_id: input.pluginId, version: last + 1, finalized: input.versionCreate.finalized ? 1 : 0, config: JSON.stringify(config), created_at: now, last_updated: now })
-          .execute();
+        // a later entry for the same version merges into this one (and sees it finalized)
+        versions[versions.indexOf(existing)] = { ...config, version: n, finalized: u.config.finalized === true, createdAt: existing.createdAt, lastUpdated: now };
       }
       await tx.updateTable('plugin_docs').set(changes).where('plugin_id', '=', input.pluginId).execute();
     });
