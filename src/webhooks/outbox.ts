@@ -194,6 +194,7 @@ export interface DeliveryView {
   lastTryAt: number | null;
   lastError: string | null;
   lastStatus: number | null;
+  /** UNIX ms of the 2xx; set exactly while the status is 'delivered' (a redeliver clears it). */
   deliveredAt: number | null;
   createdAt: number;
 }
@@ -239,7 +240,8 @@ export const DELIVERY_VIEW_COLUMNS = [
 export async function redeliver(db: DB, deliveryId: string, now: number): Promise<'scheduled' | 'in-flight' | 'not-found'> {
   const res = await db
     .updateTable('webhook_deliveries')
-    .set({ status: 'pending', retries: 0, next_try_at: now })
+    // deliveredAt means delivered: a pending delivery has none until a new try gets a 2xx
+    .set({ status: 'pending', retries: 0, next_try_at: now, delivered_at: null })
     .where('delivery_id', '=', deliveryId)
     .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
     .executeTakeFirst();
