@@ -72,9 +72,9 @@ export async function createContext(
       backgroundCheckpoints: opts.backgroundCheckpoints,
       onConnectionError: (err) => log.warn({ err: err.message }, 'database connection lost; the pool opens a new one on the next query'),
     }));
-  if (opts.migrate !== false) await migrateToLatest(storage.db, storage.schema);
   const keyring = createKeyring(config.secretKey);
   try {
+    if (opts.migrate !== false) await migrateToLatest(storage.db, storage.schema);
     await checkSecretKey(storage.db, keyring);
   } catch (err) {
     if (!opts.storage) await storage.close();

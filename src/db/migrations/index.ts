@@ -1,6 +1,7 @@
 // The one ordered migration set, applied on start and by `platform migrate`, on both dialects.
 // Add a capability's migration as its own file and one line here; never edit an applied one.
-import type { Kysely } from 'kysely';
+import Database from 'better-sqlite3';
+import { SqliteAdapter, sql, type Kysely } from 'kysely';
 import { Migrator, type Migration, type MigrationProvider } from 'kysely/migration';
 import * as m0001 from './0001_foundation.ts';
 import * as m0003 from './0003_claims.ts';
@@ -50,7 +51,32 @@ export async function migrateToLatest(db: Kysely<any>, schema?: string): Promise
 /** Applies (or reverts) migrations up to and including `target` (all: undefined); for tests of a migration. */
 export async function migrateTo(db: Kysely<any>, target: string | undefined, schema?: string): Promise<string[]> {
   const migrator = new Migrator({ db, provider, ...(schema ? { migrationTableSchema: schema } : {}) });
-  const { error, results } = target === undefined ? await migrator.migrateToLatest() : await migrator.migrateTo(target);
-  if (error) throw error instanceof Error ? error : new Error(String(error));
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  const migrate = async () => {
+    const { error, results } = target === undefined ? await migrator.migrateToLatest() : await migrator.migrateTo(target);
+    if (error) throw error instanceof Error ? error : new Error(String(error));
+    return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  };
+  return db.getExecutor().adapter instanceof SqliteAdapter ? withSqliteMigrationLock(db, migrate) : migrate();
+}
+
+/**
+ * PostgreSQL: Kysely serialises migrators with an advisory lock. SQLite: its lock covers one
+ * connection, so two processes starting on a new database (serve and worker) both applied the
+ * first migrations and one failed. Here a process migrates while holding an exclusive lock on a
+ * small lock database beside the real one (its migrations open transactions of their own, so the
+ * real one cannot be held); the other waits, then finds nothing left to apply. The operating
+ * system drops the lock with a process that dies.
+ */
+async function withSqliteMigrationLock<T>(db: Kysely<any>, fn: () => Promise<T>): Promise<T> {
+  const { rows } = await sql<{ name: string; file: string }>`pragma database_list`.execute(db);
+  const file = rows.find((r) => r.name === 'main')?.file;
+  if (!file) return fn(); // an in-memory database has no other process
+  const lock = new Database(`${file}-migration-lock`);
+  try {
+    lock.pragma('busy_timeout = 120000');
+    lock.exec('begin exclusive');
+    return await fn();
+  } finally {
+    lock.close(); // rolls the empty transaction back and releases the lock
+  }
 }
