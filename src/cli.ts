@@ -1,6 +1,7 @@
 // The operator CLI (`platform <command>`). Output meant for scripts is one JSON document on stdout;
 // diagnostics go to stderr. Exit codes: 0 success, 1 failure, 2 usage error.
 import { readFileSync } from 'node:fs';
+import { resolve, sep } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, describeDatabase, loadConfig, loadDotEnv, redactDatabaseUrl, type Config } from './config.ts';
 // The service, the database layer and the API-key storage are imported when a command needs them:
@@ -8,6 +9,9 @@ import { ConfigError, describeDatabase, loadConfig, loadDotEnv, redactDatabaseUr
 import type { AppContext } from './context.ts';
 
 export class UsageError extends Error {}
+
+/** A failure that is not a usage error (an unknown id): its one line on stderr, exit 1. */
+export class CommandFailure extends Error {}
 
 export interface Command {
   /** e.g. `api-key create`. */
@@ -41,7 +45,14 @@ async function serve(): Promise<void> {
   const config = loadConfig();
   const [{ createContext }, { buildApp }] = await Promise.all([import('./context.ts'), import('./server.ts')]);
   const ctx = await createContext(config);
-  const app = await buildApp(ctx);
+  let app: Awaited<ReturnType<typeof buildApp>>;
+  try {
+    app = await buildApp(ctx);
+  } catch (err) {
+    // the database and whatever started before the failure would keep the process alive
+    await ctx.close().catch(() => undefined);
+    throw (config.metricsPort !== null && listenProblem(err, 'METRICS_HOST', config.metricsHost, 'METRICS_PORT', config.metricsPort)) || err;
+  }
   let closing = false;
   const shutdown = async (signal: string) => {
     if (closing) return;
@@ -63,8 +74,23 @@ async function serve(): Promise<void> {
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
-  await app.listen({ port: config.port, host: config.host });
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (err) {
+    throw listenProblem(err, 'HOST', config.host, 'PORT', config.port) || err; // the app and context are closed (server.ts)
+  }
   printBanner(ctx, app.server.address());
+}
+
+/** A listener that cannot start, as a configuration error naming the variable at fault (or null). */
+function listenProblem(err: unknown, hostVariable: string, host: string, portVariable: string, port: number): ConfigError | null {
+  const e = err as { code?: string; syscall?: string; hostname?: string; port?: number };
+  if (e.syscall === 'getaddrinfo' && e.hostname === host) return new ConfigError(hostVariable, `"${host}" cannot be resolved (${e.code})`);
+  if (e.syscall !== 'listen' || e.port !== port) return null;
+  if (e.code === 'EADDRNOTAVAIL') return new ConfigError(hostVariable, `${host} is not an address of this machine (EADDRNOTAVAIL)`);
+  if (e.code === 'EADDRINUSE') return new ConfigError(portVariable, `${port} is already in use on ${host}`);
+  if (e.code === 'EACCES') return new ConfigError(portVariable, `${port} needs more privileges on ${host} (EACCES)`);
+  return null;
 }
 
 /** What an operator needs after `serve`: where it listens, the docs, the database, how to get a key. */
@@ -101,7 +127,8 @@ const commands: Command[] = [
   {
     name: 'migrate',
     usage: 'migrate                       apply pending database migrations',
-    async run() {
+    async run(args) {
+      parseArgs({ args, options: {}, strict: true });
       const config = loadConfig();
       const [{ openStorage }, { migrateToLatest }] = await Promise.all([import('./db/index.ts'), import('./db/migrations/index.ts')]);
       const storage = await openStorage(config, { backgroundCheckpoints: false });
@@ -174,6 +201,15 @@ function groupHelp(group: string): string | null {
 
 const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', '28P01', '28000', '3D000']);
 
+/** DATA_DIR that cannot be created or used, in one line naming it (config.ts reports the fs error itself). */
+function dataDirProblem(err: unknown): string | null {
+  const e = err as { code?: string; path?: string };
+  const dataDir = resolve(process.env.DATA_DIR?.trim() || './data');
+  if (!e.code || !e.path || (e.path !== dataDir && !e.path.startsWith(dataDir + sep))) return null;
+  if ((e.code === 'EEXIST' && e.path === dataDir) || e.code === 'ENOTDIR') return `Invalid configuration: DATA_DIR is not a directory: ${dataDir}`;
+  return `Invalid configuration: DATA_DIR cannot be used (${e.code}): ${e.path}`;
+}
+
 /** A PostgreSQL connection failure, in one line naming DATABASE_URL (never its password). */
 function databaseProblem(err: unknown): string | null {
   const url = process.env.DATABASE_URL?.trim();
@@ -220,7 +256,7 @@ export async function main(argv: string[]): Promise<number> {
     const code = await match.run(argv.slice(match.name.split(' ').length));
     return code ?? 0;
   } catch (err) {
-    if (err instanceof ConfigError) {
+    if (err instanceof ConfigError || err instanceof CommandFailure) {
       process.stderr.write(err.message + '\n');
       return 1;
     }
@@ -230,7 +266,7 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`${text} ('platform ${match.name} --help' shows the usage)\n`);
       return 2;
     }
-    const unreachable = databaseProblem(err);
+    const unreachable = dataDirProblem(err) ?? databaseProblem(err);
     if (unreachable) {
       process.stderr.write(unreachable + '\n');
       return 1;

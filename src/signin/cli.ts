@@ -2,7 +2,7 @@
 // (`platform token …`). Each prints one JSON document on stdout; secrets and tokens are shown only
 // in the output of the command that creates them.
 import { parseArgs } from 'node:util';
-import { registerCommand, UsageError, withContext } from '../cli.ts';
+import { CommandFailure, registerCommand, UsageError, withContext } from '../cli.ts';
 import type { AppContext } from '../context.ts';
 import { toCanonical } from '../shared/addresses.ts';
 import { ApiError } from '../shared/errors.ts';
@@ -23,12 +23,13 @@ import { SCOPE_IDS } from './scopes.ts';
 
 const print = (value: unknown) => process.stdout.write(JSON.stringify(value, null, 2) + '\n');
 
-/** Runs `fn` on an open context; a 4xx of the domain becomes a one-line usage error. */
+/** Runs `fn` on an open context; an unknown id (404) becomes a one-line failure, another 4xx of the domain a usage error. */
 function withOperator<T>(fn: (ctx: AppContext) => Promise<T>): Promise<T> {
   return withContext(async (ctx) => {
     try {
       return await fn(ctx);
     } catch (err) {
+      if (err instanceof ApiError && err.statusCode === 404) throw new CommandFailure(err.message);
       if (err instanceof ApiError && err.statusCode < 500) throw new UsageError(err.message);
       throw err;
     }
@@ -173,7 +174,7 @@ registerCommand({
     const { positionals } = parseArgs({ args, options: {}, strict: true, allowPositionals: true });
     const clientId = oneClientId(positionals, 'app delete');
     await withOperator(async (ctx) => {
-      if (!(await getDeveloperApp(ctx.db, clientId))) throw new UsageError(`No developer app with client id ${clientId}`);
+      if (!(await getDeveloperApp(ctx.db, clientId))) throw new CommandFailure(`No developer app with client id ${clientId}`);
       await deleteDeveloperApp(ctx.db, clientId, OPERATOR, ctx.clock.now());
     });
     print({ client_id: clientId, deleted: true });

@@ -55,7 +55,7 @@ describe('platform app list / update / rotate-secret / delete / --owner', () => 
     assert.equal(await isSignedIn(t, tok.json().access_token), false, 'deleting the app revoked its sessions');
 
     const again = await runCli(['app', 'delete', created.client_id], db.env);
-    assert.equal(again.code, 2);
+    assert.equal(again.code, 1, 'an unknown app is a failure, not a usage error');
     assert.match(again.stderr, /No developer app with client id/);
     assert.equal((await runCli(['app', 'update', created.client_id], db.env)).code, 2);
   });
