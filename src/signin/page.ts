@@ -162,6 +162,8 @@ export function registerAuthorizePage(app: FastifyInstance, ctx: AppContext): vo
           code_challenge_method: str('code_challenge_method'),
         });
         if (problem) throw new AuthorizeError('invalid_request', problem.message, true);
+        // RFC 6749 §4.1.2.1: missing is invalid_request; another value is unsupported_response_type
+        if (!str('response_type')) throw new AuthorizeError('invalid_request', 'response_type is required (it must be code).', true);
         if (str('response_type') !== 'code') throw new AuthorizeError('unsupported_response_type', 'response_type must be code.', true);
       } catch (err) {
         if (!(err instanceof AuthorizeError)) throw err;

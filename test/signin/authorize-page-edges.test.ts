@@ -223,6 +223,8 @@ describe('authorize page edges', () => {
   test('other errors redirect with exactly error, error_description, and the state only when given', async () => {
     const cases: [Record<string, string>, [string, string][]][] = [
       [{ response_type: 'token' }, [['error', 'unsupported_response_type'], ['error_description', 'response_type must be code.']]],
+      // RFC 6749 §4.1.2.1: a missing parameter is invalid_request, an unknown value unsupported_response_type
+      [{ response_type: '' }, [['error', 'invalid_request'], ['error_description', 'response_type is required (it must be code).']]],
       [{ code_challenge_method: 'S256' }, [['error', 'invalid_request'], ['error_description', 'code_challenge_method was given without code_challenge.']]],
     ];
     for (const [extra, expected] of cases) {
