@@ -107,7 +107,7 @@ export function parseSlippage(v: unknown): bigint {
     if (!Number.isFinite(v)) throw badRequest(`${field} must be a finite number from 0 to 100`);
     s = numberToDecimal(v);
   } else if (typeof v === 'string') {
-    s = v.trim();
+    s = v; // a plain decimal, as documented: no surrounding whitespace
   } else {
     throw badRequest(`${field} must be a number or a numeric string from 0 to 100`);
   }

@@ -119,6 +119,8 @@ describe('swap estimate request validation', () => {
     await rejects((b) => (b.slippageTolerancePercent = '0.0000000000000000001'), /more than 18 decimal places/);
     await rejects((b) => (b.slippageTolerancePercent = true), /body\.slippageTolerancePercent must be string,number/);
     await rejects((b) => (b.slippageTolerancePercent = '1e2'), /must be a number from 0 to 100/);
+    // strings are plain decimals: no surrounding whitespace
+    for (const padded of [' 1', '\t1', '1\n']) await rejects((b) => (b.slippageTolerancePercent = padded), /must be a number from 0 to 100/);
   });
 
   test('isLocalOnly needs both chains to be the platform chain', async () => {
