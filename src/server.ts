@@ -11,7 +11,7 @@ import { registerApiKeyGate } from './api-keys/gate.ts';
 import { registerMetrics } from './ops/metrics.ts';
 import { capabilities } from './capabilities.ts';
 import type { AppContext } from './context.ts';
-import { ApiError } from './shared/errors.ts';
+import { ApiError, type ErrorBody } from './shared/errors.ts';
 import { clientRequestId, installInputRules, routerErrorHandler, validationMessage } from './shared/http-input.ts';
 import { MAX_PATH_PARAM_LENGTH } from './shared/schemas.ts';
 import { startLoops } from './worker/runtime.ts';
@@ -82,11 +82,15 @@ export async function buildApp(ctx: AppContext, { extend, ...opts }: BuildOption
   });
 
   app.setErrorHandler((err: FastifyError | ApiError, request, reply) => {
-    if (err instanceof ApiError) {
-      return reply.code(err.statusCode).headers(err.headers).send(err.body);
-    }
+    const answer = (status: number, body: ErrorBody, headers: Record<string, string> = {}) => {
+      // RFC 6749 §5.2: the OAuth endpoints (the routes taking form bodies) answer every client
+      // error with `error`, also when the body never reached them (malformed, wrong content type)
+      const oauth = status < 500 && body.error === undefined && request.routeOptions.config?.formBody;
+      return reply.code(status).headers(headers).send(oauth ? { error: 'invalid_request', error_description: body.errorMessage, ...body } : body);
+    };
+    if (err instanceof ApiError) return answer(err.statusCode, err.body, err.headers);
     const status = err.statusCode ?? 500;
-    if (err.validation) return reply.code(400).send({ errorMessage: validationMessage(request, err) });
+    if (err.validation) return answer(400, { errorMessage: validationMessage(request, err) });
     if (status >= 400 && status < 500) {
       // Fastify's own client errors: malformed JSON, wrong content type, oversized body, ...
       const messages: Record<string, string> = {
@@ -95,18 +99,18 @@ export async function buildApp(ctx: AppContext, { extend, ...opts }: BuildOption
         FST_ERR_CTP_INVALID_MEDIA_TYPE: 'Unsupported content type: send the body as JSON with content-type: application/json',
       };
       const message = messages[err.code] ?? (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' ? 'Malformed JSON' : err.message);
-      return reply.code(status).send({ errorMessage: message });
+      return answer(status, { errorMessage: message });
     }
     // PostgreSQL refuses U+0000 in text (22021) and in jsonb (22P05) where SQLite stores it: that
     // is the caller's input, not a fault.
     const pgCode = (err as { code?: unknown }).code;
-    if (pgCode === '22021' || pgCode === '22P05') return reply.code(400).send({ errorMessage: 'Text must not contain the NUL character (U+0000)' });
+    if (pgCode === '22021' || pgCode === '22P05') return answer(400, { errorMessage: 'Text must not contain the NUL character (U+0000)' });
     if (isDatabaseUnavailable(err)) {
       request.log.warn({ err: err.message }, 'database unavailable');
-      return reply.code(503).header('retry-after', '1').send({ errorMessage: 'The database is unavailable right now; retry shortly' });
+      return answer(503, { errorMessage: 'The database is unavailable right now; retry shortly' }, { 'retry-after': '1' });
     }
     request.log.error({ err }, 'unhandled error');
-    return reply.code(500).send({ errorMessage: 'Internal server error' });
+    return answer(500, { errorMessage: 'Internal server error' });
   });
 
 

@@ -168,7 +168,8 @@ export function installInputRules(app: FastifyInstance, gate: (request: FastifyR
     if (media === 'application/json') return done(null, payload);
     if (media === 'application/x-www-form-urlencoded' && request.routeOptions.config.formBody) return done(null, payload);
     const what = media ? `Unsupported content type "${media.slice(0, 100)}"` : 'Missing content type';
-    done(refuse(415, `${what}: send the body as JSON with content-type: application/json`));
+    const expected = request.routeOptions.config.formBody ? 'application/x-www-form-urlencoded (or application/json)' : 'JSON with content-type: application/json';
+    done(refuse(415, `${what}: send the body as ${expected}`));
   });
 }
 

@@ -156,6 +156,25 @@ describe('HTTP input hardening', () => {
     }
   });
 
+  test('the OAuth endpoints answer every 4xx with RFC 6749 fields, and a 415 there names the form encoding', async () => {
+    for (const path of ['/api/v0/signin/token', '/api/v0/signin/token/revoke']) {
+      const cases: Array<[Record<string, string>, string, number]> = [
+        [{ 'content-type': 'application/json' }, '{bad', 400],
+        [{ 'content-type': 'application/json' }, '{"__proto__":{}}', 400],
+        [{ 'content-type': 'application/x-www-form-urlencoded' }, 'grant_type=a%00b', 400],
+        [{ 'content-type': 'text/plain' }, 'grant_type=x', 415],
+      ];
+      for (const [headers, body, status] of cases) {
+        const res = await t.request('POST', path, { headers, body });
+        assert.equal(res.statusCode, status, `${path} ${body}: ${res.body}`);
+        const json = res.json();
+        assert.equal(json.error, 'invalid_request', `${path} ${body}: ${res.body}`);
+        assert.equal(json.error_description, json.errorMessage);
+        if (status === 415) assert.match(json.errorMessage, /application\/x-www-form-urlencoded/);
+      }
+    }
+  });
+
   test('request ids: a short safe client id is kept; a long or unsafe one is replaced', async () => {
     const kept = await t.request('GET', '/healthz', { headers: { 'x-request-id': 'client-1.2:3_x' } });
     assert.equal(kept.headers['x-request-id'], 'client-1.2:3_x');
