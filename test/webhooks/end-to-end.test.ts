@@ -1,7 +1,8 @@
 // From claim to webhook, over the public routes: a custom plugin with receiveStatusWebhook, a
 // completed claim, exactly one delivery in the outbox (visible to the owner), sent by the worker
 // pass signed with the plugin's current secret (rotated after the attempt), then retried on
-// failure. The queue and the deliveries are drained by the tests (RUN_WORKER=false).
+// failure; a redelivered delivery is pending again. The queue and the deliveries are drained by
+// the tests (RUN_WORKER=false).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TestApp } from '../helpers/app.ts';
@@ -92,5 +93,57 @@ describe('status webhooks end to end', () => {
     // and never again
     clock.advance(30 * 24 * 60 * 60_000);
     assert.equal((await deliverDue(t.ctx)).taken, 0);
+  });
+
+  // a probe saw `"status":"pending"` next to the old `deliveredAt`: it is set exactly while the
+  // status is `delivered` (cleared by the redeliver, set again by the next 2xx)
+  test('a redelivered delivery is pending with deliveredAt null until a new try is delivered', async () => {
+    alice = await owner(t); // the clock ran a month in the test above: a fresh session
+    ep.respond(() => ({ status: 200, body: {} }));
+    const pluginId = await createPlugin(t, alice.accessToken, ep.url, { receiveStatusWebhook: true });
+    const claimId = await claimWithPlugins(t, alice.accessToken, [numUses(5), { pluginId, instanceId: 'cp', version: '1', publicParams: {}, privateParams: {} }]);
+    const res = await attempt(t, 'complete', claimId, randomAddress());
+    assert.equal(res.statusCode, 200, res.body);
+    const claimAttemptId = res.json().claimAttemptId as string;
+    await drainQueue(t.ctx);
+    const createdAt = clock.now();
+    assert.deepEqual(await deliverDue(t.ctx), { taken: 1, delivered: 1, failed: 0 });
+    const delivered = (await deliveries(pluginId)).docs[0];
+    assert.equal(delivered.status, 'delivered');
+    assert.equal(delivered.deliveredAt, createdAt);
+
+    clock.advance(60_000);
+    const redelivered = await t.request('POST', '/api/v0/plugins/deliveries/redeliver', { token: alice.accessToken, body: { deliveryId: delivered.deliveryId } });
+    assert.equal(redelivered.statusCode, 200, redelivered.body);
+    const expected = {
+      deliveryId: delivered.deliveryId,
+      pluginId,
+      claimId,
+      claimAttemptId,
+      instanceId: 'cp',
+      status: 'pending',
+      attempts: 1,
+      nextTryAt: clock.now(),
+      lastTryAt: createdAt,
+      lastError: null,
+      lastStatus: 200,
+      deliveredAt: null,
+      createdAt,
+    };
+    assert.deepEqual(redelivered.json(), { delivery: expected });
+    assert.deepEqual((await deliveries(pluginId)).docs[0], expected);
+
+    // the new schedule's try fails: still no deliveredAt
+    ep.respond(() => ({ status: 503, body: { message: 'down' } }));
+    assert.deepEqual(await deliverDue(t.ctx), { taken: 1, delivered: 0, failed: 1 });
+    const failedTry = (await deliveries(pluginId)).docs[0];
+    assert.deepEqual([failedTry.status, failedTry.deliveredAt, failedTry.lastError], ['pending', null, 'the endpoint answered 503: down']);
+
+    // its retry is delivered: deliveredAt is that try's time
+    ep.respond(() => ({ status: 200, body: {} }));
+    clock.advance(60 * 60_000);
+    assert.deepEqual(await deliverDue(t.ctx), { taken: 1, delivered: 1, failed: 0 });
+    const again = (await deliveries(pluginId)).docs[0];
+    assert.deepEqual([again.status, again.deliveredAt, again.attempts], ['delivered', clock.now(), 3]);
   });
 });
