@@ -6,6 +6,7 @@ import type { AppContext } from '../context.ts';
 import { EgressError, egressFor } from '../egress/index.ts';
 import { signRequest } from '../egress/signature.ts';
 import { evmAddressOf } from '../shared/addresses.ts';
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../shared/http-input.ts';
 import type { JsonObject } from '../plugins/types.ts';
 import type { PluginVersion } from './model.ts';
 
@@ -78,27 +79,21 @@ function headerKeysOf(v: PluginVersion): Set<string> {
 
 export type CallOutcome = { ok: true; response: JsonObject } | { ok: false; error: string };
 
-/** How deep an endpoint's answer may nest (it is stored, replayed and handed to plugins). */
-export const MAX_RESPONSE_DEPTH = 64;
-
 /**
- * What makes a parsed answer unusable: a key with a dot anywhere (a storage constraint of the
- * contract), or nesting past MAX_RESPONSE_DEPTH. Walked with an explicit stack: a hostile answer
- * can nest far deeper than the call stack allows.
+ * A key with a dot anywhere in the returned JSON (a storage constraint of the contract). Called
+ * only on answers within MAX_JSON_DEPTH, so the recursion is bounded.
  */
-function responseProblem(root: object): string | null {
-  const stack: Array<[unknown, number]> = [[root, 1]];
-  while (stack.length > 0) {
-    const [v, depth] = stack.pop()!;
-    if (v === null || typeof v !== 'object') continue;
-    if (depth > MAX_RESPONSE_DEPTH) return `the 200 body is nested deeper than ${MAX_RESPONSE_DEPTH} levels`;
-    if (Array.isArray(v)) {
-      for (const x of v) stack.push([x, depth + 1]);
-      continue;
+function dottedKey(v: unknown): string | null {
+  if (Array.isArray(v)) {
+    for (const x of v) {
+      const d = dottedKey(x);
+      if (d !== null) return d;
     }
+  } else if (v !== null && typeof v === 'object') {
     for (const [k, x] of Object.entries(v)) {
-      if (k.includes('.')) return `key "${k}" contains a dot`;
-      stack.push([x, depth + 1]);
+      if (k.includes('.')) return k;
+      const d = dottedKey(x);
+      if (d !== null) return d;
     }
   }
   return null;
@@ -152,7 +147,9 @@ export async function callEndpoint(app: AppContext, c: CallContext): Promise<Cal
     }
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return { ok: false, error: 'Invalid response from API: the 200 body is not a JSON object' };
-  const problem = responseProblem(parsed);
-  if (problem !== null) return { ok: false, error: `Invalid response from API: ${problem}` };
+  // the answer is stored, replayed and handed to plugins: nested as deep as a request body may be
+  if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) return { ok: false, error: `Invalid response from API: the 200 body is nested deeper than ${MAX_JSON_DEPTH} levels` };
+  const dotted = dottedKey(parsed);
+  if (dotted !== null) return { ok: false, error: `Invalid response from API: key "${dotted}" contains a dot` };
   return { ok: true, response: parsed as JsonObject };
 }
