@@ -51,7 +51,7 @@ export function parseTarget(input: string, rules: UrlRules = {}): ParsedTarget |
       return `"${host}" is a local name (.${suffix}), not a public host name`;
     }
   }
-  const own = ownHost(rules.publicUrl, allowed);
+  const own = ownOf(rules);
   if (own) {
     const port = effectivePort(url);
     const self =
@@ -68,15 +68,19 @@ export function parseTarget(input: string, rules: UrlRules = {}): ParsedTarget |
  * PUBLIC_URL's at its port), or null. Names other than PUBLIC_URL's are judged here, by address.
  */
 export function selfAddressRefusal(target: ParsedTarget, address: string, rules: UrlRules): string | null {
-  let own = ownHosts.get(rules);
-  if (own === undefined) ownHosts.set(rules, (own = ownHost(rules.publicUrl, rules.allowed ?? [])));
+  const own = ownOf(rules);
   // own.port is null unless PUBLIC_URL's host is an opened address: then no port matches it
   if (!own || own.port !== effectivePort(target.url) || !sameMachine(address, own)) return null;
   return `${target.host} resolves to ${address}, this service's own address (PUBLIC_URL); it may not call itself`;
 }
 
-// a client's rules never change: PUBLIC_URL is parsed once per client, not at every call
+// a client's rules never change: PUBLIC_URL is parsed once per rules object, not at every call
 const ownHosts = new WeakMap<UrlRules, OwnHost | null>();
+function ownOf(rules: UrlRules): OwnHost | null {
+  let own = ownHosts.get(rules);
+  if (own === undefined) ownHosts.set(rules, (own = ownHost(rules.publicUrl, rules.allowed ?? [])));
+  return own;
+}
 
 const isLocalhostName = (host: string) => host === 'localhost' || host.endsWith('.localhost');
 
