@@ -81,10 +81,11 @@ const NUL = '\u0000';
 const nulMessage = (where: string) => `${where} must not contain the NUL character (U+0000)`;
 
 /**
- * Where a parsed value holds U+0000, in a string or a key (`body.a.1.b`, as validation errors name it), or null. PostgreSQL
- * refuses the character in text where SQLite stores it, so it is refused up front on both.
+ * Where a parsed value holds U+0000, in a string or a key (`body.a.1.b`, as validation errors
+ * name it), or null. PostgreSQL refuses the character in text where SQLite stores it, so it is
+ * refused up front on both.
  */
-export function nulPath(value: unknown, path: string): string | null {
+function nulPath(value: unknown, path: string): string | null {
   const stack: Array<[unknown, string]> = [[value, path]];
   while (stack.length > 0) {
     const [v, at] = stack.pop()!;
