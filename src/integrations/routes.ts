@@ -6,6 +6,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Capability } from '../capabilities.ts';
+import { DISPLAY_ONLY_PLUGIN_IDS } from '../plugins/displayOnly.ts';
 import { HOSTED_PLUGIN_IDS, hostedBaseId } from '../plugins/hosted.ts';
 import { findPlugin } from '../plugins/registry.ts';
 import { evaluateStandalone } from '../plugins/standalone.ts';
@@ -16,9 +17,6 @@ import { errorResponses } from '../shared/schemas.ts';
 
 /** Body keys that are context, not params (SPEC §4.25's reserved keys). */
 const CONTEXT_KEYS = new Set(['pluginSecret', 'version', 'claimId', 'claimAttemptId', 'instanceId', 'platformAddress', 'ethAddress', 'isAddressSignedIn', '_isSimulation', '_isQueueHandler', '_attemptStatus', 'lastUpdated', 'createdAt', 'email', 'locale']);
-
-/** Display-only plugins check no address (their documents' `verificationCall.passAddress` is false). */
-const TAKES_NO_ADDRESS = new Set(['url-clicker', 'custom-instructions']);
 
 export const integrations: Capability = {
   name: 'integrations',
@@ -48,7 +46,7 @@ export const integrations: Capability = {
         const parsed = rawAddress === undefined || rawAddress === null ? null : tryParseAddress(rawAddress);
         if (rawAddress !== undefined && rawAddress !== null && !parsed) throw badRequest(`body.${addressField} is not a valid address: ${JSON.stringify(rawAddress)}`);
         // without one the check would run for '' (and must-own-badges of nothing would pass)
-        if (!parsed && !TAKES_NO_ADDRESS.has(base!)) {
+        if (!parsed && !DISPLAY_ONLY_PLUGIN_IDS.has(base!)) {
           throw badRequest(`body.platformAddress is required: ${request.params.pluginId} checks an address (give it in either form; ethAddress is also accepted)`);
         }
         // plugins name fields as `<path>.publicParams.x`; here the params are the body itself

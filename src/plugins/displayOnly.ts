@@ -43,3 +43,6 @@ export const customInstructions = displayOnly('custom-instructions', 'instructio
   if (typeof v !== 'string' || v.trim() === '' || v.length > 10_000) throw badRequest(`${field} must be a non-empty string of at most 10000 characters`);
   return v;
 });
+
+/** Their ids: they check no address (their documents' `verificationCall.passAddress` is false). */
+export const DISPLAY_ONLY_PLUGIN_IDS: ReadonlySet<string> = new Set([urlClicker.id, customInstructions.id]);
