@@ -30,14 +30,14 @@ async function serve(): Promise<void> {
   const { createApiKey } = await import('../src/api-keys/storage.ts');
   const { createClaims } = await import('../src/claims/documents.ts');
   const { createPlugin } = await import('../src/plugin-documents/documents.ts');
-  const { egressFor } = await import('../src/egress/index.ts');
+  const { callThreadFor } = await import('../src/plugin-documents/call-thread.ts');
   for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => process.exit(0));
   const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent', PORT: '0' });
   const ctx = await createContext(config);
   const app = await buildApp(ctx, {
-    // the parent reads the egress client's counters through this bench-only route
+    // the parent reads the plugin call thread's egress counters through this bench-only route
     extend: async (a) => {
-      a.get('/bench/egress-stats', async () => egressFor(ctx).stats());
+      a.get('/bench/egress-stats', async () => callThreadFor(ctx).stats());
       if (process.env.BENCH_PROFILE) {
         // BENCH_PROFILE=dir: CPU profiles (100 µs sampling) of the timed throughput runs, one file per
         // run: <dir>/<claim>-<round>.cpuprofile

@@ -2,8 +2,7 @@
 // as headers, the X-Platform-* signature headers, one deadline for the whole exchange and a cap
 // on the response, all through the one egress module. Every failure comes back as a sentence fit
 // for the attempt's error and the plugin's error record.
-import type { AppContext } from '../context.ts';
-import { EgressError, egressFor } from '../egress/index.ts';
+import { EgressError, type Egress } from '../egress/index.ts';
 import { signRequest } from '../egress/signature.ts';
 import { evmAddressOf } from '../shared/addresses.ts';
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../shared/http-input.ts';
@@ -110,16 +109,19 @@ function messageOf(body: Buffer): string | null {
   return null;
 }
 
-/** Calls the endpoint once; a 200 with a dot-free JSON object passes, anything else fails. */
-export async function callEndpoint(app: AppContext, c: CallContext): Promise<CallOutcome> {
+/**
+ * Calls the endpoint once through `egress`, signed at `now`; a 200 with a dot-free JSON object
+ * passes, anything else fails. The service runs it on the plugin call thread (call-thread.ts).
+ */
+export async function callEndpoint(egress: Egress, c: CallContext, now: number): Promise<CallOutcome> {
   const uri = c.version.verificationCall?.uri;
   if (!uri) return { ok: false, error: `Plugin ${c.pluginId} version ${c.version.version} has no verificationCall` };
   const { body, headers } = buildRequest(c);
   const raw = JSON.stringify(body);
-  const signature = signRequest(c.pluginSecret, raw, app.clock.now());
+  const signature = signRequest(c.pluginSecret, raw, now);
   let res;
   try {
-    res = await egressFor(app).request({
+    res = await egress.request({
       url: uri,
       method: 'POST',
       headers: { ...headers, ...signature, 'content-type': 'application/json' },

@@ -8,7 +8,8 @@ import { sha256Hex } from '../shared/crypto.ts';
 import { badRequest, ApiError } from '../shared/errors.ts';
 import type { AnyClaimPlugin, ClaimPlugin, EvaluateContext, JsonObject, PluginResult, PluginSource } from '../plugins/types.ts';
 import { resolveDocument, type ResolvedDocument } from './cache.ts';
-import { buildRequest, callEndpoint, type CallContext, type CallOutcome } from './call.ts';
+import { buildRequest, type CallContext, type CallOutcome } from './call.ts';
+import { callThreadFor } from './call-thread.ts';
 import type { PluginVersion } from './model.ts';
 import { recordPluginError } from './storage.ts';
 import { checkValues } from './validation.ts';
@@ -121,7 +122,7 @@ function pluginFor(pluginId: string, version: PluginVersion): AnyClaimPlugin {
       if (err instanceof PluginGone) return { error: err.message };
       throw err;
     }
-    const outcome: CallOutcome = await callEndpoint(ctx.app, callContext(d, ctx, inputs, simulate, 'executing'));
+    const outcome: CallOutcome = await callThreadFor(ctx.app).call(callContext(d, ctx, inputs, simulate, 'executing'), ctx.app.clock.now());
     const replay = outcome.ok ? extract(cfg, outcome.response) : { error: outcome.error };
     const error = failedWith(replay);
     if (error !== null) await recordError(ctx, error, simulate);

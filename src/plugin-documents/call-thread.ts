@@ -1,0 +1,145 @@
+// Custom plugin calls run on a worker thread of their own (call-worker.ts), one per AppContext.
+// Why: a call's body, signature, TLS and HTTP work and the checks of its answer cost the event
+// loop about as much as the rest of the attempt; on SQLite, where the event loop is the limit,
+// that halved the claim's throughput. On the thread the loop only hands over the CallContext and
+// receives the outcome (bench/plugins.ts: docs/plugins-platform.md#benchmark). The thread holds
+// the process's egress client for these calls, built from the same configuration.
+//
+// Calls made in one turn of the event loop travel in one message, and so do the outcomes of one
+// turn of the thread's loop. A thread that dies fails the calls it held (a clear outcome, not a
+// hang); the next call starts a new one. The thread never keeps a finished CLI process alive.
+import { Worker } from 'node:worker_threads';
+import type { AppContext } from '../context.ts';
+import type { EgressOptions, EgressStats } from '../egress/index.ts';
+import type { CallContext, CallOutcome } from './call.ts';
+
+const WORKER_URL = new URL('./call-worker.ts', import.meta.url);
+
+/** Main thread → call thread: a batch of calls, or a stats request. */
+export type ToCallThread = { calls: Array<[id: number, context: CallContext, now: number]> } | { stats: number };
+/** Call thread → main thread: a batch of outcomes (or an unexpected error's message), or stats. */
+export type FromCallThread = { outcomes: Array<[id: number, outcome: CallOutcome] | [id: number, null, error: string]> } | { stats: number; value: EgressStats };
+
+interface Pending {
+  resolve: (o: CallOutcome) => void;
+  reject: (e: Error) => void;
+}
+
+export class CallThread {
+  private readonly options: EgressOptions;
+  private worker: Worker | null = null;
+  private nextId = 1;
+  private readonly pending = new Map<number, Pending>();
+  private readonly statsWaiting = new Map<number, (s: EgressStats) => void>();
+  private outbox: Array<[number, CallContext, number]> = [];
+  private closed = false;
+
+  /** `options` must be cloneable: the thread builds its own egress client from them. */
+  constructor(options: Omit<EgressOptions, 'resolve'>) {
+    this.options = options;
+  }
+
+  /** One signed call (call.ts `callEndpoint`), made on the thread. */
+  call(context: CallContext, now: number): Promise<CallOutcome> {
+    if (this.closed) return Promise.resolve(closedOutcome);
+    const id = this.nextId++;
+    // one message per turn: the calls of every request handled in this turn go together
+    if (this.outbox.length === 0) setImmediate(() => this.flush());
+    this.outbox.push([id, context, now]);
+    return new Promise<CallOutcome>((resolve, reject) => this.pending.set(id, { resolve, reject }));
+  }
+
+  /** The thread's egress counters (requests, TLS handshakes, open pools). */
+  stats(): Promise<EgressStats> {
+    if (this.closed || !this.worker) return Promise.resolve({ requests: 0, tlsHandshakes: 0, openPools: 0 });
+    const id = this.nextId++;
+    const worker = this.worker;
+    worker.ref();
+    return new Promise<EgressStats>((resolve) => {
+      this.statsWaiting.set(id, resolve);
+      worker.postMessage({ stats: id } satisfies ToCallThread);
+    });
+  }
+
+  /** Stops the thread now: calls in flight fail with `reason`; later calls start a new thread. */
+  async terminate(reason = 'the plugin call thread stopped'): Promise<void> {
+    const worker = this.worker;
+    this.worker = null;
+    this.settleAll(reason);
+    if (worker) await worker.terminate();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.terminate('the egress client is closed');
+  }
+
+  private flush(): void {
+    const calls = this.outbox;
+    this.outbox = [];
+    if (calls.length === 0) return;
+    const worker = this.worker ?? this.spawn();
+    worker.ref(); // calls in flight keep the process alive, like any pending request
+    worker.postMessage({ calls } satisfies ToCallThread);
+  }
+
+  private spawn(): Worker {
+    const worker = new Worker(WORKER_URL, { workerData: this.options });
+    worker.unref();
+    worker.on('message', (msg: FromCallThread) => {
+      if ('stats' in msg) {
+        this.statsWaiting.get(msg.stats)?.(msg.value);
+        this.statsWaiting.delete(msg.stats);
+      } else {
+        for (const [id, outcome, error] of msg.outcomes) {
+          const p = this.pending.get(id);
+          if (!p) continue;
+          this.pending.delete(id);
+          if (outcome) p.resolve(outcome);
+          else p.reject(new Error(error));
+        }
+      }
+      if (this.pending.size === 0 && this.statsWaiting.size === 0) worker.unref();
+    });
+    // a thread that fails or exits on its own takes its calls with it; the next call starts another
+    const gone = (reason: string) => {
+      if (this.worker !== worker) return;
+      this.worker = null;
+      this.settleAll(reason);
+    };
+    worker.on('error', (err) => gone(`the plugin call thread failed (${err.message})`));
+    worker.on('exit', (code) => gone(`the plugin call thread exited (code ${code})`));
+    this.worker = worker;
+    return worker;
+  }
+
+  /** Every call in flight fails with `reason`, as a failed call (the attempt fails, clearly). */
+  private settleAll(reason: string): void {
+    this.outbox = []; // not sent yet: never sent, as their attempts have their outcome
+    const outcome: CallOutcome = { ok: false, error: `Plugin endpoint could not be called: ${reason}` };
+    for (const p of this.pending.values()) p.resolve(outcome);
+    this.pending.clear();
+    for (const resolve of this.statsWaiting.values()) resolve({ requests: 0, tlsHandshakes: 0, openPools: 0 });
+    this.statsWaiting.clear();
+  }
+}
+
+const closedOutcome: CallOutcome = { ok: false, error: 'Plugin endpoint could not be called: the egress client is closed' };
+
+const perContext = new WeakMap<AppContext, CallThread>();
+
+/** The call thread of one AppContext, created on first use and stopped with the context. */
+export function callThreadFor(ctx: AppContext): CallThread {
+  let thread = perContext.get(ctx);
+  if (!thread) {
+    thread = new CallThread({
+      publicUrl: ctx.config.publicUrl,
+      allowPrivateCidrs: ctx.config.egressAllowPrivateCidrs,
+      extraCaPem: ctx.config.egressExtraCaPem,
+    });
+    perContext.set(ctx, thread);
+    const created = thread;
+    ctx.onClose.push(() => created.close());
+  }
+  return thread;
+}
