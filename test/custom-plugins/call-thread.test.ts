@@ -1,0 +1,161 @@
+// The plugin call thread (src/plugin-documents/call-thread.ts): calls batched per turn come back
+// each with its own outcome; a thread that stops fails the calls it held instead of leaving them
+// hanging, and the next call starts a new thread; a closed thread refuses at once; a process that
+// made calls still exits on its own. (Every custom plugin test through HTTP runs on the thread too.)
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startHttpsEndpoint, testCertificates, type HttpsEndpoint } from '../helpers/https-endpoint.ts';
+import { CallThread } from '../../src/plugin-documents/call-thread.ts';
+import type { CallContext } from '../../src/plugin-documents/call.ts';
+import type { PluginVersion } from '../../src/plugin-documents/model.ts';
+import { toPlatformAddress } from '../../src/shared/addresses.ts';
+
+const version = (uri: string): PluginVersion => ({
+  version: 1,
+  finalized: true,
+  createdAt: 0,
+  lastUpdated: 0,
+  stateFunctionPreset: 'ClaimToken',
+  duplicatesAllowed: false,
+  requiresSessions: false,
+  requiresUserInputs: false,
+  reuseForNonIndexed: false,
+  receiveStatusWebhook: false,
+  userInputsSchema: [],
+  publicParamsSchema: [],
+  privateParamsSchema: [],
+  verificationCall: { uri, hardcodedInputs: [], passAddress: true },
+});
+
+const context = (uri: string, platformAddress: string): CallContext => ({
+  pluginId: 'thread-test',
+  pluginSecret: 'ab'.repeat(32),
+  version: version(uri),
+  instanceId: 'p',
+  claim: { claimId: 'c', createdAt: 1, lastUpdated: 2 },
+  claimAttemptId: '',
+  isSimulation: true,
+  attemptStatus: 'executing',
+  platformAddress,
+  isAddressSignedIn: false,
+  locale: 'en',
+  publicParams: {},
+  privateParams: {},
+  inputs: {},
+});
+
+const options = () => ({ allowPrivateCidrs: ['127.0.0.1/32'], extraCaPem: testCertificates().caPem });
+
+describe('plugin call thread', () => {
+  let endpoint: HttpsEndpoint;
+  before(async () => {
+    endpoint = await startHttpsEndpoint();
+  });
+  after(() => endpoint.close());
+
+  test('200 calls made in one turn each get the outcome of their own request', async () => {
+    // the endpoint answers every call with the address it was sent, after a delay that varies, so
+    // outcomes come back out of order and in several batches
+    endpoint.respond((req) => ({ status: 200, body: { claimToken: req.json.platformAddress }, delayMs: Math.floor(Math.random() * 20) }));
+    const thread = new CallThread(options());
+    try {
+      const addresses = Array.from({ length: 200 }, () => toPlatformAddress(randomBytes(20)));
+      const outcomes = await Promise.all(addresses.map((a) => thread.call(context(endpoint.url, a), 1_700_000_000_000)));
+      assert.deepEqual(outcomes, addresses.map((a) => ({ ok: true, response: { claimToken: a } })));
+      const stats = await thread.stats();
+      assert.equal(stats.requests, 200);
+      assert.ok(stats.tlsHandshakes >= 1 && stats.tlsHandshakes <= 32, `connections are pooled (${stats.tlsHandshakes} handshakes)`);
+    } finally {
+      await thread.close();
+    }
+  });
+
+  test('a thread that stops fails the calls it held with a clear outcome; the next call starts a new thread', async () => {
+    endpoint.respond(() => ({ status: 200, body: { claimToken: 'late' }, delayMs: 2000 }));
+    const thread = new CallThread(options());
+    try {
+      const address = toPlatformAddress(randomBytes(20));
+      const held = thread.call(context(endpoint.url, address), 1);
+      const before = endpoint.requests.length;
+      for (let i = 0; i < 200 && endpoint.requests.length === before; i++) await new Promise((r) => setTimeout(r, 10));
+      assert.equal(endpoint.requests.length, before + 1, 'the call reached the endpoint');
+      const t0 = performance.now();
+      await thread.terminate();
+      assert.deepEqual(await held, { ok: false, error: 'Plugin endpoint could not be called: the plugin call thread stopped' });
+      assert.ok(performance.now() - t0 < 1500, 'settled when the thread stopped, not when the endpoint answered');
+
+      endpoint.respond(() => ({ status: 200, body: { claimToken: 'fresh' } }));
+      assert.deepEqual(await thread.call(context(endpoint.url, address), 1), { ok: true, response: { claimToken: 'fresh' } });
+    } finally {
+      await thread.close();
+    }
+  });
+
+  test('a call made and a thread stopped in the same turn is never sent', async () => {
+    endpoint.respond(() => ({ status: 200, body: {} }));
+    const thread = new CallThread(options());
+    try {
+      const before = endpoint.requests.length;
+      const call = thread.call(context(endpoint.url, toPlatformAddress(randomBytes(20))), 1);
+      await thread.terminate();
+      assert.deepEqual(await call, { ok: false, error: 'Plugin endpoint could not be called: the plugin call thread stopped' });
+      // long enough for a new thread to start and make the call, were it sent
+      await new Promise((r) => setTimeout(r, 1500));
+      assert.equal(endpoint.requests.length, before, 'its attempt has its outcome: the call must not be made after all');
+    } finally {
+      await thread.close();
+    }
+  });
+
+  test('a closed thread answers every call at once, and its stats are zero', async () => {
+    const thread = new CallThread(options());
+    await thread.close();
+    assert.deepEqual(await thread.call(context(endpoint.url, toPlatformAddress(randomBytes(20))), 1), {
+      ok: false,
+      error: 'Plugin endpoint could not be called: the egress client is closed',
+    });
+    assert.deepEqual(await thread.stats(), { requests: 0, tlsHandshakes: 0, openPools: 0 });
+  });
+
+  test('the default configuration refuses a loopback endpoint on the thread as on the main thread', async () => {
+    const thread = new CallThread({});
+    try {
+      const outcome = await thread.call(context(endpoint.url, toPlatformAddress(randomBytes(20))), 1);
+      assert.equal(outcome.ok, false);
+      assert.match((outcome as { error: string }).error, /^Plugin endpoint could not be called: .*127\.0\.0\.1.*/);
+    } finally {
+      await thread.close();
+    }
+  });
+
+  test('a process that made calls exits on its own: the thread does not hold it open', async () => {
+    endpoint.respond(() => ({ status: 200, body: {} }));
+    const script = `
+      import { CallThread } from ${JSON.stringify(new URL('../../src/plugin-documents/call-thread.ts', import.meta.url).href)};
+      const thread = new CallThread({ allowPrivateCidrs: ['127.0.0.1/32'], extraCaPem: process.env.CA });
+      const c = JSON.parse(process.env.CONTEXT);
+      const outcome = await thread.call(c, 1);
+      console.log(JSON.stringify(outcome));
+    `;
+    const file = join(mkdtempSync(join(tmpdir(), 'call-thread-')), 'exits.mjs');
+    writeFileSync(file, script);
+    // asynchronous: the endpoint answers from this process's event loop
+    const child = spawn(process.execPath, [file], {
+      env: { ...process.env, CA: testCertificates().caPem, CONTEXT: JSON.stringify(context(endpoint.url, toPlatformAddress(randomBytes(20)))) },
+      timeout: 20_000,
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const [code, signal] = await new Promise<[number | null, string | null]>((r) => child.once('close', (c, s) => r([c, s])));
+    assert.equal(signal, null, `the process had to be killed: ${stderr}`);
+    assert.equal(code, 0, stderr);
+    assert.deepEqual(JSON.parse(stdout), { ok: true, response: {} });
+  });
+});
