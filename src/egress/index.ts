@@ -349,15 +349,18 @@ function asEgressError(err: unknown): EgressError {
 
 const perContext = new WeakMap<AppContext, Egress>();
 
+/** The egress rules of a deployment's configuration (plain data: a worker thread can take them). */
+export const egressOptionsOf = (ctx: AppContext): Omit<EgressOptions, 'resolve'> => ({
+  publicUrl: ctx.config.publicUrl,
+  allowPrivateCidrs: ctx.config.egressAllowPrivateCidrs,
+  extraCaPem: ctx.config.egressExtraCaPem,
+});
+
 /** The egress client of one AppContext, created on first use and closed with the context. */
 export function egressFor(ctx: AppContext): Egress {
   let egress = perContext.get(ctx);
   if (!egress) {
-    egress = new Egress({
-      publicUrl: ctx.config.publicUrl,
-      allowPrivateCidrs: ctx.config.egressAllowPrivateCidrs,
-      extraCaPem: ctx.config.egressExtraCaPem,
-    });
+    egress = new Egress(egressOptionsOf(ctx));
     perContext.set(ctx, egress);
     const created = egress;
     ctx.onClose.push(() => created.close());

@@ -10,7 +10,7 @@
 // hang); the next call starts a new one. The thread never keeps a finished CLI process alive.
 import { Worker } from 'node:worker_threads';
 import type { AppContext } from '../context.ts';
-import type { EgressOptions, EgressStats } from '../egress/index.ts';
+import { egressOptionsOf, type EgressOptions, type EgressStats } from '../egress/index.ts';
 import type { CallContext, CallOutcome } from './call.ts';
 
 const WORKER_URL = new URL('./call-worker.ts', import.meta.url);
@@ -80,7 +80,16 @@ export class CallThread {
     if (calls.length === 0) return;
     const worker = this.worker ?? this.spawn();
     worker.ref(); // calls in flight keep the process alive, like any pending request
-    worker.postMessage({ calls } satisfies ToCallThread);
+    try {
+      worker.postMessage({ calls } satisfies ToCallThread);
+    } catch (err) {
+      // a context that cannot be copied to the thread: those calls fail, the others go on
+      for (const [id] of calls) {
+        this.pending.get(id)?.reject(err instanceof Error ? err : new Error(String(err)));
+        this.pending.delete(id);
+      }
+      if (this.pending.size === 0) worker.unref();
+    }
   }
 
   private spawn(): Worker {
@@ -132,11 +141,7 @@ const perContext = new WeakMap<AppContext, CallThread>();
 export function callThreadFor(ctx: AppContext): CallThread {
   let thread = perContext.get(ctx);
   if (!thread) {
-    thread = new CallThread({
-      publicUrl: ctx.config.publicUrl,
-      allowPrivateCidrs: ctx.config.egressAllowPrivateCidrs,
-      extraCaPem: ctx.config.egressExtraCaPem,
-    });
+    thread = new CallThread(egressOptionsOf(ctx));
     perContext.set(ctx, thread);
     const created = thread;
     ctx.onClose.push(() => created.close());

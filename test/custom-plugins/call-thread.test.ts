@@ -9,28 +9,21 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { versionConfig } from '../helpers/plugins.ts';
 import { startHttpsEndpoint, testCertificates, type HttpsEndpoint } from '../helpers/https-endpoint.ts';
 import { CallThread } from '../../src/plugin-documents/call-thread.ts';
 import type { CallContext } from '../../src/plugin-documents/call.ts';
 import type { PluginVersion } from '../../src/plugin-documents/model.ts';
 import { toPlatformAddress } from '../../src/shared/addresses.ts';
 
-const version = (uri: string): PluginVersion => ({
-  version: 1,
-  finalized: true,
-  createdAt: 0,
-  lastUpdated: 0,
-  stateFunctionPreset: 'ClaimToken',
-  duplicatesAllowed: false,
-  requiresSessions: false,
-  requiresUserInputs: false,
-  reuseForNonIndexed: false,
-  receiveStatusWebhook: false,
-  userInputsSchema: [],
-  publicParamsSchema: [],
-  privateParamsSchema: [],
-  verificationCall: { uri, hardcodedInputs: [], passAddress: true },
-});
+const version = (uri: string) =>
+  ({
+    ...versionConfig(uri, { stateFunctionPreset: 'ClaimToken', verificationCall: { uri, hardcodedInputs: [], passAddress: true } }),
+    version: 1,
+    finalized: true,
+    createdAt: 0,
+    lastUpdated: 0,
+  }) as PluginVersion;
 
 const context = (uri: string, platformAddress: string): CallContext => ({
   pluginId: 'thread-test',
