@@ -2,7 +2,7 @@
 // Why: a call's body, signature, TLS and HTTP work and the checks of its answer cost the event
 // loop about as much as the rest of the attempt; on SQLite, where the event loop is the limit,
 // that halved the claim's throughput. On the thread the loop only hands over the CallContext and
-// receives the outcome (bench/plugins.ts: docs/plugins-platform.md#benchmark). The thread holds
+// receives the outcome (bench/plugins.ts; docs/plugins-platform.md, "The plugin call thread"). The thread holds
 // the process's egress client for these calls, built from the same configuration.
 //
 // Calls made in one turn of the event loop travel in one message, and so do the outcomes of one
