@@ -2,8 +2,8 @@
 // Why: a call's body, signature, TLS and HTTP work and the checks of its answer cost the event
 // loop about as much as the rest of the attempt; on SQLite, where the event loop is the limit,
 // that halved the claim's throughput. On the thread the loop only hands over the CallContext and
-// receives the outcome (bench/plugins.ts; docs/plugins-platform.md, "The plugin call thread"). The thread holds
-// the process's egress client for these calls, built from the same configuration.
+// receives the outcome (bench/plugins.ts; docs/plugins-platform.md, "The plugin call thread").
+// The thread holds the process's egress client for these calls, built from the same configuration.
 //
 // Calls made in one turn of the event loop travel in one message, and so do the outcomes of one
 // turn of the thread's loop. A thread that dies fails the calls it held (a clear outcome, not a
