@@ -62,6 +62,8 @@ export async function buildApp(ctx: AppContext, { extend, ...opts }: BuildOption
     frameworkErrors: routerErrorHandler(() => apiKeyGate),
     // compiled once per process (shared/schema-compilers.ts)
     schemaController: { compilersFactory: { buildSerializer } },
+    // while draining, requests on connections still open get our 503 (below), not Fastify's shape
+    return503OnClosing: false,
     ...opts,
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
   app.decorate('ctx', ctx);
@@ -76,8 +78,19 @@ export async function buildApp(ctx: AppContext, { extend, ...opts }: BuildOption
   });
 
   // Echo the request id (generated, or the caller's x-request-id) so logs and clients correlate.
+  // Once close() has begun (SIGTERM), a request arriving on a connection still open (one busy with
+  // an in-flight request) is refused with Retry-After, so a load balancer sends it elsewhere.
+  let draining = false;
+  app.addHook('preClose', (done) => {
+    draining = true;
+    done();
+  });
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    if (draining) {
+      reply.code(503).headers({ 'retry-after': '1', connection: 'close' }).send({ errorMessage: 'The service is shutting down; retry shortly' });
+      return;
+    }
     done();
   });
 
