@@ -25,7 +25,8 @@ export function authorizationServerMetadata(publicUrl: string) {
     grant_types_supported: [...GRANT_TYPES],
     code_challenge_methods_supported: ['S256'],
     token_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
-    revocation_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
+    // the revocation endpoint also takes a bare token: whoever holds it may end its session
+    revocation_endpoint_auth_methods_supported: [...CLIENT_AUTH_METHODS, 'none'],
     service_documentation: `${publicUrl}/docs`,
   };
 }
