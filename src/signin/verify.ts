@@ -8,7 +8,7 @@ import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { ripemd160 } from '@noble/hashes/legacy.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { keccak_256 } from '@noble/hashes/sha3.js';
-import { hexToBytes } from '@noble/hashes/utils.js';
+import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 
 const equalBytes = (a: Uint8Array, b: Uint8Array) => a.length === b.length && a.every((x, i) => x === b[i]);
 import { base64, bech32 } from '@scure/base';
@@ -23,6 +23,20 @@ export function eip191Hash(message: string): Uint8Array {
   all.set(body, prefix.length);
   return keccak_256(all);
 }
+
+/** Why a high-S signature is refused: its reason as the approve route names it. */
+export const HIGH_S_REASON = 'the signature has a high S value, a malleable form refused as EIP-2 and the Cosmos SDK do (wallets sign with low S)';
+
+const N = secp256k1.Point.CURVE().n;
+/** A compact r‖s whose s lies above n/2 and below n: the high-S twin of a valid signature. */
+export function isHighS(compact: Uint8Array): boolean {
+  if (compact.length < 64) return false;
+  const s = BigInt(`0x${bytesToHex(compact.subarray(32, 64))}`);
+  return s > N >> 1n && s < N;
+}
+
+/** Whether a well-formed personal_sign signature (0x + 65 bytes) carries a high S. */
+export const isHighSEip191 = (signatureHex: string): boolean => /^0x[0-9a-fA-F]{130}$/.test(signatureHex) && isHighS(hexToBytes(signatureHex.slice(2, 130)));
 
 /** The 20 address bytes that signed `message` with personal_sign, or null for a malformed or invalid signature. */
 export function recoverEip191Signer(message: string, signatureHex: string): Uint8Array | null {
@@ -104,6 +118,7 @@ export function verifyAdr36(input: { signer: string; data: Uint8Array | string; 
   } catch {
     return { ok: false, reason: 'publicKey is not a valid secp256k1 point' };
   }
+  if (isHighS(sig)) return { ok: false, reason: HIGH_S_REASON };
   const data = typeof input.data === 'string' ? utf8(input.data) : input.data;
   const doc = adr36SignDocBytes(input.signer, data);
   let valid: boolean;

@@ -9,7 +9,7 @@ import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { base64, bech32 } from '@scure/base';
 import { privateKeyToAccount } from 'viem/accounts';
 import { authorizeCode, basicAuth, signIn } from '../helpers/signin.ts';
-import { recoverEip191Signer, verifyAdr36 } from '../../src/signin/verify.ts';
+import { recoverEip191Signer, verifyAdr36, HIGH_S_REASON } from '../../src/signin/verify.ts';
 
 const TOKEN = '/api/v0/signin/token';
 const STATUS = '/api/v0/auth/status';
@@ -138,7 +138,10 @@ describe('signature edges', () => {
     assert.deepEqual(verifyAdr36({ ...base, signer: ETH_AS_COSMOS, signature: SIG_ETHSECP }), { ok: true, algo: 'ethsecp256k1' });
     const es = secp256k1.Signature.fromBytes(base64.decode(SIG_ETHSECP), 'compact');
     const highS = base64.encode(new secp256k1.Signature(es.r, secp256k1.Point.CURVE().n - es.s).toBytes('compact'));
-    assert.deepEqual(verifyAdr36({ ...base, signer: ETH_AS_COSMOS, signature: highS }), { ok: false, reason: 'signature does not match the message and public key' });
+    assert.deepEqual(verifyAdr36({ ...base, signer: ETH_AS_COSMOS, signature: highS }), { ok: false, reason: HIGH_S_REASON });
+    // and so is the high-S twin of the secp256k1 vector, while s at or past the order stays a mismatch
+    const cs = secp256k1.Signature.fromBytes(base64.decode(SIG_SECP), 'compact');
+    assert.deepEqual(reason({ signature: base64.encode(new secp256k1.Signature(cs.r, secp256k1.Point.CURVE().n - cs.s).toBytes('compact')) }), { ok: false, reason: HIGH_S_REASON });
     // bytes and the same text as a string verify alike
     assert.deepEqual(reason({ data: new TextEncoder().encode('hello') as unknown as string }), { ok: true, algo: 'secp256k1' });
     assert.ok(secp256k1.Point.fromBytes(base64.decode(PUBKEY)));

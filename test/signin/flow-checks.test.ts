@@ -13,6 +13,9 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { startApp, type TestApp } from '../helpers/app.ts';
 import { createTestClient, testAccount, testClient, type TestAccount, type TestClient } from '../helpers/signin.ts';
 import { SCOPE_IDS } from '../../src/signin/scopes.ts';
+import { HIGH_S_REASON } from '../../src/signin/verify.ts';
+import { secp256k1 } from '@noble/curves/secp256k1.js';
+import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import type { ManualClock } from '../../src/shared/clock.ts';
 
 const CHALLENGE = '/api/v0/signin/challenge';
@@ -128,6 +131,11 @@ describe('sign-in flow checks', () => {
     assert.deepEqual([unknown.statusCode, unknown.json()], [404, { errorMessage: 'Unknown sign-in request. Start a new sign-in.' }]);
     const malformed = await approve(requestId, '0x1234');
     assert.deepEqual([malformed.statusCode, malformed.json()], [400, { errorMessage: 'Invalid signature: expected a 0x-prefixed 65-byte personal_sign signature.' }]);
+    // the high-S twin (r, n - s, other v) of the valid signature is well formed: it is refused for what it is
+    const s = secp256k1.Signature.fromBytes(hexToBytes(signature.slice(2, 130)), 'compact');
+    const twin = '0x' + bytesToHex(new secp256k1.Signature(s.r, secp256k1.Point.CURVE().n - s.s).toBytes('compact')) + (signature.endsWith('1b') ? '1c' : '1b');
+    const highS = await approve(requestId, twin);
+    assert.deepEqual([highS.statusCode, highS.json()], [400, { errorMessage: `Invalid signature: ${HIGH_S_REASON}.` }]);
 
     // the app's redirect URI is removed after the challenge
     const temp = await createTestClient(t, { name: 'Temp App', redirectUris: ['https://temp.example/cb', 'https://temp.example/cb2'] });
