@@ -83,7 +83,7 @@ export class CallThread {
     try {
       worker.postMessage({ calls } satisfies ToCallThread);
     } catch (err) {
-      // a context that cannot be copied to the thread: those calls fail, the others go on
+      // a context that cannot be copied to the thread: the calls of this batch fail, later ones go on
       for (const [id] of calls) {
         this.pending.get(id)?.reject(err instanceof Error ? err : new Error(String(err)));
         this.pending.delete(id);

@@ -1,7 +1,8 @@
 // The plugin call thread (src/plugin-documents/call-thread.ts): calls batched per turn come back
 // each with its own outcome; a thread that stops fails the calls it held instead of leaving them
 // hanging, and the next call starts a new thread; a closed thread refuses at once; a process that
-// made calls still exits on its own. (Every custom plugin test through HTTP runs on the thread too.)
+// made calls still exits on its own; faults of ours and uncopyable contexts are raised, not
+// reported as failed calls. (Every custom plugin test through HTTP runs on the thread too.)
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -60,8 +61,11 @@ describe('plugin call thread', () => {
       const addresses = Array.from({ length: 200 }, () => toPlatformAddress(randomBytes(20)));
       const outcomes = await Promise.all(addresses.map((a) => thread.call(context(endpoint.url, a), 1_700_000_000_000)));
       assert.deepEqual(outcomes, addresses.map((a) => ({ ok: true, response: { claimToken: a } })));
+      // a second turn's calls travel in a message of their own
+      const again = await thread.call(context(endpoint.url, addresses[0]!), 1_700_000_000_000);
+      assert.deepEqual(again, { ok: true, response: { claimToken: addresses[0] } });
       const stats = await thread.stats();
-      assert.equal(stats.requests, 200);
+      assert.equal(stats.requests, 201);
       assert.ok(stats.tlsHandshakes >= 1 && stats.tlsHandshakes <= 32, `connections are pooled (${stats.tlsHandshakes} handshakes)`);
     } finally {
       await thread.close();
@@ -100,6 +104,49 @@ describe('plugin call thread', () => {
       // long enough for a new thread to start and make the call, were it sent
       await new Promise((r) => setTimeout(r, 1500));
       assert.equal(endpoint.requests.length, before, 'its attempt has its outcome: the call must not be made after all');
+    } finally {
+      await thread.close();
+    }
+  });
+
+  test('stats before any call are zero (no thread is started for them)', async () => {
+    const thread = new CallThread(options());
+    try {
+      assert.deepEqual(await thread.stats(), { requests: 0, tlsHandshakes: 0, openPools: 0 });
+    } finally {
+      await thread.close();
+    }
+  });
+
+  test('closing fails the calls in flight as closed', async () => {
+    endpoint.respond(() => ({ status: 200, body: {}, delayMs: 2000 }));
+    const thread = new CallThread(options());
+    const before = endpoint.requests.length;
+    const held = thread.call(context(endpoint.url, toPlatformAddress(randomBytes(20))), 1);
+    for (let i = 0; i < 200 && endpoint.requests.length === before; i++) await new Promise((r) => setTimeout(r, 10));
+    await thread.close();
+    assert.deepEqual(await held, { ok: false, error: 'Plugin endpoint could not be called: the egress client is closed' });
+  });
+
+  test('a fault of ours on the thread is raised, not reported as a failed call; the thread goes on', async () => {
+    endpoint.respond(() => ({ status: 200, body: {} }));
+    const thread = new CallThread(options());
+    try {
+      const broken = { ...context(endpoint.url, toPlatformAddress(randomBytes(20))), inputs: null as unknown as CallContext['inputs'] };
+      await assert.rejects(thread.call(broken, 1), (err: Error) => err instanceof Error && /null/.test(err.message));
+      assert.deepEqual(await thread.call(context(endpoint.url, toPlatformAddress(randomBytes(20))), 1), { ok: true, response: {} });
+    } finally {
+      await thread.close();
+    }
+  });
+
+  test('a context that cannot be copied to the thread fails its own batch; the next call goes through', async () => {
+    endpoint.respond(() => ({ status: 200, body: {} }));
+    const thread = new CallThread(options());
+    try {
+      const uncopyable = { ...context(endpoint.url, toPlatformAddress(randomBytes(20))), inputs: { f: (() => 1) as unknown as string } };
+      await assert.rejects(thread.call(uncopyable, 1), (err: Error) => err.name === 'DataCloneError');
+      assert.deepEqual(await thread.call(context(endpoint.url, toPlatformAddress(randomBytes(20))), 1), { ok: true, response: {} });
     } finally {
       await thread.close();
     }
