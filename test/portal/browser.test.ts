@@ -280,9 +280,18 @@ describe('web portal in a browser', () => {
 
   test("the plugin's page shows the endpoint errors of those attempts and adds a version", async () => {
     await owner.goto(`${base}/#/plugins/view/guest-check`);
-    await owner.reload();
-    // the claim page's simulations could not reach the endpoint: each failure is in the errors log
-    await owner.locator('td.error-text', { hasText: 'Plugin endpoint could not be called' }).first().waitFor();
+    // the claim page's simulations could not reach the endpoint: each failure is in the errors log.
+    // The last test did not wait for them (the call thread may still be starting): reload until
+    // the page lists one.
+    const failure = owner.locator('td.error-text', { hasText: 'Plugin endpoint could not be called' }).first();
+    for (let i = 0; i < 20; i++) {
+      await owner.reload();
+      // the errors section has loaded: either the list or its empty state
+      await owner.getByText('No errors recorded.').or(failure).first().waitFor();
+      if (await failure.isVisible()) break;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    await failure.waitFor();
     assert.match(await owner.locator('td', { hasText: 'hosted-drop' }).first().innerText(), /hosted-drop \/ guestcheck1/);
     await owner.getByRole('button', { name: 'Add a version' }).click();
     await owner.fill('#next-uri', 'https://guests.example/verify2');
