@@ -51,7 +51,7 @@ export class CallThread {
 
   /** The thread's egress counters (requests, TLS handshakes, open pools). */
   stats(): Promise<EgressStats> {
-    if (this.closed || !this.worker) return Promise.resolve({ requests: 0, tlsHandshakes: 0, openPools: 0 });
+    if (this.closed || !this.worker) return Promise.resolve(NO_STATS);
     const id = this.nextId++;
     const worker = this.worker;
     worker.ref();
@@ -128,11 +128,13 @@ export class CallThread {
     const outcome: CallOutcome = { ok: false, error: `Plugin endpoint could not be called: ${reason}` };
     for (const p of this.pending.values()) p.resolve(outcome);
     this.pending.clear();
-    for (const resolve of this.statsWaiting.values()) resolve({ requests: 0, tlsHandshakes: 0, openPools: 0 });
+    for (const resolve of this.statsWaiting.values()) resolve(NO_STATS);
     this.statsWaiting.clear();
   }
 }
 
+/** The counters of a thread that is not running. */
+const NO_STATS: EgressStats = Object.freeze({ requests: 0, tlsHandshakes: 0, openPools: 0 });
 const closedOutcome: CallOutcome = { ok: false, error: 'Plugin endpoint could not be called: the egress client is closed' };
 
 const perContext = new WeakMap<AppContext, CallThread>();

@@ -8,7 +8,7 @@ import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { ripemd160 } from '@noble/hashes/legacy.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { keccak_256 } from '@noble/hashes/sha3.js';
-import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
+import { hexToBytes } from '@noble/hashes/utils.js';
 
 const equalBytes = (a: Uint8Array, b: Uint8Array) => a.length === b.length && a.every((x, i) => x === b[i]);
 import { base64, bech32 } from '@scure/base';
@@ -27,12 +27,13 @@ export function eip191Hash(message: string): Uint8Array {
 /** Why a high-S signature is refused: its reason as the approve route names it. */
 export const HIGH_S_REASON = 'the signature has a high S value, a malleable form refused as EIP-2 and the Cosmos SDK do (wallets sign with low S)';
 
-const N = secp256k1.Point.CURVE().n;
-/** A compact r‖s whose s lies above n/2 and below n: the high-S twin of a valid signature. */
+/** A compact r‖s that is a valid signature's high-S twin (s above n/2; r and s within the order). */
 export function isHighS(compact: Uint8Array): boolean {
-  if (compact.length < 64) return false;
-  const s = BigInt(`0x${bytesToHex(compact.subarray(32, 64))}`);
-  return s > N >> 1n && s < N;
+  try {
+    return secp256k1.Signature.fromBytes(compact.subarray(0, 64), 'compact').hasHighS();
+  } catch {
+    return false; // not a signature at all: r or s zero or past the order
+  }
 }
 
 /** Whether a well-formed personal_sign signature (0x + 65 bytes) carries a high S. */
