@@ -52,12 +52,27 @@ describe('plugin call thread', () => {
   });
   after(() => endpoint.close());
 
+  /** Runs `fn` with a new thread (the loopback test options unless given), closed afterwards. */
+  async function withThread(fn: (thread: CallThread) => Promise<void>, opts: ConstructorParameters<typeof CallThread>[0] = options()): Promise<void> {
+    const thread = new CallThread(opts);
+    try {
+      await fn(thread);
+    } finally {
+      await thread.close();
+    }
+  }
+  /** A call context for a new random address. */
+  const anyContext = () => context(endpoint.url, toPlatformAddress(randomBytes(20)));
+  /** Waits (at most 2 s) until the endpoint has received more than `before` requests. */
+  async function receivedAfter(before: number): Promise<void> {
+    for (let i = 0; i < 200 && endpoint.requests.length === before; i++) await new Promise((r) => setTimeout(r, 10));
+  }
+
   test('200 calls made in one turn each get the outcome of their own request', async () => {
     // the endpoint answers every call with the address it was sent, after a delay that varies, so
     // outcomes come back out of order and in several batches
     endpoint.respond((req) => ({ status: 200, body: { claimToken: req.json.platformAddress }, delayMs: Math.floor(Math.random() * 20) }));
-    const thread = new CallThread(options());
-    try {
+    await withThread(async (thread) => {
       const addresses = Array.from({ length: 200 }, () => toPlatformAddress(randomBytes(20)));
       const outcomes = await Promise.all(addresses.map((a) => thread.call(context(endpoint.url, a), 1_700_000_000_000)));
       assert.deepEqual(outcomes, addresses.map((a) => ({ ok: true, response: { claimToken: a } })));
@@ -67,19 +82,16 @@ describe('plugin call thread', () => {
       const stats = await thread.stats();
       assert.equal(stats.requests, 201);
       assert.ok(stats.tlsHandshakes >= 1 && stats.tlsHandshakes <= 32, `connections are pooled (${stats.tlsHandshakes} handshakes)`);
-    } finally {
-      await thread.close();
-    }
+    });
   });
 
   test('a thread that stops fails the calls it held with a clear outcome; the next call starts a new thread', async () => {
     endpoint.respond(() => ({ status: 200, body: { claimToken: 'late' }, delayMs: 2000 }));
-    const thread = new CallThread(options());
-    try {
+    await withThread(async (thread) => {
       const address = toPlatformAddress(randomBytes(20));
       const held = thread.call(context(endpoint.url, address), 1);
       const before = endpoint.requests.length;
-      for (let i = 0; i < 200 && endpoint.requests.length === before; i++) await new Promise((r) => setTimeout(r, 10));
+      await receivedAfter(before);
       assert.equal(endpoint.requests.length, before + 1, 'the call reached the endpoint');
       const t0 = performance.now();
       await thread.terminate();
@@ -88,74 +100,60 @@ describe('plugin call thread', () => {
 
       endpoint.respond(() => ({ status: 200, body: { claimToken: 'fresh' } }));
       assert.deepEqual(await thread.call(context(endpoint.url, address), 1), { ok: true, response: { claimToken: 'fresh' } });
-    } finally {
-      await thread.close();
-    }
+    });
   });
 
   test('a call made and a thread stopped in the same turn is never sent', async () => {
     endpoint.respond(() => ({ status: 200, body: {} }));
-    const thread = new CallThread(options());
-    try {
+    await withThread(async (thread) => {
       const before = endpoint.requests.length;
-      const call = thread.call(context(endpoint.url, toPlatformAddress(randomBytes(20))), 1);
+      const call = thread.call(anyContext(), 1);
       await thread.terminate();
       assert.deepEqual(await call, { ok: false, error: 'Plugin endpoint could not be called: the plugin call thread stopped' });
       // long enough for a new thread to start and make the call, were it sent
       await new Promise((r) => setTimeout(r, 1500));
       assert.equal(endpoint.requests.length, before, 'its attempt has its outcome: the call must not be made after all');
-    } finally {
-      await thread.close();
-    }
+    });
   });
 
   test('stats before any call are zero (no thread is started for them)', async () => {
-    const thread = new CallThread(options());
-    try {
+    await withThread(async (thread) => {
       assert.deepEqual(await thread.stats(), { requests: 0, tlsHandshakes: 0, openPools: 0 });
-    } finally {
-      await thread.close();
-    }
+    });
   });
 
   test('closing fails the calls in flight as closed', async () => {
     endpoint.respond(() => ({ status: 200, body: {}, delayMs: 2000 }));
     const thread = new CallThread(options());
     const before = endpoint.requests.length;
-    const held = thread.call(context(endpoint.url, toPlatformAddress(randomBytes(20))), 1);
-    for (let i = 0; i < 200 && endpoint.requests.length === before; i++) await new Promise((r) => setTimeout(r, 10));
+    const held = thread.call(anyContext(), 1);
+    await receivedAfter(before);
     await thread.close();
     assert.deepEqual(await held, { ok: false, error: 'Plugin endpoint could not be called: the egress client is closed' });
   });
 
   test('a fault of ours on the thread is raised, not reported as a failed call; the thread goes on', async () => {
     endpoint.respond(() => ({ status: 200, body: {} }));
-    const thread = new CallThread(options());
-    try {
-      const broken = { ...context(endpoint.url, toPlatformAddress(randomBytes(20))), inputs: null as unknown as CallContext['inputs'] };
+    await withThread(async (thread) => {
+      const broken = { ...anyContext(), inputs: null as unknown as CallContext['inputs'] };
       await assert.rejects(thread.call(broken, 1), (err: Error) => err instanceof Error && /null/.test(err.message));
-      assert.deepEqual(await thread.call(context(endpoint.url, toPlatformAddress(randomBytes(20))), 1), { ok: true, response: {} });
-    } finally {
-      await thread.close();
-    }
+      assert.deepEqual(await thread.call(anyContext(), 1), { ok: true, response: {} });
+    });
   });
 
   test('a context that cannot be copied to the thread fails its own batch; the next call goes through', async () => {
     endpoint.respond(() => ({ status: 200, body: {} }));
-    const thread = new CallThread(options());
-    try {
-      const uncopyable = { ...context(endpoint.url, toPlatformAddress(randomBytes(20))), inputs: { f: (() => 1) as unknown as string } };
+    await withThread(async (thread) => {
+      const uncopyable = { ...anyContext(), inputs: { f: (() => 1) as unknown as string } };
       await assert.rejects(thread.call(uncopyable, 1), (err: Error) => err.name === 'DataCloneError');
-      assert.deepEqual(await thread.call(context(endpoint.url, toPlatformAddress(randomBytes(20))), 1), { ok: true, response: {} });
-    } finally {
-      await thread.close();
-    }
+      assert.deepEqual(await thread.call(anyContext(), 1), { ok: true, response: {} });
+    });
   });
 
   test('a closed thread answers every call at once, and its stats are zero', async () => {
     const thread = new CallThread(options());
     await thread.close();
-    assert.deepEqual(await thread.call(context(endpoint.url, toPlatformAddress(randomBytes(20))), 1), {
+    assert.deepEqual(await thread.call(anyContext(), 1), {
       ok: false,
       error: 'Plugin endpoint could not be called: the egress client is closed',
     });
@@ -163,14 +161,11 @@ describe('plugin call thread', () => {
   });
 
   test('the default configuration refuses a loopback endpoint on the thread as on the main thread', async () => {
-    const thread = new CallThread({});
-    try {
-      const outcome = await thread.call(context(endpoint.url, toPlatformAddress(randomBytes(20))), 1);
+    await withThread(async (thread) => {
+      const outcome = await thread.call(anyContext(), 1);
       assert.equal(outcome.ok, false);
       assert.match((outcome as { error: string }).error, /^Plugin endpoint could not be called: .*127\.0\.0\.1.*/);
-    } finally {
-      await thread.close();
-    }
+    }, {});
   });
 
   test('a process that made calls exits on its own: the thread does not hold it open', async () => {
