@@ -50,12 +50,12 @@ export async function verifyEvmSignature(ctx: AppContext, proof: EvmProof): Prom
   const recovered = recoverEip191Signer(proof.message, proof.signature);
   const expected = proof.address.slice(2).toLowerCase();
   if (recovered && Buffer.from(recovered).toString('hex') === expected) return;
+  // Refused before any chain call: the validator's ecrecover would accept the malleable twin of the
+  // address's own signature, and wallets (an account's owners too) sign with low S.
+  if (isHighSEip191(proof.signature)) throw badRequest(`Invalid signature: ${HIGH_S_REASON}.`);
   const rpc = ctx.config.evmRpc;
   if (!rpc) {
-    if (!recovered) {
-      if (isHighSEip191(proof.signature)) throw badRequest(`Invalid signature: ${HIGH_S_REASON}.`);
-      throw badRequest('Invalid signature: expected a 0x-prefixed 65-byte personal_sign signature.');
-    }
+    if (!recovered) throw badRequest('Invalid signature: expected a 0x-prefixed 65-byte personal_sign signature.');
     throw unauthorized(`Signature does not match the sign-in message for ${proof.address}.`);
   }
   if (!HEX_SIGNATURE.test(proof.signature)) {
@@ -63,8 +63,6 @@ export async function verifyEvmSignature(ctx: AppContext, proof: EvmProof): Prom
   }
   const outcome = await contractWalletsOf(ctx, rpc).verify(proof, ctx.clock.now());
   if (outcome === 'valid') return;
-  // a malleable twin of the address's own signature stays refused for that reason
-  if (isHighSEip191(proof.signature)) throw badRequest(`Invalid signature: ${HIGH_S_REASON}.`);
   const host = rpcHost(rpc);
   throw unauthorized(
     outcome === 'reverted'

@@ -7,7 +7,10 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { encodeFunctionData, getContractAddress, hashMessage, keccak256, serializeErc6492Signature, toHex, type Address, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { secp256k1 } from '@noble/curves/secp256k1.js';
+import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { ConfigError, loadConfig } from '../../src/config.ts';
+import { HIGH_S_REASON } from '../../src/signin/verify.ts';
 import { startApp, type TestApp } from '../helpers/app.ts';
 import { accountContracts, codeAt, deploy, startAnvil, startRpcProxy, type Anvil } from '../helpers/evm/anvil.ts';
 import type { HttpsEndpoint } from '../helpers/https-endpoint.ts';
@@ -106,11 +109,18 @@ describe('smart-contract wallets (ERC-1271, ERC-6492) with EVM_RPC_URL', () => {
     assert.equal(ok.statusCode, 200, ok.body);
   });
 
-  test('an EOA still signs in offline: no RPC call', async () => {
+  test('an EOA still signs in offline, and the high-S twin of its signature is refused: no RPC call either way', async () => {
     const eoa = testAccount();
     const { requestId, message } = await challengeFor(t, client, eoa.address);
+    const signature = await privateKeyToAccount(eoa.privateKey).signMessage({ message });
     const before = rpc.requests.length;
-    const approve = await t.request('POST', APPROVE, { apiKey: null, body: { requestId, signature: await privateKeyToAccount(eoa.privateKey).signMessage({ message }) } });
+    // (r, n - s) with the other recovery bit: the validator's ecrecover on chain would accept it
+    const s = secp256k1.Signature.fromBytes(hexToBytes(signature.slice(2, 130)), 'compact');
+    const twin = `0x${bytesToHex(new secp256k1.Signature(s.r, secp256k1.Point.CURVE().n - s.s).toBytes('compact'))}${signature.endsWith('1b') ? '1c' : '1b'}`;
+    const highS = await t.request('POST', APPROVE, { apiKey: null, body: { requestId, signature: twin } });
+    assert.equal(highS.statusCode, 400);
+    assert.deepEqual(highS.json(), { errorMessage: `Invalid signature: ${HIGH_S_REASON}.` });
+    const approve = await t.request('POST', APPROVE, { apiKey: null, body: { requestId, signature } });
     assert.equal(approve.statusCode, 200, approve.body);
     assert.equal(rpc.requests.length, before);
   });
