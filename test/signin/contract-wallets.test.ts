@@ -208,6 +208,31 @@ describe('smart-contract wallets (ERC-1271, ERC-6492) with EVM_RPC_URL', () => {
     }
   });
 
+  test('the console signs a contract account in through the same check', async () => {
+    const ch = await t.request('POST', CHALLENGE, { apiKey: null, body: { client_id: 'console', address: account } });
+    assert.equal(ch.statusCode, 200, ch.body);
+    const { requestId, message } = ch.json();
+    const res = await t.request('POST', '/api/v0/console/session', { apiKey: null, headers: { origin: originOf(t), 'sec-fetch-site': 'same-origin' }, body: { requestId, signature: await ownerSignature(message) } });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.equal(res.json().address, account);
+    assert.match(String(res.headers['set-cookie']), /HttpOnly/);
+  });
+
+  test('an RPC slower than EVM_RPC_TIMEOUT_MS: 424 naming the deadline', async () => {
+    const slow = await startApp({ env: { ...loopbackEgressEnv(), EVM_RPC_URL: `${rpc.origin}${RPC_PATH}`, EVM_RPC_TIMEOUT_MS: '200' } });
+    try {
+      const c = await testClient(slow);
+      const { requestId, message } = await challengeFor(slow, c, account);
+      rpc.respond(() => ({ status: 200, body: { jsonrpc: '2.0', id: 1, result: '0x1' }, delayMs: 20_000 }));
+      const res = await slow.request('POST', APPROVE, { apiKey: null, body: { requestId, signature: await ownerSignature(message) } });
+      assert.equal(res.statusCode, 424);
+      assert.deepEqual(res.json(), { errorMessage: `The EVM JSON-RPC endpoint (${host}) could not check this smart-contract wallet signature: no complete response within 200 ms. Try again later.` });
+    } finally {
+      rpc.forward();
+      await slow.close();
+    }
+  });
+
   test('RPC unreachable (connection refused): 424 naming the host', async () => {
     const port = await closedPort();
     const down = await startApp({ env: { ...loopbackEgressEnv(), EVM_RPC_URL: `https://127.0.0.1:${port}${RPC_PATH}` } });
