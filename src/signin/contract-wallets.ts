@@ -28,7 +28,7 @@ import { HIGH_S_REASON, isHighSEip191, recoverEip191Signer } from './verify.ts';
 const MAX_RPC_RESPONSE_BYTES = 64 * 1024;
 /** Accepted proofs remembered per process; the oldest is dropped beyond this. */
 const MAX_REMEMBERED_PROOFS = 10_000;
-/** Even hex, at most what the approve schemas admit. */
+/** 0x and whole bytes (the approve schemas bound the length). */
 const HEX_SIGNATURE = /^0x(?:[0-9a-fA-F]{2})+$/;
 
 export interface EvmProof {
@@ -73,11 +73,6 @@ export async function verifyEvmSignature(ctx: AppContext, proof: EvmProof): Prom
 
 /** The endpoint as errors and logs name it: its host (and port), never the path that holds a key. */
 export const rpcHost = (rpc: EvmRpcConfig): string => new URL(rpc.url).host;
-
-/** An RPC endpoint that could not answer: the approval answers 424 with this text. */
-function rpcUnavailable(rpc: EvmRpcConfig, reason: string): ApiError {
-  return new ApiError(424, `The EVM JSON-RPC endpoint (${rpcHost(rpc)}) could not check this smart-contract wallet signature: ${reason}. Try again later.`);
-}
 
 type Outcome = 'valid' | 'invalid' | 'reverted';
 
@@ -125,10 +120,10 @@ class ContractWallets {
       try {
         chainId = await client.getChainId();
       } catch (err) {
-        throw rpcUnavailable(this.rpc, probe.failure ?? `eth_chainId failed (${(err as Error).message.split('\n')[0]})`);
+        throw this.unavailable(probe.failure ?? `eth_chainId failed (${(err as Error).message.split('\n')[0]})`);
       }
       if (chainId !== EVM_CHAIN_ID) {
-        throw rpcUnavailable(this.rpc, `it serves chain ${chainId}, but sign-in messages name chain ${EVM_CHAIN_ID}, where contract accounts must be resolved (set EVM_RPC_URL to an endpoint of chain ${EVM_CHAIN_ID})`);
+        throw this.unavailable(`it serves chain ${chainId}, but sign-in messages name chain ${EVM_CHAIN_ID}, where contract accounts must be resolved (set EVM_RPC_URL to an endpoint of chain ${EVM_CHAIN_ID})`);
       }
       this.chainChecked = true;
     }
@@ -137,13 +132,16 @@ class ContractWallets {
       valid = await verifyMessage(client, { address: proof.address as Hex, message: proof.message, signature: proof.signature as Hex });
     } catch (err) {
       // viem throws only past its own error handling (a transport failure outside the call)
-      throw rpcUnavailable(this.rpc, probe.failure ?? (err as Error).message.split('\n')[0]!);
+      throw this.unavailable(probe.failure ?? (err as Error).message.split('\n')[0]!);
     }
-    if (probe.failure) {
-      this.ctx.log.warn({ rpcHost: rpcHost(this.rpc), reason: probe.failure }, 'EVM JSON-RPC call failed during a smart-contract wallet sign-in');
-      throw rpcUnavailable(this.rpc, probe.failure);
-    }
+    if (probe.failure) throw this.unavailable(probe.failure);
     return valid ? 'valid' : probe.reverted ? 'reverted' : 'invalid';
+  }
+
+  /** The endpoint could not answer: logged (host only), and answered 424 naming the host. */
+  private unavailable(reason: string): ApiError {
+    this.ctx.log.warn({ rpcHost: rpcHost(this.rpc), reason }, 'EVM JSON-RPC endpoint failed during a smart-contract wallet sign-in');
+    return new ApiError(424, `The EVM JSON-RPC endpoint (${rpcHost(this.rpc)}) could not check this smart-contract wallet signature: ${reason}. Try again later.`);
   }
 
   /** One JSON-RPC call through egress; what went wrong is noted on the probe before viem sees it. */
