@@ -85,6 +85,15 @@ export interface Config {
   egressExtraCaPem: string | null;
   /** EGRESS_ALLOW_PRIVATE_CIDRS (tests and local development only): private ranges outbound calls may reach. */
   egressAllowPrivateCidrs: string[];
+  /** Smart-contract wallet sign-in (ERC-1271, ERC-6492); off when EVM_RPC_URL is unset. */
+  evmRpc: EvmRpcConfig | null;
+}
+
+export interface EvmRpcConfig {
+  /** EVM_RPC_URL: https JSON-RPC endpoint of the chain sign-in messages name (Chain ID 1); may hold an API key in its path. */
+  url: string;
+  /** EVM_RPC_TIMEOUT_MS: deadline of one JSON-RPC call (connection, request and answer). */
+  timeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -283,6 +292,25 @@ function chainConfig(env: Env, swap: SwapConfig): ChainConfig {
   };
 }
 
+/**
+ * EVM_RPC_URL: https only (outbound calls go through the egress rules, which call nothing else),
+ * and no user:password (a provider's key belongs in the path, which is never shown).
+ */
+function evmRpcConfig(env: Env): EvmRpcConfig | null {
+  const v = str(env, 'EVM_RPC_URL');
+  if (v === null) return null;
+  // the value is not echoed: a provider's URL often holds its API key
+  let parsed: URL;
+  try {
+    parsed = new URL(v);
+  } catch {
+    throw new ConfigError('EVM_RPC_URL', 'must be a URL');
+  }
+  if (parsed.protocol !== 'https:') throw new ConfigError('EVM_RPC_URL', `must use https (got "${parsed.protocol.replace(':', '')}")`);
+  if (parsed.username || parsed.password) throw new ConfigError('EVM_RPC_URL', `must not hold a user or password before the host (a provider key goes in the path) (host "${parsed.host}")`);
+  return { url: v, timeoutMs: int(env, 'EVM_RPC_TIMEOUT_MS', 5000, 100, 60_000) };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = int(env, 'PORT', 3000, 0, 65535);
   const host = str(env, 'HOST') ?? '127.0.0.1';
@@ -340,6 +368,7 @@ export function loadConfig(env: Env = process.env): Config {
     signinSessionMaxAgeMs: int(env, 'SIGNIN_SESSION_MAX_AGE_DAYS', 0, 0, 36_500) * 86_400_000 || null,
     egressExtraCaPem: extraCaPem(env),
     egressAllowPrivateCidrs: cidrList(env, 'EGRESS_ALLOW_PRIVATE_CIDRS'),
+    evmRpc: evmRpcConfig(env),
   };
 }
 

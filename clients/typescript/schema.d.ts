@@ -1964,6 +1964,7 @@ export interface paths {
                 content: {
                     "application/json": {
                         requestId: string;
+                        /** EVM: 0x 65-byte personal_sign signature, or (with EVM_RPC_URL set) a smart-contract account's ERC-1271 or ERC-6492 signature in 0x hex; native: base64 64-byte ADR-36 signature */
                         signature: string;
                         publicKey?: string;
                     };
@@ -2007,6 +2008,12 @@ export interface paths {
                     };
                 };
                 404: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                424: {
                     headers: { [name: string]: unknown };
                     content: {
                         "application/json": components["schemas"]["def-0"];
@@ -4973,7 +4980,7 @@ export interface paths {
                 content: {
                     "application/json": {
                         requestId: string;
-                        /** EVM: 0x 65-byte personal_sign signature; native: base64 64-byte ADR-36 signature */
+                        /** EVM: 0x 65-byte personal_sign signature, or (with EVM_RPC_URL set) a smart-contract account's ERC-1271 or ERC-6492 signature in 0x hex; native: base64 64-byte ADR-36 signature */
                         signature: string;
                         /** Native addresses: base64 33-byte compressed secp256k1 public key */
                         publicKey?: string;
@@ -5004,6 +5011,12 @@ export interface paths {
                     };
                 };
                 404: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                424: {
                     headers: { [name: string]: unknown };
                     content: {
                         "application/json": components["schemas"]["def-0"];

@@ -10,6 +10,7 @@ import { Bookmark, errorResponses } from '../shared/schemas.ts';
 import { paginate } from '../shared/pagination.ts';
 import { requireSession } from '../shared/session.ts';
 import { consumeRequest, verifyChallenge } from '../signin/flow.ts';
+import { MAX_SIGNATURE_LENGTH, SIGNATURE_DESCRIPTION } from '../signin/schemas.ts';
 import { parseList } from '../signin/storage.ts';
 import {
   assertSameOrigin,
@@ -87,10 +88,10 @@ export const portal: Capability = {
             'First POST /api/v0/signin/challenge with client_id "console" (and every scope the console needs), have the wallet sign the message, then send the signature here. Sets an HttpOnly SameSite=Strict cookie; answers the session and its CSRF token. Same-origin only.',
           security: [],
           body: Type.Object(
-            { requestId: Type.String({ maxLength: 64 }), signature: Type.String({ maxLength: 256 }), publicKey: Type.Optional(Type.String({ maxLength: 128 })) },
+            { requestId: Type.String({ maxLength: 64 }), signature: Type.String({ maxLength: MAX_SIGNATURE_LENGTH, description: SIGNATURE_DESCRIPTION }), publicKey: Type.Optional(Type.String({ maxLength: 128 })) },
             { additionalProperties: false },
           ),
-          response: { 200: ConsoleSessionInfo, ...errorResponses(400, 401, 403, 404) },
+          response: { 200: ConsoleSessionInfo, ...errorResponses(400, 401, 403, 404, 424) },
         },
       },
       async (request, reply) => {

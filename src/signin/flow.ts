@@ -11,7 +11,8 @@ import { buildSigninMessage, EVM_CHAIN_ID, parseSigninMessage } from './message.
 import { SCOPE_IDS, scopeName } from './scopes.ts';
 import { parseList, type SigninAppTable, type SigninAuthorizationTable, type SigninRequestTable } from './storage.ts';
 import type { Tx } from '../db/index.ts';
-import { HIGH_S_REASON, isHighSEip191, recoverEip191Signer, verifyAdr36 } from './verify.ts';
+import { verifyEvmSignature } from './contract-wallets.ts';
+import { verifyAdr36 } from './verify.ts';
 
 /** Authorization-request errors, with the OAuth code the authorize page redirects with when it may. */
 export class AuthorizeError extends ApiError {
@@ -195,12 +196,7 @@ export async function verifyChallenge(ctx: AppContext, input: ApproveInput, now:
   const signer = tryParseAddress(req.address);
   if (!signer) throw badRequest('The sign-in request holds an invalid address.');
   if (req.chain === 'ETH') {
-    const recovered = recoverEip191Signer(req.message, input.signature);
-    if (!recovered) {
-      if (isHighSEip191(input.signature)) throw badRequest(`Invalid signature: ${HIGH_S_REASON}.`);
-      throw badRequest('Invalid signature: expected a 0x-prefixed 65-byte personal_sign signature.');
-    }
-    if (!recovered.every((b, i) => b === signer.bytes[i])) throw unauthorized(`Signature does not match the sign-in message for ${req.address}.`);
+    await verifyEvmSignature(ctx, { address: req.address, message: req.message, signature: input.signature, validUntil: req.expires_at });
   } else {
     if (!input.publicKey) throw badRequest('publicKey is required for a native address: ADR-36 signatures carry no recovery id.');
     const result = verifyAdr36({ signer: req.address, data: req.message, publicKey: input.publicKey, signature: input.signature });

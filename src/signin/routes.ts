@@ -111,7 +111,7 @@ export const signin: Capability = {
       '/api/v0/signin/approve',
       {
         config: { public: true },
-        schema: { tags, summary: 'Submit the wallet signature; returns the one-time code', security: [], body: ApproveBody, response: { 200: ApproveResponse, ...errorResponses(400, 401, 404) } },
+        schema: { tags, summary: 'Submit the wallet signature; returns the one-time code', security: [], body: ApproveBody, response: { 200: ApproveResponse, ...errorResponses(400, 401, 404, 424) } },
       },
       async (request) => approveChallenge(ctx, request.body),
     );

@@ -24,10 +24,18 @@ export const ChallengeResponse = Type.Object({
   expiresAt: NumberString,
 });
 
+/**
+ * Room for smart-contract wallet signatures: ERC-1271 signatures (a WebAuthn assertion, several
+ * owners' signatures) and ERC-6492 wrappers (with the factory call) run to kilobytes.
+ */
+export const MAX_SIGNATURE_LENGTH = 16_384;
+export const SIGNATURE_DESCRIPTION =
+  "EVM: 0x 65-byte personal_sign signature, or (with EVM_RPC_URL set) a smart-contract account's ERC-1271 or ERC-6492 signature in 0x hex; native: base64 64-byte ADR-36 signature";
+
 export const ApproveBody = Type.Object(
   {
     requestId: Str(64),
-    signature: Str(256, 'EVM: 0x 65-byte personal_sign signature; native: base64 64-byte ADR-36 signature'),
+    signature: Str(MAX_SIGNATURE_LENGTH, SIGNATURE_DESCRIPTION),
     publicKey: Type.Optional(Str(128, 'Native addresses: base64 33-byte compressed secp256k1 public key')),
   },
   { additionalProperties: false },
