@@ -1784,7 +1784,7 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        delete: /** Unlink the signed-in wallet from its account at a provider */
+        delete: /** Unlink the signed-in wallet from its account at a provider (a console session, or a token holding manageConnections) */
         {
             parameters: {
                 query?: never;
@@ -1823,7 +1823,7 @@ export interface paths {
     };
     "/api/v0/connections/{provider}/callback": {
         parameters: { query?: never; header?: never; path?: never; cookie?: never };
-        get: /** Where the provider returns the browser; links the account and redirects to the configured page */
+        get: /** Where the provider returns the browser; links the account (only in the browser that proved the wallet) and redirects to the configured page */
         {
             parameters: {
                 query?: never;
@@ -1857,11 +1857,11 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/v0/connections/{provider}/start": {
+    "/api/v0/connections/{provider}/link": {
         parameters: { query?: never; header?: never; path?: never; cookie?: never };
         get?: never;
         put?: never;
-        post: /** Start linking the signed-in wallet to a provider account: answers the provider's authorization URL */
+        post: /** The link page's wallet proof: the wallet's signature of the link text; sets the binding cookie and answers the provider's authorization URL */
         {
             parameters: {
                 query?: never;
@@ -1871,7 +1871,15 @@ export interface paths {
                 };
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody: {
+                content: {
+                    "application/json": {
+                        request: string;
+                        signature: string;
+                        publicKey?: string;
+                    };
+                };
+            };
             responses: {
                 200: {
                     headers: { [name: string]: unknown };
@@ -1888,6 +1896,72 @@ export interface paths {
                     };
                 };
                 401: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                403: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                404: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/connections/{provider}/start": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get?: never;
+        put?: never;
+        post: /** Start linking the signed-in wallet to a provider account: answers the URL of the service's link page */
+        {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    provider: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            url: string;
+                        };
+                    };
+                };
+                400: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                401: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                403: {
                     headers: { [name: string]: unknown };
                     content: {
                         "application/json": components["schemas"]["def-0"];
@@ -5987,6 +6061,38 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/connections/{provider}/link": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get: /** The link page (HTML) that `start` answers: it names the wallet and the provider, proves the wallet in the user's browser, and sends it on to the provider */
+        {
+            parameters: {
+                query: {
+                    request: string;
+                };
+                header?: never;
+                path: {
+                    provider: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;

@@ -4,6 +4,8 @@
 
 export type ProviderId = 'discord' | 'github' | 'google' | 'twitch' | 'twitter';
 export const PROVIDER_IDS: readonly ProviderId[] = ['discord', 'github', 'google', 'twitch', 'twitter'];
+/** How pages and signed texts name each provider. */
+export const PROVIDER_NAMES: Record<ProviderId, string> = { discord: 'Discord', github: 'GitHub', google: 'Google', twitch: 'Twitch', twitter: 'X (Twitter)' };
 
 /** The provider account a wallet links to: a stable id (always a string) and the handle. */
 export interface SocialIdentity {

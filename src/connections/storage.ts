@@ -1,14 +1,30 @@
-// Storage of the connections flow: pending requests keyed by the hash of their state, and links.
+// Storage of the connections flow: pending requests (created by `start`, proven by a browser that
+// controls the wallet, taken once by the callback) and links.
 import type { DB, Tx } from '../db/index.ts';
+import type { Chain } from '../shared/addresses.ts';
+import { safeEqual } from '../shared/crypto.ts';
 import type { ProviderId, SocialIdentity } from './providers.ts';
 
 export interface ConnectionRequestTable {
-  state_hash: string;
+  /** Public id of the request, named by the service's link page (`?request=`). */
+  request_id: string;
   provider: string;
   platform_address: string;
-  /** PKCE verifier, encrypted with the keyring (null for providers without PKCE). */
-  code_verifier_enc: string | null;
+  /** The address as the session holds it (0x or native): the link text names and signs it. */
+  address: string;
+  chain: Chain;
+  /** The signed link text's nonce, issue and expiry times (the text is rebuilt from them). */
+  nonce: string;
+  issued_at: number;
   expires_at: number;
+  /** When a browser proved control of the wallet; null until then. */
+  proven_at: number | null;
+  /** SHA-256 of the `state` sent to the provider (set at the proof). */
+  state_hash: string | null;
+  /** SHA-256 of the binding cookie of the browser that proved the wallet (set at the proof). */
+  binding_hash: string | null;
+  /** PKCE verifier, encrypted with the keyring (null for providers without PKCE, and until the proof). */
+  code_verifier_enc: string | null;
 }
 
 export interface SocialConnectionTable {
@@ -33,13 +49,45 @@ export async function insertRequest(db: DB, row: ConnectionRequestTable): Promis
   await db.insertInto('connection_requests').values(row).execute();
 }
 
-/** Takes a pending request (one use: it is deleted in the same statement's transaction). */
-export async function takeRequest(db: DB, stateHash: string): Promise<ConnectionRequestTable | null> {
-  return db.transaction().execute(async (tx) => {
+export async function findRequest(db: DB, requestId: string): Promise<ConnectionRequestTable | null> {
+  return (await db.selectFrom('connection_requests').selectAll().where('request_id', '=', requestId).executeTakeFirst()) ?? null;
+}
+
+/** Records the proof: once per request and before its expiry (false when another proof came first or it expired). */
+export async function markProven(
+  db: DB,
+  requestId: string,
+  proof: Pick<ConnectionRequestTable, 'state_hash' | 'binding_hash' | 'code_verifier_enc'>,
+  now: number,
+): Promise<boolean> {
+  const r = await db
+    .updateTable('connection_requests')
+    .set({ ...proof, proven_at: now })
+    .where('request_id', '=', requestId)
+    .where('proven_at', 'is', null)
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
+}
+
+export type Taken =
+  | { outcome: 'unknown' }
+  | { outcome: 'missing-binding' | 'binding-mismatch'; row: ConnectionRequestTable }
+  | { outcome: 'taken'; row: ConnectionRequestTable };
+
+/**
+ * Takes a proven, unexpired request of `provider` by the hash of its `state`, for the browser whose
+ * binding cookie hashes to `bindingHash` (compared in constant time). Taken once: it is deleted in
+ * the same transaction. A request presented without its browser's cookie stays for that browser.
+ */
+export async function takeRequest(db: DB, stateHash: string, provider: ProviderId, now: number, bindingHash: string | null): Promise<Taken> {
+  return db.transaction().execute(async (tx): Promise<Taken> => {
     const row = await tx.selectFrom('connection_requests').selectAll().where('state_hash', '=', stateHash).executeTakeFirst();
-    if (!row) return null;
-    const { numDeletedRows } = await tx.deleteFrom('connection_requests').where('state_hash', '=', stateHash).executeTakeFirst();
-    return numDeletedRows > 0n ? row : null;
+    if (!row || row.binding_hash === null || row.provider !== provider || row.expires_at < now) return { outcome: 'unknown' };
+    if (bindingHash === null) return { outcome: 'missing-binding', row };
+    if (!safeEqual(bindingHash, row.binding_hash)) return { outcome: 'binding-mismatch', row };
+    const { numDeletedRows } = await tx.deleteFrom('connection_requests').where('request_id', '=', row.request_id).executeTakeFirst();
+    return numDeletedRows > 0n ? { outcome: 'taken', row } : { outcome: 'unknown' };
   });
 }
 

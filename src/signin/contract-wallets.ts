@@ -46,7 +46,7 @@ export interface EvmProof {
  * EVM_RPC_URL set, its account contract (ERC-1271, or ERC-6492 before deployment). Throws the
  * approval's errors: 400 malformed, 401 not accepted, 424 the RPC endpoint failed.
  */
-export async function verifyEvmSignature(ctx: AppContext, proof: EvmProof): Promise<void> {
+export async function verifyEvmSignature(ctx: AppContext, proof: EvmProof, kind = 'sign-in'): Promise<void> {
   const recovered = recoverEip191Signer(proof.message, proof.signature);
   const expected = proof.address.slice(2).toLowerCase();
   if (recovered && Buffer.from(recovered).toString('hex') === expected) return;
@@ -56,7 +56,7 @@ export async function verifyEvmSignature(ctx: AppContext, proof: EvmProof): Prom
   const rpc = ctx.config.evmRpc;
   if (!rpc) {
     if (!recovered) throw badRequest('Invalid signature: expected a 0x-prefixed 65-byte personal_sign signature.');
-    throw unauthorized(`Signature does not match the sign-in message for ${proof.address}.`);
+    throw unauthorized(`Signature does not match the ${kind} message for ${proof.address}.`);
   }
   if (!HEX_SIGNATURE.test(proof.signature)) {
     throw badRequest("Invalid signature: expected 0x-prefixed hex: a 65-byte personal_sign signature, or a smart-contract account's ERC-1271 or ERC-6492 signature.");
@@ -66,8 +66,8 @@ export async function verifyEvmSignature(ctx: AppContext, proof: EvmProof): Prom
   const host = rpcHost(rpc);
   throw unauthorized(
     outcome === 'reverted'
-      ? `Signature does not match the sign-in message for ${proof.address}: it is not this address's ECDSA signature, and checking it on chain reverted (the account's ERC-1271 isValidSignature, or the ERC-6492 validator for a malformed signature, through ${host}).`
-      : `Signature does not match the sign-in message for ${proof.address}: it is not this address's ECDSA signature, and no account contract accepted it (ERC-1271 / ERC-6492, through ${host}).`,
+      ? `Signature does not match the ${kind} message for ${proof.address}: it is not this address's ECDSA signature, and checking it on chain reverted (the account's ERC-1271 isValidSignature, or the ERC-6492 validator for a malformed signature, through ${host}).`
+      : `Signature does not match the ${kind} message for ${proof.address}: it is not this address's ECDSA signature, and no account contract accepted it (ERC-1271 / ERC-6492, through ${host}).`,
   );
 }
 

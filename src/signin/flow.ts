@@ -2,7 +2,7 @@
 // challenge (an EIP-4361 message with a fresh server nonce), the wallet signs it, and approval checks
 // the signature and the stored request, consumes the nonce once and mints a one-time code.
 import type { AppContext } from '../context.ts';
-import { invalidAddressMessage, tryParseAddress } from '../shared/addresses.ts';
+import { invalidAddressMessage, tryParseAddress, type Chain } from '../shared/addresses.ts';
 import { randomHex, sha256Hex } from '../shared/crypto.ts';
 import { ApiError, badRequest, notFound, unauthorized } from '../shared/errors.ts';
 import { findAppRow } from './apps.ts';
@@ -193,16 +193,32 @@ export async function verifyChallenge(ctx: AppContext, input: ApproveInput, now:
     fields.statement === statementFor(app.name, origin.domain, parseList(req.scopes));
   if (!agrees) throw badRequest('The sign-in request no longer matches this service or app (domain, URI or app name changed). Start a new sign-in.');
 
-  const signer = tryParseAddress(req.address);
-  if (!signer) throw badRequest('The sign-in request holds an invalid address.');
-  if (req.chain === 'ETH') {
-    await verifyEvmSignature(ctx, { address: req.address, message: req.message, signature: input.signature, validUntil: req.expires_at });
+  await verifyWalletSignature(ctx, { address: req.address, chain: req.chain, message: req.message, validUntil: req.expires_at }, input, 'sign-in');
+  return req;
+}
+
+/**
+ * Whether `address` signed `message`: EIP-191 personal_sign for an 0x address (or, with EVM_RPC_URL,
+ * a smart-contract account's ERC-1271 / ERC-6492 signature), ADR-36 for a native one (with its
+ * public key). Throws the refusal; `kind` names the text in it ("sign-in", "link"). The sign-in
+ * approval and the connections flow's wallet proof both check signatures here. `validUntil` bounds
+ * how long a contract account's accepted proof is remembered.
+ */
+export async function verifyWalletSignature(
+  ctx: AppContext,
+  signed: { address: string; chain: Chain; message: string; validUntil: number },
+  input: { signature: string; publicKey?: string },
+  kind: string,
+): Promise<void> {
+  const signer = tryParseAddress(signed.address);
+  if (!signer) throw badRequest(`The ${kind} request holds an invalid address.`);
+  if (signed.chain === 'ETH') {
+    await verifyEvmSignature(ctx, { address: signed.address, message: signed.message, signature: input.signature, validUntil: signed.validUntil }, kind);
   } else {
     if (!input.publicKey) throw badRequest('publicKey is required for a native address: ADR-36 signatures carry no recovery id.');
-    const result = verifyAdr36({ signer: req.address, data: req.message, publicKey: input.publicKey, signature: input.signature });
-    if (!result.ok) throw unauthorized(`Signature does not verify for ${req.address}: ${result.reason}.`);
+    const result = verifyAdr36({ signer: signed.address, data: signed.message, publicKey: input.publicKey, signature: input.signature });
+    if (!result.ok) throw unauthorized(`Signature does not verify for ${signed.address}: ${result.reason}.`);
   }
-  return req;
 }
 
 /** Marks the request used; false when another approval consumed it first (each nonce is used once). */

@@ -3,14 +3,14 @@
 // client or unregistered redirect URI is shown on the page and never redirected to. Other errors go
 // back to the app's redirect URI as RFC 6749 §4.1.2.1 error parameters.
 import { randomBytes } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import type { AppContext } from '../context.ts';
 import { AuthorizeError, redirectWith, validateAuthorizeRequest, type AuthorizeRequest } from './flow.ts';
 import { SCOPES } from './scopes.ts';
 
-const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
-const jsonForScript = (v: unknown) => JSON.stringify(v).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+export const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
+export const jsonForScript = (v: unknown) => JSON.stringify(v).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
 
 const STYLE = `
 [hidden]{display:none!important}
@@ -22,7 +22,7 @@ button.secondary{background:#fff;color:#2f5bea}button:disabled{opacity:.6;cursor
 .error{color:#b42318;background:#fef3f2;padding:10px;border-radius:8px;white-space:pre-wrap}
 code{display:block;word-break:break-all;background:#f0f2f5;padding:10px;border-radius:8px;font-size:.95rem}`;
 
-function layout(title: string, body: string, nonce: string, script = ''): string {
+export function layout(title: string, body: string, nonce: string, script = ''): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <meta name="referrer" content="no-referrer"><title>${esc(title)}</title><style nonce="${nonce}">${STYLE}</style></head>
@@ -119,6 +119,18 @@ ${scopes.length ? `<ul id="scopes">${scopes.map((s) => `<li><b>${esc(s.scopeName
 const errorPage = (message: string, nonce: string) =>
   layout('Sign-in error', `<h1>This sign-in link is not valid</h1><p class="error" id="error">${esc(message)}</p><p class="muted">Go back to the app and try again.</p>`, nonce);
 
+/** The headers of a self-contained page (this one, the connections flow's): no framing, no referrer, scripts and styles by nonce only. Returns the nonce. */
+export function pageHeaders(reply: FastifyReply): string {
+  const nonce = randomBytes(16).toString('base64');
+  reply
+    .header('content-type', 'text/html; charset=utf-8')
+    .header('cache-control', 'no-store')
+    .header('x-frame-options', 'DENY')
+    .header('referrer-policy', 'no-referrer')
+    .header('content-security-policy', `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`);
+  return nonce;
+}
+
 /** The longest value each parameter may have (documented through the querystring schema below). */
 const MAX_LENGTH = { response_type: 64, client_id: 128, redirect_uri: 2048, scope: 1024, state: 1024, code_challenge: 128, code_challenge_method: 16 } as const;
 
@@ -137,13 +149,7 @@ export function registerAuthorizePage(app: FastifyInstance, ctx: AppContext): vo
     // (an error page or an error redirect, as RFC 6749 §4.1.2.1 says), so validation is only attached.
     { attachValidation: true, schema: { tags: ['sign-in'], summary: 'The authorization page (HTML) an app sends its users to', security: [], querystring: Query } },
     async (request, reply) => {
-      const nonce = randomBytes(16).toString('base64');
-      reply
-        .header('content-type', 'text/html; charset=utf-8')
-        .header('cache-control', 'no-store')
-        .header('x-frame-options', 'DENY')
-        .header('referrer-policy', 'no-referrer')
-        .header('content-security-policy', `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`);
+      const nonce = pageHeaders(reply);
       const q = request.query;
       const repeated = Object.entries(q).find(([, v]) => Array.isArray(v))?.[0];
       const overLong = Object.entries(MAX_LENGTH).find(([k, max]) => typeof q[k] === 'string' && q[k].length > max);

@@ -7,6 +7,12 @@ export const SCOPES = [
   { scopeId: 'manageDynamicStores', scopeName: 'Manage Dynamic Stores', description: 'Create, update and delete dynamic stores, and edit their contents.' },
   { scopeId: 'managePlugins', scopeName: 'Manage Plugins', description: 'Create, update and delete your claim plugins (plugin documents), and read their secrets and error logs.' },
   { scopeId: 'manageDeveloperApps', scopeName: 'Manage Developer Apps', description: 'Create, update and delete your OAuth applications.' },
+  {
+    scopeId: 'manageConnections',
+    scopeName: 'Manage Connections',
+    description:
+      'Start linking your Discord, GitHub, Google, Twitch or X account to your wallet, and unlink them. Each link still needs your wallet in your browser: your signature, or your sign-in to this service.',
+  },
   { scopeId: 'manageAccount', scopeName: 'Manage Account', description: 'Set your username, and read your private account views (your sign-ins to apps, all your claim activity).' },
 ] as const;
 

@@ -1,12 +1,14 @@
 // The connections flow end to end against a local OAuth 2.0 provider (oauth2-mock-server): start,
-// the provider's redirect, the callback's code exchange (with PKCE where the provider has it), the
-// account read in each provider's own shape, and the links as the user sees them.
+// the wallet's proof at the link page, the provider's redirect, the callback's code exchange (with
+// PKCE where the provider has it), the account read in each provider's own shape, and the links as
+// the user sees them. The browser's side is played over HTTP (its binding cookie included); the
+// refusals of the proof and the binding are in binding.test.ts, the browser itself in browser.test.ts.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startApp, type TestApp } from '../helpers/app.ts';
 import { signIn, type SignedIn } from '../helpers/signin.ts';
 import type { ManualClock } from '../../src/shared/clock.ts';
-import { approveAtProvider, callback, link, PROVIDERS, providerEnv, startLink, startMockProvider, type MockProvider } from './helpers.ts';
+import { approveAtProvider, callback, link, PROVIDERS, providerEnv, proveWallet, startLink, startMockProvider, type MockProvider } from './helpers.ts';
 
 describe('social connections flow', () => {
   let mock: MockProvider;
@@ -15,7 +17,7 @@ describe('social connections flow', () => {
   before(async () => {
     mock = await startMockProvider();
     t = await startApp({ manualClock: true, env: providerEnv(mock) });
-    user = await signIn(t, { scopes: ['completeClaims'] });
+    user = await signIn(t, { scopes: ['completeClaims', 'manageConnections'] });
   });
   after(async () => {
     await t.close();
@@ -23,7 +25,7 @@ describe('social connections flow', () => {
   });
 
   test('discord: PKCE S256 start, code exchange, link listed and shown by auth/status, then unlinked', async () => {
-    const start = await startLink(t, user.accessToken, 'discord');
+    const { authorizeUrl: start, cookie } = await proveWallet(t, await startLink(t, user.accessToken, 'discord'), user.privateKey);
     assert.equal(start.searchParams.get('client_id'), 'discord-client');
     assert.equal(start.searchParams.get('scope'), 'identify');
     assert.equal(start.searchParams.get('code_challenge_method'), 'S256');
@@ -32,7 +34,7 @@ describe('social connections flow', () => {
     mock.shape = 'discord';
     mock.nextUser = { id: '80351110224678912', username: 'nelly' };
     const back = await approveAtProvider(start);
-    const done = await callback(t, 'discord', back);
+    const done = await callback(t, 'discord', back, cookie);
     assert.equal(done.toString(), 'https://app.example/account?connected=discord');
     // the mock checks the verifier against the challenge; the verifier was sent
     assert.match(mock.tokenRequests.at(-1)?.get('code_verifier') ?? '', /^[A-Za-z0-9_-]{43,128}$/);
@@ -50,8 +52,8 @@ describe('social connections flow', () => {
     assert.equal(status.json().github, undefined);
 
     // the same state cannot be used twice
-    const again = await callback(t, 'discord', back);
-    assert.match(again.searchParams.get('connectionError') ?? '', /unknown, used or expired/);
+    const again = await callback(t, 'discord', back, cookie);
+    assert.equal(again.searchParams.get('connectionError'), 'This link request is unknown, used or expired. Start again.');
 
     assert.equal((await t.request('DELETE', '/api/v0/connections/discord', { token: user.accessToken })).statusCode, 200);
     const gone = await t.request('DELETE', '/api/v0/connections/discord', { token: user.accessToken });
@@ -69,7 +71,7 @@ describe('social connections flow', () => {
       twitter: { id: '2244994945', username: 'XDevelopers' },
     };
     for (const p of PROVIDERS) {
-      const done = await link(t, mock, user.accessToken, p, accounts[p]);
+      const done = await link(t, mock, user, p, accounts[p]);
       assert.equal(done.searchParams.get('connected'), p, `${p}: ${done}`);
     }
     const list = (await t.request('GET', '/api/v0/connections', { token: user.accessToken })).json().connections;
@@ -77,7 +79,7 @@ describe('social connections flow', () => {
   });
 
   test('twitch: no PKCE, and its array-valued scope in the token response is accepted', async () => {
-    const start = await startLink(t, user.accessToken, 'twitch');
+    const { authorizeUrl: start, cookie } = await proveWallet(t, await startLink(t, user.accessToken, 'twitch'), user.privateKey);
     assert.equal(start.searchParams.get('code_challenge'), null, 'Twitch does not support PKCE');
     const onToken = (res: { body: Record<string, unknown> }) => {
       res.body.scope = ['user:read:email'];
@@ -86,39 +88,39 @@ describe('social connections flow', () => {
     mock.server.service.once('beforeResponse', onToken);
     mock.shape = 'twitch';
     mock.nextUser = { id: '42', username: 'streamer' };
-    const done = await callback(t, 'twitch', await approveAtProvider(start));
+    const done = await callback(t, 'twitch', await approveAtProvider(start), cookie);
     assert.equal(done.searchParams.get('connected'), 'twitch', done.toString());
     assert.equal(mock.tokenRequests.at(-1)?.get('code_verifier'), null);
   });
 
   test("github: a failed exchange answered with 200 and an error body is an error, not a link", async () => {
     await t.request('DELETE', '/api/v0/connections/github', { token: user.accessToken });
-    const start = await startLink(t, user.accessToken, 'github');
+    const { authorizeUrl: start, cookie } = await proveWallet(t, await startLink(t, user.accessToken, 'github'), user.privateKey);
     mock.server.service.once('beforeResponse', (res: { body: Record<string, unknown>; statusCode: number }) => {
       res.statusCode = 200;
       res.body = { error: 'bad_verification_code', error_description: 'The code passed is incorrect or expired.' };
     });
-    const done = await callback(t, 'github', await approveAtProvider(start));
-    assert.match(done.searchParams.get('connectionError') ?? '', /github refused the code exchange: bad_verification_code/);
+    const done = await callback(t, 'github', await approveAtProvider(start), cookie);
+    assert.equal(done.searchParams.get('connectionError'), 'github refused the code exchange: bad_verification_code');
     const list = (await t.request('GET', '/api/v0/connections', { token: user.accessToken })).json().connections;
     assert.ok(!list.some((c: { provider: string }) => c.provider === 'github'));
   });
 
   test('a user who declines at the provider is sent back with the reason; nothing is linked', async () => {
-    const start = await startLink(t, user.accessToken, 'google');
+    const { authorizeUrl: start, cookie } = await proveWallet(t, await startLink(t, user.accessToken, 'google'), user.privateKey);
     const back = new URL(start.searchParams.get('redirect_uri')!);
     back.searchParams.set('error', 'access_denied');
     back.searchParams.set('state', start.searchParams.get('state')!);
-    const done = await callback(t, 'google', back);
+    const done = await callback(t, 'google', back, cookie);
     assert.equal(done.searchParams.get('connectionError'), 'You declined the google authorization.');
   });
 
   test('a request older than 10 minutes is refused at the callback', async () => {
-    const start = await startLink(t, user.accessToken, 'discord');
+    const { authorizeUrl: start, cookie } = await proveWallet(t, await startLink(t, user.accessToken, 'discord'), user.privateKey);
     const back = await approveAtProvider(start);
     (t.clock as ManualClock).advance(10 * 60_000 + 1);
-    const done = await callback(t, 'discord', back);
-    assert.match(done.searchParams.get('connectionError') ?? '', /expired/);
+    const done = await callback(t, 'discord', back, cookie);
+    assert.equal(done.searchParams.get('connectionError'), 'This link request is unknown, used or expired. Start again.');
   });
 
   test('start needs a session; unknown and unconfigured providers are 404s naming them', async () => {

@@ -75,7 +75,7 @@ describe('github-contributions', () => {
     owner = await manager(t);
     dev = await signIn(t);
     // the login was renamed since: the match is on the stable id
-    await link(t, mock, dev.accessToken, 'github', { id: '583231', username: 'octo-renamed' });
+    await link(t, mock, dev, 'github', { id: '583231', username: 'octo-renamed' });
   });
   after(async () => {
     await t.close();
@@ -213,7 +213,7 @@ describe('github-contributions: API token, page limit, slow and unreachable API'
     dead = await startApp({ env: { ...providerEnv(mock, ['github']), GITHUB_API_URL: deadUrl } });
     owner = await manager(t);
     dev = await signIn(t);
-    await link(t, mock, dev.accessToken, 'github', { id: '583231', username: 'octocat' });
+    await link(t, mock, dev, 'github', { id: '583231', username: 'octocat' });
   });
   after(async () => {
     await t.close();
@@ -247,7 +247,7 @@ describe('github-contributions: API token, page limit, slow and unreachable API'
     assert.deepEqual((await simulate(t, owner.accessToken, 'slow/repo', dev.platformAddress)).json(), { errorMessage: 'GitHub API did not answer within 300 ms.' });
     const owner2 = await manager(dead);
     const dev2 = await signIn(dead);
-    await link(dead, mock, dev2.accessToken, 'github', { id: '583231', username: 'octocat' });
+    await link(dead, mock, dev2, 'github', { id: '583231', username: 'octocat' });
     assert.deepEqual((await simulate(dead, owner2.accessToken, 'any/repo', dev2.platformAddress)).json(), { errorMessage: 'GitHub API could not be reached.' });
   });
 

@@ -1,7 +1,9 @@
 // A local OAuth 2.0 provider (oauth2-mock-server) standing in for each social provider, and the
-// steps a browser takes through the connections flow.
+// steps a browser takes through the connections flow: the link page, where the wallet signs, the
+// provider, and the callback with the browser's binding cookie.
 import assert from 'node:assert/strict';
 import { OAuth2Server } from 'oauth2-mock-server';
+import { privateKeyToAccount } from 'viem/accounts';
 import type { TestApp } from '../helpers/app.ts';
 
 export const PROVIDERS = ['discord', 'github', 'google', 'twitch', 'twitter'] as const;
@@ -66,10 +68,43 @@ export function providerEnv(mock: MockProvider, providers: readonly Provider[] =
   return env;
 }
 
+/** `start` as a backend calls it: answers the service's link page (not yet the provider). */
 export async function startLink(t: TestApp, token: string, provider: string): Promise<URL> {
-  const res = await t.request('POST', `/api/v0/connections/${provider}/start`, { token });
+  const res = await t.request('POST', `/api/v0/connections/${provider}/start`, { token, body: {} });
   assert.equal(res.statusCode, 200, res.body);
-  return new URL(res.json().url);
+  const url = new URL(res.json().url);
+  assert.equal(url.origin + url.pathname, `${t.config.publicUrl}/connections/${provider}/link`);
+  return url;
+}
+
+/** The link page as the browser gets it (HTML), with the parameters its script reads. */
+export async function openLinkPage(t: TestApp, page: URL, headers: Record<string, string> = {}) {
+  const res = await t.request('GET', page.pathname + page.search, { apiKey: null, headers });
+  const m = /<script type="application\/json" id="params">(.*?)<\/script>/s.exec(res.body);
+  return { res, params: m ? (JSON.parse(m[1]!) as { requestId: string; address: string; chain: string; message: string; proofPath: string; cancelUrl: string }) : null };
+}
+
+/** What the link page's script posts, from the link page's own origin. */
+export function postProof(t: TestApp, provider: string, body: Record<string, unknown>, headers: Record<string, string> = {}) {
+  return t.request('POST', `/api/v0/connections/${provider}/link`, { apiKey: null, body, headers: { origin: new URL(t.config.publicUrl).origin, 'sec-fetch-site': 'same-origin', ...headers } });
+}
+
+/** The `name=value` part of a Set-Cookie header. */
+export const cookiePair = (setCookie: unknown): string => String(setCookie).split(';')[0]!;
+
+/**
+ * The browser at the link page: the wallet signs the page's text, the proof is posted; answers the
+ * provider's authorization URL and the binding cookie (`name=value`) the browser now holds.
+ */
+export async function proveWallet(t: TestApp, page: URL, privateKey: `0x${string}`): Promise<{ authorizeUrl: URL; cookie: string }> {
+  const { res, params } = await openLinkPage(t, page);
+  assert.equal(res.statusCode, 200, res.body);
+  assert.ok(params, 'the link page carries its parameters');
+  const signature = await privateKeyToAccount(privateKey).signMessage({ message: params.message });
+  const provider = page.pathname.split('/')[2]!;
+  const proof = await postProof(t, provider, { request: params.requestId, signature });
+  assert.equal(proof.statusCode, 200, proof.body);
+  return { authorizeUrl: new URL(proof.json().url), cookie: cookiePair(proof.headers['set-cookie']) };
 }
 
 /** The browser at the provider: it approves and is redirected back with code and state. */
@@ -79,16 +114,17 @@ export async function approveAtProvider(authorizeUrl: URL): Promise<URL> {
   return new URL(res.headers.get('location')!);
 }
 
-/** The callback as the browser calls it; answers where the service sends the browser next. */
-export async function callback(t: TestApp, provider: string, back: URL): Promise<URL> {
-  const res = await t.request('GET', `/api/v0/connections/${provider}/callback${back.search}`, { apiKey: null });
+/** The callback as the browser calls it (with its binding cookie, when given); answers where the service sends the browser next. */
+export async function callback(t: TestApp, provider: string, back: URL, cookie?: string): Promise<URL> {
+  const res = await t.request('GET', `/api/v0/connections/${provider}/callback${back.search}`, { apiKey: null, headers: cookie ? { cookie } : {} });
   assert.equal(res.statusCode, 302, res.body);
   return new URL(res.headers.location as string);
 }
 
-/** The whole flow: the mock answers as `provider` with this account. */
-export async function link(t: TestApp, mock: MockProvider, token: string, provider: Provider, account: { id: string; username: string }): Promise<URL> {
+/** The whole flow from a backend: start, the wallet's proof at the link page, the provider (answering as `provider` with this account), the callback. */
+export async function link(t: TestApp, mock: MockProvider, user: { accessToken: string; privateKey: `0x${string}` }, provider: Provider, account: { id: string; username: string }): Promise<URL> {
   mock.shape = provider;
   mock.nextUser = account;
-  return callback(t, provider, await approveAtProvider(await startLink(t, token, provider)));
+  const { authorizeUrl, cookie } = await proveWallet(t, await startLink(t, user.accessToken, provider), user.privateKey);
+  return callback(t, provider, await approveAtProvider(authorizeUrl), cookie);
 }

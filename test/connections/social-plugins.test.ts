@@ -23,10 +23,10 @@ describe('social plugins', () => {
     owner = await manager(t);
     [alice, bob, carol] = await Promise.all([signIn(t), signIn(t), signIn(t)]);
     // alice and bob link the SAME discord account; carol links another; nobody links twitter
-    await link(t, mock, alice.accessToken, 'discord', { id: '1001', username: 'Nelly.Dev' });
-    await link(t, mock, bob.accessToken, 'discord', { id: '1001', username: 'Nelly.Dev' });
-    await link(t, mock, carol.accessToken, 'discord', { id: '2002', username: 'carol' });
-    await link(t, mock, carol.accessToken, 'github', { id: '583231', username: 'octocat' });
+    await link(t, mock, alice, 'discord', { id: '1001', username: 'Nelly.Dev' });
+    await link(t, mock, bob, 'discord', { id: '1001', username: 'Nelly.Dev' });
+    await link(t, mock, carol, 'discord', { id: '2002', username: 'carol' });
+    await link(t, mock, carol, 'github', { id: '583231', username: 'octocat' });
   });
   after(async () => {
     await t.close();
@@ -77,7 +77,7 @@ describe('social plugins', () => {
 
   test('an unlinked account stops passing', async () => {
     const dave = await signIn(t);
-    await link(t, mock, dave.accessToken, 'github', { id: '77', username: 'dave' });
+    await link(t, mock, dave, 'github', { id: '77', username: 'dave' });
     const claimId = await claimWithPlugins(t, owner.accessToken, [numUses(10), social('github', {})]);
     assert.equal((await attempt(t, 'simulate', claimId, dave.platformAddress)).statusCode, 200);
     await t.request('DELETE', '/api/v0/connections/github', { token: dave.accessToken });
@@ -143,7 +143,7 @@ describe('social plugins', () => {
 
   test('newState keys name account ids with dots written [dot]', async () => {
     const frank = await signIn(t);
-    await link(t, mock, frank.accessToken, 'twitch', { id: '4.5', username: 'frank' });
+    await link(t, mock, frank, 'twitch', { id: '4.5', username: 'frank' });
     const plugin = social('twitch', { maxUsesPerUser: 1 });
     const claimId = await claimWithPlugins(t, owner.accessToken, [numUses(10), plugin]);
     assert.equal((await put(claimId, [numUses(10), { ...plugin, newState: { ids: { '4[dot]5': 1 } } }])).statusCode, 200);
@@ -187,13 +187,13 @@ describe('social plugins', () => {
 
   test('a provider account whose username or id holds the reserved [dot] sequence cannot claim', async () => {
     const eve = await signIn(t);
-    await link(t, mock, eve.accessToken, 'google', { id: '31', username: 'eve[dot]x' });
+    await link(t, mock, eve, 'google', { id: '31', username: 'eve[dot]x' });
     const claimId = await claimWithPlugins(t, owner.accessToken, [numUses(10), social('google', {})]);
     const r = await attempt(t, 'simulate', claimId, eve.platformAddress);
     assert.deepEqual(r.json(), { errorMessage: 'Invalid reserved sequence in ID ([dot])' });
     // and an account id holding it
     const gil = await signIn(t);
-    await link(t, mock, gil.accessToken, 'google', { id: '8[dot]8', username: 'gil' });
+    await link(t, mock, gil, 'google', { id: '8[dot]8', username: 'gil' });
     assert.deepEqual((await attempt(t, 'simulate', claimId, gil.platformAddress)).json(), { errorMessage: 'Invalid reserved sequence in ID ([dot])' });
   });
 
@@ -205,7 +205,7 @@ describe('social plugins', () => {
     assert.equal((await create(Array.from({ length: 100_000 }, () => 'a'))).statusCode, 200);
 
     const zed = await signIn(t);
-    await link(t, mock, zed.accessToken, 'twitch', { id: 'Zed7', username: 'zed' });
+    await link(t, mock, zed, 'twitch', { id: 'Zed7', username: 'zed' });
     const claimId = await claimWithPlugins(t, owner.accessToken, [numUses(10), social('twitch', { users: ['ZED7'] }), social('discord', {}, {}, 'd')]);
     // zed has no discord account: the second instance fails with its own text, the first passes
     assert.deepEqual((await attempt(t, 'simulate', claimId, zed.platformAddress)).json(), { errorMessage: 'Invalid details. Could not get user.' });

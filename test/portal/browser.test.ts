@@ -10,71 +10,19 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
 import { AxeBuilder } from '@axe-core/playwright';
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { secp256k1 } from '@noble/curves/secp256k1.js';
-import { ripemd160 } from '@noble/hashes/legacy.js';
-import { sha256 } from '@noble/hashes/sha2.js';
-import { base64, bech32 } from '@scure/base';
+import { generatePrivateKey } from 'viem/accounts';
 import { startApp, type TestApp } from '../helpers/app.ts';
 import { signIn, testAccount } from '../helpers/signin.ts';
 import { PORTAL_DIST } from '../../src/portal/static.ts';
 import { freePort } from '../helpers/process.ts';
 import { launchChromium } from '../helpers/chromium.ts';
+import { DESKTOP, keplrContext, walletContext } from '../helpers/browser-wallet.ts';
 
 const SHOTS = process.env.PORTAL_SCREENSHOTS ?? join(tmpdir(), 'platform-portal-screenshots');
 const OWNER_KEY = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d' as const; // Hardhat #1, public test key
-const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { width: 390, height: 844 };
-
-/** A browser context whose pages have an EIP-1193 wallet signing in Node (viem), like an extension. */
-async function walletContext(browser: Browser, privateKey: `0x${string}`): Promise<BrowserContext> {
-  const account = privateKeyToAccount(privateKey);
-  const context = await browser.newContext({ viewport: DESKTOP });
-  await context.exposeFunction('__testWalletSign', async (hexMessage: `0x${string}`, origin: string) => {
-    const text = Buffer.from(hexMessage.slice(2), 'hex').toString('utf8');
-    if (!text.startsWith(`${origin} wants you to sign in with your Ethereum account:\n${account.address}\n`)) throw new Error('wallet refused: domain mismatch');
-    return account.signMessage({ message: { raw: hexMessage } });
-  });
-  await context.addInitScript((address: string) => {
-    const w = globalThis as unknown as { ethereum: unknown; location: { origin: string }; __testWalletSign: (m: string, o: string) => Promise<string> };
-    w.ethereum = {
-      async request({ method, params }: { method: string; params?: unknown[] }) {
-        if (method === 'eth_requestAccounts' || method === 'eth_accounts') return [address];
-        if (method === 'personal_sign') return w.__testWalletSign((params as string[])[0], w.location.origin);
-        throw new Error(`unsupported method ${method}`);
-      },
-    };
-  }, account.address);
-  return context;
-}
-
-/** A context with a Keplr-style wallet (enable / getKey / signArbitrary) whose ADR-36 signing happens in Node. */
-async function keplrContext(browser: Browser, chainId: string): Promise<{ context: BrowserContext; address: string }> {
-  const priv = secp256k1.utils.randomSecretKey();
-  const pub = secp256k1.getPublicKey(priv, true);
-  const address = bech32.encode('bb', bech32.toWords(ripemd160(sha256(pub))));
-  const context = await browser.newContext({ viewport: DESKTOP });
-  await context.exposeFunction('__testKeplrSign', async (askedChain: string, signer: string, data: string) => {
-    if (askedChain !== chainId || signer !== address) throw new Error('wrong chain or signer');
-    const doc = `{"account_number":"0","chain_id":"","fee":{"amount":[],"gas":"0"},"memo":"","msgs":[{"type":"sign/MsgSignData","value":{"data":"${Buffer.from(data, 'utf8').toString('base64')}","signer":"${signer}"}}],"sequence":"0"}`;
-    return { pub_key: { type: 'tendermint/PubKeySecp256k1', value: base64.encode(pub) }, signature: base64.encode(secp256k1.sign(new TextEncoder().encode(doc), priv)) };
-  });
-  await context.addInitScript(([addr, chain]: string[]) => {
-    const w = globalThis as unknown as { keplr: unknown; __testKeplrSign: (c: string, s: string, d: string) => Promise<unknown> };
-    w.keplr = {
-      async enable(c: string) {
-        if (c !== chain) throw new Error(`unknown chain ${c}`);
-      },
-      async getKey() {
-        return { bech32Address: addr, algo: 'secp256k1' };
-      },
-      signArbitrary: (c: string, signer: string, data: string) => w.__testKeplrSign(c, signer, data),
-    };
-  }, [address, chainId]);
-  return { context, address };
-}
 
 describe('web portal in a browser', () => {
   let t: TestApp;

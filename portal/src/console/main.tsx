@@ -22,6 +22,9 @@ const PAGES = [
   ['account', 'Account'],
 ] as const;
 
+// Back from linking a social account (?connected= or ?connectionError=): the account page says how it went.
+if (!location.hash && /[?&](connected|connectionError)=/.test(location.search)) location.hash = '#/account';
+
 function useHash(): string[] {
   const read = () => location.hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
   const [parts, setParts] = useState(read);
