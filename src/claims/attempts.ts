@@ -15,8 +15,12 @@ import { claimCode } from './onchain.ts';
 import { findPlugin } from '../plugins/registry.ts';
 import type { AttemptSession } from '../plugins/types.ts';
 import { encodePayload, type AttemptPayload } from './payload.ts';
+import { pluginEnv } from './plugin-env.ts';
 import { enqueued } from './queue.ts';
-import { claimNumbersOf, type ClaimTables } from './storage.ts';
+import type { ClaimTables } from './storage.ts';
+
+/** Success by address is what plugins consult too: it lives with their environment. */
+export { successOf } from './plugin-env.ts';
 
 export const SIMULATED_ATTEMPT_ID = '0'.repeat(32);
 /** How stale the claim read by the complete / simulate pre-check may be (execution always re-reads). */
@@ -66,7 +70,7 @@ export async function attemptClaim(
   // passwords and codes can be guessed: such claims are throttled per address, IP and claim
   const guesser = claim.plugins.some((p) => findPlugin(p.pluginId)?.requiresUserInput) ? { ip, platformAddress } : null;
   if (guesser) await checkGuessBudget(ctx, claimId, guesser, now);
-  const outcome = await evaluateAttempt(claim, attempt, { mode: 'simulate', claimAttemptId: '', now, db: ctx.db, keyring: ctx.keyring, app: ctx });
+  const outcome = await evaluateAttempt(claim, attempt, { ...pluginEnv(ctx, now), mode: 'simulate', claimAttemptId: '' });
   if (!outcome.success) {
     if (guesser && outcome.inputRejected) await recordFailedGuess(ctx, claimId, guesser, now);
     throw new ApiError(outcome.status, outcome.error);
@@ -161,20 +165,6 @@ export async function attemptStatus(ctx: AppContext, claimAttemptId: string, ses
     }
   }
   return out;
-}
-
-/** Indexed claims: the address's claim numbers. On-demand claims: the criteria, evaluated now. */
-export async function successOf(ctx: AppContext, claimId: string, address: string): Promise<{ successCount: number; claimNumbers: number[] }> {
-  const platformAddress = toCanonical(address, 'address');
-  const now = ctx.clock.now();
-  const claim = await loadClaim(ctx.db, ctx.keyring, claimId, now);
-  if (!claim) throw notFound(`Claim ${claimId} not found`);
-  if (!numUsesInstance(claim)) {
-    const outcome = await evaluateAttempt(claim, { platformAddress, inputs: {}, expectedVersion: -1, session: null }, { mode: 'simulate', claimAttemptId: '', now, db: ctx.db, keyring: ctx.keyring, app: ctx });
-    return { successCount: outcome.success ? 1 : 0, claimNumbers: [] };
-  }
-  const claimNumbers = await claimNumbersOf(ctx.db, claimId, platformAddress);
-  return { successCount: claimNumbers.length, claimNumbers };
 }
 
 export interface AttemptListItem {

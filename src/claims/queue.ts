@@ -24,6 +24,7 @@ import { enqueueDeliveries, type NewDelivery } from '../webhooks/outbox.ts';
 import { decodePayload } from './payload.ts';
 import { evaluateAttempt, prepareExecution, statusWebhooks, unpreparedInstances, type AttemptOutcome, type EvaluateEnv } from './engine.ts';
 import { loadClaim, type ClaimRecord } from './model.ts';
+import { pluginEnv } from './plugin-env.ts';
 import { claimNumberUsed, readStateValue, writeStateValue } from './storage.ts';
 
 export interface WorkerOptions {
@@ -396,12 +397,9 @@ export class ClaimWorker {
         return;
       }
       const env: EvaluateEnv = {
+        ...pluginEnv(ctx, now, tx),
         mode: 'execute',
         claimAttemptId: row.claim_attempt_id,
-        now,
-        db: tx,
-        keyring: ctx.keyring,
-        app: ctx,
         replay,
         readState: (c, i, k) => batch.read(c, i, k),
         claimNumberUsed: (c, n) => batch.numberUsed(c, n),
@@ -442,7 +440,7 @@ export class ClaimWorker {
         const payload = decodePayload(ctx.keyring, row.payload ?? '');
         const input = { ...payload, platformAddress: row.platform_address };
         const replay = { ...payload.replay, ...this.prepared.get(row.claim_attempt_id) };
-        const env: EvaluateEnv = { mode: 'execute', claimAttemptId: row.claim_attempt_id, now, db: ctx.db, keyring: ctx.keyring, app: ctx, replay };
+        const env: EvaluateEnv = { ...pluginEnv(ctx, now), mode: 'execute', claimAttemptId: row.claim_attempt_id, replay };
         const ids = await unpreparedInstances(claim, input, env);
         if (!ids.length) return;
         const values = await prepareExecution(claim, input, env, ids);
