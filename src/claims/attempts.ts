@@ -6,6 +6,7 @@ import { toCanonical } from '../shared/addresses.ts';
 import { randomHex } from '../shared/crypto.ts';
 import { ApiError, badRequest, notFound } from '../shared/errors.ts';
 import { paginate } from '../shared/pagination.ts';
+import { TurnBatcher } from '../shared/turn-batcher.ts';
 import type { Session } from '../shared/session.ts';
 import { isCreatorOrManager } from './documents.ts';
 import { evaluateAttempt } from './engine.ts';
@@ -16,7 +17,7 @@ import { findPlugin } from '../plugins/registry.ts';
 import type { AttemptSession } from '../plugins/types.ts';
 import { encodePayload, type AttemptPayload } from './payload.ts';
 import { pluginEnv } from './plugin-env.ts';
-import { enqueued } from './queue.ts';
+import { enqueued } from './queue-wakeup.ts';
 import type { ClaimTables } from './storage.ts';
 
 /** Success by address is what plugins consult too: it lives with their environment. */
@@ -96,38 +97,32 @@ export async function attemptClaim(
 }
 
 type AttemptRow = Insertable<ClaimTables['claim_attempts']>;
-interface PendingInserts {
-  rows: AttemptRow[];
-  waiters: Array<{ resolve: () => void; reject: (e: unknown) => void }>;
+interface PendingInsert {
+  row: AttemptRow;
+  resolve: () => void;
+  reject: (e: unknown) => void;
 }
-const pendingInserts = new WeakMap<AppContext, PendingInserts>();
+const inserters = new WeakMap<AppContext, TurnBatcher<PendingInsert>>();
 
 /**
  * Group commit: attempts accepted in the same turn of the event loop are inserted by one
  * statement; each request answers only once its row is committed.
  */
 function insertAttempt(ctx: AppContext, row: AttemptRow): Promise<void> {
-  let batch = pendingInserts.get(ctx);
-  if (!batch) {
-    const created: PendingInserts = { rows: [], waiters: [] };
-    pendingInserts.set(ctx, (batch = created));
-    setImmediate(() => {
-      pendingInserts.delete(ctx);
-      void flushInserts(ctx, created);
-    });
-  }
-  batch.rows.push(row);
-  return new Promise((resolve, reject) => batch.waiters.push({ resolve, reject }));
+  let inserter = inserters.get(ctx);
+  if (!inserter) inserters.set(ctx, (inserter = new TurnBatcher((batch) => void flushInserts(ctx, batch))));
+  const batcher = inserter;
+  return new Promise((resolve, reject) => batcher.add({ row, resolve, reject }));
 }
 
-async function flushInserts(ctx: AppContext, batch: PendingInserts): Promise<void> {
-  for (let i = 0; i < batch.rows.length; i += 500) {
-    const waiters = batch.waiters.slice(i, i + 500);
+async function flushInserts(ctx: AppContext, batch: PendingInsert[]): Promise<void> {
+  for (let i = 0; i < batch.length; i += 500) {
+    const chunk = batch.slice(i, i + 500);
     try {
-      await ctx.db.insertInto('claim_attempts').values(batch.rows.slice(i, i + 500)).execute();
-      for (const w of waiters) w.resolve();
+      await ctx.db.insertInto('claim_attempts').values(chunk.map((p) => p.row)).execute();
+      for (const p of chunk) p.resolve();
     } catch (err) {
-      for (const w of waiters) w.reject(err);
+      for (const p of chunk) p.reject(err);
     }
   }
   enqueued(ctx);
