@@ -7,6 +7,7 @@ import { loadConfig } from '../src/config.ts';
 import { createContext } from '../src/context.ts';
 import { ChainClient } from '../src/chain/client.ts';
 import { importSnapshot, parseSnapshot } from '../src/chain/import.ts';
+import { pluginEnv } from '../src/claims/plugin-env.ts';
 import { mustOwnBadges } from '../src/plugins/mustOwnBadges.ts';
 import { evaluateStandalone } from '../src/plugins/standalone.ts';
 import { checkRequirement, parseRequirement } from '../src/plugins/ownership.ts';
@@ -46,7 +47,7 @@ await importSnapshot(
   now,
 );
 
-const publicParams = (await mustOwnBadges.validate({ ownershipRequirements: requirement }, {}, { path: 'p', claimId: 'bench', creator: holder, db: ctx.db, keyring: ctx.keyring })).publicParams;
+const publicParams = (await mustOwnBadges.validate({ ownershipRequirements: requirement }, {}, { path: 'p', claimId: 'bench', creator: holder, ...pluginEnv(ctx, ctx.clock.now()) })).publicParams;
 
 async function time(fn: () => Promise<boolean>): Promise<number[]> {
   for (let i = 0; i < Math.min(200, N); i++) if (!(await fn())) throw new Error('the check must pass');
@@ -61,7 +62,7 @@ async function time(fn: () => Promise<boolean>): Promise<number[]> {
 }
 
 // ours: the plugin as the engine runs it (read model, warm)
-const ours = await time(async () => (await evaluateStandalone(ctx, mustOwnBadges, { publicParams, platformAddress: holder, instanceId: 'own' })).success);
+const ours = await time(async () => (await evaluateStandalone(pluginEnv(ctx, ctx.clock.now()), mustOwnBadges, { publicParams, platformAddress: holder, instanceId: 'own' })).success);
 // baseline: the same math, each asset's balances read from the chain's REST API
 const client = new ChainClient({ baseUrl: chain.url, timeoutMs: 5000 });
 const parsed = parseRequirement(requirement, 'r');

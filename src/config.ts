@@ -6,7 +6,14 @@ import { randomHex } from './shared/crypto.ts';
 import { ensurePrivateDir } from './shared/files.ts';
 import { parseCidrList } from './egress/addresses.ts';
 import { join, resolve } from 'node:path';
+import { chainConfig, type ChainConfig } from './chain/config.ts';
 import { connectionsConfig, type ConnectionsConfig } from './connections/config.ts';
+import { evmRpcConfig, type EvmRpcConfig } from './signin/config.ts';
+import { bool, ConfigError, int, str, url, type Env } from './shared/env.ts';
+import { swapConfig, type SwapConfig } from './swap/config.ts';
+
+/** What loadConfig throws (the CLI and tests catch it from here). */
+export { ConfigError };
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -89,61 +96,8 @@ export interface Config {
   evmRpc: EvmRpcConfig | null;
 }
 
-export interface EvmRpcConfig {
-  /** EVM_RPC_URL: https JSON-RPC endpoint of the chain sign-in messages name (Chain ID 1); may hold an API key in its path. */
-  url: string;
-  /** EVM_RPC_TIMEOUT_MS: deadline of one JSON-RPC call (connection, request and answer). */
-  timeoutMs: number;
-}
-
-export class ConfigError extends Error {
-  readonly variable: string;
-  constructor(variable: string, message: string) {
-    super(`Invalid configuration: ${variable} ${message}`);
-    this.variable = variable;
-  }
-}
-
-type Env = Record<string, string | undefined>;
 
 const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
-
-function str(env: Env, name: string): string | null {
-  const v = env[name];
-  return v === undefined || v.trim() === '' ? null : v.trim();
-}
-
-function int(env: Env, name: string, def: number, min: number, max: number): number {
-  const v = str(env, name);
-  if (v === null) return def;
-  if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) {
-    throw new ConfigError(name, `must be an integer from ${min} to ${max} (got "${v}")`);
-  }
-  return Number(v);
-}
-
-function bool(env: Env, name: string, def: boolean): boolean {
-  const v = str(env, name);
-  if (v === null) return def;
-  if (/^(1|true|yes|on)$/i.test(v)) return true;
-  if (/^(0|false|no|off)$/i.test(v)) return false;
-  throw new ConfigError(name, `must be true or false (got "${v}")`);
-}
-
-function url(env: Env, name: string, protocols: string[]): string | null {
-  const v = str(env, name);
-  if (v === null) return null;
-  let parsed: URL;
-  try {
-    parsed = new URL(v);
-  } catch {
-    throw new ConfigError(name, `must be a URL (got "${v}")`);
-  }
-  if (!protocols.includes(parsed.protocol)) {
-    throw new ConfigError(name, `must use ${protocols.map((p) => p.replace(':', '')).join(' or ')} (got "${parsed.protocol.replace(':', '')}")`);
-  }
-  return v.replace(/\/+$/, '');
-}
 
 /** Reads a secret from the environment, or from DATA_DIR (creating it on first start). */
 function persistentSecret(env: Env, name: string, dataDir: string, file: string, validate: (hex: string) => boolean, requirement = '64 hex characters (32 bytes)'): string {
@@ -193,38 +147,6 @@ function trustProxy(env: Env): boolean | string[] {
   return list;
 }
 
-export interface SwapConfig {
-  /** CHAIN_POLL_INTERVAL_MS: how often pool state is read from CHAIN_REST_URL. */
-  chainPollIntervalMs: number;
-  /** CHAIN_TAKER_FEE_REFRESH_MS: how often per-pair taker fees are re-read (new pairs are read at once). */
-  takerFeeRefreshMs: number;
-  /** SWAP_IMPORT_POLL_INTERVAL_MS: how often a service checks for pools imported by the CLI. */
-  importPollIntervalMs: number;
-  /** SWAP_UPSTREAM_TIMEOUT_MS: timeout of every outbound call (chain REST, routing API). */
-  upstreamTimeoutMs: number;
-  /** SWAP_PRICE_IMPACT_WARNING_PERCENT: price impact above which lowLiquidityWarning is set. */
-  priceImpactWarningPercent: number;
-  /** SWAP_MIN_POOL_RESERVE: a pool on the route holding less of a traded denom (base units) sets lowLiquidityWarning. */
-  minPoolReserve: bigint;
-}
-
-function swapConfig(env: Env): SwapConfig {
-  const percent = str(env, 'SWAP_PRICE_IMPACT_WARNING_PERCENT') ?? '5';
-  if (!/^\d{1,3}(\.\d{1,6})?$/.test(percent) || Number(percent) > 100) {
-    throw new ConfigError('SWAP_PRICE_IMPACT_WARNING_PERCENT', `must be a number from 0 to 100 (got "${percent}")`);
-  }
-  const reserve = str(env, 'SWAP_MIN_POOL_RESERVE') ?? '1000000';
-  if (!/^\d{1,78}$/.test(reserve)) throw new ConfigError('SWAP_MIN_POOL_RESERVE', `must be a non-negative integer (got "${reserve}")`);
-  return {
-    chainPollIntervalMs: int(env, 'CHAIN_POLL_INTERVAL_MS', 6000, 100, 3_600_000),
-    takerFeeRefreshMs: int(env, 'CHAIN_TAKER_FEE_REFRESH_MS', 600_000, 1000, 86_400_000),
-    importPollIntervalMs: int(env, 'SWAP_IMPORT_POLL_INTERVAL_MS', 2000, 50, 3_600_000),
-    upstreamTimeoutMs: int(env, 'SWAP_UPSTREAM_TIMEOUT_MS', 10_000, 100, 120_000),
-    priceImpactWarningPercent: Number(percent),
-    minPoolReserve: BigInt(reserve),
-  };
-}
-
 /** Default: counted in the database on PostgreSQL (processes share one budget), in memory on SQLite. */
 function rateLimitStore(env: Env, databaseUrl: string | null): 'database' | 'memory' {
   const v = str(env, 'RATE_LIMIT_STORE') ?? (databaseUrl ? 'database' : 'memory');
@@ -267,48 +189,6 @@ function cidrList(env: Env, name: string): string[] {
     throw new ConfigError(name, `must be comma-separated CIDR ranges: ${(err as Error).message}`);
   }
   return entries;
-}
-
-export interface ChainConfig {
-  /** CHAIN_TIMEOUT_MS: timeout of one chain REST call (default SWAP_UPSTREAM_TIMEOUT_MS). */
-  timeoutMs: number;
-  /** CHAIN_START_HEIGHT: first block the indexer reads when it has no cursor yet. */
-  startHeight: number;
-  /** CHAIN_POLL_INTERVAL_MS: how often the indexer asks for new blocks once caught up. */
-  pollIntervalMs: number;
-  /** CHAIN_INDEX_BATCH: blocks read ahead (concurrently) per catch-up batch. */
-  batchSize: number;
-  /** CHAIN_INDEXER_LEASE_MS: how long the indexing lease lasts without renewal (failover delay). */
-  leaseMs: number;
-}
-
-function chainConfig(env: Env, swap: SwapConfig): ChainConfig {
-  return {
-    timeoutMs: int(env, 'CHAIN_TIMEOUT_MS', swap.upstreamTimeoutMs, 100, 120_000),
-    startHeight: int(env, 'CHAIN_START_HEIGHT', 1, 1, Number.MAX_SAFE_INTEGER),
-    pollIntervalMs: swap.chainPollIntervalMs,
-    batchSize: int(env, 'CHAIN_INDEX_BATCH', 50, 1, 1000),
-    leaseMs: int(env, 'CHAIN_INDEXER_LEASE_MS', 15_000, 500, 600_000),
-  };
-}
-
-/**
- * EVM_RPC_URL: https only (outbound calls go through the egress rules, which call nothing else),
- * and no user:password (a provider's key belongs in the path, which is never shown).
- */
-function evmRpcConfig(env: Env): EvmRpcConfig | null {
-  const v = str(env, 'EVM_RPC_URL');
-  if (v === null) return null;
-  // the value is not echoed: a provider's URL often holds its API key
-  let parsed: URL;
-  try {
-    parsed = new URL(v);
-  } catch {
-    throw new ConfigError('EVM_RPC_URL', 'must be a URL');
-  }
-  if (parsed.protocol !== 'https:') throw new ConfigError('EVM_RPC_URL', `must use https (got "${parsed.protocol.replace(':', '')}")`);
-  if (parsed.username || parsed.password) throw new ConfigError('EVM_RPC_URL', `must not hold a user or password before the host (a provider key goes in the path) (host "${parsed.host}")`);
-  return { url: v, timeoutMs: int(env, 'EVM_RPC_TIMEOUT_MS', 5000, 100, 60_000) };
 }
 
 export function loadConfig(env: Env = process.env): Config {

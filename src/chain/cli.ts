@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import { UsageError, registerCommand, withContext } from '../cli.ts';
 import { loadConfig } from '../config.ts';
 import { createContext } from '../context.ts';
-import { startLoops } from '../worker/runtime.ts';
+import { runLoopsUntilSignal } from '../worker/runtime.ts';
 import { chainClientFor } from './client.ts';
 import { importSnapshot, parseSnapshot, SnapshotError } from './import.ts';
 import { CHAIN_INDEXER_LOOP } from './loops.ts';
@@ -25,19 +25,7 @@ registerCommand({
       process.stderr.write('Cannot index: CHAIN_REST_URL is not set\n');
       return 1;
     }
-    try {
-      await startLoops(ctx, [CHAIN_INDEXER_LOOP]);
-      ctx.log.info({ loops: [CHAIN_INDEXER_LOOP] }, 'indexer started');
-    } catch (err) {
-      await ctx.close();
-      throw err;
-    }
-    await new Promise<void>((resolve) => {
-      process.once('SIGTERM', () => resolve());
-      process.once('SIGINT', () => resolve());
-    });
-    ctx.log.info('indexer stopping: finishing the current block');
-    await ctx.close();
+    await runLoopsUntilSignal(ctx, [CHAIN_INDEXER_LOOP], { started: 'indexer started', stopping: 'indexer stopping: finishing the current block' });
   },
 });
 

@@ -10,6 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { AppContext } from '../context.ts';
+import { startPollLoop } from '../shared/poll-loop.ts';
 import { ChainError, type ChainClient } from './client.ts';
 import type { BlockWork } from './model.ts';
 import { limiter, readBlock } from './read-block.ts';
@@ -32,13 +33,6 @@ export interface IndexerStats {
   waitMs: number;
   commitMs: number;
 }
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (signal.aborted) return resolve();
-    const t = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
-  });
 
 export class ChainIndexer {
   readonly holder = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
@@ -138,45 +132,41 @@ export class ChainIndexer {
 
   /** The background loop: lease, catch up in batches, then poll; errors back off and retry. */
   start(): { stop(): Promise<void> } {
-    const signal = this.abort.signal;
     let backoff = this.opts.pollIntervalMs;
     const heartbeat = setInterval(() => {
       if (this.holding) void renewLease(this.ctx.db, this.holder, this.now(), this.opts.leaseMs).then((ok) => (this.holding = ok)).catch(() => {});
     }, Math.max(100, Math.floor(this.opts.leaseMs / 3)));
     heartbeat.unref();
-    const loop = (async () => {
-      while (!signal.aborted) {
-        try {
-          if (!(await this.ensureLease())) {
-            await sleep(Math.min(this.opts.pollIntervalMs, Math.max(100, Math.floor(this.opts.leaseMs / 3))), signal);
-            continue;
-          }
-          const n = await this.step();
-          if (this.lastError) this.ctx.log.info('chain indexer: recovered');
-          this.lastError = '';
-          backoff = this.opts.pollIntervalMs;
-          if (n === 0) await sleep(this.opts.pollIntervalMs, signal);
-        } catch (err) {
-          if (signal.aborted) break;
-          const message = (err as Error).message;
-          if (err instanceof FencedError) {
-            this.holding = false;
-            this.ctx.log.warn({ err: message }, 'chain indexer: another indexer moved the cursor; re-reading it');
-            continue;
-          }
-          // one log line per distinct failure, not one per retry
-          if (message !== this.lastError) this.ctx.log[err instanceof ChainError ? 'warn' : 'error']({ err: message }, 'chain indexer: block not indexed; retrying');
-          this.lastError = message;
-          await sleep(backoff, signal);
-          backoff = Math.min(backoff * 2, 60_000);
+    const loop = startPollLoop({
+      round: async () => {
+        if (!(await this.ensureLease())) return Math.min(this.opts.pollIntervalMs, Math.max(100, Math.floor(this.opts.leaseMs / 3)));
+        const n = await this.step();
+        if (this.lastError) this.ctx.log.info('chain indexer: recovered');
+        this.lastError = '';
+        backoff = this.opts.pollIntervalMs;
+        return n === 0 ? this.opts.pollIntervalMs : 0;
+      },
+      onError: (err) => {
+        const message = (err as Error).message;
+        if (err instanceof FencedError) {
+          this.holding = false;
+          this.ctx.log.warn({ err: message }, 'chain indexer: another indexer moved the cursor; re-reading it');
+          return 0;
         }
-      }
-    })();
+        // one log line per distinct failure, not one per retry
+        if (message !== this.lastError) this.ctx.log[err instanceof ChainError ? 'warn' : 'error']({ err: message }, 'chain indexer: block not indexed; retrying');
+        this.lastError = message;
+        const wait = backoff;
+        backoff = Math.min(backoff * 2, 60_000);
+        return wait;
+      },
+    });
+    // a catch-up batch in flight stops between blocks
+    loop.signal.addEventListener('abort', () => this.abort.abort(), { once: true });
     return {
       stop: async () => {
-        this.abort.abort();
         clearInterval(heartbeat);
-        await loop;
+        await loop.stop();
         // hand over at once instead of after the lease expires
         await releaseLease(this.ctx.db, this.holder).catch(() => {});
       },

@@ -6,6 +6,7 @@ import { toCanonical } from '../shared/addresses.ts';
 import { randomHex } from '../shared/crypto.ts';
 import { ApiError, badRequest, notFound } from '../shared/errors.ts';
 import { paginate } from '../shared/pagination.ts';
+import { TurnBatcher } from '../shared/turn-batcher.ts';
 import type { Session } from '../shared/session.ts';
 import { isCreatorOrManager } from './documents.ts';
 import { evaluateAttempt } from './engine.ts';
@@ -15,8 +16,12 @@ import { claimCode } from './onchain.ts';
 import { findPlugin } from '../plugins/registry.ts';
 import type { AttemptSession } from '../plugins/types.ts';
 import { encodePayload, type AttemptPayload } from './payload.ts';
-import { enqueued } from './queue.ts';
-import { claimNumbersOf, type ClaimTables } from './storage.ts';
+import { pluginEnv } from './plugin-env.ts';
+import { enqueued } from './queue-wakeup.ts';
+import type { ClaimTables } from './storage.ts';
+
+/** Success by address is what plugins consult too: it lives with their environment. */
+export { successOf } from './plugin-env.ts';
 
 export const SIMULATED_ATTEMPT_ID = '0'.repeat(32);
 /** How stale the claim read by the complete / simulate pre-check may be (execution always re-reads). */
@@ -66,7 +71,7 @@ export async function attemptClaim(
   // passwords and codes can be guessed: such claims are throttled per address, IP and claim
   const guesser = claim.plugins.some((p) => findPlugin(p.pluginId)?.requiresUserInput) ? { ip, platformAddress } : null;
   if (guesser) await checkGuessBudget(ctx, claimId, guesser, now);
-  const outcome = await evaluateAttempt(claim, attempt, { mode: 'simulate', claimAttemptId: '', now, db: ctx.db, keyring: ctx.keyring, app: ctx });
+  const outcome = await evaluateAttempt(claim, attempt, { ...pluginEnv(ctx, now), mode: 'simulate', claimAttemptId: '' });
   if (!outcome.success) {
     if (guesser && outcome.inputRejected) await recordFailedGuess(ctx, claimId, guesser, now);
     throw new ApiError(outcome.status, outcome.error);
@@ -92,38 +97,32 @@ export async function attemptClaim(
 }
 
 type AttemptRow = Insertable<ClaimTables['claim_attempts']>;
-interface PendingInserts {
-  rows: AttemptRow[];
-  waiters: Array<{ resolve: () => void; reject: (e: unknown) => void }>;
+interface PendingInsert {
+  row: AttemptRow;
+  resolve: () => void;
+  reject: (e: unknown) => void;
 }
-const pendingInserts = new WeakMap<AppContext, PendingInserts>();
+const inserters = new WeakMap<AppContext, TurnBatcher<PendingInsert>>();
 
 /**
  * Group commit: attempts accepted in the same turn of the event loop are inserted by one
  * statement; each request answers only once its row is committed.
  */
 function insertAttempt(ctx: AppContext, row: AttemptRow): Promise<void> {
-  let batch = pendingInserts.get(ctx);
-  if (!batch) {
-    const created: PendingInserts = { rows: [], waiters: [] };
-    pendingInserts.set(ctx, (batch = created));
-    setImmediate(() => {
-      pendingInserts.delete(ctx);
-      void flushInserts(ctx, created);
-    });
-  }
-  batch.rows.push(row);
-  return new Promise((resolve, reject) => batch.waiters.push({ resolve, reject }));
+  let inserter = inserters.get(ctx);
+  if (!inserter) inserters.set(ctx, (inserter = new TurnBatcher((batch) => void flushInserts(ctx, batch))));
+  const batcher = inserter;
+  return new Promise((resolve, reject) => batcher.add({ row, resolve, reject }));
 }
 
-async function flushInserts(ctx: AppContext, batch: PendingInserts): Promise<void> {
-  for (let i = 0; i < batch.rows.length; i += 500) {
-    const waiters = batch.waiters.slice(i, i + 500);
+async function flushInserts(ctx: AppContext, batch: PendingInsert[]): Promise<void> {
+  for (let i = 0; i < batch.length; i += 500) {
+    const chunk = batch.slice(i, i + 500);
     try {
-      await ctx.db.insertInto('claim_attempts').values(batch.rows.slice(i, i + 500)).execute();
-      for (const w of waiters) w.resolve();
+      await ctx.db.insertInto('claim_attempts').values(chunk.map((p) => p.row)).execute();
+      for (const p of chunk) p.resolve();
     } catch (err) {
-      for (const w of waiters) w.reject(err);
+      for (const p of chunk) p.reject(err);
     }
   }
   enqueued(ctx);
@@ -161,20 +160,6 @@ export async function attemptStatus(ctx: AppContext, claimAttemptId: string, ses
     }
   }
   return out;
-}
-
-/** Indexed claims: the address's claim numbers. On-demand claims: the criteria, evaluated now. */
-export async function successOf(ctx: AppContext, claimId: string, address: string): Promise<{ successCount: number; claimNumbers: number[] }> {
-  const platformAddress = toCanonical(address, 'address');
-  const now = ctx.clock.now();
-  const claim = await loadClaim(ctx.db, ctx.keyring, claimId, now);
-  if (!claim) throw notFound(`Claim ${claimId} not found`);
-  if (!numUsesInstance(claim)) {
-    const outcome = await evaluateAttempt(claim, { platformAddress, inputs: {}, expectedVersion: -1, session: null }, { mode: 'simulate', claimAttemptId: '', now, db: ctx.db, keyring: ctx.keyring, app: ctx });
-    return { successCount: outcome.success ? 1 : 0, claimNumbers: [] };
-  }
-  const claimNumbers = await claimNumbersOf(ctx.db, claimId, platformAddress);
-  return { successCount: claimNumbers.length, claimNumbers };
 }
 
 export interface AttemptListItem {

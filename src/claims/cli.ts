@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import { registerCommand, UsageError } from '../cli.ts';
 import { loadConfig } from '../config.ts';
 import { createContext } from '../context.ts';
-import { listLoops, startLoops } from '../worker/runtime.ts';
+import { listLoops, runLoopsUntilSignal } from '../worker/runtime.ts';
 import { drainQueue } from './queue.ts';
 
 /** `--only a,b`: at least one name, each a known loop. */
@@ -38,18 +38,6 @@ registerCommand({
       }
       return;
     }
-    try {
-      const started = await startLoops(ctx, only);
-      ctx.log.info({ loops: started }, 'worker started');
-    } catch (err) {
-      await ctx.close();
-      throw err;
-    }
-    await new Promise<void>((resolve) => {
-      process.once('SIGTERM', () => resolve());
-      process.once('SIGINT', () => resolve());
-    });
-    ctx.log.info('worker stopping: finishing the current work');
-    await ctx.close();
+    await runLoopsUntilSignal(ctx, only, { started: 'worker started', stopping: 'worker stopping: finishing the current work' });
   },
 });

@@ -6,7 +6,8 @@ import { toCanonical, tryParseAddress } from '../shared/addresses.ts';
 import { randomHex } from '../shared/crypto.ts';
 import { badRequest, conflict, forbidden, notFound } from '../shared/errors.ts';
 import { findPlugin, onDemandCompatible, pluginIds, resolvePlugin } from '../plugins/registry.ts';
-import type { AnyClaimPlugin, JsonObject, StoredStateEntry } from '../plugins/types.ts';
+import type { AnyClaimPlugin, StoredStateEntry } from '../plugins/types.ts';
+import type { JsonObject } from '../shared/json.ts';
 import { whitelistList } from '../plugins/whitelist.ts';
 import {
   claimToRow,
@@ -20,6 +21,7 @@ import {
   type PluginInstance,
   type TrackerDetails,
 } from './model.ts';
+import { pluginEnv } from './plugin-env.ts';
 import { validateSatisfyMethod, type SatisfyMethod } from './satisfy.ts';
 import { assertApprovalManager } from './tracker-ownership.ts';
 
@@ -137,8 +139,7 @@ async function buildClaim(
       claimId: input.claimId,
       creator: previous?.createdBy ?? actor.platformAddress,
       ...(before ? { previous: { publicParams: before.publicParams, privateParams: before.privateParams } } : {}),
-      db: opts.db,
-      keyring: opts.ctx.keyring,
+      ...pluginEnv(opts.ctx, now, opts.db),
     });
     plugins.push({ pluginId: p.pluginId, instanceId: p.instanceId, version, ...validated });
 

@@ -1,12 +1,9 @@
 // Evaluates one attempt: the version check, every plugin in parallel against the state as it was
 // before the attempt, the success logic, and the claim number. Pure with respect to storage: it
 // reads through the given handle and returns the changes to commit; simulate and execute share it.
-import type { AppContext } from '../context.ts';
-import type { DB, Tx } from '../db/index.ts';
-import type { Keyring } from '../shared/crypto.ts';
 import { HALTED } from '../plugins/halt.ts';
 import { findPlugin, resolvePlugin } from '../plugins/registry.ts';
-import type { AttemptSession, ClaimInfo, EvaluateContext, PluginResult, StatusWebhook } from '../plugins/types.ts';
+import type { AttemptRun, AttemptSession, ClaimInfo, EvaluateContext, PluginResult, StatusWebhook } from '../plugins/types.ts';
 import { assignerOf, maxUsesOf, numUsesInstance, type ClaimRecord } from './model.ts';
 import { evaluateSatisfyMethod } from './satisfy.ts';
 import { claimNumberUsed, readStateValue } from './storage.ts';
@@ -35,13 +32,9 @@ export type AttemptOutcome =
 export const versionMismatchError = (expected: number, actual: number) =>
   `Claim has been updated since last fetch: expected version ${expected}, current version ${actual}`;
 
-export interface EvaluateEnv {
-  mode: 'simulate' | 'execute';
-  claimAttemptId: string;
-  now: number;
-  db: DB | Tx;
-  keyring: Keyring;
-  app: AppContext;
+/** The run's environment (claims/plugin-env.ts builds its core), plus what only the engine reads. */
+export interface EvaluateEnv extends AttemptRun {
+  /** Replayed values by instance id (each plugin sees its own as `ctx.replay`). */
   replay?: Record<string, unknown>;
   /** State reads (default: the database through `db`); the worker layers its batch's writes on top. */
   readState?: (claimId: string, instanceId: string, key: string) => Promise<unknown>;
@@ -179,6 +172,12 @@ function pluginContext(
 ): EvaluateContext {
   return {
     mode: env.mode,
+    claimAttemptId: env.claimAttemptId,
+    now: env.now,
+    db: env.db,
+    keyring: env.keyring,
+    app: env.app,
+    claims: env.claims,
     claim: info,
     instanceId: inst.instanceId,
     publicParams: inst.publicParams,
@@ -186,15 +185,10 @@ function pluginContext(
     platformAddress: input.platformAddress,
     input: input.inputs[inst.instanceId],
     session: input.session,
-    claimAttemptId: env.claimAttemptId,
-    now: env.now,
     state: { get: (key) => readState(claim.claimId, inst.instanceId, key) },
     isClaimNumberAssigner,
     ...(env.replay && inst.instanceId in env.replay ? { replay: env.replay[inst.instanceId] } : {}),
-    db: env.db,
-    keyring: env.keyring,
     locale: input.locale ?? 'en',
-    app: env.app,
   };
 }
 

@@ -4,7 +4,7 @@
 import { sql } from 'kysely';
 import type { DB, Tx } from '../db/index.ts';
 import type { Keyring } from '../shared/crypto.ts';
-import type { JsonObject } from '../plugins/types.ts';
+import type { JsonObject } from '../shared/json.ts';
 import type { ClaimTable } from './storage.ts';
 import type { SatisfyMethod } from './satisfy.ts';
 

@@ -13,18 +13,19 @@
 // processes share the work and none hands out a use or a code twice. On SQLite, BEGIN IMMEDIATE
 // serialises writers across processes.
 //
-// Wake-up: in-process enqueues wake the local worker at once; other processes are woken by
-// PostgreSQL LISTEN/NOTIFY, with polling as the fallback (and the only way on SQLite).
+// The batch itself is queue-batch.ts; waking the worker (in process, or by LISTEN/NOTIFY, with
+// polling as the fallback) is queue-wakeup.ts. This module is the worker: its loop, the lanes and
+// the attempts' evaluation.
 import { sql } from 'kysely';
-import pg from 'pg';
 import type { AppContext } from '../context.ts';
-import { isUniqueViolation, type Tx } from '../db/index.ts';
-import type { Keyring } from '../shared/crypto.ts';
-import { enqueueDeliveries, type NewDelivery } from '../webhooks/outbox.ts';
-import { decodePayload } from './payload.ts';
+import type { Tx } from '../db/index.ts';
+import { startPollLoop, type PollLoop } from '../shared/poll-loop.ts';
 import { evaluateAttempt, prepareExecution, statusWebhooks, unpreparedInstances, type AttemptOutcome, type EvaluateEnv } from './engine.ts';
-import { loadClaim, type ClaimRecord } from './model.ts';
-import { claimNumberUsed, readStateValue, writeStateValue } from './storage.ts';
+import { loadClaim } from './model.ts';
+import { decodePayload } from './payload.ts';
+import { pluginEnv } from './plugin-env.ts';
+import { Batch, NumberCollision, type QueuedRow } from './queue-batch.ts';
+import { clearLocalWorker, listenForEnqueues, setLocalWorker } from './queue-wakeup.ts';
 
 export interface WorkerOptions {
   /** Fallback poll interval (ms). */
@@ -49,154 +50,6 @@ const MAX_FAULTS = 3;
  */
 const LANE_LIST_MAX_AGE_MS = 1000;
 
-/**
- * The state one batch (one transaction) reads and writes: later attempts see earlier attempts'
- * changes; the changes reach the database in a few statements at the end, inside the transaction.
- */
-class Batch {
-  readonly claims = new Map<string, ClaimRecord | null>();
-  private readonly tx: Tx;
-  private readonly values = new Map<string, { claimId: string; instanceId: string; key: string; value: unknown }>();
-  private readonly dirty = new Set<string>();
-  private readonly numbers = new Set<string>();
-  private readonly ledger: Array<{ claim_id: string; claim_number: number; platform_address: string; claim_attempt_id: string }> = [];
-
-  private readonly checked: boolean;
-  readonly results: Array<{ id: string; success: boolean; error: string; claimNumber: number }> = [];
-  /** Status webhooks of the batch's resolved attempts (durable outbox, same transaction). */
-  readonly deliveries: NewDelivery[] = [];
-  /**
-   * Attempts (from the first one onwards) whose plugins have execution-time work to do outside
-   * the transaction: the batch stops before them, commits, and the worker prepares them.
-   */
-  readonly toPrepare: QueuedRow[] = [];
-
-  constructor(tx: Tx, checked: boolean) {
-    this.tx = tx;
-    this.checked = checked;
-  }
-
-  async read(claimId: string, instanceId: string, key: string): Promise<unknown> {
-    const k = `${claimId}\u0000${instanceId}\u0000${key}`;
-    const hit = this.values.get(k);
-    if (hit) return hit.value;
-    const value = await readStateValue(this.tx, claimId, instanceId, key);
-    this.values.set(k, { claimId, instanceId, key, value });
-    return value;
-  }
-
-  write(claimId: string, instanceId: string, key: string, value: unknown): void {
-    const k = `${claimId}\u0000${instanceId}\u0000${key}`;
-    this.values.set(k, { claimId, instanceId, key, value });
-    this.dirty.add(k);
-  }
-
-  /**
-   * Optimistic mode (the default) checks claim numbers against this batch only, and the ledger's
-   * primary key checks the whole batch when `flush` inserts it; on a collision the transaction is
-   * rolled back and the lane re-run in checked mode (one lookup per attempt).
-   */
-  async numberUsed(claimId: string, n: number): Promise<boolean> {
-    if (this.numbers.has(`${claimId}\u0000${n}`)) return true;
-    return this.checked ? claimNumberUsed(this.tx, claimId, n) : false;
-  }
-
-  useNumber(claimId: string, n: number, platformAddress: string, claimAttemptId: string): void {
-    this.numbers.add(`${claimId}\u0000${n}`);
-    this.ledger.push({ claim_id: claimId, claim_number: n, platform_address: platformAddress, claim_attempt_id: claimAttemptId });
-  }
-
-  resolve(id: string, success: boolean, error: string, claimNumber: number): void {
-    this.results.push({ id, success, error, claimNumber });
-  }
-
-  async flush(now: number, keyring: Keyring): Promise<void> {
-    // The ledger first: its primary key (claim_id, claim_number) is the check. In optimistic mode
-    // a number some other writer took fails this insert; the transaction then rolls back and the
-    // lane re-runs in checked mode, where every number was looked up before it was used.
-    for (let i = 0; i < this.ledger.length; i += 500) {
-      try {
-        await this.tx.insertInto('claim_numbers').values(this.ledger.slice(i, i + 500)).execute();
-      } catch (err) {
-        if (!this.checked && isUniqueViolation(err)) throw new NumberCollision();
-        throw err;
-      }
-    }
-    // every attempt's result in one statement; each must still be queued (exactly once). The
-    // expected status travels with each row, so the status is compared after the lookup by
-    // claim_attempt_id: as a constant, `status = 'queued'` lets PostgreSQL's planner (its
-    // statistics say almost nothing is queued) hash every queued row of the table instead.
-    for (let i = 0; i < this.results.length; i += 200) {
-      const chunk = this.results.slice(i, i + 200);
-      const values = sql.join(chunk.map((r) => sql`(${r.id}, ${r.success ? 1 : 0}, ${r.error}, ${r.claimNumber}, 'queued')`));
-      const res = await sql`
-        update claim_attempts
-        set status = case when cast(v.column2 as integer) = 1 then 'success' else 'failure' end,
-            success = cast(v.column2 as integer),
-            error = v.column3,
-            claim_number = cast(v.column4 as integer),
-            resolved_at = ${now},
-            payload = null
-        from (values ${values}) as v
-        where claim_attempts.claim_attempt_id = v.column1 and claim_attempts.status = v.column5`.execute(this.tx);
-      if (Number(res.numAffectedRows ?? 0) !== chunk.length) throw new Error('a claim attempt of this batch was resolved by someone else');
-    }
-    const upserts: Array<{ claim_id: string; instance_id: string; key: string; value: string }> = [];
-    for (const k of this.dirty) {
-      const e = this.values.get(k)!;
-      if (e.value === null || e.value === undefined) await writeStateValue(this.tx, e.claimId, e.instanceId, e.key, null);
-      else upserts.push({ claim_id: e.claimId, instance_id: e.instanceId, key: e.key, value: JSON.stringify(e.value) });
-    }
-    for (let i = 0; i < upserts.length; i += 200) {
-      await this.tx
-        .insertInto('claim_state')
-        .values(upserts.slice(i, i + 200))
-        .onConflict((oc) => oc.columns(['claim_id', 'instance_id', 'key']).doUpdateSet((eb) => ({ value: eb.ref('excluded.value') })))
-        .execute();
-    }
-    for (let i = 0; i < this.deliveries.length; i += 200) await enqueueDeliveries(this.tx, this.deliveries.slice(i, i + 200), now, keyring);
-  }
-}
-
-class NumberCollision extends Error {}
-
-const hubs = new WeakMap<AppContext, { worker: ClaimWorker | null; notifyScheduled: boolean }>();
-const hubOf = (ctx: AppContext) => {
-  let h = hubs.get(ctx);
-  if (!h) hubs.set(ctx, (h = { worker: null, notifyScheduled: false }));
-  return h;
-};
-
-/** PostgreSQL notification channel, one per schema so deployments sharing a database stay apart. */
-function channelOf(ctx: AppContext): string {
-  const schema = ctx.config.databaseUrl ? new URL(ctx.config.databaseUrl).searchParams.get('schema') : null;
-  return `platform_claims_${schema ?? 'public'}`;
-}
-
-/** Called after an attempt is persisted: wakes the local worker, or tells other processes. */
-export function enqueued(ctx: AppContext): void {
-  const hub = hubOf(ctx);
-  if (hub.worker) {
-    hub.worker.wake();
-    return;
-  }
-  if (ctx.dialect !== 'postgres' || hub.notifyScheduled) return;
-  // coalesce a burst of enqueues into one notification
-  hub.notifyScheduled = true;
-  setImmediate(() => {
-    hub.notifyScheduled = false;
-    sql`select pg_notify(${channelOf(ctx)}, '')`.execute(ctx.db).catch((err) => ctx.log.warn({ err }, 'claim queue: notify failed'));
-  });
-}
-
-interface QueuedRow {
-  seq: number;
-  claim_attempt_id: string;
-  claim_id: string;
-  platform_address: string;
-  payload: string | null;
-}
-
 export class ClaimWorker {
   readonly ctx: AppContext;
   private readonly pollMs: number;
@@ -205,10 +58,8 @@ export class ClaimWorker {
   private readonly listen: boolean;
   private readonly laneListMaxAgeMs: number;
   private stopped = false;
-  private wakeRequested = false;
-  private sleeper: (() => void) | null = null;
-  private loopDone: Promise<void> | null = null;
-  private listener: pg.Client | null = null;
+  private poll: PollLoop | null = null;
+  private listener: { close(): Promise<void> } | null = null;
   private faults = new Map<string, number>();
   /** Values of plugins' execution-time work (prepareExecution), by attempt and instance id. */
   private prepared = new Map<string, Record<string, unknown>>();
@@ -232,51 +83,34 @@ export class ClaimWorker {
   }
 
   start(): this {
-    hubOf(this.ctx).worker = this;
-    if (this.listen) void this.startListener();
-    this.loopDone = this.loop();
+    setLocalWorker(this.ctx, this);
+    if (this.listen) this.listener = listenForEnqueues(this.ctx, () => this.wake());
+    // A pass that drained what it read needs no second, empty pass to confirm it: attempts
+    // queued since then woke this loop, and other processes' are found by notification or by
+    // the poll.
+    const next = () => (this.mayHaveMore ? 0 : this.pollMs);
+    this.poll = startPollLoop({
+      round: async () => {
+        await this.pass();
+        return next();
+      },
+      onError: (err) => {
+        this.ctx.log.error({ err }, 'claim queue: pass failed');
+        return next();
+      },
+    });
     return this;
   }
 
   wake(): void {
-    this.wakeRequested = true;
-    this.sleeper?.();
+    this.poll?.wake();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    const hub = hubOf(this.ctx);
-    if (hub.worker === this) hub.worker = null;
-    this.sleeper?.();
-    await this.loopDone;
-    const l = this.listener;
-    this.listener = null;
-    await l?.end().catch(() => {});
-  }
-
-  private async loop(): Promise<void> {
-    while (!this.stopped) {
-      this.wakeRequested = false;
-      try {
-        await this.pass();
-      } catch (err) {
-        this.ctx.log.error({ err }, 'claim queue: pass failed');
-      }
-      if (this.stopped) break;
-      // A pass that drained what it read needs no second, empty pass to confirm it: attempts
-      // queued since then woke this loop (wakeRequested), and other processes' are found by
-      // notification or by the poll below.
-      if (this.mayHaveMore || this.wakeRequested) continue;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, this.pollMs);
-        function done() {
-          clearTimeout(timer);
-          resolve();
-        }
-        this.sleeper = done;
-      });
-      this.sleeper = null;
-    }
+    clearLocalWorker(this.ctx, this);
+    await this.poll?.stop();
+    await this.listener?.close();
   }
 
   /** One round over the lanes with queued attempts: one batch each. Returns attempts resolved. */
@@ -396,12 +230,9 @@ export class ClaimWorker {
         return;
       }
       const env: EvaluateEnv = {
+        ...pluginEnv(ctx, now, tx),
         mode: 'execute',
         claimAttemptId: row.claim_attempt_id,
-        now,
-        db: tx,
-        keyring: ctx.keyring,
-        app: ctx,
         replay,
         readState: (c, i, k) => batch.read(c, i, k),
         claimNumberUsed: (c, n) => batch.numberUsed(c, n),
@@ -442,7 +273,7 @@ export class ClaimWorker {
         const payload = decodePayload(ctx.keyring, row.payload ?? '');
         const input = { ...payload, platformAddress: row.platform_address };
         const replay = { ...payload.replay, ...this.prepared.get(row.claim_attempt_id) };
-        const env: EvaluateEnv = { mode: 'execute', claimAttemptId: row.claim_attempt_id, now, db: ctx.db, keyring: ctx.keyring, app: ctx, replay };
+        const env: EvaluateEnv = { ...pluginEnv(ctx, now), mode: 'execute', claimAttemptId: row.claim_attempt_id, replay };
         const ids = await unpreparedInstances(claim, input, env);
         if (!ids.length) return;
         const values = await prepareExecution(claim, input, env, ids);
@@ -461,34 +292,6 @@ export class ClaimWorker {
       .execute();
   }
 
-  private async startListener(): Promise<void> {
-    if (this.stopped || !this.ctx.config.databaseUrl) return;
-    const url = new URL(this.ctx.config.databaseUrl);
-    url.searchParams.delete('schema');
-    const client = new pg.Client({ connectionString: url.toString() });
-    const retry = () => {
-      if (this.listener === client) this.listener = null;
-      client.end().catch(() => {});
-      if (!this.stopped) setTimeout(() => void this.startListener(), 1000).unref();
-    };
-    client.on('error', (err) => {
-      this.ctx.log.warn({ err }, 'claim queue: listener connection lost; polling until it is back');
-      retry();
-    });
-    client.on('notification', () => this.wake());
-    try {
-      await client.connect();
-      await client.query(`listen "${channelOf(this.ctx)}"`);
-      if (this.stopped) {
-        await client.end();
-        return;
-      }
-      this.listener = client;
-    } catch (err) {
-      this.ctx.log.warn({ err }, 'claim queue: could not listen for notifications; polling');
-      retry();
-    }
-  }
 }
 
 /** Runs passes until no attempt is queued (tests, and `platform worker --once`). */

@@ -5,10 +5,11 @@
 import { sql } from 'kysely';
 import type { AppContext } from '../context.ts';
 import type { DB, Tx } from '../db/index.ts';
+import type { JsonObject } from '../shared/json.ts';
+import { escapeLike } from '../shared/like.ts';
 import { paginate, type Page } from '../shared/pagination.ts';
 import type { Session } from '../shared/session.ts';
 import { findPlugin } from '../plugins/registry.ts';
-import type { JsonObject } from '../plugins/types.ts';
 import { isCreatorOrManager } from './documents.ts';
 import { loadClaim, parseClaimRow, type ClaimRecord, type TrackerDetails } from './model.ts';
 import type { SatisfyMethod } from './satisfy.ts';
@@ -132,9 +133,6 @@ export async function getClaimDocument(ctx: AppContext, claimId: string, session
   const claim = await loadClaim(ctx.db, ctx.keyring, claimId, ctx.clock.now());
   return claim ? renderClaim(ctx.db, claim, session, { ...opts, now: ctx.clock.now() }) : null;
 }
-
-/** Escapes LIKE metacharacters so the search value is matched literally. */
-export const escapeLike = (v: string): string => v.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 export async function searchClaims(ctx: AppContext, searchValue: string, bookmark: string | undefined, session: Session | null): Promise<Page<ClaimDocument>> {
   let query = liveClaimQuery(ctx.db, ctx.clock.now())

@@ -1,7 +1,7 @@
 // Configuration of the social providers: each is off until its client id and secret are set.
 // Every endpoint can be overridden (CONNECTIONS_<PROVIDER>_AUTHORIZATION_URL, _TOKEN_URL,
 // _USERINFO_URL), which is how tests point a provider at a local OAuth server.
-import { ConfigError } from '../config.ts';
+import { ConfigError } from '../shared/env.ts';
 import { PROVIDERS, PROVIDER_IDS, type ProviderId, type ProviderSpec } from './providers.ts';
 
 export interface ConfiguredProvider extends ProviderSpec {

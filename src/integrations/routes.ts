@@ -6,13 +6,14 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Capability } from '../capabilities.ts';
+import { pluginEnv } from '../claims/plugin-env.ts';
 import { DISPLAY_ONLY_PLUGIN_IDS } from '../plugins/displayOnly.ts';
 import { HOSTED_PLUGIN_IDS, hostedBaseId } from '../plugins/hosted.ts';
 import { findPlugin } from '../plugins/registry.ts';
 import { evaluateStandalone } from '../plugins/standalone.ts';
-import type { JsonObject } from '../plugins/types.ts';
 import { tryParseAddress } from '../shared/addresses.ts';
 import { ApiError, badRequest, notFound } from '../shared/errors.ts';
+import type { JsonObject } from '../shared/json.ts';
 import { errorResponses } from '../shared/schemas.ts';
 
 /** Body keys that are context, not params (SPEC §4.25's reserved keys). */
@@ -50,11 +51,12 @@ export const integrations: Capability = {
           throw badRequest(`body.platformAddress is required: ${request.params.pluginId} checks an address (give it in either form; ethAddress is also accepted)`);
         }
         // plugins name fields as `<path>.publicParams.x`; here the params are the body itself
-        const validated = await (async () => plugin.validate(params, {}, { path: 'body', claimId, creator: parsed?.platformAddress ?? '', db: ctx.db, keyring: ctx.keyring }))().catch((err: unknown) => {
+        const env = pluginEnv(ctx, ctx.clock.now());
+        const validated = await (async () => plugin.validate(params, {}, { path: 'body', claimId, creator: parsed?.platformAddress ?? '', ...env }))().catch((err: unknown) => {
           if (err instanceof ApiError) throw new ApiError(err.statusCode, err.message.replaceAll('body.publicParams', 'body'));
           throw err;
         });
-        const result = await evaluateStandalone(ctx, plugin, {
+        const result = await evaluateStandalone(env, plugin, {
           publicParams: validated.publicParams,
           privateParams: validated.privateParams,
           platformAddress: parsed?.platformAddress ?? '',

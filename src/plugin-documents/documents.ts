@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import type { AppContext } from '../context.ts';
 import type { DB, Tx } from '../db/index.ts';
 import { egressFor } from '../egress/index.ts';
-import { escapeLike } from '../claims/read.ts';
+import { escapeLike } from '../shared/like.ts';
 import { findPlugin } from '../plugins/registry.ts';
 import { toCanonical } from '../shared/addresses.ts';
 import { randomHex } from '../shared/crypto.ts';

@@ -5,10 +5,9 @@
 // that slipped in (two concurrent updates) fails instead of looping.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { sql } from 'kysely';
-import { successOf } from '../claims/attempts.ts';
-import { loadClaim } from '../claims/model.ts';
 import type { DB, Tx } from '../db/index.ts';
 import { ApiError, badRequest } from '../shared/errors.ts';
+import { escapeLike } from '../shared/like.ts';
 import { asObject, onlyKeys } from './params.ts';
 import type { ClaimPlugin } from './types.ts';
 
@@ -21,9 +20,6 @@ const CLAIM_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
 const evaluating = new AsyncLocalStorage<string[]>();
 
-/** LIKE pattern text: `_` (allowed in claim ids), `%` and the escape character itself are literal. */
-const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
-
 /**
  * The longest chain of live claims whose satisfies-claim checks `claimId`, directly or through
  * others, outermost first (`claimId` itself excluded); `seen` holds the chain below and the path so
@@ -31,22 +27,21 @@ const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
  * only cuts short chains that slipped in through concurrent updates. Claims are found by the stored
  * JSON of their public plugin instances, then confirmed.
  */
-async function referrerChain(db: DB | Tx, claimId: string, seen: ReadonlySet<string>): Promise<string[]> {
+async function referrerChain(db: DB | Tx, now: number, claimId: string, seen: ReadonlySet<string>): Promise<string[]> {
   if (seen.size > 2 * MAX_CHAIN) return [];
-  const now = Date.now();
   const rows = await db
     .selectFrom('claims')
     .select(['claim_id', 'plugins'])
     .where('deleted_at', 'is', null)
     .where((eb) => eb.or([eb('test_expires_at', 'is', null), eb('test_expires_at', '>', now)]))
-    .where(sql<boolean>`plugins like ${`%"claimIdToCheck":"${likeLiteral(claimId)}"%`} escape '\\'`)
+    .where(sql<boolean>`plugins like ${`%"claimIdToCheck":"${escapeLike(claimId)}"%`} escape '\\'`)
     .execute();
   let longest: string[] = [];
   for (const row of rows) {
     if (seen.has(row.claim_id)) continue;
     const instances = JSON.parse(row.plugins) as Array<{ pluginId: string; publicParams?: { claimIdToCheck?: unknown } }>;
     if (!instances.some((i) => i.pluginId === 'satisfies-claim' && i.publicParams?.claimIdToCheck === claimId)) continue;
-    const chain = [...(await referrerChain(db, row.claim_id, new Set([...seen, row.claim_id]))), row.claim_id];
+    const chain = [...(await referrerChain(db, now, row.claim_id, new Set([...seen, row.claim_id]))), row.claim_id];
     if (chain.length > longest.length) longest = chain;
   }
   return longest;
@@ -58,7 +53,7 @@ export const satisfiesClaim: ClaimPlugin<Pub> = {
   stateful: false,
   requiresUserInput: false,
   requiresSession: false,
-  async validate(pub, priv, { path, claimId, db, keyring }) {
+  async validate(pub, priv, { path, claimId, db, now, claims }) {
     const pp = `${path}.publicParams`;
     const p = asObject(pub, pp);
     onlyKeys(p, ['claimIdToCheck'], pp);
@@ -69,7 +64,7 @@ export const satisfiesClaim: ClaimPlugin<Pub> = {
     const down = async (id: string, chain: string[]): Promise<string[]> => {
       if (id === claimId || chain.includes(id)) throw badRequest(`${pp}.claimIdToCheck forms a cycle: ${[...chain, id].join(' → ')}`);
       if (chain.length >= MAX_CHAIN) throw badRequest(`${pp}.claimIdToCheck makes a satisfies-claim chain longer than ${MAX_CHAIN}: ${[...chain, id].join(' → ')}`);
-      const c = await loadClaim(db, keyring, id, Date.now());
+      const c = await claims.load(id);
       if (!c) {
         if (chain.length === 1) throw badRequest(`${pp}.claimIdToCheck names claim "${id}", which does not exist`);
         return [id];
@@ -84,7 +79,7 @@ export const satisfiesClaim: ClaimPlugin<Pub> = {
     };
     const below = [claimId, ...(await down(target, [claimId]))];
     // claims that check this one lengthen every chain through it: joining two short chains is refused too
-    const above = await referrerChain(db, claimId, new Set(below));
+    const above = await referrerChain(db, now, claimId, new Set(below));
     if (above.length + below.length > MAX_CHAIN) {
       throw badRequest(`${pp}.claimIdToCheck makes a satisfies-claim chain longer than ${MAX_CHAIN}: ${[...above, ...below].join(' → ')}`);
     }
@@ -97,7 +92,7 @@ export const satisfiesClaim: ClaimPlugin<Pub> = {
     // chain + target must stay within MAX_CHAIN claims, the bound creation and update enforce
     if (chain.length >= MAX_CHAIN) return { success: false, error: `satisfies-claim chains are limited to ${MAX_CHAIN} claims` };
     try {
-      const { successCount } = await evaluating.run([...chain, target], () => successOf(ctx.app, target, ctx.platformAddress));
+      const { successCount } = await evaluating.run([...chain, target], () => ctx.claims.successOf(target, ctx.platformAddress));
       return successCount > 0 ? { success: true } : { success: false, error: `Address has not satisfied claim ${target}.` };
     } catch (err) {
       if (err instanceof ApiError && err.statusCode === 404) return { success: false, error: `Claim ${target} to check does not exist.` };

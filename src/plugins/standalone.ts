@@ -1,8 +1,8 @@
 // A plugin's check outside any claim: the direct integrations route and benchmarks evaluate one
 // instance for one address with no claim state, as a simulation. Stateless plugins are the ones
 // this makes sense for (hosted plugins).
-import type { AppContext } from '../context.ts';
-import type { AnyClaimPlugin, JsonObject, PluginResult } from './types.ts';
+import type { JsonObject } from '../shared/json.ts';
+import type { AnyClaimPlugin, PluginEnv, PluginResult } from './types.ts';
 
 export interface StandaloneCheck {
   publicParams: JsonObject;
@@ -14,9 +14,11 @@ export interface StandaloneCheck {
   locale?: string;
 }
 
-export function evaluateStandalone(app: AppContext, plugin: AnyClaimPlugin, check: StandaloneCheck): Promise<PluginResult> {
-  const now = app.clock.now();
+/** `env`: the deployment's, at the time of the check (claims/plugin-env.ts). */
+export function evaluateStandalone(env: PluginEnv, plugin: AnyClaimPlugin, check: StandaloneCheck): Promise<PluginResult> {
+  const { now } = env;
   return plugin.evaluate({
+    ...env,
     mode: 'simulate',
     claim: { claimId: check.claimId ?? '', version: 0, createdAt: now, lastUpdated: now, createdBy: '', managedBy: '', maxUses: null },
     instanceId: check.instanceId,
@@ -26,12 +28,8 @@ export function evaluateStandalone(app: AppContext, plugin: AnyClaimPlugin, chec
     input: undefined,
     session: null,
     claimAttemptId: '',
-    now,
     state: { get: async () => undefined },
     isClaimNumberAssigner: false,
-    db: app.db,
-    keyring: app.keyring,
-    app,
     locale: check.locale ?? 'en',
   });
 }

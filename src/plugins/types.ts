@@ -11,8 +11,10 @@
 import type { AppContext } from '../context.ts';
 import type { DB, Tx } from '../db/index.ts';
 import type { Keyring } from '../shared/crypto.ts';
+import type { JsonObject } from '../shared/json.ts';
 
-export type JsonObject = Record<string, unknown>;
+/** Also exported here, where the plugin-documents modules import it from. */
+export type { JsonObject };
 
 /** Who completes the attempt, as far as plugins may know (captured at complete time). */
 export interface AttemptSession {
@@ -43,8 +45,36 @@ export interface ClaimInfo {
   maxUses: number | null;
 }
 
-export interface EvaluateContext<Pub = JsonObject, Priv = JsonObject> {
+/**
+ * What the claims capability lends plugins (satisfies-claim reads other claims). It is handed in
+ * through the contexts below, so no plugin imports claims, which imports the plugin registry.
+ */
+export interface ClaimsAccess {
+  /** A live claim's plugin instances (through the context's `db`); null when absent, deleted or expired at `now`. */
+  load(claimId: string): Promise<{ plugins: Array<{ pluginId: string; publicParams: JsonObject }> } | null>;
+  /** Indexed claims: the address's claim numbers; on-demand claims: the criteria evaluated now. A 404 ApiError for an unknown claim. */
+  successOf(claimId: string, address: string): Promise<{ successCount: number; claimNumbers: number[] }>;
+}
+
+/** What every plugin call shares, whatever the call: the deployment, the read handle, the time, the claims. */
+export interface PluginEnv {
+  /** Database handle of the current read (the committing transaction at execution). */
+  db: DB | Tx;
+  keyring: Keyring;
+  /** The deployment (config, logger, outbound calls through its egress client). */
+  app: AppContext;
+  now: number;
+  claims: ClaimsAccess;
+}
+
+/** One run of an attempt's plugins: the engine's environment extends it, each plugin's EvaluateContext adds its instance. */
+export interface AttemptRun extends PluginEnv {
   mode: 'simulate' | 'execute';
+  /** '' during a simulation. */
+  claimAttemptId: string;
+}
+
+export interface EvaluateContext<Pub = JsonObject, Priv = JsonObject> extends AttemptRun {
   claim: ClaimInfo;
   instanceId: string;
   publicParams: Pub;
@@ -54,20 +84,12 @@ export interface EvaluateContext<Pub = JsonObject, Priv = JsonObject> {
   /** `body[instanceId]`, when the caller sent one. */
   input: unknown;
   session: AttemptSession | null;
-  /** '' during a simulation. */
-  claimAttemptId: string;
-  now: number;
   state: InstanceState;
   isClaimNumberAssigner: boolean;
   /** What this plugin returned as `replay` when the attempt was simulated at complete time. */
   replay?: unknown;
-  /** Database handle of the current read (the committing transaction at execution). */
-  db: DB | Tx;
-  keyring: Keyring;
   /** The claimer's locale (from Accept-Language at complete / simulate time; default `en`). */
   locale: string;
-  /** The deployment (config, logger, outbound calls through its egress client). */
-  app: AppContext;
 }
 
 /** A status webhook to deliver once the attempt is resolved (durable outbox, same transaction). */
@@ -92,7 +114,7 @@ export interface PluginResult {
   replay?: unknown;
 }
 
-export interface ValidateContext {
+export interface ValidateContext extends PluginEnv {
   /** Path for error messages, e.g. `claims[0].plugins[2]`. */
   path: string;
   /** The claim being created or updated (plugins that reference other claims check for cycles). */
@@ -101,8 +123,6 @@ export interface ValidateContext {
   creator: string;
   /** The instance's params before this update (update only), with private params decrypted. */
   previous?: { publicParams: JsonObject; privateParams: JsonObject };
-  db: DB | Tx;
-  keyring: Keyring;
 }
 
 export interface ValidatedParams {

@@ -17,7 +17,7 @@
 import { createPublicClient, custom, type Hex } from 'viem';
 import { verifyMessage } from 'viem/actions';
 import type { AppContext } from '../context.ts';
-import type { EvmRpcConfig } from '../config.ts';
+import type { EvmRpcConfig } from './config.ts';
 import { EgressError, egressFor, type Egress } from '../egress/index.ts';
 import { sha256Hex } from '../shared/crypto.ts';
 import { ApiError, badRequest, unauthorized } from '../shared/errors.ts';

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { sha256Hex } from '../shared/crypto.ts';
 import { bech32 } from '@scure/base';
-import { ConfigError } from '../config.ts';
+import { ConfigError } from '../shared/env.ts';
 import { PLATFORM_CHAIN_ID } from './denoms.ts';
 
 export interface IbcChain {

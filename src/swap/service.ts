@@ -1,7 +1,7 @@
 // The swap capability's running state: the current pool snapshot and where it comes from (the
 // chain's REST endpoint when CHAIN_REST_URL is set, otherwise the pools imported into the
 // database), the route cache, the IBC registry and the compliance checker.
-import type { SwapConfig } from '../config.ts';
+import type { SwapConfig } from './config.ts';
 import type { AppContext } from '../context.ts';
 import { chainClientFor } from '../chain/client.ts';
 import { ChainPoolSource } from './chain-source.ts';

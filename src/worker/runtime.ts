@@ -47,3 +47,24 @@ export async function startLoops(ctx: AppContext, only?: readonly string[]): Pro
   }
   return chosen.map((l) => l.name);
 }
+
+/**
+ * A command that runs loops (`platform worker`, `platform indexer`): starts them, then waits for
+ * SIGTERM or SIGINT and closes the context, which stops each loop as it allows. A failed start
+ * closes the context too. `says` are the log lines of the start and of the stop.
+ */
+export async function runLoopsUntilSignal(ctx: AppContext, only: readonly string[] | undefined, says: { started: string; stopping: string }): Promise<void> {
+  try {
+    const started = await startLoops(ctx, only);
+    ctx.log.info({ loops: started }, says.started);
+  } catch (err) {
+    await ctx.close();
+    throw err;
+  }
+  await new Promise<void>((resolve) => {
+    process.once('SIGTERM', () => resolve());
+    process.once('SIGINT', () => resolve());
+  });
+  ctx.log.info(says.stopping);
+  await ctx.close();
+}

@@ -1,0 +1,40 @@
+// What plugins get from the claims capability (plugins/types.ts `PluginEnv`): the deployment, the
+// read handle, the time and the claims they may consult. Built here and handed in through their
+// validate and evaluate contexts, as stores/claims-integration.ts lends stores to claims, so no
+// plugin imports claims (claims imports the plugin registry).
+import type { AppContext } from '../context.ts';
+import type { DB, Tx } from '../db/index.ts';
+import type { PluginEnv } from '../plugins/types.ts';
+import { toCanonical } from '../shared/addresses.ts';
+import { notFound } from '../shared/errors.ts';
+import { evaluateAttempt } from './engine.ts';
+import { loadClaim, numUsesInstance } from './model.ts';
+import { claimNumbersOf } from './storage.ts';
+
+/** The plugin environment of a read through `db` (the deployment's own by default) at `now`. */
+export function pluginEnv(app: AppContext, now: number, db: DB | Tx = app.db): PluginEnv {
+  return {
+    db,
+    keyring: app.keyring,
+    app,
+    now,
+    claims: {
+      load: (claimId) => loadClaim(db, app.keyring, claimId, now),
+      successOf: (claimId, address) => successOf(app, claimId, address),
+    },
+  };
+}
+
+/** Indexed claims: the address's claim numbers. On-demand claims: the criteria, evaluated now. */
+export async function successOf(ctx: AppContext, claimId: string, address: string): Promise<{ successCount: number; claimNumbers: number[] }> {
+  const platformAddress = toCanonical(address, 'address');
+  const now = ctx.clock.now();
+  const claim = await loadClaim(ctx.db, ctx.keyring, claimId, now);
+  if (!claim) throw notFound(`Claim ${claimId} not found`);
+  if (!numUsesInstance(claim)) {
+    const outcome = await evaluateAttempt(claim, { platformAddress, inputs: {}, expectedVersion: -1, session: null }, { ...pluginEnv(ctx, now), mode: 'simulate', claimAttemptId: '' });
+    return { successCount: outcome.success ? 1 : 0, claimNumbers: [] };
+  }
+  const claimNumbers = await claimNumbersOf(ctx.db, claimId, platformAddress);
+  return { successCount: claimNumbers.length, claimNumbers };
+}

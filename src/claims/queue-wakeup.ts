@@ -1,0 +1,101 @@
+// Waking the claim queue's worker (queue.ts) when attempts are queued. An enqueue in the process
+// that runs the worker wakes it at once; other processes are told by a PostgreSQL NOTIFY on the
+// schema's channel (one per turn however many attempts a burst queues), which their worker
+// LISTENs to. Polling is the fallback (and, on SQLite, the only way).
+import { sql } from 'kysely';
+import pg from 'pg';
+import type { AppContext } from '../context.ts';
+import { TurnBatcher } from '../shared/turn-batcher.ts';
+
+interface Wakeable {
+  wake(): void;
+}
+
+interface WakeHub {
+  worker: Wakeable | null;
+  notify: TurnBatcher<void>;
+}
+
+const hubs = new WeakMap<AppContext, WakeHub>();
+function hubOf(ctx: AppContext): WakeHub {
+  let h = hubs.get(ctx);
+  if (!h) {
+    const notify = new TurnBatcher<void>(() => {
+      sql`select pg_notify(${channelOf(ctx)}, '')`.execute(ctx.db).catch((err) => ctx.log.warn({ err }, 'claim queue: notify failed'));
+    });
+    hubs.set(ctx, (h = { worker: null, notify }));
+  }
+  return h;
+}
+
+/** PostgreSQL notification channel, one per schema so deployments sharing a database stay apart. */
+function channelOf(ctx: AppContext): string {
+  const schema = ctx.config.databaseUrl ? new URL(ctx.config.databaseUrl).searchParams.get('schema') : null;
+  return `platform_claims_${schema ?? 'public'}`;
+}
+
+/** The worker running in this process, woken directly by this process's enqueues. */
+export function setLocalWorker(ctx: AppContext, worker: Wakeable): void {
+  hubOf(ctx).worker = worker;
+}
+
+export function clearLocalWorker(ctx: AppContext, worker: Wakeable): void {
+  const hub = hubOf(ctx);
+  if (hub.worker === worker) hub.worker = null;
+}
+
+/** Called after an attempt is persisted: wakes the local worker, or tells other processes. */
+export function enqueued(ctx: AppContext): void {
+  const hub = hubOf(ctx);
+  if (hub.worker) {
+    hub.worker.wake();
+    return;
+  }
+  if (ctx.dialect === 'postgres') hub.notify.add();
+}
+
+/**
+ * PostgreSQL: calls `wake` on each notification of the schema's channel, on a connection of its
+ * own, until closed. A lost or refused connection is retried every second; polling covers the gap.
+ */
+export function listenForEnqueues(ctx: AppContext, wake: () => void): { close(): Promise<void> } {
+  let closed = false;
+  let listener: pg.Client | null = null;
+  const start = async (): Promise<void> => {
+    if (closed || !ctx.config.databaseUrl) return;
+    const url = new URL(ctx.config.databaseUrl);
+    url.searchParams.delete('schema');
+    const client = new pg.Client({ connectionString: url.toString() });
+    const retry = () => {
+      if (listener === client) listener = null;
+      client.end().catch(() => {});
+      if (!closed) setTimeout(() => void start(), 1000).unref();
+    };
+    client.on('error', (err) => {
+      ctx.log.warn({ err }, 'claim queue: listener connection lost; polling until it is back');
+      retry();
+    });
+    client.on('notification', wake);
+    try {
+      await client.connect();
+      await client.query(`listen "${channelOf(ctx)}"`);
+      if (closed) {
+        await client.end();
+        return;
+      }
+      listener = client;
+    } catch (err) {
+      ctx.log.warn({ err }, 'claim queue: could not listen for notifications; polling');
+      retry();
+    }
+  };
+  void start();
+  return {
+    async close() {
+      closed = true;
+      const l = listener;
+      listener = null;
+      await l?.end().catch(() => {});
+    },
+  };
+}
