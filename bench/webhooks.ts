@@ -123,6 +123,8 @@ async function run(name: string, make: () => TestDatabase): Promise<void> {
     console.log(`${name}: healthy origin's delivery delay (enqueue → received), ${ROUNDS} rounds each`);
     console.log(`  no backlog (1st: idle poll)      ${baseline.map(ms).join('   ')}   (median ${ms(median(baseline))})`);
     for (const b of behind) console.log(`  ${fmt(b.queued).padStart(4)} hanging deliveries waiting    ${ms(b.delay)}   (${b.hangingNow} of them sent so far)`);
+    const behindMedian = median(behind.map((b) => b.delay));
+    console.log(`  median behind the backlog ${ms(behindMedian)} / median without ${ms(median(baseline))} = ${fmt(behindMedian / median(baseline), 2)} (both include the loop's idle poll of up to 1 s)`);
     console.log(`  hanging endpoint: ${hanging.received.length} requests received so far; ${timedOut.length} tries recorded as timed out, ${spurious} of them never sent (must be 0)`);
   } finally {
     await loop.stop();
