@@ -76,6 +76,28 @@ export function canonicalAddress(text: string): string | null {
 }
 
 /**
+ * The IPv4 address an IPv6 form carries (IPv4-mapped, NAT64, 6to4), else the address itself, in
+ * one spelling; null when the text is not an address. The service's self-check compares these:
+ * where such a form reaches anything, it reaches the IPv4 host it carries.
+ */
+export function carriedAddress(text: string): string | null {
+  const address = parseAddress(text);
+  if (!address) return null;
+  if (address.kind() === 'ipv4') return address.toString();
+  return (embeddedV4(address as ipaddr.IPv6)?.address ?? address).toString();
+}
+
+/**
+ * Whether a connection to the address stays on this machine: loopback (127.0.0.0/8, ::1) or "this
+ * host" (0.0.0.0/8, ::), which the kernel connects to loopback. Forms carrying IPv4 are unwrapped.
+ */
+export function isThisMachine(text: string): boolean {
+  const carried = carriedAddress(text);
+  const range = carried === null ? null : parseAddress(carried)!.range();
+  return range === 'loopback' || range === 'unspecified';
+}
+
+/**
  * Why an address may not be called, or null when it is public. `allowed` lists ranges the
  * operator opened for tests and local development (EGRESS_ALLOW_PRIVATE_CIDRS).
  */

@@ -223,8 +223,10 @@ class Deadline {
   private readonly timer: NodeJS.Timeout;
   private onExpire: ((err: EgressError) => void) | null = null;
   expired: EgressError | null = null;
+  readonly ms: number;
 
   constructor(ms: number) {
+    this.ms = ms;
     this.timer = setTimeout(() => {
       this.expired = new EgressError('timeout', `no complete response within ${ms} ms`);
       this.onExpire?.(this.expired);
@@ -277,7 +279,9 @@ function exchange(pool: Pool, req: Exchange, maxBytes: number, deadline: Deadlin
       // an abort after settling is swallowed: its onResponseError finds the promise settled
       if (controller && !controller.aborted) controller.abort(err instanceof Error ? err : new Error(String(err)));
     };
-    deadline.whenExpired(fail);
+    // a request that never started (it waited for a free connection, or its connection was still
+    // being opened) was not sent at all, and says so: the endpoint cannot have seen it
+    deadline.whenExpired((err) => fail(controller ? err : new EgressError('timeout', `not sent: no connection to the endpoint was ready within ${deadline.ms} ms`)));
     if (settled) return;
     pool.dispatch(
       // the deadline bounds the exchange; undici's own (longer) timers stay out of the way

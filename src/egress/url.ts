@@ -1,6 +1,6 @@
 // The checks an outbound URL passes before any name is resolved: usable when a URL is saved
 // (synchronous, no network) and again at every call, before resolution.
-import { canonicalAddress as canonical, parseAddress, refusalOfAddress, type Cidr } from './addresses.ts';
+import { carriedAddress, isThisMachine, parseAddress, refusalOfAddress, type Cidr } from './addresses.ts';
 
 export interface UrlRules {
   /** The service's own PUBLIC_URL: its host is never called. */
@@ -84,12 +84,16 @@ function ownOf(rules: UrlRules): OwnHost | null {
 
 const isLocalhostName = (host: string) => host === 'localhost' || host.endsWith('.localhost');
 
-/** Whether an address reaches the machine of an opened PUBLIC_URL address: itself, or any loopback when that is loopback. */
+/**
+ * Whether an address reaches the machine of an opened PUBLIC_URL address: itself in any form that
+ * carries it (IPv4-mapped, NAT64, 6to4), or, when that is loopback, anything that stays on this
+ * machine (every loopback address, 0.0.0.0/8 and ::, in those forms too).
+ */
 function sameMachine(text: string, own: OwnHost): boolean {
-  const address = canonical(text);
+  const address = carriedAddress(text);
   if (address === null) return false;
   if (address === own.address) return true;
-  return own.loopback && (parseAddress(address)?.range() === 'loopback');
+  return own.loopback && isThisMachine(address);
 }
 
 /** The synchronous check for save time: the reason a URL would be refused, or null. */
@@ -124,7 +128,7 @@ function ownHost(publicUrl: string | undefined, allowed: readonly Cidr[]): OwnHo
     return null;
   }
   const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase().replace(/\.$/, '');
-  const address = canonical(host === 'localhost' ? '127.0.0.1' : host);
+  const address = carriedAddress(host === 'localhost' ? '127.0.0.1' : host);
   // a name is never "opened": refusalOfAddress refuses it as not an address, with or without ranges
   const opened = address !== null && refusalOfAddress(address) !== null && refusalOfAddress(address, allowed) === null;
   return { host, port: opened ? effectivePort(url) : null, address, loopback: address !== null && parseAddress(address)?.range() === 'loopback' };

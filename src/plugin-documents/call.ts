@@ -76,7 +76,15 @@ function headerKeysOf(v: PluginVersion): Set<string> {
   return keys;
 }
 
-export type CallOutcome = { ok: true; response: JsonObject } | { ok: false; error: string };
+/**
+ * A failure's `error` is what claimers see; `detail`, when set, is what the owner's error log
+ * records instead (it names the endpoint's host, port or redirect target, which claimers of a
+ * public claim have no business learning).
+ */
+export type CallOutcome = { ok: true; response: JsonObject } | { ok: false; error: string; detail?: string };
+
+/** The claimers' text for an endpoint that could not be reached, refused, or redirected. */
+export const NOT_CALLED = 'Plugin endpoint could not be called';
 
 /**
  * A key with a dot anywhere in the returned JSON (a storage constraint of the contract). Called
@@ -133,7 +141,7 @@ export async function callEndpoint(egress: Egress, c: CallContext, now: number):
     if (err instanceof EgressError) {
       if (err.kind === 'timeout') return { ok: false, error: `Plugin endpoint did not answer within ${CALL_TIMEOUT_MS / 1000} seconds` };
       if (err.kind === 'too-large') return { ok: false, error: `Plugin endpoint response is larger than ${MAX_RESPONSE_BYTES} bytes` };
-      return { ok: false, error: `Plugin endpoint could not be called: ${err.reason}` };
+      return { ok: false, error: NOT_CALLED, detail: `${NOT_CALLED}: ${err.reason}` };
     }
     throw err;
   }

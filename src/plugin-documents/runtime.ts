@@ -125,7 +125,8 @@ function pluginFor(pluginId: string, version: PluginVersion): AnyClaimPlugin {
     const outcome: CallOutcome = await callThreadFor(ctx.app).call(callContext(d, ctx, inputs, simulate, 'executing'), ctx.app.clock.now());
     const replay = outcome.ok ? extract(cfg, outcome.response) : { error: outcome.error };
     const error = failedWith(replay);
-    if (error !== null) await recordError(ctx, error, simulate);
+    // the owner's log keeps the detail; the replay (what claimers see) only the plain text
+    if (error !== null) await recordError(ctx, (!outcome.ok && outcome.detail) || error, simulate);
     return replay;
   }
 

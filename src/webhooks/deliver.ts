@@ -1,6 +1,12 @@
 // Sends due status webhook deliveries (outbox.ts) through the egress module. Each try signs the
 // exact body bytes with the plugin's current secret and a fresh timestamp; a 2xx is delivered,
 // anything else (another status, a refused address, a timeout, a redirect) schedules a retry.
+//
+// Concurrency (docs/security.md, "Webhook delivery concurrency"): the loop keeps up to
+// MAX_IN_FLIGHT deliveries in flight, at most PER_ORIGIN of them per endpoint origin, and leases
+// a delivery only when it can start it. A delivery that ends frees its slot and the loop leases
+// again at once, so an origin that never answers holds PER_ORIGIN slots for its 10 s deadline and
+// delays only its own backlog; every other origin is sent within the loop's next pass.
 import type { AppContext } from '../context.ts';
 import { egressFor, EgressError } from '../egress/index.ts';
 import { signRequest } from '../egress/signature.ts';
@@ -8,7 +14,11 @@ import { readPluginSecret } from '../plugin-documents/storage.ts';
 import { randomHex } from '../shared/crypto.ts';
 import { leaseDue, payloadBytes, payloadHeaders, recordTry, type LeasedDelivery, type TryOutcome } from './outbox.ts';
 
-/** Deliveries taken per pass; they are sent concurrently, all within one lease. */
+/** Deliveries in flight per endpoint origin, per process (below the egress pool's 32 connections). */
+export const PER_ORIGIN = 8;
+/** Deliveries in flight per process, over all origins. */
+export const MAX_IN_FLIGHT = 256;
+/** Deliveries taken by one `deliverDue` pass; they are sent concurrently, all within one lease. */
 const BATCH = 32;
 const POLL_MS = 1000;
 /** Longest error text kept (an endpoint's message may be long). */
@@ -20,9 +30,9 @@ export interface PassResult {
   failed: number;
 }
 
-/** One pass: takes the due deliveries (up to BATCH) and tries each once. */
+/** One pass: takes the due deliveries (up to BATCH, PER_ORIGIN per origin) and tries each once. */
 export async function deliverDue(ctx: AppContext, owner = `${process.pid}-${randomHex(6)}`): Promise<PassResult> {
-  const leased = await leaseDue(ctx.db, ctx.dialect, owner, ctx.clock.now(), BATCH);
+  const leased = await leaseDue(ctx.db, ctx.dialect, owner, ctx.clock.now(), { limit: BATCH, perOrigin: PER_ORIGIN });
   const outcomes = await Promise.all(leased.map((d) => tryOnce(ctx, d, owner)));
   return { taken: leased.length, delivered: outcomes.filter((o) => o).length, failed: outcomes.filter((o) => !o).length };
 }
@@ -72,21 +82,53 @@ function messageOf(body: Buffer): string {
 
 const clip = (s: string) => (s.length > MAX_ERROR_CHARS ? `${s.slice(0, MAX_ERROR_CHARS - 1)}…` : s);
 
-/** The background loop: a pass whenever the last one found work, else every POLL_MS. */
-export function startDeliveries(ctx: AppContext, opts: { pollMs?: number } = {}): { stop(): Promise<void> } {
+/**
+ * The background loop: leases what it can start (free slots, origins not full), starts each
+ * delivery on its own, and leases again as soon as one ends or, when nothing was due, every
+ * pollMs. stop() waits for the deliveries in flight.
+ */
+export function startDeliveries(ctx: AppContext, opts: { pollMs?: number; perOrigin?: number; maxInFlight?: number } = {}): { stop(): Promise<void> } {
   const owner = `${process.pid}-${randomHex(6)}`;
   const pollMs = opts.pollMs ?? POLL_MS;
+  const perOrigin = opts.perOrigin ?? PER_ORIGIN;
+  const maxInFlight = opts.maxInFlight ?? MAX_IN_FLIGHT;
+  const inFlight = new Map<string, number>();
+  const running = new Set<Promise<void>>();
   let stopped = false;
+  // a delivery that ended since the last lease: lease again before sleeping
+  let freed = false;
   let wake: (() => void) | null = null;
+
+  const start = (d: LeasedDelivery) => {
+    inFlight.set(d.origin, (inFlight.get(d.origin) ?? 0) + 1);
+    const p = tryOnce(ctx, d, owner)
+      .catch((err) => ctx.log.error({ err, deliveryId: d.deliveryId }, 'webhook delivery: try failed'))
+      .then(() => {
+        const n = inFlight.get(d.origin)! - 1;
+        if (n === 0) inFlight.delete(d.origin);
+        else inFlight.set(d.origin, n);
+        running.delete(p);
+        freed = true;
+        wake?.();
+      });
+    running.add(p);
+  };
+
   const done = (async () => {
     while (!stopped) {
+      freed = false;
       let taken = 0;
       try {
-        taken = (await deliverDue(ctx, owner)).taken;
+        const leased = await leaseDue(ctx.db, ctx.dialect, owner, ctx.clock.now(), { limit: maxInFlight - running.size, perOrigin, inFlight });
+        // started even when stopping: stop() waits for them, and their leases are not left to expire
+        for (const d of leased) start(d);
+        taken = leased.length;
       } catch (err) {
         ctx.log.error({ err }, 'webhook deliveries: pass failed');
       }
-      if (stopped || taken > 0) continue;
+      if (stopped) break;
+      // more may be due (the lease was bounded) or a slot was freed meanwhile: lease again now
+      if ((taken > 0 && running.size < maxInFlight) || freed) continue;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(() => resolve(), pollMs);
         wake = () => {
@@ -96,6 +138,7 @@ export function startDeliveries(ctx: AppContext, opts: { pollMs?: number } = {})
       });
       wake = null;
     }
+    await Promise.all(running);
   })();
   return {
     async stop() {

@@ -10,6 +10,7 @@
 import { sql } from 'kysely';
 import type { DB, Tx } from '../db/index.ts';
 import { randomHex, type Keyring } from '../shared/crypto.ts';
+import { originOf } from './origin.ts';
 
 export const RETRY_BASE_MS = 60 * 60_000;
 export const RETRY_CAP_MS = 7 * 24 * 60 * 60_000;
@@ -27,6 +28,8 @@ export interface WebhookDeliveryTable {
   instance_id: string;
   claim_attempt_id: string;
   url: string;
+  /** The URL's origin (origin.ts): deliveries in flight are limited per origin. */
+  origin: string;
   body_enc: string;
   headers_enc: string | null;
   status: DeliveryStatus;
@@ -87,6 +90,7 @@ export async function enqueueDeliveries(db: DB | Tx, deliveries: NewDelivery[], 
       instance_id: d.instanceId,
       claim_attempt_id: d.claimAttemptId,
       url: d.url,
+      origin: originOf(d.url),
       body_enc: keyring.encrypt(JSON.stringify(body)),
       headers_enc: d.headers && Object.keys(d.headers).length > 0 ? keyring.encrypt(JSON.stringify(d.headers)) : null,
       status: 'pending' as const,
@@ -119,35 +123,68 @@ export interface LeasedDelivery {
   deliveryId: string;
   pluginId: string;
   url: string;
+  origin: string;
   bodyEnc: string;
   headersEnc: string | null;
   retries: number;
 }
 
+export interface LeaseLimits {
+  /** Deliveries taken at most. */
+  limit: number;
+  /** Deliveries in flight per origin at most, those already in flight included. */
+  perOrigin: number;
+  /** The taker's deliveries in flight per origin (not counted in `limit`). */
+  inFlight?: ReadonlyMap<string, number>;
+}
+
 /**
- * Takes up to `limit` due deliveries for `owner` until now + LEASE_MS. On PostgreSQL the
- * candidate rows are locked with `skip locked`, so concurrent takers get disjoint sets; SQLite
- * has one writer at a time. A row whose lease expired (its process died) is due again.
+ * Takes due deliveries for `owner` until now + LEASE_MS, earliest first, without taking an origin
+ * past `perOrigin` deliveries in flight: an origin already full is left out of the query, so its
+ * backlog is never what fills a lease. A row whose lease expired (its process died) is due again.
+ *
+ * Two statements: the candidates, then the lease of exactly those ids, re-checked. A single
+ * `update … where id in (select … limit n for update skip locked)` leased every due row on
+ * PostgreSQL whenever the planner ran the locking subquery once per outer row (a nested-loop
+ * semi join, its plan on a fresh table): each run skipped the rows already updated and took the
+ * next n. On PostgreSQL the lease still locks with `skip locked`, so concurrent takers get
+ * disjoint sets without waiting on each other; SQLite has one writer at a time.
  */
-export async function leaseDue(db: DB, dialect: 'sqlite' | 'postgres', owner: string, now: number, limit: number): Promise<LeasedDelivery[]> {
-  const due = db
+export async function leaseDue(db: DB, dialect: 'sqlite' | 'postgres', owner: string, now: number, limits: LeaseLimits): Promise<LeasedDelivery[]> {
+  const inFlight = limits.inFlight ?? new Map<string, number>();
+  const full = [...inFlight].filter(([, n]) => n >= limits.perOrigin).map(([origin]) => origin);
+  if (limits.limit <= 0) return [];
+  let query = db
     .selectFrom('webhook_deliveries')
-    .select('delivery_id')
+    .select(['delivery_id', 'origin'])
     .where('status', '=', 'pending')
     .where('next_try_at', '<=', now)
-    .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
-    .orderBy('next_try_at')
-    .limit(limit);
+    .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]));
+  if (full.length > 0) query = query.where('origin', 'not in', full);
+  // twice the limit: a partly busy origin's surplus is skipped below without starving the rest
+  const candidates = await query.orderBy('next_try_at').orderBy('delivery_id').limit(limits.limit * 2).execute();
+  const taken = new Map(inFlight);
+  const ids: string[] = [];
+  for (const c of candidates) {
+    const n = taken.get(c.origin) ?? 0;
+    if (n >= limits.perOrigin) continue;
+    taken.set(c.origin, n + 1);
+    ids.push(c.delivery_id);
+    if (ids.length === limits.limit) break;
+  }
+  if (ids.length === 0) return [];
+  const chosen = db.selectFrom('webhook_deliveries').select('delivery_id').where('delivery_id', 'in', ids);
   const rows = await db
     .updateTable('webhook_deliveries')
     .set({ lease_owner: owner, lease_until: now + LEASE_MS })
-    .where('delivery_id', 'in', dialect === 'postgres' ? due.modifyEnd(sql`for update skip locked`) : due)
-    // re-checked here: on PostgreSQL a row may have changed between the subquery and the update
+    .where('delivery_id', 'in', dialect === 'postgres' ? chosen.modifyEnd(sql`for update skip locked`) : chosen)
+    // re-checked here: another taker may have leased a candidate since it was read
     .where('status', '=', 'pending')
+    .where('next_try_at', '<=', now)
     .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
-    .returning(['delivery_id', 'plugin_id', 'url', 'body_enc', 'headers_enc', 'retries'])
+    .returning(['delivery_id', 'plugin_id', 'url', 'origin', 'body_enc', 'headers_enc', 'retries'])
     .execute();
-  return rows.map((r) => ({ deliveryId: r.delivery_id, pluginId: r.plugin_id, url: r.url, bodyEnc: r.body_enc, headersEnc: r.headers_enc, retries: r.retries }));
+  return rows.map((r) => ({ deliveryId: r.delivery_id, pluginId: r.plugin_id, url: r.url, origin: r.origin, bodyEnc: r.body_enc, headersEnc: r.headers_enc, retries: r.retries }));
 }
 
 export type TryOutcome = { delivered: true; status: number } | { delivered: false; status: number | null; error: string; giveUp?: boolean };
@@ -199,7 +236,7 @@ export interface DeliveryView {
   createdAt: number;
 }
 
-export function deliveryView(r: Omit<WebhookDeliveryTable, 'body_enc' | 'headers_enc' | 'url' | 'lease_owner' | 'lease_until' | 'retries'>): DeliveryView {
+export function deliveryView(r: Omit<WebhookDeliveryTable, 'body_enc' | 'headers_enc' | 'url' | 'origin' | 'lease_owner' | 'lease_until' | 'retries'>): DeliveryView {
   return {
     deliveryId: r.delivery_id,
     pluginId: r.plugin_id,

@@ -164,7 +164,9 @@ describe('plugin call thread', () => {
     await withThread(async (thread) => {
       const outcome = await thread.call(anyContext(), 1);
       assert.equal(outcome.ok, false);
-      assert.match((outcome as { error: string }).error, /^Plugin endpoint could not be called: .*127\.0\.0\.1.*/);
+      const { error, detail } = outcome as { error: string; detail: string };
+      assert.equal(error, 'Plugin endpoint could not be called');
+      assert.match(detail, /^Plugin endpoint could not be called: .*127\.0\.0\.1.*/);
     }, {});
   });
 

@@ -252,6 +252,44 @@ describe('egress: hostile URL corpus', () => {
     assert.equal(own('not a url', 'https://plugin.example.com/x'), null);
   });
 
+  test('on loopback, "this host" (0.0.0.0/8, ::) and the NAT64 / 6to4 forms of loopback are the service too, when opened', async () => {
+    const own = (url: string, allowPrivateCidrs: string[]) => new Egress({ publicUrl: 'http://127.0.0.1:3000', allowPrivateCidrs, resolve: dns.resolve }).checkUrlSyntax(url);
+    const self = /this service's own host \(PUBLIC_URL\); it may not call itself$/;
+    // a connection to 0.0.0.0 (or ::) goes to this machine's loopback
+    assert.match(own('https://0.0.0.0:3000/x', ['0.0.0.0/8', '127.0.0.1/32']) ?? '(passed)', self);
+    assert.match(own('https://0.1.2.3:3000/x', ['0.0.0.0/8', '127.0.0.1/32']) ?? '(passed)', self);
+    assert.match(own('https://[::]:3000/x', ['::/128', '127.0.0.1/32']) ?? '(passed)', self);
+    assert.match(own('https://[::ffff:0.0.0.0]:3000/x', ['0.0.0.0/8', '127.0.0.1/32']) ?? '(passed)', self);
+    // IPv6 forms carrying a loopback address: NAT64 (RFC 6052) and 6to4 (RFC 3056)
+    assert.match(own('https://[64:ff9b::7f00:1]:3000/x', ['127.0.0.0/8']) ?? '(passed)', self);
+    assert.match(own('https://[64:ff9b::127.0.0.2]:3000/x', ['127.0.0.0/8']) ?? '(passed)', self);
+    assert.match(own('https://[2002:7f00:1::]:3000/x', ['127.0.0.0/8']) ?? '(passed)', self);
+    assert.match(own('https://[2002:7f00:2::1]:3000/x', ['127.0.0.0/8']) ?? '(passed)', self);
+    // at another port each is an endpoint like any opened address
+    assert.equal(own('https://0.0.0.0:8443/x', ['0.0.0.0/8', '127.0.0.1/32']), null);
+    assert.equal(own('https://[64:ff9b::7f00:1]:8443/x', ['127.0.0.0/8']), null);
+    assert.equal(own('https://[2002:7f00:1::]:8443/x', ['127.0.0.0/8']), null);
+    // the same forms of an opened address that is not loopback are that address
+    const notLoop = new Egress({ publicUrl: 'https://10.0.0.5:3000', allowPrivateCidrs: ['10.0.0.0/8'] });
+    assert.match(notLoop.checkUrlSyntax('https://[64:ff9b::a00:5]:3000/x') ?? '(passed)', self);
+    assert.match(notLoop.checkUrlSyntax('https://[2002:a00:5::]:3000/x') ?? '(passed)', self);
+    assert.equal(notLoop.checkUrlSyntax('https://[64:ff9b::a00:6]:3000/x'), null);
+    // names are judged by the address they resolve to
+    const resolved = new Egress({
+      publicUrl: 'http://127.0.0.1:3000',
+      allowPrivateCidrs: ['0.0.0.0/8', '127.0.0.0/8'],
+      resolve: resolver({ 'zero.example.com': ['0.0.0.0'], 'nat64.example.com': ['64:ff9b::7f00:1'], 'sixtofour.example.com': ['2002:7f00:1::'] }).resolve,
+    });
+    for (const [name, address] of [['zero.example.com', '0.0.0.0'], ['nat64.example.com', '64:ff9b::7f00:1'], ['sixtofour.example.com', '2002:7f00:1::']]) {
+      await assert.rejects(resolved.checkUrl(`https://${name}:3000/hook`), (err: unknown) => {
+        assert.ok(err instanceof EgressError);
+        assert.equal(err.reason, `${name} resolves to ${address}, this service's own address (PUBLIC_URL); it may not call itself`);
+        return true;
+      });
+      assert.equal((await resolved.checkUrl(`https://${name}:8443/hook`)).address, address);
+    }
+  });
+
   test('a name resolving to the service itself (an opened loopback address at its port) is refused at the call', async () => {
     const e = new Egress({ publicUrl: 'http://127.0.0.1:3000', allowPrivateCidrs: ['127.0.0.1/32'], resolve: resolver({ 'dev.example.com': ['127.0.0.1'] }).resolve });
     assert.equal(e.checkUrlSyntax('https://dev.example.com:3000/hook'), null, 'a name is judged by what it resolves to');

@@ -188,6 +188,19 @@ describe('web portal in a browser', () => {
     await owner.fill('#v1-userInputsSchema-0-key', 'ticket');
     await owner.fill('#v1-userInputsSchema-0-label', 'Ticket number');
     await owner.check('#v1-userInputsSchema-0-required');
+    // a credential goes in a private param sent as a header; the hardcoded inputs' hint says why
+    const priv = owner.locator('fieldset[data-schema=v1-privateParamsSchema]');
+    await priv.getByRole('button', { name: 'Add a field' }).click();
+    await owner.fill('#v1-privateParamsSchema-0-key', 'X_Api_Key');
+    await owner.check('#v1-privateParamsSchema-0-header');
+    const hardcoded = owner.locator('fieldset[data-schema=v1-hardcodedInputs]');
+    await hardcoded.getByRole('button', { name: 'Add a hardcoded input' }).click();
+    await owner.fill('#v1-hardcoded-0-key', 'region');
+    await owner.fill('#v1-hardcoded-0-value', 'eu');
+    assert.equal(
+      await owner.locator('#v1-hardcoded-help').innerText(),
+      'Stored and shown in plaintext to anyone who can read this plugin. Never put an API key or password here: use a private param with "Send as header", which is encrypted and never shown.',
+    );
     await audit(owner, 'console-plugin-new');
     await owner.click('#create-plugin');
     await owner.getByRole('heading', { name: 'Guest check' }).waitFor();
@@ -199,8 +212,17 @@ describe('web portal in a browser', () => {
     await owner.getByText('No status webhook deliveries.').waitFor();
     await audit(owner, 'console-plugin');
     // the server holds what the editor built
-    const doc = (await (await owner.request.get(`${base}/api/v0/plugin/guest-check`)).json()) as { plugin: { versions: Array<{ finalized: boolean; userInputsSchema: unknown }> } };
-    assert.deepEqual(doc.plugin.versions.map((v) => [v.finalized, v.userInputsSchema]), [[true, [{ key: 'ticket', label: 'Ticket number', type: 'string', required: true }]]]);
+    const doc = (await (await owner.request.get(`${base}/api/v0/plugin/guest-check`)).json()) as {
+      plugin: { versions: Array<{ finalized: boolean; userInputsSchema: unknown; privateParamsSchema: unknown; verificationCall: unknown }> };
+    };
+    assert.deepEqual(doc.plugin.versions.map((v) => [v.finalized, v.userInputsSchema, v.privateParamsSchema, v.verificationCall]), [
+      [
+        true,
+        [{ key: 'ticket', label: 'Ticket number', type: 'string', required: true }],
+        [{ key: 'X_Api_Key', label: 'X_Api_Key', type: 'string', headerField: true }],
+        { uri: 'https://guests.example/verify', passAddress: true, hardcodedInputs: [{ key: 'region', label: 'region', type: 'string', value: 'eu' }] },
+      ],
+    ]);
   });
 
   test('the builder adds hosted and custom plugins; the claim page shows their text, link and inputs', async () => {

@@ -1,6 +1,6 @@
 // Plugins: my plugin documents; create a custom plugin with a schema editor (rows of key, label,
-// type and required for the public, private and user-input schemas), its verification call and
-// preset; add a version and finalize it; reveal or rotate the secret; the errors log; the status
+// type, required and header for the public, private and user-input schemas), its verification
+// call with its hardcoded inputs (a hint says they are plaintext) and preset; add a version and finalize it; reveal or rotate the secret; the errors log; the status
 // webhook deliveries, with redeliver. Everything goes through the plugin document routes.
 import { useEffect, useState } from 'preact/hooks';
 import { api, call, formatTime, type paths, type PluginDoc, type PluginVersion } from '../api.ts';
@@ -92,6 +92,9 @@ function SchemaEditor({ name, title, fields, onChange }: { name: string; title: 
             <label class="check">
               <input id={`${id}-required`} type="checkbox" checked={f.required === true} onChange={(e) => set(i, { required: (e.currentTarget as HTMLInputElement).checked })} /> Required
             </label>
+            <label class="check">
+              <input id={`${id}-header`} type="checkbox" checked={f.headerField === true} onChange={(e) => set(i, { headerField: (e.currentTarget as HTMLInputElement).checked })} /> Send as header
+            </label>
             <button type="button" class="link" onClick={() => onChange(fields.filter((_, j) => j !== i))}>
               Remove field {i + 1}
             </button>
@@ -100,6 +103,46 @@ function SchemaEditor({ name, title, fields, onChange }: { name: string; title: 
       })}
       <button type="button" class="secondary small" onClick={() => onChange([...fields, { key: '', label: '', type: 'string' }])}>
         Add a field
+      </button>
+    </fieldset>
+  );
+}
+
+type Hardcoded = NonNullable<NonNullable<VersionConfig['verificationCall']>['hardcodedInputs']>[number];
+
+/**
+ * Rows of key / value / header: text sent with every call. The hint says what the server does with
+ * them: they are part of the plugin document, stored and served in plaintext by design.
+ */
+function HardcodedEditor({ prefix, inputs, onChange }: { prefix: string; inputs: Hardcoded[]; onChange: (h: Hardcoded[]) => void }) {
+  const set = (i: number, patch: Partial<Hardcoded>) => onChange(inputs.map((h, j) => (j === i ? { ...h, ...patch } : h)));
+  return (
+    <fieldset class="field schema-editor" data-schema={`${prefix}-hardcodedInputs`} aria-describedby={`${prefix}-hardcoded-help`}>
+      <legend>Hardcoded inputs (sent with every call)</legend>
+      {inputs.map((h, i) => {
+        const id = `${prefix}-hardcoded-${i}`;
+        return (
+          <div class="row schema-row" key={i}>
+            <label>
+              Key <input id={`${id}-key`} required pattern="[A-Za-z][A-Za-z0-9_]{0,63}" value={h.key} onInput={(e) => set(i, { key: (e.currentTarget as HTMLInputElement).value })} />
+            </label>
+            <label>
+              Value <input id={`${id}-value`} maxLength={4096} value={String(h.value ?? '')} onInput={(e) => set(i, { value: (e.currentTarget as HTMLInputElement).value })} />
+            </label>
+            <label class="check">
+              <input id={`${id}-header`} type="checkbox" checked={h.headerField === true} onChange={(e) => set(i, { headerField: (e.currentTarget as HTMLInputElement).checked })} /> Send as header
+            </label>
+            <button type="button" class="link" onClick={() => onChange(inputs.filter((_, j) => j !== i))}>
+              Remove hardcoded input {i + 1}
+            </button>
+          </div>
+        );
+      })}
+      <small id={`${prefix}-hardcoded-help`} class="helper">
+        Stored and shown in plaintext to anyone who can read this plugin. Never put an API key or password here: use a private param with "Send as header", which is encrypted and never shown.
+      </small>
+      <button type="button" class="secondary small" onClick={() => onChange([...inputs, { key: '', label: '', type: 'string', value: '' }])}>
+        Add a hardcoded input
       </button>
     </fieldset>
   );
@@ -139,6 +182,11 @@ function VersionEditor({ config, onChange, prefix }: { config: VersionConfig; on
         />
         <label for={`${prefix}-passAddress`}>Send the claiming address</label>
       </div>
+      <HardcodedEditor
+        prefix={prefix}
+        inputs={config.verificationCall?.hardcodedInputs ?? []}
+        onChange={(hardcodedInputs) => set({ verificationCall: { uri: config.verificationCall?.uri ?? '', ...config.verificationCall, hardcodedInputs } })}
+      />
       <div class="field">
         <label for={`${prefix}-preset`}>Preset</label>
         <select id={`${prefix}-preset`} value={config.stateFunctionPreset} onChange={(e) => set({ stateFunctionPreset: (e.currentTarget as HTMLSelectElement).value as VersionConfig['stateFunctionPreset'] })}>
@@ -181,8 +229,12 @@ function VersionEditor({ config, onChange, prefix }: { config: VersionConfig; on
 
 /** Field rows with empty labels take their key, and required: false is left out. */
 function cleanConfig(c: VersionConfig): VersionConfig {
-  const clean = (fields: Field[] | undefined) => (fields ?? []).map(({ required, ...f }) => ({ ...f, label: f.label || f.key, ...(required ? { required: true } : {}) }));
-  return { ...c, publicParamsSchema: clean(c.publicParamsSchema), privateParamsSchema: clean(c.privateParamsSchema), userInputsSchema: clean(c.userInputsSchema) };
+  const clean = (fields: Field[] | undefined) =>
+    (fields ?? []).map(({ required, headerField, ...f }) => ({ ...f, label: f.label || f.key, ...(required ? { required: true } : {}), ...(headerField ? { headerField: true } : {}) }));
+  const hardcoded = (c.verificationCall?.hardcodedInputs ?? []).map(({ headerField, ...h }) => ({ ...h, label: h.label || h.key, ...(headerField ? { headerField: true } : {}) }));
+  const { hardcodedInputs: _omit, ...call } = c.verificationCall ?? { uri: '' };
+  const verificationCall = c.verificationCall ? { ...call, ...(hardcoded.length ? { hardcodedInputs: hardcoded } : {}) } : undefined;
+  return { ...c, ...(verificationCall ? { verificationCall } : {}), publicParamsSchema: clean(c.publicParamsSchema), privateParamsSchema: clean(c.privateParamsSchema), userInputsSchema: clean(c.userInputsSchema) };
 }
 
 const EMPTY_VERSION: VersionConfig = { stateFunctionPreset: 'Stateless', verificationCall: { uri: '', passAddress: true }, publicParamsSchema: [], privateParamsSchema: [], userInputsSchema: [], customDetailsDisplay: '' };
