@@ -20,7 +20,6 @@ import { deleteConnection, insertRequest, listConnections, saveConnection, takeR
 export const CONNECTION_REQUEST_TTL_MS = 10 * 60_000;
 
 const tags = ['connections'];
-const sessionSecurity = [{ apiKey: [], bearer: [] }];
 const ProviderParams = Type.Object({ provider: Type.String({ maxLength: 32 }) });
 const Connection = Type.Object({ provider: Type.String(), id: Type.String(), username: Type.String(), linkedAt: Type.String() });
 
@@ -50,7 +49,6 @@ export const connections: Capability = {
         schema: {
           tags,
           summary: "Start linking the signed-in wallet to a provider account: answers the provider's authorization URL",
-          security: sessionSecurity,
           params: ProviderParams,
           response: { 200: Type.Object({ url: Type.String() }), ...errorResponses(400, 401, 404) },
         },
@@ -74,11 +72,9 @@ export const connections: Capability = {
     app.get(
       '/api/v0/connections/:provider/callback',
       {
-        config: { public: true },
         schema: {
           tags,
           summary: 'Where the provider returns the browser; links the account and redirects to the configured page',
-          security: [],
           params: ProviderParams,
           querystring: Type.Object({}, { additionalProperties: Type.String({ maxLength: 4096 }) }),
           response: { 302: Type.Null(), ...errorResponses(404) },
@@ -112,7 +108,6 @@ export const connections: Capability = {
         schema: {
           tags,
           summary: "The signed-in wallet's linked accounts, and the providers this service offers",
-          security: sessionSecurity,
           response: { 200: Type.Object({ connections: Type.Array(Connection), availableProviders: Type.Array(Type.String()) }), ...errorResponses(401) },
         },
       },
@@ -132,7 +127,6 @@ export const connections: Capability = {
         schema: {
           tags,
           summary: 'Unlink the signed-in wallet from its account at a provider',
-          security: sessionSecurity,
           params: ProviderParams,
           response: { 200: Type.Object({}), ...errorResponses(401, 404) },
         },

@@ -35,7 +35,7 @@ describe('plugin secrets and error logs need managePlugins', () => {
   test('returnSensitiveData without a session is a 401; without the flag the same caller reads the document', async () => {
     const res = await fetchSecret({});
     assert.equal(res.statusCode, 401, res.body);
-    assert.deepEqual(res.json(), { errorMessage: 'Unauthorized request. returnSensitiveData needs a signed-in session (Authorization: Bearer <access token>).' });
+    assert.deepEqual(res.json(), { errorMessage: "Unauthorized request. returnSensitiveData needs a signed-in session (Authorization: Bearer <access token>).", unauthorized: true });
     for (const token of [undefined, thirdParty.accessToken]) {
       const plain = await t.request('POST', '/api/v0/plugins/fetch', { ...(token ? { token } : {}), body: { pluginIds: [pluginId] } });
       assert.equal(plain.statusCode, 200, plain.body);
