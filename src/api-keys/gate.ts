@@ -118,7 +118,7 @@ function prepend<T>(own: Hooks<T>, hook: T): T[] {
   return own === undefined ? [hook] : Array.isArray(own) ? [hook, ...own] : [hook, own];
 }
 
-const SIGNED_IN_ELSEWHERE = 'This request must come from the console page (Origin or Sec-Fetch-Site header missing).';
+const NO_ORIGIN = 'This request must come from the console page (Origin or Sec-Fetch-Site header missing).';
 
 /** The entry's origin, console and session requirements, checked before validation (null: none). */
 function sessionCheck(rule: AccessRule): ((request: FastifyRequest) => Promise<void>) | null {
@@ -126,7 +126,7 @@ function sessionCheck(rule: AccessRule): ((request: FastifyRequest) => Promise<v
     return async (request) => {
       // Login CSRF: another site must not sign a browser in (into the attacker's account).
       assertSameOrigin(request.server.ctx, request);
-      if (request.headers.origin === undefined && request.headers['sec-fetch-site'] === undefined) throw forbidden(SIGNED_IN_ELSEWHERE);
+      if (request.headers.origin === undefined && request.headers['sec-fetch-site'] === undefined) throw forbidden(NO_ORIGIN);
     };
   }
   if (rule.console === 'only') {

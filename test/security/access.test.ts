@@ -42,7 +42,8 @@ function allowed(rule: AccessRule, method: string, kind: Kind): boolean {
   }
 }
 
-describe('who may call what: every route × every credential', () => {
+// generous limits for a loaded machine: ~800 requests and a dozen sign-ins (about 25 s on two shared cores)
+describe('who may call what: every route × every credential', { timeout: 900_000 }, () => {
   let t: TestApp;
   let owner: SignedIn;
   let other: SignedIn;
@@ -63,7 +64,7 @@ describe('who may call what: every route × every credential', () => {
     client = await testClient(t);
     const app = await createTestClient(t, { name: 'Third Party' });
     // one token per scope from a third-party app; the owner's own sessions without each route's scopes
-    for (const scope of SCOPE_IDS) thirdParty.set(scope, await signIn(t, { privateKey: owner.privateKey, scopes: [scope], client: app }));
+    await Promise.all(SCOPE_IDS.map(async (scope) => thirdParty.set(scope, await signIn(t, { privateKey: owner.privateKey, scopes: [scope], client: app }))));
 
     ids.pluginId = await createPlugin(t, owner.accessToken, 'https://127.0.0.1:9/hook');
     ids.claimId = `access-${Date.now().toString(36)}`;
@@ -170,7 +171,6 @@ describe('who may call what: every route × every credential', () => {
     }
   }
 
-  // ~800 requests: generous, for a loaded machine (about 25 s on two shared cores)
   test('each route answers each kind of credential as its entry says', { timeout: 600_000 }, async () => {
     const wrong: string[] = [];
     let refusals = 0;
