@@ -4489,7 +4489,7 @@ export interface paths {
     };
     "/api/v0/plugins/errors": {
         parameters: { query?: never; header?: never; path?: never; cookie?: never };
-        get: /** A plugin's error records, newest first (owner only) */
+        get: /** A plugin's error records, newest first (creator or manager, session with managePlugins) */
         {
             parameters: {
                 query: {
@@ -4702,6 +4702,18 @@ export interface paths {
                     };
                 };
                 400: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                401: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                403: {
                     headers: { [name: string]: unknown };
                     content: {
                         "application/json": components["schemas"]["def-0"];

@@ -10,7 +10,6 @@ import { ACCOUNT_SCOPE, fetchAccounts, updateUsername } from './accounts.ts';
 import { AccountQuery, AccountResponse, AccountsResponse, EmptyResponse, UpdateAccountBody, UsersBody } from './schemas.ts';
 
 const tags = ['accounts'];
-const optionalSession: Array<Record<string, string[]>> = [{ apiKey: [] }, { apiKey: [], bearer: [] }];
 
 export const accounts: Capability = {
   name: 'accounts',
@@ -23,7 +22,6 @@ export const accounts: Capability = {
         schema: {
           tags,
           summary: `Set or clear (username: '') the signed-in user's username (session with ${ACCOUNT_SCOPE})`,
-          security: [{ apiKey: [], bearer: [] }],
           body: UpdateAccountBody,
           response: { 200: EmptyResponse, ...errorResponses(400, 401, 403, 409) },
         },
@@ -60,7 +58,6 @@ export const accounts: Capability = {
           tags,
           summary: 'Accounts with pages of their views, in the order asked',
           description: 'signinRequests and allClaimActivity are visible only to the account itself: 401 without a session, 403 for another user or a session without manageAccount. pointsActivity is a 400 (unsupported).',
-          security: optionalSession,
           body: UsersBody,
           response: { 200: AccountsResponse, ...errorResponses(400, 401, 403, 404) },
         },

@@ -1,6 +1,11 @@
-// The API-key gate: every /api/ route needs `x-api-key` unless it is marked `config.public`
-// (routes a browser calls during sign-in). A request without a key may instead carry the web
-// console's session cookie (same-origin, CSRF-checked: src/portal/console-session.ts).
+// The access table's enforcement (src/shared/access.ts): every route must have an entry, or the
+// app does not start; its entry decides what the route needs before any handler runs.
+// - The API-key gate: a route whose entry says `apiKey` needs `x-api-key`, or the web console's
+//   session cookie in its place (same-origin, CSRF-checked: src/portal/console-session.ts).
+//   `public` routes under /api/ get the per-IP limit only.
+// - Then, before validation: a console-only route needs a signed-in console session; a route that
+//   needs a session needs one holding the entry's scopes (the texts of requireSession).
+// - After validation, a `when` field (returnSensitiveData: true) raises the requirement.
 // A verified key is remembered for at most API_KEY_CACHE_MS (default 1 s): the lookup is most of
 // the gate's cost, and a revocation still reaches every process sharing the database within that
 // bound. Unknown keys are never cached.
@@ -9,13 +14,16 @@ import type { AppContext } from '../context.ts';
 import { tooManyRequests, unauthorized } from '../shared/errors.ts';
 import { sha256Hex } from '../shared/crypto.ts';
 import { createRateLimiter, ipBucket, type Verdict } from './rate-limit.ts';
-import { authenticateBrowser } from '../portal/console-session.ts';
+import { assertSameOrigin, authenticateBrowser, CONSOLE_ONLY } from '../portal/console-session.ts';
+import { accessOf, openApiSecurity, routeKey, type AccessRule } from '../shared/access.ts';
+import { forbidden } from '../shared/errors.ts';
+import { getSession, requireSession } from '../shared/session.ts';
 import { findActiveApiKeyByHash, LAST_USE_RESOLUTION_MS, touchApiKey } from './storage.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** No API key needed (the route is called from a user's browser). */
-    public?: boolean;
+    /** The route's entry of the access table (set when the route is registered). */
+    access?: AccessRule;
   }
   interface FastifyRequest {
     apiKeyId?: string;
@@ -89,15 +97,89 @@ export function registerApiKeyGate(app: FastifyInstance, ctx: AppContext): ApiKe
   };
   // Public /api/ routes (sign-in from a browser) have no key, but the IP limit still applies.
   const ipOnly = (request: FastifyRequest, _reply: unknown, done: Done) => settle(ipLimit!.take(ipBucket(request.ip)), done, done);
-  // The gate is attached to each /api/ route as it is registered (no per-request URL or config
-  // test on other routes); unknown /api/ paths get it through the not-found handler (server.ts).
+  // The gate is attached to each route as it is registered, as its entry says (no per-request URL
+  // or config test); unknown /api/ paths get it through the not-found handler (server.ts).
   app.decorateRequest('apiKeyId', undefined);
   app.addHook('onRoute', (route) => {
-    if (!route.url.startsWith('/api/')) return;
-    const hook = route.config?.public ? (ipLimit ? ipOnly : null) : gate;
-    if (!hook) return;
-    const own = route.onRequest;
-    route.onRequest = own === undefined ? [hook] : Array.isArray(own) ? [hook, ...own] : [hook, own];
+    const rule = route.config?.access;
+    if (!rule) return;
+    const hook = rule.key === 'apiKey' ? gate : route.url.startsWith('/api/') && ipLimit ? ipOnly : null;
+    if (hook) route.onRequest = prepend(route.onRequest, hook);
+    const before = sessionCheck(rule);
+    if (before) route.preValidation = prepend(route.preValidation, before);
+    const after = fieldCheck(rule);
+    if (after) route.preHandler = prepend(route.preHandler, after);
   });
   return gate;
+}
+
+type Hooks<T> = T | T[] | undefined;
+function prepend<T>(own: Hooks<T>, hook: T): T[] {
+  return own === undefined ? [hook] : Array.isArray(own) ? [hook, ...own] : [hook, own];
+}
+
+const NO_ORIGIN = 'This request must come from the console page (Origin or Sec-Fetch-Site header missing).';
+
+/** The entry's origin, console and session requirements, checked before validation (null: none). */
+function sessionCheck(rule: AccessRule): ((request: FastifyRequest) => Promise<void>) | null {
+  if (rule.sameOrigin) {
+    return async (request) => {
+      // Login CSRF: another site must not sign a browser in (into the attacker's account).
+      assertSameOrigin(request.server.ctx, request);
+      if (request.headers.origin === undefined && request.headers['sec-fetch-site'] === undefined) throw forbidden(NO_ORIGIN);
+    };
+  }
+  if (rule.console === 'only') {
+    return async (request) => {
+      if (!request.browserAuth?.session) throw unauthorized(CONSOLE_ONLY);
+    };
+  }
+  if (rule.session !== 'required') return null;
+  const scopes = rule.scopes ?? [];
+  return async (request) => {
+    if (rule.consoleAnyScope && request.browserAuth?.session) return;
+    await requireSession(request, ...scopes);
+  };
+}
+
+/** The entry's `when`: a field value that needs a session holding scopes, checked once the request is validated. */
+function fieldCheck(rule: AccessRule): ((request: FastifyRequest) => Promise<void>) | null {
+  const when = rule.when;
+  if (!when) return null;
+  const scopes = when.scopes ?? [];
+  return async (request) => {
+    const input = (when.in === 'body' ? request.body : request.query) as Record<string, unknown> | null | undefined;
+    if (input?.[when.field] !== when.equals) return;
+    const session = await getSession(request);
+    if (!session) throw unauthorized(`Unauthorized request. ${when.field} needs a signed-in session (Authorization: Bearer <access token>).`);
+    const missing = scopes.filter((s) => !session.scopes.includes(s));
+    if (missing.length) throw forbidden(`${when.field} requires the session to hold the scope(s): ${missing.join(', ')}`);
+  };
+}
+
+/**
+ * Installs the table's check on every route registered after this call (call it before any route):
+ * a route without an entry throws, so the app does not start; each route gets its entry in
+ * `config.access` and its OpenAPI `security` from it. `allowUndeclared()` lets the routes that tests
+ * add (`buildApp({ extend })`) in without an entry: an API key and an optional session under /api/.
+ */
+export function registerAccessTable(app: FastifyInstance): { allowUndeclared(): void } {
+  let undeclaredAllowed = false;
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    let rule: AccessRule | undefined;
+    for (const method of methods) {
+      const found = accessOf(method, route.url);
+      if (!found) {
+        if (undeclaredAllowed) continue;
+        throw new Error(`Route ${routeKey(method, route.url)} is not in the access table: declare who may call it in src/shared/access.ts`);
+      }
+      if (rule && rule !== found) throw new Error(`Route ${methods.join(',')} ${route.url} has one handler but different access entries per method`);
+      rule = found;
+    }
+    rule ??= route.url.startsWith('/api/') ? { key: 'apiKey', session: 'optional' } : { key: 'public', session: 'none' };
+    route.config = { ...route.config, access: rule };
+    if (route.schema && !route.schema.hide) route.schema = { ...route.schema, security: openApiSecurity(rule) };
+  });
+  return { allowUndeclared: () => void (undeclaredAllowed = true) };
 }

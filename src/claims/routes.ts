@@ -40,8 +40,6 @@ import {
 } from './schemas.ts';
 
 const tags = ['claims'];
-const withSession: Array<Record<string, string[]>> = [{ apiKey: [], bearer: [] }];
-const optionalSession: Array<Record<string, string[]>> = [{ apiKey: [] }, { apiKey: [], bearer: [] }];
 
 function instanceList(v: string | string[] | undefined): string[] {
   if (v === undefined) return [];
@@ -67,7 +65,6 @@ export const claims: Capability = {
               : 'Simulate a claim attempt (instant; writes nothing; the id is 32 zeros)',
             description:
               'Needs a session for the claiming address with completeClaims only when the claim has an initiatedBy plugin. A failing simulation answers 4xx with the plugin error text (400; 401/403 for initiatedBy; 409 for a version mismatch) and queues nothing. Wrong passwords and codes are throttled per address, IP and claim (429 with Retry-After).',
-            security: optionalSession,
             params: ClaimAddressParams,
             body: AttemptBody,
             response: { 200: AttemptIdResponse, ...errorResponses(400, 401, 403, 404, 409) },
@@ -83,7 +80,6 @@ export const claims: Capability = {
     const statusSchema = {
       tags,
       summary: 'Status of a claim attempt (success absent while queued)',
-      security: optionalSession,
       params: AttemptIdParams,
       response: { 200: StatusResponse, ...errorResponses(400, 404) },
     };
@@ -123,7 +119,6 @@ export const claims: Capability = {
         schema: {
           tags,
           summary: 'One claim document',
-          security: optionalSession,
           params: ClaimParams,
           querystring: ClaimQuery,
           response: { 200: ClaimResponse, ...errorResponses(400, 404) },
@@ -147,7 +142,6 @@ export const claims: Capability = {
         schema: {
           tags,
           summary: 'Several claim documents, in the order asked',
-          security: optionalSession,
           body: FetchBody,
           response: { 200: ClaimsResponse, ...errorResponses(400, 404) },
         },
@@ -190,7 +184,6 @@ export const claims: Capability = {
         schema: {
           tags,
           summary: 'Create claims (session with manageClaims)',
-          security: withSession,
           body: CreateBody,
           response: { 200: EmptyResponse, ...errorResponses(400, 401, 403, 404, 409) },
         },
@@ -208,7 +201,6 @@ export const claims: Capability = {
         schema: {
           tags,
           summary: 'Update claims (session with manageClaims; creator or manager); bumps version',
-          security: withSession,
           body: UpdateBody,
           response: { 200: EmptyResponse, ...errorResponses(400, 401, 403, 404, 409) },
         },
@@ -226,7 +218,6 @@ export const claims: Capability = {
         schema: {
           tags,
           summary: 'Soft-delete claims (session with manageClaims; creator or manager); attempts stay',
-          security: withSession,
           body: DeleteBody,
           response: { 200: EmptyResponse, ...errorResponses(400, 401, 403, 404) },
         },

@@ -32,9 +32,6 @@ export { CONNECTION_REQUEST_TTL_MS } from './link.ts';
 export const CONNECTIONS_SCOPE = 'manageConnections';
 
 const tags = ['connections'];
-const sessionSecurity = [{ apiKey: [], bearer: [] }];
-// OpenAPI 3.1 lets a bearer requirement name the role (scope) it needs
-const managerSecurity: Record<string, string[]>[] = [{ apiKey: [], bearer: [CONNECTIONS_SCOPE] }, { consoleSession: [] }];
 const ProviderParams = Type.Object({ provider: Type.String({ maxLength: 32 }) });
 const Connection = Type.Object({ provider: Type.String(), id: Type.String(), username: Type.String(), linkedAt: Type.String() });
 
@@ -92,7 +89,6 @@ export const connections: Capability = {
           summary: "Start linking the signed-in wallet to a provider account: answers the URL of the service's link page",
           description:
             "Send the user's browser to `url`: the service's own page, where the browser proves the wallet (its console session of that wallet, or the wallet's signature of a text naming the wallet and the provider) and is then sent on to the provider. Needs a console session, or a token holding manageConnections. The body is empty (or `{}`).",
-          security: managerSecurity,
           params: ProviderParams,
           body: Type.Object({}, { additionalProperties: false }),
           response: { 200: Type.Object({ url: Type.String() }), ...errorResponses(400, 401, 403, 404) },
@@ -113,7 +109,6 @@ export const connections: Capability = {
         schema: {
           tags,
           summary: "The link page (HTML) that `start` answers: it names the wallet and the provider, proves the wallet in the user's browser, and sends it on to the provider",
-          security: [],
           params: ProviderParams,
           querystring: Type.Object({ request: Type.String({ maxLength: 64 }) }),
         },
@@ -159,16 +154,14 @@ export const connections: Capability = {
     app.post(
       '/api/v0/connections/:provider/link',
       {
-        config: { public: true },
         schema: {
           tags,
           summary: "The link page's wallet proof: the wallet's signature of the link text; sets the binding cookie and answers the provider's authorization URL",
           description:
             'Called by the link page only (same origin). EIP-191 signature for an 0x address; ADR-36 signature and its publicKey for a native one. Sets an HttpOnly SameSite=Lax binding cookie: the callback completes only in this browser.',
-          security: [],
           params: ProviderParams,
           body: Type.Object(
-            { request: Type.String({ maxLength: 64 }), signature: Type.String({ maxLength: 256 }), publicKey: Type.Optional(Type.String({ maxLength: 128 })) },
+            { request: Type.String({ maxLength: 64 }), signature: Type.String({ maxLength: 16_384 }), publicKey: Type.Optional(Type.String({ maxLength: 128 })) },
             { additionalProperties: false },
           ),
           response: { 200: Type.Object({ url: Type.String() }), ...errorResponses(400, 401, 403, 404) },
@@ -188,11 +181,9 @@ export const connections: Capability = {
     app.get(
       '/api/v0/connections/:provider/callback',
       {
-        config: { public: true },
         schema: {
           tags,
           summary: 'Where the provider returns the browser; links the account (only in the browser that proved the wallet) and redirects to the configured page',
-          security: [],
           params: ProviderParams,
           querystring: Type.Object({}, { additionalProperties: Type.String({ maxLength: 4096 }) }),
           response: { 302: Type.Null(), ...errorResponses(404) },
@@ -230,7 +221,6 @@ export const connections: Capability = {
         schema: {
           tags,
           summary: "The signed-in wallet's linked accounts, and the providers this service offers",
-          security: sessionSecurity,
           response: { 200: Type.Object({ connections: Type.Array(Connection), availableProviders: Type.Array(Type.String()) }), ...errorResponses(401) },
         },
       },
@@ -250,7 +240,6 @@ export const connections: Capability = {
         schema: {
           tags,
           summary: 'Unlink the signed-in wallet from its account at a provider (a console session, or a token holding manageConnections)',
-          security: managerSecurity,
           params: ProviderParams,
           response: { 200: Type.Object({}), ...errorResponses(401, 404) },
         },

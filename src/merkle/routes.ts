@@ -10,7 +10,6 @@ import { merkleService } from './service.ts';
 import { MAX_PROOF_LENGTH } from './tree.ts';
 
 const tags = ['merkle'];
-const sessionSecurity = [{ apiKey: [], bearer: [] }];
 
 /** Most leaves one merkleProofInfo request may ask about. */
 export const MAX_LEAVES_PER_REQUEST = 1000;
@@ -98,7 +97,6 @@ export const merkle: Capability = {
         schema: {
           tags,
           summary: 'Reserved codes and leaf signatures of an address (needs its session with completeClaims)',
-          security: sessionSecurity,
           params: ReservedParams,
           body: ReservedBody,
           response: { 200: ReservedResponse, ...errorResponses(400, 401, 403, 404, 409) },

@@ -258,14 +258,21 @@ export async function getPlugin(ctx: AppContext, pluginId: string, session: Sess
   return renderPlugin(ctx, p, reader);
 }
 
+/**
+ * Documents by id, in the order asked (unknown ids left out). `returnSensitiveData` adds
+ * pluginSecret to the documents the session's user creates or manages, and only for a session
+ * holding managePlugins: the route refuses the flag to any other (its entry in
+ * src/shared/access.ts), and this check keeps the secret from any other caller as well.
+ */
 export async function fetchPlugins(ctx: AppContext, pluginIds: string[], returnSensitiveData: boolean, session: Session | null): Promise<PluginDocument[]> {
   const reader = session?.platformAddress ?? null;
+  const sensitive = returnSensitiveData && session !== null && session.scopes.includes(PLUGIN_SCOPE);
   const found = await loadPlugins(ctx.db, [...new Set(pluginIds)]);
   const byId = new Map(found.map((p) => [p.pluginId, p]));
   const out: PluginDocument[] = [];
   for (const id of pluginIds) {
     const p = byId.get(id);
-    if (p) out.push(await renderPlugin(ctx, p, reader, returnSensitiveData));
+    if (p) out.push(await renderPlugin(ctx, p, reader, sensitive));
   }
   return out;
 }

@@ -1,19 +1,17 @@
 // Plugin document routes (SPEC §4.17–4.20) on the reference client's paths and bodies. Thin:
-// parse, call the domain function, shape the answer. Every route needs the API key (the gate);
-// create, update and delete need a session with managePlugins; the errors route needs the
-// owner's session.
+// parse, call the domain function, shape the answer. Who may call each route is declared in
+// src/shared/access.ts and checked before the handler: create, update, delete and the error log
+// need a session holding managePlugins, and so does fetch with returnSensitiveData; the handlers
+// check the owner (creator or manager).
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Capability } from '../capabilities.ts';
 import { errorResponses } from '../shared/schemas.ts';
 import { getSession, requireSession } from '../shared/session.ts';
-import { unauthorized } from '../shared/errors.ts';
 import { createPlugin, deletePlugin, fetchPlugins, getPlugin, listPluginErrors, PLUGIN_SCOPE, renderPlugin, searchPlugins, updatePlugin } from './documents.ts';
 import { CreateBody, DeleteBody, ErrorsQuery, ErrorsResponse, FetchBody, IdParams, PluginResponse, PluginsResponse, SearchQuery, SearchResponse, UpdateBody } from './schemas.ts';
 
 const tags = ['plugins'];
-const withSession: Array<Record<string, string[]>> = [{ apiKey: [], bearer: [] }];
-const optionalSession: Array<Record<string, string[]>> = [{ apiKey: [] }, { apiKey: [], bearer: [] }];
 
 export const pluginDocuments: Capability = {
   name: 'plugin documents',
@@ -22,7 +20,7 @@ export const pluginDocuments: Capability = {
 
     app.post(
       '/api/v0/plugins',
-      { schema: { tags, summary: 'Create a plugin document with its first version', security: withSession, body: CreateBody, response: { 200: PluginResponse, ...errorResponses(400, 401, 403, 409) } } },
+      { schema: { tags, summary: 'Create a plugin document with its first version', body: CreateBody, response: { 200: PluginResponse, ...errorResponses(400, 401, 403, 409) } } },
       async (request) => {
         const session = await requireSession(request, PLUGIN_SCOPE);
         const plugin = await createPlugin(ctx, session, request.body);
@@ -37,7 +35,6 @@ export const pluginDocuments: Capability = {
           tags,
           summary: 'Update a plugin document: metadata, publishing, approved users, secret rotation, new and edited versions',
           description: 'Creator or manager only. A finalized version is immutable: a versionUpdates entry for it is a 400.',
-          security: withSession,
           body: UpdateBody,
           response: { 200: PluginResponse, ...errorResponses(400, 401, 403, 404) },
         },
@@ -51,7 +48,7 @@ export const pluginDocuments: Capability = {
 
     app.delete(
       '/api/v0/plugins',
-      { schema: { tags, summary: 'Soft-delete a plugin document', security: withSession, body: DeleteBody, response: { 200: Type.Object({}, { additionalProperties: false }), ...errorResponses(400, 401, 403, 404) } } },
+      { schema: { tags, summary: 'Soft-delete a plugin document', body: DeleteBody, response: { 200: Type.Object({}, { additionalProperties: false }), ...errorResponses(400, 401, 403, 404) } } },
       async (request) => {
         const session = await requireSession(request, PLUGIN_SCOPE);
         await deletePlugin(ctx, session, request.body.pluginId);
@@ -62,7 +59,7 @@ export const pluginDocuments: Capability = {
     for (const path of ['/api/v0/plugin/:pluginId', '/api/v0/plugins/:pluginId']) {
       app.get(
         path,
-        { schema: { tags, summary: 'Read one plugin document (core plugin ids are not documents)', security: optionalSession, params: IdParams, response: { 200: PluginResponse, ...errorResponses(400, 404) } } },
+        { schema: { tags, summary: 'Read one plugin document (core plugin ids are not documents)', params: IdParams, response: { 200: PluginResponse, ...errorResponses(400, 404) } } },
         async (request) => ({ plugin: await getPlugin(ctx, request.params.pluginId, await getSession(request)) }),
       );
     }
@@ -73,10 +70,9 @@ export const pluginDocuments: Capability = {
         schema: {
           tags,
           summary: 'Fetch plugin documents by id (unknown ids are left out)',
-          description: 'returnSensitiveData: true adds pluginSecret to the documents the signed-in caller creates or manages.',
-          security: optionalSession,
+          description: 'returnSensitiveData: true needs a session holding managePlugins (401 without a session, 403 without the scope) and adds pluginSecret to the documents the session user creates or manages.',
           body: FetchBody,
-          response: { 200: PluginsResponse, ...errorResponses(400) },
+          response: { 200: PluginsResponse, ...errorResponses(400, 401, 403) },
         },
       },
       async (request) => ({ docs: await fetchPlugins(ctx, request.body.pluginIds, request.body.returnSensitiveData === true, await getSession(request)) }),
@@ -88,7 +84,6 @@ export const pluginDocuments: Capability = {
         schema: {
           tags,
           summary: 'Search published plugins by name (or list your own with pluginsForSignedInUser)',
-          security: optionalSession,
           querystring: SearchQuery,
           response: { 200: SearchResponse, ...errorResponses(400, 401) },
         },
@@ -96,11 +91,8 @@ export const pluginDocuments: Capability = {
       async (request) => {
         const { pluginsForSignedInUser, ...q } = request.query;
         let mine: string | undefined;
-        if (pluginsForSignedInUser) {
-          const session = await getSession(request);
-          if (!session) throw unauthorized('Unauthorized request. pluginsForSignedInUser needs a signed-in session (Authorization: Bearer <access token>).');
-          mine = session.platformAddress;
-        }
+        // with pluginsForSignedInUser, the access table has required a session
+        if (pluginsForSignedInUser) mine = (await requireSession(request)).platformAddress;
         return searchPlugins(ctx, { ...q, ...(mine ? { mine } : {}) });
       },
     );
@@ -108,9 +100,9 @@ export const pluginDocuments: Capability = {
     app.get(
       '/api/v0/plugins/errors',
       {
-        schema: { tags, summary: "A plugin's error records, newest first (owner only)", security: withSession, querystring: ErrorsQuery, response: { 200: ErrorsResponse, ...errorResponses(400, 401, 403, 404) } },
+        schema: { tags, summary: "A plugin's error records, newest first (creator or manager, session with managePlugins)", querystring: ErrorsQuery, response: { 200: ErrorsResponse, ...errorResponses(400, 401, 403, 404) } },
       },
-      async (request) => listPluginErrors(ctx, await requireSession(request), request.query.pluginId, request.query.bookmark),
+      async (request) => listPluginErrors(ctx, await requireSession(request, PLUGIN_SCOPE), request.query.pluginId, request.query.bookmark),
     );
   },
 };

@@ -128,15 +128,7 @@ export function assertSameOrigin(ctx: AppContext, request: FastifyRequest): void
 
 const SAFE_METHODS = new Set(['GET', 'HEAD']);
 
-/** The reads of the public claim page before its user connects a wallet. */
-const VISITOR_ROUTES = new Set([
-  '/api/v0/console/session',
-  '/api/v0/claim/:claimId',
-  '/api/v0/claims/status/:claimAttemptId',
-  '/api/v0/claims/success/:claimId/:address',
-  '/api/v0/plugins/core',
-  '/api/v0/plugin/:pluginId',
-]);
+export const CONSOLE_ONLY = 'Unauthorized request. This route is only available to a signed-in console session (sign in at the console).';
 
 /**
  * Authenticates a request by its console cookie (called by the API-key gate when no `x-api-key`
@@ -149,9 +141,9 @@ export async function authenticateBrowser(ctx: AppContext, request: FastifyReque
   const auth = await findConsoleSession(ctx, value);
   if (!auth) throw unauthorized('Unauthorized request. The console session has expired or was signed out; sign in again.');
   assertSameOrigin(ctx, request);
-  // A visitor (no wallet yet) reads only what the public claim page shows; elsewhere the cookie is
-  // no stand-in for an API key.
-  if (auth.kind === 'visitor' && SAFE_METHODS.has(request.method) && !VISITOR_ROUTES.has(request.routeOptions.url ?? '')) {
+  // A visitor (no wallet yet) reads only what the public claim page shows (the routes whose entry
+  // in src/shared/access.ts says `console: 'visitor'`); elsewhere the cookie is no stand-in for an API key.
+  if (auth.kind === 'visitor' && SAFE_METHODS.has(request.method) && request.routeOptions.config?.access?.console !== 'visitor') {
     throw unauthorized('Unauthorized request. Send your x-api-key, or sign in to the console: a visitor may only read claim pages.');
   }
   if (!SAFE_METHODS.has(request.method)) {
@@ -169,7 +161,7 @@ export async function authenticateBrowser(ctx: AppContext, request: FastifyReque
 /** The signed-in console session of the request; 401 otherwise (API keys and bearer tokens do not qualify). */
 export function requireConsoleSession(request: FastifyRequest): Session & { expiresAt: number } {
   const s = request.browserAuth?.session;
-  if (!s) throw unauthorized('Unauthorized request. This route is only available to a signed-in console session (sign in at the console).');
+  if (!s) throw unauthorized(CONSOLE_ONLY);
   return s;
 }
 

@@ -13,7 +13,6 @@ import { consumeRequest, verifyChallenge } from '../signin/flow.ts';
 import { MAX_SIGNATURE_LENGTH, SIGNATURE_DESCRIPTION } from '../signin/schemas.ts';
 import { parseList } from '../signin/storage.ts';
 import {
-  assertSameOrigin,
   CONSOLE_CLIENT_ID,
   createConsoleSession,
   csrfTokenFor,
@@ -27,7 +26,6 @@ import { CORE_PLUGIN_DESCRIPTIONS, PluginDescription, SchemaField } from './core
 import { registerPortalStatic } from './static.ts';
 
 const tags = ['console'];
-const consoleSecurity = [{ consoleSession: [] }];
 const MAX_KEYS_PER_USER = 100;
 
 const ConsoleSessionInfo = Type.Object({
@@ -80,13 +78,11 @@ export const portal: Capability = {
     app.post(
       '/api/v0/console/session',
       {
-        config: { public: true },
         schema: {
           tags,
           summary: 'Sign in to the console: turn an approved wallet proof into a session cookie',
           description:
             'First POST /api/v0/signin/challenge with client_id "console" (and every scope the console needs), have the wallet sign the message, then send the signature here. Sets an HttpOnly SameSite=Strict cookie; answers the session and its CSRF token. Same-origin only.',
-          security: [],
           body: Type.Object(
             { requestId: Type.String({ maxLength: 64 }), signature: Type.String({ maxLength: MAX_SIGNATURE_LENGTH, description: SIGNATURE_DESCRIPTION }), publicKey: Type.Optional(Type.String({ maxLength: 128 })) },
             { additionalProperties: false },
@@ -95,11 +91,7 @@ export const portal: Capability = {
         },
       },
       async (request, reply) => {
-        // Login CSRF: another site must not sign a browser in (into the attacker's account).
-        assertSameOrigin(ctx, request);
-        if (request.headers.origin === undefined && request.headers['sec-fetch-site'] === undefined) {
-          throw forbidden('Console sign-in must come from the console page (Origin or Sec-Fetch-Site header missing).');
-        }
+        // same-origin only (its entry in src/shared/access.ts): login CSRF cannot sign a browser in
         const now = ctx.clock.now();
         const req = await verifyChallenge(ctx, request.body, now);
         // Only a challenge made for the console opens a console session: a proof given to another
@@ -132,7 +124,6 @@ export const portal: Capability = {
         schema: {
           tags,
           summary: 'The console session of this browser (and its CSRF token)',
-          security: consoleSecurity,
           response: { 200: ConsoleSessionInfo, ...errorResponses(401, 403) },
         },
       },
@@ -148,7 +139,7 @@ export const portal: Capability = {
 
     app.delete(
       '/api/v0/console/session',
-      { schema: { tags, summary: 'Sign out of the console', security: consoleSecurity, response: { 200: Type.Object({}), ...errorResponses(401, 403) } } },
+      { schema: { tags, summary: 'Sign out of the console', response: { 200: Type.Object({}), ...errorResponses(401, 403) } } },
       async (request, reply) => {
         const s = requireConsoleSession(request);
         await ctx.db.updateTable('console_sessions').set({ revoked_at: ctx.clock.now() }).where('session_id', '=', s.authorizationId).where('revoked_at', 'is', null).execute();
@@ -160,7 +151,7 @@ export const portal: Capability = {
     // ---- API keys owned by the console user ---------------------------------------------------
     app.get(
       '/api/v0/apiKeys',
-      { schema: { tags, summary: 'Your API keys (never their values), newest first', security: consoleSecurity, response: { 200: Type.Object({ apiKeys: Type.Array(OwnedApiKeyDoc) }), ...errorResponses(401, 403) } } },
+      { schema: { tags, summary: 'Your API keys (never their values), newest first', response: { 200: Type.Object({ apiKeys: Type.Array(OwnedApiKeyDoc) }), ...errorResponses(401, 403) } } },
       async (request) => ({ apiKeys: await listOwnedApiKeys(ctx.db, requireConsoleSession(request).platformAddress) }),
     );
 
@@ -170,7 +161,6 @@ export const portal: Capability = {
         schema: {
           tags,
           summary: 'Create an API key (the key is returned once)',
-          security: consoleSecurity,
           body: Type.Object({ label: Type.String({ minLength: 1, maxLength: 128 }) }, { additionalProperties: false }),
           response: { 200: Type.Object({ apiKey: OwnedApiKeyDoc, key: Type.String() }), ...errorResponses(400, 401, 403) },
         },
@@ -189,7 +179,6 @@ export const portal: Capability = {
         schema: {
           tags,
           summary: 'Revoke one of your API keys (every process refuses it within API_KEY_CACHE_MS)',
-          security: consoleSecurity,
           body: Type.Object({ id: Type.String({ maxLength: 64 }) }, { additionalProperties: false }),
           response: { 200: Type.Object({}), ...errorResponses(400, 401, 403, 404) },
         },
@@ -208,7 +197,6 @@ export const portal: Capability = {
         schema: {
           tags,
           summary: 'Apps you are signed in to (live authorizations), newest first, at most 100',
-          security: consoleSecurity,
           response: { 200: Type.Object({ authorizations: Type.Array(SignedInApp) }), ...errorResponses(401, 403) },
         },
       },
@@ -246,7 +234,6 @@ export const portal: Capability = {
         schema: {
           tags,
           summary: "Sign out of an app: revokes the authorization's access and refresh tokens",
-          security: consoleSecurity,
           body: Type.Object({ authorizationId: Type.String({ maxLength: 64 }) }, { additionalProperties: false }),
           response: { 200: Type.Object({}), ...errorResponses(400, 401, 403, 404) },
         },
@@ -272,7 +259,6 @@ export const portal: Capability = {
         schema: {
           tags: ['developer apps'],
           summary: "Your app's sign-ins, newest first, 25 per page",
-          security: [{ apiKey: [], bearer: [] }, { consoleSession: [] }],
           params: Type.Object({ clientId: Type.String({ maxLength: 128 }) }),
           querystring: Type.Object({ bookmark: Type.Optional(Bookmark) }, { additionalProperties: false }),
           response: {
@@ -331,7 +317,6 @@ export const portal: Capability = {
         schema: {
           tags: ['claims'],
           summary: 'Claims you created (live ones), newest first, 25 per page; read each with GET /api/v0/claim/{claimId}',
-          security: [{ apiKey: [], bearer: [] }, { consoleSession: [] }],
           querystring: Type.Object({ bookmark: Type.Optional(Bookmark) }, { additionalProperties: false }),
           response: {
             200: Type.Object({

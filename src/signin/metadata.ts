@@ -54,7 +54,6 @@ export function registerMetadata(app: FastifyInstance, ctx: AppContext): void {
       schema: {
         tags: ['sign-in'],
         summary: 'OAuth 2.0 authorization server metadata (RFC 8414); the token and revocation endpoints also need x-api-key',
-        security: [],
         response: { 200: Metadata },
       },
     },

@@ -147,7 +147,7 @@ export function registerAuthorizePage(app: FastifyInstance, ctx: AppContext): vo
     '/signin/authorize',
     // The schema documents the parameters; the page itself answers a repeated or over-long one
     // (an error page or an error redirect, as RFC 6749 §4.1.2.1 says), so validation is only attached.
-    { attachValidation: true, schema: { tags: ['sign-in'], summary: 'The authorization page (HTML) an app sends its users to', security: [], querystring: Query } },
+    { attachValidation: true, schema: { tags: ['sign-in'], summary: 'The authorization page (HTML) an app sends its users to', querystring: Query } },
     async (request, reply) => {
       const nonce = pageHeaders(reply);
       const q = request.query;

@@ -37,7 +37,6 @@ import { authenticateClient, clientCredentials, lookupAccessToken, revokeToken, 
 
 const tags = ['sign-in'];
 const appTags = ['developer apps'];
-const sessionSecurity = [{ apiKey: [], bearer: [] }];
 
 const appDoc = (a: DeveloperApp) => ({ ...a, createdAt: String(a.createdAt), updatedAt: String(a.updatedAt) });
 
@@ -97,9 +96,8 @@ export const signin: Capability = {
     app.post(
       '/api/v0/signin/challenge',
       {
-        config: { public: true },
         onRequest: limits.perIp,
-        schema: { tags, summary: 'Start a sign-in: the message the wallet signs (limited per IP and per app: 429 with Retry-After)', security: [], body: ChallengeBody, response: { 200: ChallengeResponse, ...errorResponses(400, 429) } },
+        schema: { tags, summary: 'Start a sign-in: the message the wallet signs (limited per IP and per app: 429 with Retry-After)', body: ChallengeBody, response: { 200: ChallengeResponse, ...errorResponses(400, 429) } },
       },
       async (request) => {
         const c = await createChallenge(ctx, request.body, limits.perClient);
@@ -110,8 +108,7 @@ export const signin: Capability = {
     app.post(
       '/api/v0/signin/approve',
       {
-        config: { public: true },
-        schema: { tags, summary: 'Submit the wallet signature; returns the one-time code', security: [], body: ApproveBody, response: { 200: ApproveResponse, ...errorResponses(400, 401, 404, 424) } },
+        schema: { tags, summary: 'Submit the wallet signature; returns the one-time code', body: ApproveBody, response: { 200: ApproveResponse, ...errorResponses(400, 401, 404, 424) } },
       },
       async (request) => approveChallenge(ctx, request.body),
     );
@@ -161,7 +158,6 @@ export const signin: Capability = {
         schema: {
           tags,
           summary: 'Whether the bearer token is a live session',
-          security: sessionSecurity,
           description: 'Body: empty object, or none.',
           response: { 200: StatusResponse, ...errorResponses(400) },
         },
@@ -197,7 +193,6 @@ export const signin: Capability = {
         schema: {
           tags: appTags,
           summary: 'Create a developer app (the secret is returned once)',
-          security: sessionSecurity,
           body: CreateAppBody,
           response: { 200: Type.Object({ clientId: Type.String(), clientSecret: Type.String() }), ...errorResponses(400, 401, 403) },
         },
@@ -215,7 +210,6 @@ export const signin: Capability = {
         schema: {
           tags: appTags,
           summary: 'Update your developer app (name, description, image, redirect URIs, rotate the secret)',
-          security: sessionSecurity,
           body: UpdateAppBody,
           response: { 200: Type.Object({ developerApp: DeveloperAppDoc, clientSecret: Type.Optional(Type.String()) }), ...errorResponses(400, 401, 403, 404) },
         },
@@ -234,7 +228,6 @@ export const signin: Capability = {
         schema: {
           tags: appTags,
           summary: 'Delete your developer app (revokes every authorization issued to it)',
-          security: sessionSecurity,
           body: DeleteAppBody,
           response: { 200: Type.Object({}), ...errorResponses(400, 401, 403, 404) },
         },
@@ -252,7 +245,6 @@ export const signin: Capability = {
         schema: {
           tags: appTags,
           summary: 'One app by clientId (public fields), or your own apps, 25 per page',
-          security: sessionSecurity,
           body: FetchAppsBody,
           response: { 200: Type.Object({ developerApps: Type.Array(DeveloperAppDoc), pagination: Pagination }), ...errorResponses(400, 401, 403, 404) },
         },

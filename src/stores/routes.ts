@@ -53,11 +53,10 @@ export const dynamicStores: Capability = {
   name: 'dynamic stores',
   register(fastify, ctx) {
     const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-    const sessionSecurity = [{ apiKey: [], bearer: [] }];
 
     app.post(
       '/api/v0/dynamicStores',
-      { schema: { tags, summary: 'Create a dynamic store', security: sessionSecurity, body: CreateBody, response: { 200: DocResponse, ...errorResponses(400, 401, 403) } } },
+      { schema: { tags, summary: 'Create a dynamic store', body: CreateBody, response: { 200: DocResponse, ...errorResponses(400, 401, 403) } } },
       async (request) => {
         const session = await requireSession(request, STORE_SCOPE);
         return { doc: await createStore(ctx, session, request.body) };
@@ -70,7 +69,6 @@ export const dynamicStores: Capability = {
         schema: {
           tags,
           summary: 'Update a dynamic store (label, publicUseInClaims, rotate the secret)',
-          security: sessionSecurity,
           body: UpdateBody,
           response: { 200: DocResponse, ...errorResponses(400, 401, 403, 404) },
         },
@@ -87,7 +85,6 @@ export const dynamicStores: Capability = {
         schema: {
           tags,
           summary: 'Delete a dynamic store, its members and its history',
-          security: sessionSecurity,
           body: DeleteBody,
           response: { 200: Type.Object({ message: Type.String() }), ...errorResponses(400, 401, 403, 404) },
         },
@@ -121,7 +118,6 @@ export const dynamicStores: Capability = {
         schema: {
           tags,
           summary: "The signed-in user's stores (created or managed), newest first",
-          security: sessionSecurity,
           querystring: SearchQuery,
           response: {
             200: Type.Object({ docs: Type.Array(StoreDocSchema), bookmark: Type.String(), hasMore: Type.Boolean(), pagination: Pagination }),

@@ -14,7 +14,6 @@ import { requireSession, type Session } from '../shared/session.ts';
 import { DELIVERY_VIEW_COLUMNS, deliveryView, redeliver } from './outbox.ts';
 
 const tags = ['plugins'];
-const withSession: Array<Record<string, string[]>> = [{ apiKey: [], bearer: [] }];
 const SCOPE = 'managePlugins';
 
 const Millis = Type.Integer({ description: 'UNIX ms' });
@@ -69,7 +68,6 @@ export const webhooks: Capability = {
         schema: {
           tags,
           summary: "A plugin's status webhook deliveries, newest first (creator or manager, session with managePlugins)",
-          security: withSession,
           querystring: DeliveriesQuery,
           response: { 200: DeliveriesResponse, ...errorResponses(400, 401, 403, 404) },
         },
@@ -101,7 +99,6 @@ export const webhooks: Capability = {
         schema: {
           tags,
           summary: 'Send a status webhook delivery again now, with a fresh retry schedule (creator or manager, session with managePlugins)',
-          security: withSession,
           body: RedeliverBody,
           response: { 200: RedeliverResponse, ...errorResponses(400, 401, 403, 404, 409) },
         },

@@ -64,7 +64,13 @@ export async function startApp(opts: { env?: Record<string, string>; clock?: Clo
   const config = loadConfig({ LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', PORT: '0', ...database.env, ...opts.env });
   const clock = opts.clock ?? (opts.manualClock ? new ManualClock() : undefined);
   const ctx = await createContext(config, { clock });
-  const app = await buildApp(ctx, { extend: opts.extend });
+  // a start that fails (a route missing from the access table, a bad config) must not leave the
+  // database open, or the test process never ends
+  const app = await buildApp(ctx, { extend: opts.extend }).catch(async (err: unknown) => {
+    await ctx.close().catch(() => undefined);
+    await database.drop().catch(() => undefined);
+    throw err;
+  });
   let url = '';
   if (opts.listen) {
     await app.listen({ port: 0, host: '127.0.0.1' });

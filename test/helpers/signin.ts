@@ -64,9 +64,10 @@ export async function isSignedIn(t: TestApp, token: string): Promise<boolean> {
   return res.json().signedIn as boolean;
 }
 
-export async function signIn(t: TestApp, opts: { privateKey?: `0x${string}`; scopes?: string[] } = {}): Promise<SignedIn> {
+/** `client`: sign in to another developer app (a third-party app's token) instead of the test app. */
+export async function signIn(t: TestApp, opts: { privateKey?: `0x${string}`; scopes?: string[]; client?: TestClient } = {}): Promise<SignedIn> {
   const who = testAccount(opts.privateKey);
-  const client = await testClient(t);
+  const client = opts.client ?? (await testClient(t));
   const scopes = opts.scopes ?? [...SCOPE_IDS];
   const challenge = await t.request('POST', '/api/v0/signin/challenge', {
     apiKey: null,
