@@ -141,13 +141,18 @@ const commands: Command[] = [
   },
   {
     name: 'api-key create',
-    usage: 'api-key create --label L      create an API key (printed once)',
+    usage: 'api-key create --label L [--trusted-backend]  create an API key (printed once)',
+    details:
+      '--trusted-backend: the key belongs to a backend of yours that calls for many end users from one address and names each\n' +
+      "one's IP in the x-end-user-ip header; the guess throttle then limits each end user instead of the backend as a whole\n" +
+      '(docs/security.md, "Guess throttle"). Without it the header is ignored.',
     async run(args) {
-      const { values } = parseArgs({ args, options: { label: { type: 'string' } }, strict: true });
+      const { values } = parseArgs({ args, options: { label: { type: 'string' }, 'trusted-backend': { type: 'boolean' } }, strict: true });
       if (!values.label?.trim()) throw new UsageError('api-key create needs --label <text>');
       const label = values.label.trim();
+      const trustedBackend = values['trusted-backend'] === true;
       const { createApiKey } = await import('./api-keys/storage.ts');
-      print(await withContext((ctx) => createApiKey(ctx.db, label, ctx.clock.now())));
+      print(await withContext((ctx) => createApiKey(ctx.db, label, ctx.clock.now(), null, { trustedBackend })));
     },
   },
   {

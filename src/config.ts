@@ -46,11 +46,11 @@ export interface Config {
     /** SIGNIN_CHALLENGE_LIMIT_PER_CLIENT: per developer app. */
     perClientPerMinute: number;
   };
-  /** Failed password/code guesses allowed per claim and minute (claims/guess-throttle.ts); 0 disables a limit. */
+  /** Wrong password/code answers allowed on a claim in any 60 s (claims/guess-throttle.ts); 0 disables a limit. */
   guessLimits: {
-    /** GUESS_LIMIT_PER_MINUTE: per claiming address and per client IP. */
+    /** GUESS_LIMIT_PER_MINUTE: per client IP (IPv6: /64); also switches the per-address back-off. */
     perClientPerMinute: number;
-    /** GUESS_CLAIM_LIMIT_PER_MINUTE: per claim, all callers together. */
+    /** GUESS_CLAIM_LIMIT_PER_MINUTE: per claim, all callers together (refuses only participants). */
     perClaimPerMinute: number;
   };
   /** Requests per minute per API key; 0 disables the limiter. */
@@ -227,8 +227,8 @@ export function loadConfig(env: Env = process.env): Config {
       perClientPerMinute: int(env, 'SIGNIN_CHALLENGE_LIMIT_PER_CLIENT', 6000, 0, 10_000_000),
     },
     guessLimits: {
-      perClientPerMinute: int(env, 'GUESS_LIMIT_PER_MINUTE', 1000, 0, 10_000_000),
-      perClaimPerMinute: int(env, 'GUESS_CLAIM_LIMIT_PER_MINUTE', 10_000, 0, 10_000_000),
+      perClientPerMinute: int(env, 'GUESS_LIMIT_PER_MINUTE', 100, 0, 10_000_000),
+      perClaimPerMinute: int(env, 'GUESS_CLAIM_LIMIT_PER_MINUTE', 1000, 0, 10_000_000),
     },
     rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 0, 0, 10_000_000),
     rateLimitPerIpPerMinute: int(env, 'RATE_LIMIT_PER_IP_PER_MINUTE', 0, 0, 10_000_000),

@@ -27,6 +27,8 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     apiKeyId?: string;
+    /** The key is marked as a trusted backend: its x-end-user-ip header names the end user (end-user-ip.ts). */
+    apiKeyTrustedBackend?: boolean;
   }
 }
 
@@ -49,11 +51,11 @@ export type ApiKeyGate = (request: FastifyRequest, reply: unknown, done: Done) =
 /** Installs the gate on every /api/ route registered after this call; returns it for the not-found handler. */
 export function registerApiKeyGate(app: FastifyInstance, ctx: AppContext): ApiKeyGate {
   const ttl = ctx.config.apiKeyCacheMs;
-  const verified = new Map<string, { id: string; at: number }>();
+  const verified = new Map<string, { id: string; trusted: boolean; at: number }>();
   // Limits per key and per client IP (rate-limit.ts): shared by all processes on PostgreSQL.
   const keyLimit = ctx.config.rateLimitPerMinute > 0 ? createRateLimiter(ctx, ctx.config.rateLimitPerMinute) : null;
   const ipLimit = ctx.config.rateLimitPerIpPerMinute > 0 ? createRateLimiter(ctx, ctx.config.rateLimitPerIpPerMinute) : null;
-  const check = async (presented: string): Promise<string> => {
+  const check = async (presented: string): Promise<{ id: string; trusted: boolean }> => {
     const key = await findActiveApiKeyByHash(ctx.db, sha256Hex(presented));
     if (!key) {
       verified.delete(presented);
@@ -64,14 +66,16 @@ export function registerApiKeyGate(app: FastifyInstance, ctx: AppContext): ApiKe
     if (key.last_used_at === null || now - key.last_used_at >= LAST_USE_RESOLUTION_MS) {
       touchApiKey(ctx.db, key.id, now).catch((err: unknown) => ctx.log.warn({ err }, 'could not record API key use'));
     }
+    const trusted = Number(key.trusted_backend) === 1;
     if (ttl > 0) {
       if (verified.size >= 10_000) verified.clear(); // bounded: keys are few, this never trims in practice
-      verified.set(presented, { id: key.id, at: Date.now() });
+      verified.set(presented, { id: key.id, trusted, at: Date.now() });
     }
-    return key.id;
+    return { id: key.id, trusted };
   };
-  const admit = (request: FastifyRequest, keyId: string, done: Done) => {
+  const admit = (request: FastifyRequest, keyId: string, done: Done, trusted = false) => {
     request.apiKeyId = keyId;
+    if (trusted) request.apiKeyTrustedBackend = true;
     if (!keyLimit) return done();
     settle(keyLimit.take(`key:${keyId}`), done, done);
   };
@@ -86,8 +90,8 @@ export function registerApiKeyGate(app: FastifyInstance, ctx: AppContext): ApiKe
     // Keyed by the presented key: a hit costs a map lookup, not a hash (the database holds only
     // hashes; this map lives in process memory for at most API_KEY_CACHE_MS per entry).
     const cached = verified.get(header);
-    if (cached && Date.now() - cached.at <= ttl) return admit(request, cached.id, done);
-    check(header).then((id) => admit(request, id, done), done);
+    if (cached && Date.now() - cached.at <= ttl) return admit(request, cached.id, done, cached.trusted);
+    check(header).then((key) => admit(request, key.id, done, key.trusted), done);
   };
   // Callback-style hook: with a key verified within the TTL and budget in hand, the request passes
   // synchronously, without a promise. The IP limit comes first, so floods of bad keys are limited too.
@@ -100,6 +104,7 @@ export function registerApiKeyGate(app: FastifyInstance, ctx: AppContext): ApiKe
   // The gate is attached to each route as it is registered, as its entry says (no per-request URL
   // or config test); unknown /api/ paths get it through the not-found handler (server.ts).
   app.decorateRequest('apiKeyId', undefined);
+  app.decorateRequest('apiKeyTrustedBackend', false);
   app.addHook('onRoute', (route) => {
     const rule = route.config?.access;
     if (!rule) return;

@@ -1,5 +1,6 @@
 // API keys: 32 random bytes shown once; only their SHA-256 is stored.
 
+import type { Generated, Selectable } from 'kysely';
 import type { DB } from '../db/index.ts';
 import { randomHex, sha256Hex } from '../shared/crypto.ts';
 
@@ -13,6 +14,8 @@ export interface ApiKeyTable {
   owner: string | null;
   /** Last time the gate verified the key (written at most once a minute per key). */
   last_used_at: number | null;
+  /** 1: the caller is a trusted backend that names its end user's IP in x-end-user-ip (set by the operator only). */
+  trusted_backend: Generated<number>;
 }
 
 export interface ApiKeyInfo {
@@ -20,14 +23,18 @@ export interface ApiKeyInfo {
   label: string;
   createdAt: number;
   revokedAt: number | null;
+  trustedBackend: boolean;
 }
 
-const info = (r: ApiKeyTable): ApiKeyInfo => ({ id: r.id, label: r.label, createdAt: r.created_at, revokedAt: r.revoked_at });
+const info = (r: Selectable<ApiKeyTable>): ApiKeyInfo => ({ id: r.id, label: r.label, createdAt: r.created_at, revokedAt: r.revoked_at, trustedBackend: Number(r.trusted_backend) === 1 });
 
-/** Creates a key; the plaintext is returned here and never again. `owner`: the console user creating it. */
-export async function createApiKey(db: DB, label: string, now = Date.now(), owner: string | null = null): Promise<ApiKeyInfo & { key: string }> {
+/**
+ * Creates a key; the plaintext is returned here and never again. `owner`: the console user creating
+ * it. `trustedBackend`: only for operator keys (the CLI), see docs/security.md "Guess throttle".
+ */
+export async function createApiKey(db: DB, label: string, now = Date.now(), owner: string | null = null, opts: { trustedBackend?: boolean } = {}): Promise<ApiKeyInfo & { key: string }> {
   const key = randomHex(32);
-  const row: ApiKeyTable = { id: `key_${randomHex(8)}`, label, key_hash: sha256Hex(key), created_at: now, revoked_at: null, owner, last_used_at: null };
+  const row: Selectable<ApiKeyTable> = { id: `key_${randomHex(8)}`, label, key_hash: sha256Hex(key), created_at: now, revoked_at: null, owner, last_used_at: null, trusted_backend: opts.trustedBackend ? 1 : 0 };
   await db.insertInto('api_keys').values(row).execute();
   return { ...info(row), key };
 }
@@ -46,8 +53,8 @@ export async function revokeApiKey(db: DB, id: string, now = Date.now()): Promis
 }
 
 /** The active key whose plaintext hashes to `keyHash`, if any. */
-export async function findActiveApiKeyByHash(db: DB, keyHash: string): Promise<{ id: string; last_used_at: number | null } | undefined> {
-  return db.selectFrom('api_keys').select(['id', 'last_used_at']).where('key_hash', '=', keyHash).where('revoked_at', 'is', null).executeTakeFirst();
+export async function findActiveApiKeyByHash(db: DB, keyHash: string): Promise<{ id: string; last_used_at: number | null; trusted_backend: number } | undefined> {
+  return db.selectFrom('api_keys').select(['id', 'last_used_at', 'trusted_backend']).where('key_hash', '=', keyHash).where('revoked_at', 'is', null).executeTakeFirst();
 }
 
 /** Records a use; callers throttle (LAST_USE_RESOLUTION_MS) so a busy key is not a write per request. */

@@ -10,7 +10,7 @@ import { TurnBatcher } from '../shared/turn-batcher.ts';
 import type { Session } from '../shared/session.ts';
 import { isCreatorOrManager } from './documents.ts';
 import { evaluateAttempt } from './engine.ts';
-import { checkGuessBudget, recordFailedGuess } from './guess-throttle.ts';
+import { admitGuess, settleGuess } from './guess-throttle.ts';
 import { isOnChain, loadClaim, numUsesInstance } from './model.ts';
 import { claimCode } from './onchain.ts';
 import { findPlugin } from '../plugins/registry.ts';
@@ -69,13 +69,17 @@ export async function attemptClaim(
   const attemptSession: AttemptSession | null = session ? { platformAddress: session.platformAddress, scopes: [...session.scopes] } : null;
   const attempt = { platformAddress, inputs, expectedVersion, session: attemptSession, ...(specificInstanceIds ? { specificInstanceIds } : {}), ...(locale !== 'en' ? { locale } : {}) };
   // passwords and codes can be guessed: such claims are throttled per address, IP and claim
-  const guesser = claim.plugins.some((p) => findPlugin(p.pluginId)?.requiresUserInput) ? { ip, platformAddress } : null;
-  if (guesser) await checkGuessBudget(ctx, claimId, guesser, now);
-  const outcome = await evaluateAttempt(claim, attempt, { ...pluginEnv(ctx, now), mode: 'simulate', claimAttemptId: '' });
-  if (!outcome.success) {
-    if (guesser && outcome.inputRejected) await recordFailedGuess(ctx, claimId, guesser, now);
-    throw new ApiError(outcome.status, outcome.error);
+  const guessable = claim.plugins.some((p) => findPlugin(p.pluginId)?.requiresUserInput);
+  const ticket = guessable ? await admitGuess(ctx, claimId, { ip, platformAddress }, now) : null;
+  let outcome;
+  try {
+    outcome = await evaluateAttempt(claim, attempt, { ...pluginEnv(ctx, now), mode: 'simulate', claimAttemptId: '' });
+  } catch (err) {
+    if (ticket) await settleGuess(ctx, ticket, 'other');
+    throw err;
   }
+  if (ticket) await settleGuess(ctx, ticket, outcome.success ? 'right' : outcome.inputRejected ? 'wrong' : 'other');
+  if (!outcome.success) throw new ApiError(outcome.status, outcome.error);
   if (!complete) return { claimAttemptId: SIMULATED_ATTEMPT_ID };
 
   const claimAttemptId = randomHex(16);

@@ -78,8 +78,10 @@ export async function evaluateAttempt(claim: ClaimRecord, input: AttemptInput, e
     }),
   );
   const outcome = await conclude(claim, results, mandatory, env.mode, numberUsed);
-  // a wrong password or code counts as a failed guess (guess-throttle.ts), whatever error is shown
-  if (!outcome.success && claim.plugins.some((p) => findPlugin(p.pluginId)?.requiresUserInput && results.get(p.instanceId)?.success === false)) {
+  // a wrong password or code counts as a failed guess (guess-throttle.ts), whatever error is shown;
+  // a right one that cannot be used (a used code) does not
+  const wrong = (r: PluginResult | undefined) => r?.success === false && !r.rightAnswer;
+  if (!outcome.success && claim.plugins.some((p) => findPlugin(p.pluginId)?.requiresUserInput && wrong(results.get(p.instanceId)))) {
     return { ...outcome, inputRejected: true };
   }
   return outcome;

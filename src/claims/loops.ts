@@ -1,6 +1,6 @@
 // The claim queue: resolves queued attempts in order (claims/queue.ts); and the guess-window sweep.
 import { registerLoop } from '../worker/runtime.ts';
-import { GUESS_WINDOW_MS, sweepGuessWindows } from './guess-throttle.ts';
+import { GUESS_MINUTE_MS, sweepGuessBuckets } from './guess-throttle.ts';
 import { ClaimWorker } from './queue.ts';
 
 registerLoop({
@@ -9,14 +9,14 @@ registerLoop({
   start: (ctx) => new ClaimWorker(ctx).start(),
 });
 
-// Ended guess-throttle windows (claims/guess-throttle.ts): deleted after an hour; per-claim totals stay.
+// Guess-throttle buckets (claims/guess-throttle.ts) idle for an hour are deleted; per-claim totals stay.
 registerLoop({
   name: 'guess-window-sweep',
-  description: 'deletes ended failed-guess windows',
+  description: 'deletes idle failed-guess buckets',
   start(ctx) {
     const timer = setInterval(() => {
-      sweepGuessWindows(ctx).catch((err) => ctx.log.warn({ err }, 'guess window sweep failed'));
-    }, GUESS_WINDOW_MS);
+      sweepGuessBuckets(ctx).catch((err) => ctx.log.warn({ err }, 'guess bucket sweep failed'));
+    }, GUESS_MINUTE_MS);
     timer.unref();
     return { stop: () => clearInterval(timer) };
   },

@@ -10,6 +10,7 @@
 //                         readPrivateClaimData.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Capability } from '../capabilities.ts';
+import { endUserIp } from '../api-keys/end-user-ip.ts';
 import { notFound } from '../shared/errors.ts';
 import { errorResponses } from '../shared/schemas.ts';
 import { localeFromAcceptLanguage } from '../shared/locale.ts';
@@ -64,7 +65,7 @@ export const claims: Capability = {
               ? 'Complete a claim: simulate, then queue the attempt (poll the status route)'
               : 'Simulate a claim attempt (instant; writes nothing; the id is 32 zeros)',
             description:
-              'Needs a session for the claiming address with completeClaims only when the claim has an initiatedBy plugin. A failing simulation answers 4xx with the plugin error text (400; 401/403 for initiatedBy; 409 for a version mismatch) and queues nothing. Wrong passwords and codes are throttled per address, IP and claim (429 with Retry-After).',
+              'Needs a session for the claiming address with completeClaims only when the claim has an initiatedBy plugin. A failing simulation answers 4xx with the plugin error text (400; 401/403 for initiatedBy; 409 for a version mismatch) and queues nothing. Wrong passwords and codes are throttled per address, IP and claim (429 with Retry-After); an API key marked as a trusted backend may name the end user IP in the x-end-user-ip header.',
             params: ClaimAddressParams,
             body: AttemptBody,
             response: { 200: AttemptIdResponse, ...errorResponses(400, 401, 403, 404, 409) },
@@ -72,7 +73,7 @@ export const claims: Capability = {
         },
         async (request) => {
           const { claimId, address } = request.params;
-          return attemptClaim(ctx, claimId, address, request.body as AttemptBodyType, await getSession(request), complete, { ip: request.ip, locale: localeFromAcceptLanguage(request.headers['accept-language']) });
+          return attemptClaim(ctx, claimId, address, request.body as AttemptBodyType, await getSession(request), complete, { ip: endUserIp(request), locale: localeFromAcceptLanguage(request.headers['accept-language']) });
         },
       );
     }

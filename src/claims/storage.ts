@@ -71,18 +71,21 @@ export interface ClaimAttemptTable {
   resolved_at: number | null;
 }
 
-/** Failed guesses per claim and bucket in one-minute windows (claims/guess-throttle.ts). */
-export interface ClaimGuessFailureTable {
+/** The guess throttle's buckets per claim (claims/guess-throttle.ts, migration 0020). */
+export interface ClaimGuessBucketTable {
   claim_id: string;
-  /** 'claim', 'ip:<ip>', 'address:<native address>', or 'total' (window_start 0). */
+  /** 'address:<native address>', 'ip:<IPv4 or IPv6 /64>', 'net:<IPv6 /48>', 'claim', or 'minute:<window start>'. */
   scope: string;
-  window_start: number;
+  /** address: when it may try again; ip, claim: the rolling limit's theoretical arrival time; minute: the window's start. */
+  tat: number;
+  /** address: wrong answers in a row (reserved included); claim: all since creation; ip, net, minute: counted. */
   failures: number;
+  last_failure_at: number;
 }
 
 export interface ClaimTables {
   claims: ClaimTable;
-  claim_guess_failures: ClaimGuessFailureTable;
+  claim_guess_buckets: ClaimGuessBucketTable;
   claim_state: ClaimStateTable;
   claim_numbers: ClaimNumberTable;
   claim_attempts: Omit<ClaimAttemptTable, 'seq'> & { seq: Generated<number> };

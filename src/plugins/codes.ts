@@ -97,7 +97,7 @@ export const codes: ClaimPlugin<Pub, Priv> = {
       index = indexOf(privateParams.codes ?? [], code);
       if (index < 0) return { success: false, error: NOT_FOUND };
     }
-    if (await state.get(usedKey(index))) return { success: false, error: USED };
+    if (await state.get(usedKey(index))) return { success: false, error: USED, rightAnswer: true };
     return { success: true, stateChanges: [{ key: usedKey(index), value: 1 }], claimNumber: index };
   },
   publicState(entries, params, { privileged }) {

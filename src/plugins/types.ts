@@ -112,6 +112,11 @@ export interface PluginResult {
   claimNumber?: number;
   /** Stored with the queued attempt and handed back at execution (custom plugins replay their simulation). */
   replay?: unknown;
+  /**
+   * A failing user-input plugin whose answer was right but cannot be used (a code already used): not
+   * a wrong guess for the guess throttle (claims/guess-throttle.ts), since only a right guess gets here.
+   */
+  rightAnswer?: true;
 }
 
 export interface ValidateContext extends PluginEnv {

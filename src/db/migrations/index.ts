@@ -21,6 +21,7 @@ import * as m0016 from './0016_hosted_plugin_documents.ts';
 import * as m0017 from './0017_claim_queue_order.ts';
 import * as m0018 from './0018_secret_key_check.ts';
 import * as m0019 from './0019_connection_binding.ts';
+import * as m0020 from './0020_guess_buckets.ts';
 import * as m0021 from './0021_webhook_delivery_origin.ts';
 
 const migrations: Record<string, Migration> = {
@@ -42,6 +43,7 @@ const migrations: Record<string, Migration> = {
   '0017_claim_queue_order': m0017,
   '0018_secret_key_check': m0018,
   '0019_connection_binding': m0019,
+  '0020_guess_buckets': m0020,
   '0021_webhook_delivery_origin': m0021,
 };
 
