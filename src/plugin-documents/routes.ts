@@ -108,7 +108,7 @@ export const pluginDocuments: Capability = {
     app.get(
       '/api/v0/plugins/errors',
       {
-        schema: { tags, summary: "A plugin's error records, newest first (owner only)", security: withSession, querystring: ErrorsQuery, response: { 200: ErrorsResponse, ...errorResponses(400, 401, 403, 404) } },
+        schema: { tags, summary: "Plugin error records, newest first: one plugin's (owner only), or without pluginId those of every plugin the caller creates or manages", security: withSession, querystring: ErrorsQuery, response: { 200: ErrorsResponse, ...errorResponses(400, 401, 403, 404) } },
       },
       async (request) => listPluginErrors(ctx, await requireSession(request), request.query.pluginId, request.query.bookmark),
     );
