@@ -1364,7 +1364,7 @@ export interface paths {
     };
     "/api/v0/collection/{collectionId}": {
         parameters: { query?: never; header?: never; path?: never; cookie?: never };
-        get: /** One collection document */
+        get: /** One collection document, with the empty view arrays the reference client maps */
         {
             parameters: {
                 query?: never;
@@ -1381,6 +1381,9 @@ export interface paths {
                     content: {
                         "application/json": {
                             collection: {
+                                [key: string]: unknown;
+                            };
+                            metadata: {
                                 [key: string]: unknown;
                             };
                         };
@@ -1540,9 +1543,7 @@ export interface paths {
                     headers: { [name: string]: unknown };
                     content: {
                         "application/json": {
-                            balance: {
-                                [key: string]: unknown;
-                            };
+                            [key: string]: unknown;
                         };
                     };
                 };
@@ -3467,6 +3468,10 @@ export interface paths {
                                             value: unknown;
                                         })[];
                                         passAddress?: boolean;
+                                        /** Only "POST" (calls are always POST); accepted because the reference client always sends it */
+                                        method?: string;
+                                        /** Only "" (this service runs no creator-supplied code); accepted because the reference client always sends it */
+                                        postProcessingJs?: string;
                                     };
                                     customDetailsDisplay?: string;
                                     finalized: boolean;
@@ -3621,6 +3626,10 @@ export interface paths {
                                     value: unknown;
                                 })[];
                                 passAddress?: boolean;
+                                /** Only "POST" (calls are always POST); accepted because the reference client always sends it */
+                                method?: string;
+                                /** Only "" (this service runs no creator-supplied code); accepted because the reference client always sends it */
+                                postProcessingJs?: string;
                             };
                             customDetailsDisplay?: string;
                             /** Lock this version (immutable from then on) */
@@ -3718,6 +3727,10 @@ export interface paths {
                                         value: unknown;
                                     })[];
                                     passAddress?: boolean;
+                                    /** Only "POST" (calls are always POST); accepted because the reference client always sends it */
+                                    method?: string;
+                                    /** Only "" (this service runs no creator-supplied code); accepted because the reference client always sends it */
+                                    postProcessingJs?: string;
                                 };
                                 customDetailsDisplay?: string;
                                 /** Lock this version (immutable from then on) */
@@ -3843,6 +3856,10 @@ export interface paths {
                                             value: unknown;
                                         })[];
                                         passAddress?: boolean;
+                                        /** Only "POST" (calls are always POST); accepted because the reference client always sends it */
+                                        method?: string;
+                                        /** Only "" (this service runs no creator-supplied code); accepted because the reference client always sends it */
+                                        postProcessingJs?: string;
                                     };
                                     customDetailsDisplay?: string;
                                     finalized: boolean;
@@ -3997,6 +4014,10 @@ export interface paths {
                                     value: unknown;
                                 })[];
                                 passAddress?: boolean;
+                                /** Only "POST" (calls are always POST); accepted because the reference client always sends it */
+                                method?: string;
+                                /** Only "" (this service runs no creator-supplied code); accepted because the reference client always sends it */
+                                postProcessingJs?: string;
                             };
                             customDetailsDisplay?: string;
                             /** Lock this version (immutable from then on) */
@@ -4121,6 +4142,10 @@ export interface paths {
                                             value: unknown;
                                         })[];
                                         passAddress?: boolean;
+                                        /** Only "POST" (calls are always POST); accepted because the reference client always sends it */
+                                        method?: string;
+                                        /** Only "" (this service runs no creator-supplied code); accepted because the reference client always sends it */
+                                        postProcessingJs?: string;
                                     };
                                     customDetailsDisplay?: string;
                                     finalized: boolean;
@@ -4408,12 +4433,12 @@ export interface paths {
     };
     "/api/v0/plugins/errors": {
         parameters: { query?: never; header?: never; path?: never; cookie?: never };
-        get: /** A plugin's error records, newest first (owner only) */
+        get: /** Plugin error records, newest first: one plugin's (owner only), or without pluginId those of every plugin the caller creates or manages */
         {
             parameters: {
-                query: {
-                    /** Plugin id (letters, digits, _ and -); localised documents end in -<locale> */
-                    pluginId: string;
+                query?: {
+                    /** One plugin (owner or manager only); without it, every plugin the caller creates or manages */
+                    pluginId?: string;
                     /** Opaque cursor; '' for the first page */
                     bookmark?: string;
                 };
@@ -4503,7 +4528,7 @@ export interface paths {
                     headers: { [name: string]: unknown };
                     content: {
                         "application/json": {
-                            docs: ({
+                            plugins: ({
                                 _docId: string;
                                 pluginId: string;
                                 createdBy: string;
@@ -4609,6 +4634,10 @@ export interface paths {
                                             value: unknown;
                                         })[];
                                         passAddress?: boolean;
+                                        /** Only "POST" (calls are always POST); accepted because the reference client always sends it */
+                                        method?: string;
+                                        /** Only "" (this service runs no creator-supplied code); accepted because the reference client always sends it */
+                                        postProcessingJs?: string;
                                     };
                                     customDetailsDisplay?: string;
                                     finalized: boolean;
@@ -4658,7 +4687,7 @@ export interface paths {
                     headers: { [name: string]: unknown };
                     content: {
                         "application/json": {
-                            docs: ({
+                            plugins: ({
                                 _docId: string;
                                 pluginId: string;
                                 createdBy: string;
@@ -4764,6 +4793,10 @@ export interface paths {
                                             value: unknown;
                                         })[];
                                         passAddress?: boolean;
+                                        /** Only "POST" (calls are always POST); accepted because the reference client always sends it */
+                                        method?: string;
+                                        /** Only "" (this service runs no creator-supplied code); accepted because the reference client always sends it */
+                                        postProcessingJs?: string;
                                     };
                                     customDetailsDisplay?: string;
                                     finalized: boolean;
@@ -4924,6 +4957,10 @@ export interface paths {
                                             value: unknown;
                                         })[];
                                         passAddress?: boolean;
+                                        /** Only "POST" (calls are always POST); accepted because the reference client always sends it */
+                                        method?: string;
+                                        /** Only "" (this service runs no creator-supplied code); accepted because the reference client always sends it */
+                                        postProcessingJs?: string;
                                     };
                                     customDetailsDisplay?: string;
                                     finalized: boolean;

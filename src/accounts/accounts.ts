@@ -129,6 +129,9 @@ export async function fetchAccounts(
       account.views[fetch.viewId] = { ids: page.docs.map((d) => d._docId), type: fetch.viewType, pagination: { bookmark: page.bookmark, hasMore: page.hasMore } };
     });
     for (const [field, docs] of fields) account[field] = [...docs.values()];
+    // No view fills these (trackers belong to collections), but the reference client maps both.
+    account.challengeTrackers = [];
+    account.approvalTrackers = [];
     return account;
   });
 }

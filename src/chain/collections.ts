@@ -45,11 +45,19 @@ export interface ViewPage {
   pagination: { bookmark: string; hasMore: boolean };
 }
 
+/** The arrays views fill, present (empty) on every collection: the reference client maps each one. */
+const emptyArrays = () => ({ activity: [] as Doc[], owners: [] as Doc[], challengeTrackers: [] as Doc[], approvalTrackers: [] as Doc[], listings: [] as Doc[], claims: [] as Doc[] });
+
+/** A collection document as the reference client reads it: with every view array, no view pages. */
+export function withViewArrays(doc: Doc): Record<string, unknown> {
+  return { ...doc, ...emptyArrays(), views: {} };
+}
+
 /** The collection with its requested view pages, or null when the read model has no such collection. */
 export async function fetchCollection(ctx: AppContext, req: CollectionRequest): Promise<Record<string, unknown> | null> {
   const doc = await getCollection(ctx, req.collectionId);
   if (!doc) return null;
-  const arrays: Record<string, Doc[]> = { activity: [], owners: [], challengeTrackers: [], approvalTrackers: [] };
+  const arrays: Record<string, Doc[]> = emptyArrays();
   const views: Record<string, ViewPage> = {};
   for (const v of req.viewsToFetch ?? []) {
     const view = COLLECTION_VIEWS[v.viewType];
@@ -58,7 +66,7 @@ export async function fetchCollection(ctx: AppContext, req: CollectionRequest): 
     for (const d of page.docs) if (!target.some((x) => x._docId === d._docId)) target.push(d);
     views[v.viewId] = { ids: page.docs.map((d) => d._docId), type: v.viewType, pagination: { bookmark: page.bookmark, hasMore: page.hasMore } };
   }
-  return { ...doc, ...arrays, listings: [], claims: [], views };
+  return { ...doc, ...arrays, views };
 }
 
 /** Validates the whole request first (a bad view anywhere is a 400 before any work). */

@@ -7,7 +7,7 @@ import type { Capability } from '../capabilities.ts';
 import type { AppContext } from '../context.ts';
 import { notFound } from '../shared/errors.ts';
 import { AddressString, Bookmark, errorResponses } from '../shared/schemas.ts';
-import { fetchCollections, MAX_COLLECTIONS_PER_REQUEST } from './collections.ts';
+import { fetchCollections, MAX_COLLECTIONS_PER_REQUEST, withViewArrays } from './collections.ts';
 import { amountTrackersView, challengeTrackersView, checkCollectionId, collectionActivityView, getBalance, getCollection, ownersView } from './views.ts';
 
 const tags = ['collections'];
@@ -74,8 +74,16 @@ export const collections: Capability = {
 
     app.get(
       '/api/v0/collection/:collectionId',
-      { schema: { tags, summary: 'One collection document', params: IdParams, response: { 200: Type.Object({ collection: AnyDoc }), ...errorResponses(400, 404) } } },
-      async (request) => ({ collection: await existing(ctx, request.params.collectionId) }),
+      {
+        schema: {
+          tags,
+          summary: 'One collection document, with the empty view arrays the reference client maps',
+          description: 'metadata is {}: this service does not fetch off-chain metadata (read collectionMetadata.uri).',
+          params: IdParams,
+          response: { 200: Type.Object({ collection: AnyDoc, metadata: AnyDoc }), ...errorResponses(400, 404) },
+        },
+      },
+      async (request) => ({ collection: withViewArrays(await existing(ctx, request.params.collectionId)), metadata: {} }),
     );
 
     const list = (path: string, key: string, summary: string, view: typeof ownersView) =>
@@ -109,14 +117,15 @@ export const collections: Capability = {
           tags,
           summary: "An address's balance store in a collection (the collection's defaults when never touched)",
           params: Type.Object({ collectionId: Type.String({ maxLength: 20 }), address: AddressString }),
-          response: { 200: Type.Object({ balance: AnyDoc }), ...errorResponses(400, 404) },
+          response: { 200: AnyDoc, ...errorResponses(400, 404) },
         },
       },
       async (request) => {
         await existing(ctx, request.params.collectionId);
         const balance = await getBalance(ctx, request.params.collectionId, request.params.address);
         if (!balance) throw notFound(`Collection ${request.params.collectionId} not found`);
-        return { balance };
+        // the document itself: the reference client reads the answer as the balance document
+        return balance;
       },
     );
   },

@@ -278,7 +278,7 @@ export async function fetchPlugins(ctx: AppContext, pluginIds: string[], returnS
 export async function searchPlugins(
   ctx: AppContext,
   opts: { searchValue?: string; bookmark?: string; locale?: string; mine?: string },
-): Promise<{ docs: PluginDocument[]; bookmark: string; hasMore: boolean }> {
+): Promise<{ plugins: PluginDocument[]; bookmark: string; hasMore: boolean }> {
   const locale = opts.locale ?? 'en';
   const needle = (opts.searchValue ?? '').toLowerCase();
   let q = ctx.db.selectFrom('plugin_docs').selectAll().where('deleted_at', 'is', null).where('locale', '=', locale);
@@ -301,7 +301,7 @@ export async function searchPlugins(
   const docs = await Promise.all(
     page.docs.map((d) => renderPlugin(ctx, recordFromRows(d, versions.filter((v) => v.plugin_id === d.plugin_id)), opts.mine ?? null)),
   );
-  return { docs, bookmark: page.bookmark, hasMore: page.hasMore };
+  return { plugins: docs, bookmark: page.bookmark, hasMore: page.hasMore };
 }
 
 export interface PluginErrorDoc {

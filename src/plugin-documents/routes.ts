@@ -79,7 +79,7 @@ export const pluginDocuments: Capability = {
           response: { 200: PluginsResponse, ...errorResponses(400) },
         },
       },
-      async (request) => ({ docs: await fetchPlugins(ctx, request.body.pluginIds, request.body.returnSensitiveData === true, await getSession(request)) }),
+      async (request) => ({ plugins: await fetchPlugins(ctx, request.body.pluginIds, request.body.returnSensitiveData === true, await getSession(request)) }),
     );
 
     app.get(

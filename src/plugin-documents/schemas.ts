@@ -154,8 +154,9 @@ export const PluginDocSchema = Type.Object(
   { additionalProperties: false },
 );
 export const PluginResponse = Type.Object({ plugin: PluginDocSchema });
-export const PluginsResponse = Type.Object({ docs: Type.Array(PluginDocSchema) });
-export const SearchResponse = Type.Object({ docs: Type.Array(PluginDocSchema), bookmark: Type.String(), hasMore: Type.Boolean() });
+// `plugins`, as the reference client reads it (`data.plugins`)
+export const PluginsResponse = Type.Object({ plugins: Type.Array(PluginDocSchema) });
+export const SearchResponse = Type.Object({ plugins: Type.Array(PluginDocSchema), bookmark: Type.String(), hasMore: Type.Boolean() });
 export const ErrorsResponse = Type.Object({
   docs: Type.Array(
     Type.Object({

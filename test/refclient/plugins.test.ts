@@ -69,6 +69,27 @@ describe('reference client: plugin documents', { timeout: 120_000 }, () => {
     });
   });
 
+  test('getPlugin, getPlugins and searchPlugins read documents; getPlugins lists them under plugins', async () => {
+    const pluginId = newPluginId('sdk');
+    await aliceSdk.api.createPlugin({ pluginId, metadata: metadata(`Findable ${pluginId}`), toPublish: false, initialVersion: sdkVersion(ep.url) } as never);
+    const one = await aliceSdk.api.getPlugin(pluginId, {} as never);
+    assert.equal(one.plugin.pluginId, pluginId);
+    const many = await aliceSdk.api.getPlugins({ pluginIds: [pluginId, 'no-such-plugin'] } as never);
+    assert.deepEqual(many.plugins.map((p) => p.pluginId), [pluginId]);
+    const mine = await aliceSdk.api.searchPlugins({ pluginsForSignedInUser: true, searchValue: pluginId } as never);
+    assert.deepEqual(mine.plugins.map((p) => p.pluginId), [pluginId]);
+    assert.equal(mine.bookmark, '');
+    // refusals: an unknown id; a search for your own plugins without a session
+    assert.deepEqual(await refusal(aliceSdk.api.getPlugin('no-such-plugin', {} as never)), { errorMessage: 'Plugin no-such-plugin not found' });
+    assert.deepEqual(await refusal(sdkClient(t).api.searchPlugins({ pluginsForSignedInUser: true } as never)), {
+      errorMessage: 'Unauthorized request. pluginsForSignedInUser needs a signed-in session (Authorization: Bearer <access token>).',
+      unauthorized: true,
+    });
+    assert.deepEqual(await refusal(aliceSdk.api.getPlugins({ pluginIds: ['bad id!'] } as never)), {
+      errorMessage: 'body/pluginIds/0 must match pattern "^[A-Za-z0-9][A-Za-z0-9_-]*$"',
+    });
+  });
+
   test('deletePlugin: the owner deletes; another user is refused', async () => {
     const pluginId = newPluginId('sdk');
     await aliceSdk.api.createPlugin({ pluginId, metadata: metadata('to delete'), toPublish: false, initialVersion: sdkVersion(ep.url) } as never);
