@@ -1625,6 +1625,62 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v0/collection/{collectionId}/listings": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get: /** Marketplace listings of a collection: always an empty page (this service holds no marketplace data) */
+        {
+            parameters: {
+                query?: {
+                    /** Opaque cursor; '' for the first page */
+                    bookmark?: string;
+                    oldestFirst?: boolean;
+                    /** 0x… EVM address or native bech32 address */
+                    address?: string;
+                };
+                header?: never;
+                path: {
+                    collectionId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            listings: ({
+                                [key: string]: unknown;
+                            })[];
+                            pagination: {
+                                bookmark: string;
+                                hasMore: boolean;
+                            };
+                        };
+                    };
+                };
+                400: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                404: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v0/collection/{collectionId}/owners": {
         parameters: { query?: never; header?: never; path?: never; cookie?: never };
         get: /** Owners of a collection (owner documents), paged */
@@ -1699,7 +1755,7 @@ export interface paths {
                         collectionsToFetch: ({
                             collectionId: string;
                             viewsToFetch?: ({
-                                /** owners, transferActivity, amountTrackers or challengeTrackers (listings and tokenFloorPrices are refused) */
+                                /** owners, transferActivity, amountTrackers, challengeTrackers, or listings / tokenFloorPrices (always empty pages: no marketplace data here) */
                                 viewType: string;
                                 /** Client-chosen key of this view in `views` */
                                 viewId: string;
@@ -5803,7 +5859,7 @@ export interface paths {
                             /** Username must be 1 to 15 characters long and can only contain letters, numbers, and underscores. Matched regardless of letter case. */
                             username?: string;
                             viewsToFetch?: ({
-                                /** One of signinRequests, publicClaimActivity, allClaimActivity, transferActivity, tokensCollected, createdTokens, managingTokens (pointsActivity: 400, unsupported) */
+                                /** One of signinRequests, publicClaimActivity, allClaimActivity, transferActivity, tokensCollected, createdTokens, managingTokens, pointsActivity (pointsActivity is always an empty page: no points ledger here) */
                                 viewType: string;
                                 /** Client-chosen key of the page in `views`; keep it stable while paging */
                                 viewId: string;

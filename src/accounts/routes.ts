@@ -59,7 +59,7 @@ export const accounts: Capability = {
         schema: {
           tags,
           summary: 'Accounts with pages of their views, in the order asked',
-          description: 'signinRequests and allClaimActivity are visible only to the account itself: 401 without a session, 403 for another user or a session without manageAccount. pointsActivity is a 400 (unsupported).',
+          description: 'signinRequests and allClaimActivity are visible only to the account itself: 401 without a session, 403 for another user or a session without manageAccount. pointsActivity is always an empty page (no points ledger here).',
           security: optionalSession,
           body: UsersBody,
           response: { 200: AccountsResponse, ...errorResponses(400, 401, 403, 404) },

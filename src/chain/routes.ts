@@ -7,7 +7,7 @@ import type { Capability } from '../capabilities.ts';
 import type { AppContext } from '../context.ts';
 import { notFound } from '../shared/errors.ts';
 import { AddressString, Bookmark, errorResponses } from '../shared/schemas.ts';
-import { fetchCollections, MAX_COLLECTIONS_PER_REQUEST, withViewArrays } from './collections.ts';
+import { COLLECTION_VIEWS, fetchCollections, MAX_COLLECTIONS_PER_REQUEST, withViewArrays } from './collections.ts';
 import { amountTrackersView, challengeTrackersView, checkCollectionId, collectionActivityView, getBalance, getCollection, ownersView } from './views.ts';
 
 const tags = ['collections'];
@@ -16,7 +16,7 @@ const Pagination = Type.Object({ bookmark: Type.String(), hasMore: Type.Boolean(
 
 const ViewToFetch = Type.Object(
   {
-    viewType: Type.String({ maxLength: 64, description: 'owners, transferActivity, amountTrackers or challengeTrackers (listings and tokenFloorPrices are refused)' }),
+    viewType: Type.String({ maxLength: 64, description: 'owners, transferActivity, amountTrackers, challengeTrackers, or listings / tokenFloorPrices (always empty pages: no marketplace data here)' }),
     viewId: Type.String({ minLength: 1, maxLength: 128, description: 'Client-chosen key of this view in `views`' }),
     bookmark: Bookmark,
     oldestFirst: Type.Optional(Type.Boolean()),
@@ -109,6 +109,7 @@ export const collections: Capability = {
     list('activity', 'activity', 'Transfer activity of a collection, paged', collectionActivityView);
     list('amountTrackers', 'amountTrackers', 'Approval amount trackers of a collection, paged', amountTrackersView);
     list('challengeTrackers', 'challengeTrackers', 'Challenge trackers (used merkle leaves) of a collection, paged', challengeTrackersView);
+    list('listings', 'listings', 'Marketplace listings of a collection: always an empty page (this service holds no marketplace data)', COLLECTION_VIEWS.listings.run);
 
     app.get(
       '/api/v0/collection/:collectionId/balance/:address',

@@ -84,3 +84,13 @@ export async function paginate<DB, TB extends keyof DB, Row extends Record<strin
   const bookmark = hasMore && last ? encode(keyring, scope, keys.map((k) => last[field(k.column)] as string | number)) : '';
   return { docs, bookmark, hasMore };
 }
+
+/**
+ * A list this service keeps no data for (marketplace listings, floor prices, points): always one
+ * empty page. A bookmark is still checked, so one this list never issued is refused like any
+ * other list's (it issues none: every bookmark but '' is foreign).
+ */
+export function emptyPage<Row>(keyring: Keyring, scope: string, bookmark: string | undefined): Page<Row> {
+  decodeBookmark(keyring, scope, bookmark, 1);
+  return { docs: [], bookmark: '', hasMore: false };
+}

@@ -92,4 +92,57 @@ describe('reference client: collections and accounts', { timeout: 120_000 }, () 
     await assert.rejects(sdk.api.getAccount({ address: alice.platformAddress }), /Cannot read properties of undefined \(reading 'map'\)/, 'the client itself stops at siwbbRequests');
     assert.deepEqual(await refusal(sdk.api.getAccount({ username: 'nobody_here' })), { errorMessage: 'No account has the username "nobody_here"' });
   });
+  test('listings and tokenFloorPrices views are empty pages, and the other views of the request are served', async () => {
+    const res = await sdk.api.getCollections({
+      collectionsToFetch: [
+        {
+          collectionId: '1',
+          viewsToFetch: [
+            { viewType: 'listings', viewId: 'l', bookmark: '' },
+            { viewType: 'owners', viewId: 'o', bookmark: '' },
+            { viewType: 'tokenFloorPrices', viewId: 'f', bookmark: '' },
+          ],
+        },
+      ],
+    } as never);
+    const c = res.collections[0]!;
+    const empty = { bookmark: '', hasMore: false };
+    assert.deepEqual(c.views.l, { ids: [], type: 'listings', pagination: empty });
+    assert.deepEqual(c.views.f, { ids: [], type: 'tokenFloorPrices', pagination: empty });
+    assert.deepEqual(c.views.o!.ids, [`1:${bob.platformAddress}`, `1:${alice.platformAddress}`]);
+    assert.deepEqual([c.listings, c.tokenFloorPrices], [[], []]);
+    assert.equal(c.owners.length, 2);
+    // the SDK-style route of the same view agrees
+    const listings = await sdk.api.getCollectionListings('1', {} as never);
+    assert.deepEqual(listings.listings, []);
+    assert.deepEqual(listings.pagination, empty);
+    // a bookmark these lists never issued is refused like any other list's
+    assert.deepEqual(
+      await refusal(sdk.api.getCollections({ collectionsToFetch: [{ collectionId: '1', viewsToFetch: [{ viewType: 'listings', viewId: 'l', bookmark: 'abc.def' }] }] } as never)),
+      { errorMessage: 'Invalid bookmark: it was not issued by this list. Send an empty bookmark for the first page.' },
+    );
+  });
+
+  test('the pointsActivity account view is an empty page, served with the other views of the request', async () => {
+    const res = await t.request('POST', '/api/v0/users', {
+      body: {
+        accountsToFetch: [
+          {
+            address: alice.platformAddress,
+            viewsToFetch: [
+              { viewType: 'pointsActivity', viewId: 'p', bookmark: '' },
+              { viewType: 'tokensCollected', viewId: 'c', bookmark: '' },
+            ],
+          },
+        ],
+      },
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    const [a] = res.json().accounts;
+    assert.deepEqual(a.views.p, { ids: [], type: 'pointsActivity', pagination: { bookmark: '', hasMore: false } });
+    assert.deepEqual(a.pointsActivity, []);
+    assert.deepEqual(a.views.c.ids, [`1:${alice.platformAddress}`]);
+    const forged = await t.request('POST', '/api/v0/users', { body: { accountsToFetch: [{ address: alice.platformAddress, viewsToFetch: [{ viewType: 'pointsActivity', viewId: 'p', bookmark: 'x.y' }] }] } });
+    assert.deepEqual([forged.statusCode, forged.json()], [400, { errorMessage: 'Invalid bookmark: it was not issued by this list. Send an empty bookmark for the first page.' }]);
+  });
 });
