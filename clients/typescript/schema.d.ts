@@ -139,6 +139,256 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v0/account/{address}/activity/badges": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get: /** Transfer activity of an account (the transferActivity view) */
+        {
+            parameters: {
+                query?: {
+                    /** Opaque cursor; '' for the first page */
+                    bookmark?: string;
+                    oldestFirst?: boolean;
+                };
+                header?: never;
+                path: {
+                    /** 0x… EVM address or native bech32 address */
+                    address: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            activity: ({
+                                _docId: string;
+                                [key: string]: unknown;
+                            })[];
+                            pagination: {
+                                bookmark: string;
+                                hasMore: boolean;
+                            };
+                        };
+                    };
+                };
+                400: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                401: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                403: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/account/{address}/activity/claims": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get: /** Claim activity of an account (publicClaimActivity; viewType=all: allClaimActivity, the account itself only) */
+        {
+            parameters: {
+                query?: {
+                    /** Opaque cursor; '' for the first page */
+                    bookmark?: string;
+                    oldestFirst?: boolean;
+                    viewType?: "public" | "all";
+                };
+                header?: never;
+                path: {
+                    /** 0x… EVM address or native bech32 address */
+                    address: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            activity: ({
+                                _docId: string;
+                                [key: string]: unknown;
+                            })[];
+                            pagination: {
+                                bookmark: string;
+                                hasMore: boolean;
+                            };
+                        };
+                    };
+                };
+                400: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                401: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                403: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/account/{address}/badges": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get: /** Tokens of an account: collected (owner documents, the default), created or managing (collection documents): the tokensCollected / createdTokens / managingTokens views */
+        {
+            parameters: {
+                query?: {
+                    /** Opaque cursor; '' for the first page */
+                    bookmark?: string;
+                    oldestFirst?: boolean;
+                    viewType?: "collected" | "created" | "managing";
+                };
+                header?: never;
+                path: {
+                    /** 0x… EVM address or native bech32 address */
+                    address: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            tokens: ({
+                                _docId: string;
+                                [key: string]: unknown;
+                            })[];
+                            pagination: {
+                                bookmark: string;
+                                hasMore: boolean;
+                            };
+                        };
+                    };
+                };
+                400: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                401: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                403: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/account/{address}/requests/signin": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get: /** Sign-ins of an account to apps (the signinRequests view; the account itself only) */
+        {
+            parameters: {
+                query?: {
+                    /** Opaque cursor; '' for the first page */
+                    bookmark?: string;
+                    oldestFirst?: boolean;
+                };
+                header?: never;
+                path: {
+                    /** 0x… EVM address or native bech32 address */
+                    address: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            requests: ({
+                                _docId: string;
+                                [key: string]: unknown;
+                            })[];
+                            pagination: {
+                                bookmark: string;
+                                hasMore: boolean;
+                            };
+                        };
+                    };
+                };
+                400: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                401: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                403: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v0/apiKeys": {
         parameters: { query?: never; header?: never; path?: never; cookie?: never };
         get: /** Your API keys (never their values), newest first */
@@ -1696,6 +1946,167 @@ export interface paths {
                 header?: never;
                 path: {
                     collectionId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            owners: ({
+                                [key: string]: unknown;
+                            })[];
+                            pagination: {
+                                bookmark: string;
+                                hasMore: boolean;
+                            };
+                        };
+                    };
+                };
+                400: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                404: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/collection/{collectionId}/{tokenId}/activity": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get: /** Transfer activity that moved one token, paged in the activity view order */
+        {
+            parameters: {
+                query?: {
+                    /** Opaque cursor; '' for the first page */
+                    bookmark?: string;
+                    oldestFirst?: boolean;
+                    /** 0x… EVM address or native bech32 address */
+                    address?: string;
+                };
+                header?: never;
+                path: {
+                    collectionId: string;
+                    tokenId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            activity: ({
+                                [key: string]: unknown;
+                            })[];
+                            pagination: {
+                                bookmark: string;
+                                hasMore: boolean;
+                            };
+                        };
+                    };
+                };
+                400: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                404: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/collection/{collectionId}/{tokenId}/balance/{address}": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get: /** An address's balance document in a collection, its balances narrowed to one token */
+        {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    collectionId: string;
+                    tokenId: string;
+                    /** 0x… EVM address or native bech32 address */
+                    address: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                400: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                404: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/collection/{collectionId}/{tokenId}/owners": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get: /** Owners holding some amount of one token (owner documents), paged in the owners view order */
+        {
+            parameters: {
+                query?: {
+                    /** Opaque cursor; '' for the first page */
+                    bookmark?: string;
+                    oldestFirst?: boolean;
+                    /** 0x… EVM address or native bech32 address */
+                    address?: string;
+                };
+                header?: never;
+                path: {
+                    collectionId: string;
+                    tokenId: string;
                 };
                 cookie?: never;
             };
@@ -5925,6 +6336,59 @@ export interface paths {
                     };
                 };
                 404: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/verifyOwnershipRequirements": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get?: never;
+        put?: never;
+        post: /** Whether an address meets ownership requirements: the must-own-badges evaluation, with each top-level group */
+        {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** 0x… EVM address or native bech32 address */
+                        address: string;
+                        /** As must-own-badges ownershipRequirements: $and / $or groups of assets */
+                        assetOwnershipRequirements: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            success: boolean;
+                            errorMessage?: string;
+                            groups: ({
+                                group: string;
+                                success: boolean;
+                                error?: string;
+                            })[];
+                        };
+                    };
+                };
+                400: {
                     headers: { [name: string]: unknown };
                     content: {
                         "application/json": components["schemas"]["def-0"];
