@@ -642,12 +642,19 @@ export interface paths {
                                 managedBy: string;
                                 collectionId: string;
                                 standaloneClaim: boolean;
-                                trackerDetails?: {
+                                /** The on-chain approval the claim is linked to; every field empty when it is not linked */
+                                trackerDetails: {
                                     collectionId: string;
                                     approvalId: string;
                                     challengeTrackerId: string;
                                     approvalLevel: "collection" | "outgoing" | "incoming";
                                     approverAddress: string;
+                                } | {
+                                    collectionId: "";
+                                    approvalId: "";
+                                    challengeTrackerId: "";
+                                    approvalLevel: "";
+                                    approverAddress: "";
                                 };
                                 plugins: ({
                                     pluginId: string;
@@ -804,6 +811,12 @@ export interface paths {
                                 challengeTrackerId: string;
                                 approvalLevel: "collection" | "outgoing" | "incoming";
                                 approverAddress: string;
+                            } | {
+                                collectionId: "";
+                                approvalId: "";
+                                challengeTrackerId: "";
+                                approvalLevel: "";
+                                approverAddress: "";
                             } | null;
                             /** The version the caller read (409 on mismatch); -1 skips */
                             _expectedVersion?: number;
@@ -911,6 +924,12 @@ export interface paths {
                                 challengeTrackerId: string;
                                 approvalLevel: "collection" | "outgoing" | "incoming";
                                 approverAddress: string;
+                            } | {
+                                collectionId: "";
+                                approvalId: "";
+                                challengeTrackerId: "";
+                                approvalLevel: "";
+                                approverAddress: "";
                             };
                         })[];
                         testClaims?: boolean;
@@ -1216,7 +1235,7 @@ export interface paths {
     };
     "/api/v0/claims/search": {
         parameters: { query?: never; header?: never; path?: never; cookie?: never };
-        get: /** Claims whose name contains searchValue (case-insensitive); only showInSearchResults claims */
+        get: /** Claims whose name matches searchValue, a regular expression (RE2 syntax, case-insensitive, anywhere in the name; at most 256 characters); only showInSearchResults claims */
         {
             parameters: {
                 query?: {
@@ -1248,12 +1267,19 @@ export interface paths {
                                 managedBy: string;
                                 collectionId: string;
                                 standaloneClaim: boolean;
-                                trackerDetails?: {
+                                /** The on-chain approval the claim is linked to; every field empty when it is not linked */
+                                trackerDetails: {
                                     collectionId: string;
                                     approvalId: string;
                                     challengeTrackerId: string;
                                     approvalLevel: "collection" | "outgoing" | "incoming";
                                     approverAddress: string;
+                                } | {
+                                    collectionId: "";
+                                    approvalId: "";
+                                    challengeTrackerId: "";
+                                    approvalLevel: "";
+                                    approverAddress: "";
                                 };
                                 plugins: ({
                                     pluginId: string;
@@ -6447,12 +6473,19 @@ export interface paths {
                                 managedBy: string;
                                 collectionId: string;
                                 standaloneClaim: boolean;
-                                trackerDetails?: {
+                                /** The on-chain approval the claim is linked to; every field empty when it is not linked */
+                                trackerDetails: {
                                     collectionId: string;
                                     approvalId: string;
                                     challengeTrackerId: string;
                                     approvalLevel: "collection" | "outgoing" | "incoming";
                                     approverAddress: string;
+                                } | {
+                                    collectionId: "";
+                                    approvalId: "";
+                                    challengeTrackerId: "";
+                                    approvalLevel: "";
+                                    approverAddress: "";
                                 };
                                 plugins: ({
                                     pluginId: string;
