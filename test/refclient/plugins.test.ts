@@ -86,7 +86,7 @@ describe('reference client: plugin documents', { timeout: 120_000 }, () => {
       unauthorized: true,
     });
     assert.deepEqual(await refusal(aliceSdk.api.getPlugins({ pluginIds: ['bad id!'] } as never)), {
-      errorMessage: 'body/pluginIds/0 must match pattern "^[A-Za-z0-9][A-Za-z0-9_-]*$"',
+      errorMessage: 'body.pluginIds.0 must match pattern "^[A-Za-z0-9][A-Za-z0-9_-]*$"',
     });
   });
 
