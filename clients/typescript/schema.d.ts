@@ -139,6 +139,256 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v0/account/{address}/activity/badges": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get: /** Transfer activity of an account (the transferActivity view) */
+        {
+            parameters: {
+                query?: {
+                    /** Opaque cursor; '' for the first page */
+                    bookmark?: string;
+                    oldestFirst?: boolean;
+                };
+                header?: never;
+                path: {
+                    /** 0x… EVM address or native bech32 address */
+                    address: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            activity: ({
+                                _docId: string;
+                                [key: string]: unknown;
+                            })[];
+                            pagination: {
+                                bookmark: string;
+                                hasMore: boolean;
+                            };
+                        };
+                    };
+                };
+                400: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                401: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                403: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/account/{address}/activity/claims": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get: /** Claim activity of an account (publicClaimActivity; viewType=all: allClaimActivity, the account itself only) */
+        {
+            parameters: {
+                query?: {
+                    /** Opaque cursor; '' for the first page */
+                    bookmark?: string;
+                    oldestFirst?: boolean;
+                    viewType?: "public" | "all";
+                };
+                header?: never;
+                path: {
+                    /** 0x… EVM address or native bech32 address */
+                    address: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            activity: ({
+                                _docId: string;
+                                [key: string]: unknown;
+                            })[];
+                            pagination: {
+                                bookmark: string;
+                                hasMore: boolean;
+                            };
+                        };
+                    };
+                };
+                400: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                401: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                403: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/account/{address}/badges": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get: /** Tokens of an account: collected (owner documents, the default), created or managing (collection documents): the tokensCollected / createdTokens / managingTokens views */
+        {
+            parameters: {
+                query?: {
+                    /** Opaque cursor; '' for the first page */
+                    bookmark?: string;
+                    oldestFirst?: boolean;
+                    viewType?: "collected" | "created" | "managing";
+                };
+                header?: never;
+                path: {
+                    /** 0x… EVM address or native bech32 address */
+                    address: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            tokens: ({
+                                _docId: string;
+                                [key: string]: unknown;
+                            })[];
+                            pagination: {
+                                bookmark: string;
+                                hasMore: boolean;
+                            };
+                        };
+                    };
+                };
+                400: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                401: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                403: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/account/{address}/requests/signin": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get: /** Sign-ins of an account to apps (the signinRequests view; the account itself only) */
+        {
+            parameters: {
+                query?: {
+                    /** Opaque cursor; '' for the first page */
+                    bookmark?: string;
+                    oldestFirst?: boolean;
+                };
+                header?: never;
+                path: {
+                    /** 0x… EVM address or native bech32 address */
+                    address: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            requests: ({
+                                _docId: string;
+                                [key: string]: unknown;
+                            })[];
+                            pagination: {
+                                bookmark: string;
+                                hasMore: boolean;
+                            };
+                        };
+                    };
+                };
+                400: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                401: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                403: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v0/apiKeys": {
         parameters: { query?: never; header?: never; path?: never; cookie?: never };
         get: /** Your API keys (never their values), newest first */
@@ -392,12 +642,19 @@ export interface paths {
                                 managedBy: string;
                                 collectionId: string;
                                 standaloneClaim: boolean;
-                                trackerDetails?: {
+                                /** The on-chain approval the claim is linked to; every field empty when it is not linked */
+                                trackerDetails: {
                                     collectionId: string;
                                     approvalId: string;
                                     challengeTrackerId: string;
                                     approvalLevel: "collection" | "outgoing" | "incoming";
                                     approverAddress: string;
+                                } | {
+                                    collectionId: "";
+                                    approvalId: "";
+                                    challengeTrackerId: "";
+                                    approvalLevel: "";
+                                    approverAddress: "";
                                 };
                                 plugins: ({
                                     pluginId: string;
@@ -554,6 +811,12 @@ export interface paths {
                                 challengeTrackerId: string;
                                 approvalLevel: "collection" | "outgoing" | "incoming";
                                 approverAddress: string;
+                            } | {
+                                collectionId: "";
+                                approvalId: "";
+                                challengeTrackerId: "";
+                                approvalLevel: "";
+                                approverAddress: "";
                             } | null;
                             /** The version the caller read (409 on mismatch); -1 skips */
                             _expectedVersion?: number;
@@ -661,6 +924,12 @@ export interface paths {
                                 challengeTrackerId: string;
                                 approvalLevel: "collection" | "outgoing" | "incoming";
                                 approverAddress: string;
+                            } | {
+                                collectionId: "";
+                                approvalId: "";
+                                challengeTrackerId: "";
+                                approvalLevel: "";
+                                approverAddress: "";
                             };
                         })[];
                         testClaims?: boolean;
@@ -966,7 +1235,7 @@ export interface paths {
     };
     "/api/v0/claims/search": {
         parameters: { query?: never; header?: never; path?: never; cookie?: never };
-        get: /** Claims whose name contains searchValue (case-insensitive); only showInSearchResults claims */
+        get: /** Claims whose name matches searchValue, a regular expression (RE2 syntax, case-insensitive, anywhere in the name; at most 256 characters); only showInSearchResults claims */
         {
             parameters: {
                 query?: {
@@ -998,12 +1267,19 @@ export interface paths {
                                 managedBy: string;
                                 collectionId: string;
                                 standaloneClaim: boolean;
-                                trackerDetails?: {
+                                /** The on-chain approval the claim is linked to; every field empty when it is not linked */
+                                trackerDetails: {
                                     collectionId: string;
                                     approvalId: string;
                                     challengeTrackerId: string;
                                     approvalLevel: "collection" | "outgoing" | "incoming";
                                     approverAddress: string;
+                                } | {
+                                    collectionId: "";
+                                    approvalId: "";
+                                    challengeTrackerId: "";
+                                    approvalLevel: "";
+                                    approverAddress: "";
                                 };
                                 plugins: ({
                                     pluginId: string;
@@ -1364,7 +1640,7 @@ export interface paths {
     };
     "/api/v0/collection/{collectionId}": {
         parameters: { query?: never; header?: never; path?: never; cookie?: never };
-        get: /** One collection document */
+        get: /** One collection document, with the empty view arrays the reference client maps */
         {
             parameters: {
                 query?: never;
@@ -1381,6 +1657,9 @@ export interface paths {
                     content: {
                         "application/json": {
                             collection: {
+                                [key: string]: unknown;
+                            };
+                            metadata: {
                                 [key: string]: unknown;
                             };
                         };
@@ -1540,9 +1819,7 @@ export interface paths {
                     headers: { [name: string]: unknown };
                     content: {
                         "application/json": {
-                            balance: {
-                                [key: string]: unknown;
-                            };
+                            [key: string]: unknown;
                         };
                     };
                 };
@@ -1593,6 +1870,62 @@ export interface paths {
                     content: {
                         "application/json": {
                             challengeTrackers: ({
+                                [key: string]: unknown;
+                            })[];
+                            pagination: {
+                                bookmark: string;
+                                hasMore: boolean;
+                            };
+                        };
+                    };
+                };
+                400: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                404: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/collection/{collectionId}/listings": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get: /** Marketplace listings of a collection: always an empty page (this service holds no marketplace data) */
+        {
+            parameters: {
+                query?: {
+                    /** Opaque cursor; '' for the first page */
+                    bookmark?: string;
+                    oldestFirst?: boolean;
+                    /** 0x… EVM address or native bech32 address */
+                    address?: string;
+                };
+                header?: never;
+                path: {
+                    collectionId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            listings: ({
                                 [key: string]: unknown;
                             })[];
                             pagination: {
@@ -1680,6 +2013,167 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v0/collection/{collectionId}/{tokenId}/activity": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get: /** Transfer activity that moved one token, paged in the activity view order */
+        {
+            parameters: {
+                query?: {
+                    /** Opaque cursor; '' for the first page */
+                    bookmark?: string;
+                    oldestFirst?: boolean;
+                    /** 0x… EVM address or native bech32 address */
+                    address?: string;
+                };
+                header?: never;
+                path: {
+                    collectionId: string;
+                    tokenId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            activity: ({
+                                [key: string]: unknown;
+                            })[];
+                            pagination: {
+                                bookmark: string;
+                                hasMore: boolean;
+                            };
+                        };
+                    };
+                };
+                400: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                404: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/collection/{collectionId}/{tokenId}/balance/{address}": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get: /** An address's balance document in a collection, its balances narrowed to one token */
+        {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    collectionId: string;
+                    tokenId: string;
+                    /** 0x… EVM address or native bech32 address */
+                    address: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                400: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                404: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/collection/{collectionId}/{tokenId}/owners": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get: /** Owners holding some amount of one token (owner documents), paged in the owners view order */
+        {
+            parameters: {
+                query?: {
+                    /** Opaque cursor; '' for the first page */
+                    bookmark?: string;
+                    oldestFirst?: boolean;
+                    /** 0x… EVM address or native bech32 address */
+                    address?: string;
+                };
+                header?: never;
+                path: {
+                    collectionId: string;
+                    tokenId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            owners: ({
+                                [key: string]: unknown;
+                            })[];
+                            pagination: {
+                                bookmark: string;
+                                hasMore: boolean;
+                            };
+                        };
+                    };
+                };
+                400: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                404: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v0/collections": {
         parameters: { query?: never; header?: never; path?: never; cookie?: never };
         get?: never;
@@ -1698,7 +2192,7 @@ export interface paths {
                         collectionsToFetch: ({
                             collectionId: string;
                             viewsToFetch?: ({
-                                /** owners, transferActivity, amountTrackers or challengeTrackers (listings and tokenFloorPrices are refused) */
+                                /** owners, transferActivity, amountTrackers, challengeTrackers, or listings / tokenFloorPrices (always empty pages: no marketplace data here) */
                                 viewType: string;
                                 /** Client-chosen key of this view in `views` */
                                 viewId: string;
@@ -3548,6 +4042,10 @@ export interface paths {
                                             value: unknown;
                                         })[];
                                         passAddress?: boolean;
+                                        /** Only "POST" (calls are always POST); accepted because the reference client always sends it */
+                                        method?: string;
+                                        /** Only "" (this service runs no creator-supplied code); accepted because the reference client always sends it */
+                                        postProcessingJs?: string;
                                     };
                                     customDetailsDisplay?: string;
                                     finalized: boolean;
@@ -3702,6 +4200,10 @@ export interface paths {
                                     value: unknown;
                                 })[];
                                 passAddress?: boolean;
+                                /** Only "POST" (calls are always POST); accepted because the reference client always sends it */
+                                method?: string;
+                                /** Only "" (this service runs no creator-supplied code); accepted because the reference client always sends it */
+                                postProcessingJs?: string;
                             };
                             customDetailsDisplay?: string;
                             /** Lock this version (immutable from then on) */
@@ -3799,6 +4301,10 @@ export interface paths {
                                         value: unknown;
                                     })[];
                                     passAddress?: boolean;
+                                    /** Only "POST" (calls are always POST); accepted because the reference client always sends it */
+                                    method?: string;
+                                    /** Only "" (this service runs no creator-supplied code); accepted because the reference client always sends it */
+                                    postProcessingJs?: string;
                                 };
                                 customDetailsDisplay?: string;
                                 /** Lock this version (immutable from then on) */
@@ -3924,6 +4430,10 @@ export interface paths {
                                             value: unknown;
                                         })[];
                                         passAddress?: boolean;
+                                        /** Only "POST" (calls are always POST); accepted because the reference client always sends it */
+                                        method?: string;
+                                        /** Only "" (this service runs no creator-supplied code); accepted because the reference client always sends it */
+                                        postProcessingJs?: string;
                                     };
                                     customDetailsDisplay?: string;
                                     finalized: boolean;
@@ -4078,6 +4588,10 @@ export interface paths {
                                     value: unknown;
                                 })[];
                                 passAddress?: boolean;
+                                /** Only "POST" (calls are always POST); accepted because the reference client always sends it */
+                                method?: string;
+                                /** Only "" (this service runs no creator-supplied code); accepted because the reference client always sends it */
+                                postProcessingJs?: string;
                             };
                             customDetailsDisplay?: string;
                             /** Lock this version (immutable from then on) */
@@ -4202,6 +4716,10 @@ export interface paths {
                                             value: unknown;
                                         })[];
                                         passAddress?: boolean;
+                                        /** Only "POST" (calls are always POST); accepted because the reference client always sends it */
+                                        method?: string;
+                                        /** Only "" (this service runs no creator-supplied code); accepted because the reference client always sends it */
+                                        postProcessingJs?: string;
                                     };
                                     customDetailsDisplay?: string;
                                     finalized: boolean;
@@ -4489,12 +5007,12 @@ export interface paths {
     };
     "/api/v0/plugins/errors": {
         parameters: { query?: never; header?: never; path?: never; cookie?: never };
-        get: /** A plugin's error records, newest first (creator or manager, session with managePlugins) */
+        get: /** Plugin error records, newest first: one plugin's (creator or manager; session holding managePlugins), or without pluginId those of every plugin the caller creates or manages */
         {
             parameters: {
-                query: {
-                    /** Plugin id (letters, digits, _ and -); localised documents end in -<locale> */
-                    pluginId: string;
+                query?: {
+                    /** One plugin (owner or manager only); without it, every plugin the caller creates or manages */
+                    pluginId?: string;
                     /** Opaque cursor; '' for the first page */
                     bookmark?: string;
                 };
@@ -4584,7 +5102,7 @@ export interface paths {
                     headers: { [name: string]: unknown };
                     content: {
                         "application/json": {
-                            docs: ({
+                            plugins: ({
                                 _docId: string;
                                 pluginId: string;
                                 createdBy: string;
@@ -4690,6 +5208,10 @@ export interface paths {
                                             value: unknown;
                                         })[];
                                         passAddress?: boolean;
+                                        /** Only "POST" (calls are always POST); accepted because the reference client always sends it */
+                                        method?: string;
+                                        /** Only "" (this service runs no creator-supplied code); accepted because the reference client always sends it */
+                                        postProcessingJs?: string;
                                     };
                                     customDetailsDisplay?: string;
                                     finalized: boolean;
@@ -4751,7 +5273,7 @@ export interface paths {
                     headers: { [name: string]: unknown };
                     content: {
                         "application/json": {
-                            docs: ({
+                            plugins: ({
                                 _docId: string;
                                 pluginId: string;
                                 createdBy: string;
@@ -4857,6 +5379,10 @@ export interface paths {
                                             value: unknown;
                                         })[];
                                         passAddress?: boolean;
+                                        /** Only "POST" (calls are always POST); accepted because the reference client always sends it */
+                                        method?: string;
+                                        /** Only "" (this service runs no creator-supplied code); accepted because the reference client always sends it */
+                                        postProcessingJs?: string;
                                     };
                                     customDetailsDisplay?: string;
                                     finalized: boolean;
@@ -5017,6 +5543,10 @@ export interface paths {
                                             value: unknown;
                                         })[];
                                         passAddress?: boolean;
+                                        /** Only "POST" (calls are always POST); accepted because the reference client always sends it */
+                                        method?: string;
+                                        /** Only "" (this service runs no creator-supplied code); accepted because the reference client always sends it */
+                                        postProcessingJs?: string;
                                     };
                                     customDetailsDisplay?: string;
                                     finalized: boolean;
@@ -5865,7 +6395,7 @@ export interface paths {
                             /** Username must be 1 to 15 characters long and can only contain letters, numbers, and underscores. Matched regardless of letter case. */
                             username?: string;
                             viewsToFetch?: ({
-                                /** One of signinRequests, publicClaimActivity, allClaimActivity, transferActivity, tokensCollected, createdTokens, managingTokens (pointsActivity: 400, unsupported) */
+                                /** One of signinRequests, publicClaimActivity, allClaimActivity, transferActivity, tokensCollected, createdTokens, managingTokens, pointsActivity (pointsActivity is always an empty page: no points ledger here) */
                                 viewType: string;
                                 /** Client-chosen key of the page in `views`; keep it stable while paging */
                                 viewId: string;
@@ -5944,6 +6474,59 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v0/verifyOwnershipRequirements": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get?: never;
+        put?: never;
+        post: /** Whether an address meets ownership requirements: the must-own-badges evaluation, with each top-level group */
+        {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** 0x… EVM address or native bech32 address */
+                        address: string;
+                        /** As must-own-badges ownershipRequirements: $and / $or groups of assets */
+                        assetOwnershipRequirements: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            success: boolean;
+                            errorMessage?: string;
+                            groups: ({
+                                group: string;
+                                success: boolean;
+                                error?: string;
+                            })[];
+                        };
+                    };
+                };
+                400: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/claims/fetch": {
         parameters: { query?: never; header?: never; path?: never; cookie?: never };
         get?: never;
@@ -5989,12 +6572,19 @@ export interface paths {
                                 managedBy: string;
                                 collectionId: string;
                                 standaloneClaim: boolean;
-                                trackerDetails?: {
+                                /** The on-chain approval the claim is linked to; every field empty when it is not linked */
+                                trackerDetails: {
                                     collectionId: string;
                                     approvalId: string;
                                     challengeTrackerId: string;
                                     approvalLevel: "collection" | "outgoing" | "incoming";
                                     approverAddress: string;
+                                } | {
+                                    collectionId: "";
+                                    approvalId: "";
+                                    challengeTrackerId: "";
+                                    approvalLevel: "";
+                                    approverAddress: "";
                                 };
                                 plugins: ({
                                     pluginId: string;

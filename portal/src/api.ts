@@ -93,7 +93,7 @@ async function searchAll(mine: boolean): Promise<PluginDoc[]> {
   // a few pages are plenty for a picker; the search route pages by 25
   for (let i = 0; i < 8; i++) {
     const r = await call(api.GET('/api/v0/plugins/search', { params: { query: { bookmark, ...(mine ? { pluginsForSignedInUser: true } : {}) } } }));
-    out.push(...(r.docs as PluginDoc[]));
+    out.push(...(r.plugins as PluginDoc[]));
     if (!r.hasMore) break;
     bookmark = r.bookmark;
   }

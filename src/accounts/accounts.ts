@@ -69,7 +69,7 @@ async function resolveAddress(ctx: AppContext, item: AccountFetch, path: string)
 }
 
 /** Owner-only views: 401 without a session, 403 for another user or without the account scope. */
-function assertOwner(session: Session | null, address: string, viewType: string, path: string): void {
+export function assertOwner(session: Session | null, address: string, viewType: string, path: string): void {
   const rule = `${viewType} is visible only to the account itself (a session of ${address} holding the ${ACCOUNT_SCOPE} scope)`;
   if (!session) throw unauthorized(`Unauthorized request. ${path}: ${rule}.`);
   if (session.platformAddress !== address) throw forbidden(`${path}: ${rule}; the session belongs to ${session.platformAddress}.`);
@@ -129,6 +129,9 @@ export async function fetchAccounts(
       account.views[fetch.viewId] = { ids: page.docs.map((d) => d._docId), type: fetch.viewType, pagination: { bookmark: page.bookmark, hasMore: page.hasMore } };
     });
     for (const [field, docs] of fields) account[field] = [...docs.values()];
+    // No view fills these (trackers belong to collections), but the reference client maps both.
+    account.challengeTrackers = [];
+    account.approvalTrackers = [];
     return account;
   });
 }

@@ -20,7 +20,7 @@ export const AccountQuery = Type.Object(
 
 const ViewFetch = Type.Object(
   {
-    viewType: Type.String({ maxLength: 64, description: `One of ${ACCOUNT_VIEW_TYPES.join(', ')} (pointsActivity: 400, unsupported)` }),
+    viewType: Type.String({ maxLength: 64, description: `One of ${ACCOUNT_VIEW_TYPES.join(', ')} (pointsActivity is always an empty page: no points ledger here)` }),
     viewId: Type.String({ minLength: 1, maxLength: 128, description: 'Client-chosen key of the page in `views`; keep it stable while paging' }),
     bookmark: Bookmark,
     oldestFirst: Type.Optional(Type.Boolean({ description: 'Oldest first instead of newest first' })),

@@ -4,7 +4,7 @@
 // model (src/chain/account-views.ts) through ./chain-views.ts.
 import type { AppContext } from '../context.ts';
 import { badRequest } from '../shared/errors.ts';
-import { paginate, type Page, type SortKey } from '../shared/pagination.ts';
+import { emptyPage, paginate, type Page, type SortKey } from '../shared/pagination.ts';
 import { parseList } from '../signin/storage.ts';
 import { scopeName } from '../signin/scopes.ts';
 import { chainViews, type ChainViewType } from './chain-views.ts';
@@ -143,24 +143,26 @@ function claimActivity(viewType: 'publicClaimActivity' | 'allClaimActivity'): Ac
   };
 }
 
+/** Points: this service keeps no points ledger, so the view is always one empty page. */
+const pointsActivity: AccountView = {
+  field: 'pointsActivity',
+  ownerOnly: false,
+  load: async (ctx, address, req) => emptyPage<ViewDoc>(ctx.keyring, scopeOf('pointsActivity', address, req), req.bookmark),
+};
+
 const views: Record<string, AccountView> = {
   signinRequests,
   publicClaimActivity: claimActivity('publicClaimActivity'),
   allClaimActivity: claimActivity('allClaimActivity'),
   ...chainViews,
+  pointsActivity,
 };
 
-/** View types the SPEC names that this service cannot serve, with the reason given in the 400. */
-const UNSUPPORTED: Record<string, string> = {
-  pointsActivity: 'this service keeps no points ledger',
-};
+export const ACCOUNT_VIEW_TYPES = Object.keys(views) as Array<'signinRequests' | 'publicClaimActivity' | 'allClaimActivity' | 'pointsActivity' | ChainViewType>;
 
-export const ACCOUNT_VIEW_TYPES = Object.keys(views) as Array<'signinRequests' | 'publicClaimActivity' | 'allClaimActivity' | ChainViewType>;
-
-/** The view of `viewType`, or a 400 naming it (unsupported, or unknown with the known list). */
+/** The view of `viewType`, or a 400 naming it unknown with the known list. */
 export function accountView(viewType: string, path: string): AccountView {
   const view = Object.hasOwn(views, viewType) ? views[viewType] : undefined;
   if (view) return view;
-  if (Object.hasOwn(UNSUPPORTED, viewType)) throw badRequest(`${path}.viewType ${viewType} is not supported: ${UNSUPPORTED[viewType]}`);
   throw badRequest(`${path}.viewType must be one of ${ACCOUNT_VIEW_TYPES.join(', ')} (got ${JSON.stringify(viewType)})`);
 }

@@ -6,9 +6,11 @@ import { Type } from 'typebox';
 import type { Capability } from '../capabilities.ts';
 import type { AppContext } from '../context.ts';
 import { notFound } from '../shared/errors.ts';
+import { toCanonical } from '../shared/addresses.ts';
+import { verifyOwnershipRequirements } from '../plugins/mustOwnBadges.ts';
 import { AddressString, Bookmark, errorResponses } from '../shared/schemas.ts';
-import { fetchCollections, MAX_COLLECTIONS_PER_REQUEST } from './collections.ts';
-import { amountTrackersView, challengeTrackersView, checkCollectionId, collectionActivityView, getBalance, getCollection, ownersView } from './views.ts';
+import { COLLECTION_VIEWS, fetchCollections, MAX_COLLECTIONS_PER_REQUEST, withViewArrays } from './collections.ts';
+import { amountTrackersView, balancesOfToken, challengeTrackersView, checkCollectionId, checkTokenId, collectionActivityView, getBalance, getCollection, ownersView, tokenActivityView, tokenOwnersView } from './views.ts';
 
 const tags = ['collections'];
 const AnyDoc = Type.Object({}, { additionalProperties: true });
@@ -16,7 +18,7 @@ const Pagination = Type.Object({ bookmark: Type.String(), hasMore: Type.Boolean(
 
 const ViewToFetch = Type.Object(
   {
-    viewType: Type.String({ maxLength: 64, description: 'owners, transferActivity, amountTrackers or challengeTrackers (listings and tokenFloorPrices are refused)' }),
+    viewType: Type.String({ maxLength: 64, description: 'owners, transferActivity, amountTrackers, challengeTrackers, or listings / tokenFloorPrices (always empty pages: no marketplace data here)' }),
     viewId: Type.String({ minLength: 1, maxLength: 128, description: 'Client-chosen key of this view in `views`' }),
     bookmark: Bookmark,
     oldestFirst: Type.Optional(Type.Boolean()),
@@ -74,8 +76,16 @@ export const collections: Capability = {
 
     app.get(
       '/api/v0/collection/:collectionId',
-      { schema: { tags, summary: 'One collection document', params: IdParams, response: { 200: Type.Object({ collection: AnyDoc }), ...errorResponses(400, 404) } } },
-      async (request) => ({ collection: await existing(ctx, request.params.collectionId) }),
+      {
+        schema: {
+          tags,
+          summary: 'One collection document, with the empty view arrays the reference client maps',
+          description: 'metadata is {}: this service does not fetch off-chain metadata (read collectionMetadata.uri).',
+          params: IdParams,
+          response: { 200: Type.Object({ collection: AnyDoc, metadata: AnyDoc }), ...errorResponses(400, 404) },
+        },
+      },
+      async (request) => ({ collection: withViewArrays(await existing(ctx, request.params.collectionId)), metadata: {} }),
     );
 
     const list = (path: string, key: string, summary: string, view: typeof ownersView) =>
@@ -101,6 +111,76 @@ export const collections: Capability = {
     list('activity', 'activity', 'Transfer activity of a collection, paged', collectionActivityView);
     list('amountTrackers', 'amountTrackers', 'Approval amount trackers of a collection, paged', amountTrackersView);
     list('challengeTrackers', 'challengeTrackers', 'Challenge trackers (used merkle leaves) of a collection, paged', challengeTrackersView);
+    list('listings', 'listings', 'Marketplace listings of a collection: always an empty page (this service holds no marketplace data)', COLLECTION_VIEWS.listings.run);
+
+    // ---- one token of a collection: the owners and activity views narrowed to it, and a balance
+    const TokenParams = Type.Object({ collectionId: Type.String({ maxLength: 20 }), tokenId: Type.String({ maxLength: 20 }) });
+    const tokenList = (path: string, key: string, summary: string, view: typeof tokenOwnersView) =>
+      app.get(
+        `/api/v0/collection/:collectionId/:tokenId/${path}`,
+        {
+          schema: {
+            tags,
+            summary,
+            params: TokenParams,
+            querystring: ListQuery,
+            response: { 200: Type.Object({ [key]: Type.Array(AnyDoc), pagination: Pagination }), ...errorResponses(400, 404) },
+          },
+        },
+        async (request) => {
+          const { collectionId } = request.params;
+          const tokenId = checkTokenId(request.params.tokenId);
+          await existing(ctx, collectionId);
+          const page = await view(ctx, collectionId, tokenId, request.query);
+          return { [key]: page.docs, pagination: { bookmark: page.bookmark, hasMore: page.hasMore } };
+        },
+      );
+    tokenList('owners', 'owners', 'Owners holding some amount of one token (owner documents), paged in the owners view order', tokenOwnersView);
+    tokenList('activity', 'activity', 'Transfer activity that moved one token, paged in the activity view order', tokenActivityView);
+
+    app.get(
+      '/api/v0/collection/:collectionId/:tokenId/balance/:address',
+      {
+        schema: {
+          tags,
+          summary: "An address's balance document in a collection, its balances narrowed to one token",
+          params: Type.Object({ collectionId: Type.String({ maxLength: 20 }), tokenId: Type.String({ maxLength: 20 }), address: AddressString }),
+          response: { 200: AnyDoc, ...errorResponses(400, 404) },
+        },
+      },
+      async (request) => {
+        const tokenId = checkTokenId(request.params.tokenId);
+        await existing(ctx, request.params.collectionId);
+        const balance = await getBalance(ctx, request.params.collectionId, request.params.address);
+        if (!balance) throw notFound(`Collection ${request.params.collectionId} not found`);
+        return { ...balance, balances: balancesOfToken(balance.balances, tokenId) };
+      },
+    );
+
+    app.post(
+      '/api/v0/verifyOwnershipRequirements',
+      {
+        schema: {
+          tags,
+          summary: 'Whether an address meets ownership requirements: the must-own-badges evaluation, with each top-level group',
+          description: 'Answers 200 either way: success false carries errorMessage (the first failing reason) and groups says which groups pass and why.',
+          body: Type.Object(
+            { address: AddressString, assetOwnershipRequirements: Type.Object({}, { additionalProperties: true, description: 'As must-own-badges ownershipRequirements: $and / $or groups of assets' }) },
+            { additionalProperties: false },
+          ),
+          response: {
+            200: Type.Object({
+              success: Type.Boolean(),
+              errorMessage: Type.Optional(Type.String()),
+              groups: Type.Array(Type.Object({ group: Type.String(), success: Type.Boolean(), error: Type.Optional(Type.String()) })),
+            }),
+            ...errorResponses(400),
+          },
+        },
+      },
+      async (request) =>
+        verifyOwnershipRequirements(ctx, toCanonical(request.body.address, 'body.address'), request.body.assetOwnershipRequirements, 'body.assetOwnershipRequirements'),
+    );
 
     app.get(
       '/api/v0/collection/:collectionId/balance/:address',
@@ -109,14 +189,15 @@ export const collections: Capability = {
           tags,
           summary: "An address's balance store in a collection (the collection's defaults when never touched)",
           params: Type.Object({ collectionId: Type.String({ maxLength: 20 }), address: AddressString }),
-          response: { 200: Type.Object({ balance: AnyDoc }), ...errorResponses(400, 404) },
+          response: { 200: AnyDoc, ...errorResponses(400, 404) },
         },
       },
       async (request) => {
         await existing(ctx, request.params.collectionId);
         const balance = await getBalance(ctx, request.params.collectionId, request.params.address);
         if (!balance) throw notFound(`Collection ${request.params.collectionId} not found`);
-        return { balance };
+        // the document itself: the reference client reads the answer as the balance document
+        return balance;
       },
     );
   },

@@ -4,7 +4,7 @@
 import type { AppContext } from '../context.ts';
 import { toCanonical } from '../shared/addresses.ts';
 import { badRequest } from '../shared/errors.ts';
-import { paginate, type Page, type SortKey } from '../shared/pagination.ts';
+import { paginate, paginateFiltered, type Page, type SortKey } from '../shared/pagination.ts';
 import { ownerDocId } from './model.ts';
 
 export type Doc = Record<string, unknown> & { _docId: string };
@@ -142,6 +142,69 @@ export async function challengeTrackersView(ctx: AppContext, collectionId: strin
   let query = ctx.db.selectFrom('chain_challenge_trackers').select(['doc_json', 'updated_block', 'doc_id']).where('collection_id', '=', collectionId);
   if (address) query = query.where('approver_address', '=', address);
   return mapPage(await paginate({ query, keys: keys(o.oldestFirst, 'updated_block', 'doc_id'), bookmark: o.bookmark, keyring: ctx.keyring, scope: scopeOf(`challengeTrackers:${collectionId}`, o, address) }), jsonDoc);
+}
+
+// ---- per-token views ----------------------------------------------------------------------------
+// The same rows and order as the collection views, narrowed to one token id. Whether a balance
+// list covers the id is read from its JSON, so these page with paginateFiltered.
+
+export const TOKEN_ID = /^[1-9][0-9]{0,19}$/;
+const MAX_UINT64 = 18446744073709551615n;
+
+export function checkTokenId(id: string): bigint {
+  if (!TOKEN_ID.test(id) || BigInt(id) > MAX_UINT64) throw badRequest(`tokenId must be a token id: a positive integer up to 2^64 - 1 as a decimal string (got ${JSON.stringify(id)})`);
+  return BigInt(id);
+}
+
+type JsonBalance = { amount: string; tokenIds?: { start: string; end: string }[]; ownershipTimes?: unknown[] };
+const covers = (b: JsonBalance, tokenId: bigint) => (b.tokenIds ?? []).some((r) => BigInt(r.start) <= tokenId && tokenId <= BigInt(r.end));
+const amountOf = (b: JsonBalance) => BigInt(b.amount);
+
+/** The pieces of a balance list that cover `tokenId`, each narrowed to that one id. */
+export function balancesOfToken(balances: unknown, tokenId: bigint): JsonBalance[] {
+  const list = Array.isArray(balances) ? (balances as JsonBalance[]) : [];
+  const id = tokenId.toString();
+  return list.filter((b) => covers(b, tokenId)).map((b) => ({ ...b, tokenIds: [{ start: id, end: id }] }));
+}
+
+const holdsToken = (balances: unknown, tokenId: bigint) => balancesOfToken(balances, tokenId).some((b) => amountOf(b) > 0n);
+
+/** Owners holding some amount of `tokenId`, in the owners view's order. */
+export async function tokenOwnersView(ctx: AppContext, collectionId: string, tokenId: bigint, o: ViewOptions): Promise<Page<Doc>> {
+  const address = o.address ? toCanonical(o.address, 'address') : null;
+  let query = ctx.db
+    .selectFrom('chain_balances')
+    .select(['collection_id', 'address', 'store_json', 'update_history', 'first_block'])
+    .where('collection_id', '=', collectionId)
+    .where('has_balance', '=', 1);
+  if (address) query = query.where('address', '=', address);
+  const page = await paginateFiltered({
+    query,
+    keys: keys(o.oldestFirst, 'first_block', 'address'),
+    bookmark: o.bookmark,
+    keyring: ctx.keyring,
+    scope: scopeOf(`owners:${collectionId}:${tokenId}`, o, address),
+    keep: (r) => holdsToken((JSON.parse(r.store_json) as { balances?: unknown }).balances, tokenId),
+  });
+  return mapPage(page, ownerDocFromRow);
+}
+
+/** Transfer legs of the collection that moved some of `tokenId`, in the activity view's order. */
+export async function tokenActivityView(ctx: AppContext, collectionId: string, tokenId: bigint, o: ViewOptions): Promise<Page<Doc>> {
+  const address = o.address ? toCanonical(o.address, 'address') : null;
+  const scope = scopeOf(`activity:${collectionId}:${tokenId}`, o, address);
+  const keep = (r: { doc_json: string }) => holdsToken((JSON.parse(r.doc_json) as { balances?: unknown }).balances, tokenId);
+  if (!address) {
+    const query = ctx.db.selectFrom('chain_activity').select(['doc_json', 'block', 'tx_index', 'leg_index']).where('collection_id', '=', collectionId);
+    return mapPage(await paginateFiltered({ query, keys: keys(o.oldestFirst, 'block', 'tx_index', 'leg_index'), bookmark: o.bookmark, keyring: ctx.keyring, scope, keep }), jsonDoc);
+  }
+  const query = ctx.db
+    .selectFrom('chain_activity_parties as p')
+    .innerJoin('chain_activity as a', 'a.doc_id', 'p.doc_id')
+    .select(['a.doc_json', 'p.block', 'p.tx_index', 'p.leg_index'])
+    .where('p.address', '=', address)
+    .where('p.collection_id', '=', collectionId);
+  return mapPage(await paginateFiltered({ query, keys: keys(o.oldestFirst, 'p.block', 'p.tx_index', 'p.leg_index'), bookmark: o.bookmark, keyring: ctx.keyring, scope, keep }), jsonDoc);
 }
 
 // ---- account views ------------------------------------------------------------------------------

@@ -176,6 +176,16 @@ async function buildClaim(
 
   // claim-number assigner
   const assignMethod = input.assignMethod ?? previous?.assignMethod ?? '';
+  // A ClaimNumbers plugin answers the claim number; unless assignMethod names it, that number
+  // would be silently dropped (numUses would assign instead), and a claim has only one number.
+  const numberers = plugins.filter((p) => resolved.get(p.instanceId)?.answersClaimNumber);
+  if (numberers.length > 1) {
+    throw badRequest(`${path}.plugins: instances ${numberers.map((p) => `"${p.instanceId}"`).join(' and ')} both use the ClaimNumbers preset, but a claim has one claim number: keep one of them`);
+  }
+  if (numberers.length === 1 && assignMethod !== numberers[0].instanceId) {
+    const id = numberers[0].instanceId;
+    throw badRequest(`${path}.assignMethod: plugin instance "${id}" uses the ClaimNumbers preset, so its answer is the claim number, but assignMethod does not name it and the number would be dropped: set assignMethod to "${id}"`);
+  }
   if (assignMethod !== '' && assignMethod !== 'firstComeFirstServe') {
     const inst = plugins.find((p) => p.instanceId === assignMethod);
     const plugin = inst && resolved.get(inst.instanceId);
@@ -199,7 +209,9 @@ async function buildClaim(
 
   // on-chain link
   const trackerInput = input.trackerDetails !== undefined ? input.trackerDetails : previous?.trackerDetails;
-  const trackerDetails = trackerInput === null || trackerInput === undefined ? null : parseTrackerDetails(trackerInput, `${path}.trackerDetails`);
+  // the all-empty object is what reads answer for "no link" (a client may send a read claim back)
+  const noLink = trackerInput === null || trackerInput === undefined || (typeof trackerInput === 'object' && Object.values(trackerInput).every((v) => v === ''));
+  const trackerDetails = noLink ? null : parseTrackerDetails(trackerInput, `${path}.trackerDetails`);
   let collectionId = input.collectionId ?? previous?.collectionId ?? '';
   if (collectionId.length > 256) throw badRequest(`${path}.collectionId must be at most 256 characters`);
   if (trackerDetails) {

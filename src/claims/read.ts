@@ -1,13 +1,13 @@
 // Rendering claim documents for readers. Private params (and the claim-level seed) are stripped,
 // with `_includesPrivateParams: false`, unless the reader asked for them and is the creator or
-// manager holding `readPrivateClaimData`. Search matches names as a case-insensitive substring
-// (the value is escaped: no user-controlled pattern ever runs).
-import { sql } from 'kysely';
+// manager holding `readPrivateClaimData`. Search matches names with a case-insensitive regular
+// expression run by a linear-time engine (re2js), never in SQL.
 import type { AppContext } from '../context.ts';
 import type { DB, Tx } from '../db/index.ts';
 import type { JsonObject } from '../shared/json.ts';
-import { escapeLike } from '../shared/like.ts';
-import { paginate, type Page } from '../shared/pagination.ts';
+import { RE2JS } from 're2js';
+import { badRequest } from '../shared/errors.ts';
+import { paginateFiltered, type Page } from '../shared/pagination.ts';
 import type { Session } from '../shared/session.ts';
 import { findPlugin } from '../plugins/registry.ts';
 import { isCreatorOrManager } from './documents.ts';
@@ -43,7 +43,8 @@ export interface ClaimDocument {
   managedBy: string;
   collectionId: string;
   standaloneClaim: boolean;
-  trackerDetails?: TrackerDetails;
+  /** Always present: the empty values of its fields when the claim is not linked to an on-chain approval. */
+  trackerDetails: TrackerDetails | typeof NO_TRACKER;
   plugins: PluginDocument[];
   rewards: JsonObject[];
   showInSearchResults: boolean;
@@ -110,7 +111,7 @@ export async function renderClaim(db: DB | Tx, claim: ClaimRecord, session: Sess
     managedBy: claim.managedBy,
     collectionId: claim.collectionId,
     standaloneClaim: claim.standaloneClaim,
-    ...(claim.trackerDetails ? { trackerDetails: claim.trackerDetails } : {}),
+    trackerDetails: claim.trackerDetails ?? NO_TRACKER,
     plugins,
     rewards: claim.details.rewards,
     showInSearchResults: claim.showInSearchResults,
@@ -129,19 +130,45 @@ export async function renderClaim(db: DB | Tx, claim: ClaimRecord, session: Sess
   };
 }
 
+/** trackerDetails of a claim with no on-chain link: every field present, empty. */
+export const NO_TRACKER = { collectionId: '', approvalId: '', challengeTrackerId: '', approvalLevel: '', approverAddress: '' } as const;
+
 export async function getClaimDocument(ctx: AppContext, claimId: string, session: Session | null, opts: ReadOptions): Promise<ClaimDocument | null> {
   const claim = await loadClaim(ctx.db, ctx.keyring, claimId, ctx.clock.now());
   return claim ? renderClaim(ctx.db, claim, session, { ...opts, now: ctx.clock.now() }) : null;
 }
 
+/** Longest search pattern (the route's schema holds the same bound). */
+export const MAX_SEARCH_PATTERN = 256;
+
+/**
+ * The search pattern, compiled by re2js: a linear-time engine (no backreferences, no
+ * catastrophic backtracking), so no pattern can stall the service; case-insensitive, matched
+ * anywhere in the name. An invalid pattern is a 400 naming the parser's reason.
+ */
+function searchPattern(searchValue: string): RE2JS | null {
+  if (searchValue === '') return null;
+  if (searchValue.length > MAX_SEARCH_PATTERN) throw badRequest(`searchValue must be at most ${MAX_SEARCH_PATTERN} characters`);
+  try {
+    RE2JS.compile(searchValue); // first without the flag: its error quotes the pattern as sent
+    return RE2JS.compile(searchValue, RE2JS.CASE_INSENSITIVE);
+  } catch (err) {
+    throw badRequest(`searchValue is not a valid regular expression: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * Listed claims whose name matches `searchValue` as a regular expression, newest first. The match
+ * runs here in JavaScript over the listed claims in order (never in SQL), so both databases give
+ * the same answers; paginateFiltered keeps pages full and bounds the rows one request reads.
+ */
 export async function searchClaims(ctx: AppContext, searchValue: string, bookmark: string | undefined, session: Session | null): Promise<Page<ClaimDocument>> {
-  let query = liveClaimQuery(ctx.db, ctx.clock.now())
+  const pattern = searchPattern(searchValue);
+  const query = liveClaimQuery(ctx.db, ctx.clock.now())
     .selectAll()
     .where('show_in_search', '=', 1)
     .where('test_expires_at', 'is', null);
-  const needle = searchValue.toLowerCase();
-  if (needle !== '') query = query.where(sql<boolean>`name_search like ${'%' + escapeLike(needle) + '%'} escape '\\'`);
-  const page = await paginate({
+  const page = await paginateFiltered({
     query,
     keys: [
       { column: 'created_at', direction: 'desc' },
@@ -149,7 +176,9 @@ export async function searchClaims(ctx: AppContext, searchValue: string, bookmar
     ],
     bookmark,
     keyring: ctx.keyring,
-    scope: `claims/search:${needle}`,
+    scope: `claims/search-re:${searchValue}`,
+    // the name from the public details only: nothing is decrypted for a row that is not kept
+    keep: (row) => pattern === null || pattern.test((JSON.parse(row.details) as { metadata: { name: string } }).metadata.name),
   });
   const docs = await Promise.all(page.docs.map((row) => renderClaim(ctx.db, parseClaimRow(row, ctx.keyring), session)));
   return { docs, bookmark: page.bookmark, hasMore: page.hasMore };

@@ -168,7 +168,7 @@ export const claims: Capability = {
       {
         schema: {
           tags,
-          summary: 'Claims whose name contains searchValue (case-insensitive); only showInSearchResults claims',
+          summary: 'Claims whose name matches searchValue, a regular expression (RE2 syntax, case-insensitive, anywhere in the name; at most 256 characters); only showInSearchResults claims',
           querystring: SearchQuery,
           response: { 200: SearchResponse, ...errorResponses(400) },
         },

@@ -68,6 +68,11 @@ const TrackerDetailsSchema = Type.Object(
   },
   { additionalProperties: false },
 );
+/** What reads answer for a claim with no on-chain link; accepted back on writes as "no link". */
+const NoTrackerSchema = Type.Object(
+  { collectionId: Type.Literal(''), approvalId: Type.Literal(''), challengeTrackerId: Type.Literal(''), approvalLevel: Type.Literal(''), approverAddress: Type.Literal('') },
+  { additionalProperties: false },
+);
 const SatisfyMethodSchema = Type.Object(
   {
     type: Type.Union([Type.Literal('AND'), Type.Literal('OR'), Type.Literal('NOT')]),
@@ -113,7 +118,7 @@ const CreateClaimItem = Type.Object(
     ...claimProps,
     plugins: Type.Array(Type.Object(pluginInputProps, { additionalProperties: false }), { maxItems: 50 }),
     satisfyMethod: Type.Optional(SatisfyMethodSchema),
-    trackerDetails: Type.Optional(TrackerDetailsSchema),
+    trackerDetails: Type.Optional(Type.Union([TrackerDetailsSchema, NoTrackerSchema])),
   },
   { additionalProperties: false },
 );
@@ -135,7 +140,7 @@ const UpdateClaimItem = Type.Object(
     ...claimProps,
     plugins: Type.Optional(Type.Array(UpdatePluginItem, { maxItems: 50, description: 'The full new list; omitted keeps the current plugins. Omitted privateParams keep the stored ones.' })),
     satisfyMethod: Type.Optional(Type.Union([SatisfyMethodSchema, Type.Null()])),
-    trackerDetails: Type.Optional(Type.Union([TrackerDetailsSchema, Type.Null()])),
+    trackerDetails: Type.Optional(Type.Union([TrackerDetailsSchema, NoTrackerSchema, Type.Null()])),
     _expectedVersion: Type.Optional(Type.Integer({ minimum: -1, description: 'The version the caller read (409 on mismatch); -1 skips' })),
   },
   { additionalProperties: false, description: 'Omitted fields keep their current value' },
@@ -214,7 +219,9 @@ export const ClaimDocumentSchema = Type.Object(
     managedBy: Type.String(),
     collectionId: Type.String(),
     standaloneClaim: Type.Boolean(),
-    trackerDetails: Type.Optional(TrackerDetailsSchema),
+    trackerDetails: Type.Union([TrackerDetailsSchema, NoTrackerSchema], {
+      description: 'The on-chain approval the claim is linked to; every field empty when it is not linked',
+    }),
     plugins: Type.Array(PluginDocumentSchema),
     rewards: Type.Array(AnyObject),
     showInSearchResults: Type.Boolean(),

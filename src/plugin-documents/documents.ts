@@ -285,7 +285,7 @@ export async function fetchPlugins(ctx: AppContext, pluginIds: string[], returnS
 export async function searchPlugins(
   ctx: AppContext,
   opts: { searchValue?: string; bookmark?: string; locale?: string; mine?: string },
-): Promise<{ docs: PluginDocument[]; bookmark: string; hasMore: boolean }> {
+): Promise<{ plugins: PluginDocument[]; bookmark: string; hasMore: boolean }> {
   const locale = opts.locale ?? 'en';
   const needle = (opts.searchValue ?? '').toLowerCase();
   let q = ctx.db.selectFrom('plugin_docs').selectAll().where('deleted_at', 'is', null).where('locale', '=', locale);
@@ -308,7 +308,7 @@ export async function searchPlugins(
   const docs = await Promise.all(
     page.docs.map((d) => renderPlugin(ctx, recordFromRows(d, versions.filter((v) => v.plugin_id === d.plugin_id)), opts.mine ?? null)),
   );
-  return { docs, bookmark: page.bookmark, hasMore: page.hasMore };
+  return { plugins: docs, bookmark: page.bookmark, hasMore: page.hasMore };
 }
 
 export interface PluginErrorDoc {
@@ -319,27 +319,47 @@ export interface PluginErrorDoc {
   context: { claimId: string; claimAttemptId: string; instanceId: string };
 }
 
-/** The plugin's error records, newest first; owner only. */
+/**
+ * Error records, newest first: of one plugin (its owner or manager only), or, without
+ * `pluginId`, of every live plugin the caller creates or manages (the reference client sends no
+ * query at all). A bookmark is bound to the plugin, or to the caller for the list of all.
+ */
 export async function listPluginErrors(
   ctx: AppContext,
   session: Session,
-  pluginId: string,
+  pluginId: string | undefined,
   bookmark: string | undefined,
 ): Promise<{ docs: PluginErrorDoc[]; bookmark: string; hasMore: boolean; total: number }> {
-  const p = await loadPlugin(ctx.db, pluginId);
-  if (!p) throw notFound(`Plugin ${pluginId} not found`);
-  if (!isOwner(p, session.platformAddress)) throw forbidden(`Only the creator or manager of plugin ${pluginId} may read its errors`);
-  const filtered = () => ctx.db.selectFrom('plugin_errors').where('plugin_id', '=', pluginId);
+  const actor = session.platformAddress;
+  if (pluginId !== undefined) {
+    const p = await loadPlugin(ctx.db, pluginId);
+    if (!p) throw notFound(`Plugin ${pluginId} not found`);
+    if (!isOwner(p, actor)) throw forbidden(`Only the creator or manager of plugin ${pluginId} may read its errors`);
+  }
+  const filtered = () => {
+    const q = ctx.db.selectFrom('plugin_errors as e');
+    if (pluginId !== undefined) return q.where('e.plugin_id', '=', pluginId);
+    return q.where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('plugin_docs as d')
+          .select('d.plugin_id')
+          .whereRef('d.plugin_id', '=', 'e.plugin_id')
+          .where('d.deleted_at', 'is', null)
+          .where((o) => o.or([o('d.created_by', '=', actor), o('d.managed_by', '=', actor)])),
+      ),
+    );
+  };
   const [page, count] = await Promise.all([
     paginate({
-      query: filtered().selectAll(),
+      query: filtered().selectAll('e'),
       keys: [
-        { column: 'timestamp', direction: 'desc' },
-        { column: 'seq', direction: 'desc' },
+        { column: 'e.timestamp', direction: 'desc' },
+        { column: 'e.seq', direction: 'desc' },
       ],
       bookmark,
       keyring: ctx.keyring,
-      scope: `plugins/errors:${pluginId}`,
+      scope: pluginId !== undefined ? `plugins/errors:${pluginId}` : `plugins/errors-of:${actor}`,
     }),
     filtered().select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
   ]);

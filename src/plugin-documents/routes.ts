@@ -75,7 +75,7 @@ export const pluginDocuments: Capability = {
           response: { 200: PluginsResponse, ...errorResponses(400, 401, 403) },
         },
       },
-      async (request) => ({ docs: await fetchPlugins(ctx, request.body.pluginIds, request.body.returnSensitiveData === true, await getSession(request)) }),
+      async (request) => ({ plugins: await fetchPlugins(ctx, request.body.pluginIds, request.body.returnSensitiveData === true, await getSession(request)) }),
     );
 
     app.get(
@@ -100,7 +100,7 @@ export const pluginDocuments: Capability = {
     app.get(
       '/api/v0/plugins/errors',
       {
-        schema: { tags, summary: "A plugin's error records, newest first (creator or manager, session with managePlugins)", querystring: ErrorsQuery, response: { 200: ErrorsResponse, ...errorResponses(400, 401, 403, 404) } },
+        schema: { tags, summary: "Plugin error records, newest first: one plugin's (creator or manager; session holding managePlugins), or without pluginId those of every plugin the caller creates or manages", querystring: ErrorsQuery, response: { 200: ErrorsResponse, ...errorResponses(400, 401, 403, 404) } },
       },
       async (request) => listPluginErrors(ctx, await requireSession(request, PLUGIN_SCOPE), request.query.pluginId, request.query.bookmark),
     );

@@ -137,7 +137,7 @@ function pluginFor(pluginId: string, version: PluginVersion): AnyClaimPlugin {
     requiresUserInput: cfg.requiresUserInputs,
     requiresSession: needsSession,
     onDemand: cfg.reuseForNonIndexed,
-    ...(cfg.stateFunctionPreset === 'ClaimNumbers' ? { canAssignClaimNumbers: () => null } : {}),
+    ...(cfg.stateFunctionPreset === 'ClaimNumbers' ? { canAssignClaimNumbers: () => null, answersClaimNumber: true } : {}),
 
     async validate(pub, priv, { path, creator, db, keyring }) {
       const d = await resolveDocument(db, keyring, pluginId);

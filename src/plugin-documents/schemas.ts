@@ -44,6 +44,8 @@ const configProps = {
         uri: Type.String({ maxLength: 2048 }),
         hardcodedInputs: Type.Optional(Type.Array(HardcodedInputSchema, { maxItems: 50 })),
         passAddress: Type.Optional(Type.Boolean()),
+        method: Type.Optional(Type.String({ maxLength: 16, description: 'Only "POST" (calls are always POST); accepted because the reference client always sends it' })),
+        postProcessingJs: Type.Optional(Type.String({ maxLength: 65536, description: 'Only "" (this service runs no creator-supplied code); accepted because the reference client always sends it' })),
       },
       { additionalProperties: false },
     ),
@@ -118,7 +120,10 @@ export const SearchQuery = Type.Object(
   },
   { additionalProperties: false },
 );
-export const ErrorsQuery = Type.Object({ pluginId: PluginIdString, bookmark: Type.Optional(Bookmark) }, { additionalProperties: false });
+export const ErrorsQuery = Type.Object(
+  { pluginId: Type.Optional({ ...PluginIdString, description: 'One plugin (owner or manager only); without it, every plugin the caller creates or manages' }), bookmark: Type.Optional(Bookmark) },
+  { additionalProperties: false },
+);
 
 const VersionDoc = Type.Object(
   {
@@ -149,8 +154,9 @@ export const PluginDocSchema = Type.Object(
   { additionalProperties: false },
 );
 export const PluginResponse = Type.Object({ plugin: PluginDocSchema });
-export const PluginsResponse = Type.Object({ docs: Type.Array(PluginDocSchema) });
-export const SearchResponse = Type.Object({ docs: Type.Array(PluginDocSchema), bookmark: Type.String(), hasMore: Type.Boolean() });
+// `plugins`, as the reference client reads it (`data.plugins`)
+export const PluginsResponse = Type.Object({ plugins: Type.Array(PluginDocSchema) });
+export const SearchResponse = Type.Object({ plugins: Type.Array(PluginDocSchema), bookmark: Type.String(), hasMore: Type.Boolean() });
 export const ErrorsResponse = Type.Object({
   docs: Type.Array(
     Type.Object({

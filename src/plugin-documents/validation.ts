@@ -152,6 +152,15 @@ export const templateKeys = (template: string): string[] => [...template.matchAl
  */
 export async function validateVersionConfig(input: VersionConfigInput, path: string, checkUri: (uri: string) => Promise<string | null>): Promise<VersionConfig> {
   const { finalized: _finalized, ...c } = input;
+  // The reference client sends both fields on every version. Calls are always POST, and this
+  // service runs no creator-supplied code, so only those values are accepted (and not stored).
+  const call = c.verificationCall;
+  if (call?.method !== undefined && call.method !== 'POST') {
+    throw badRequest(`${path}.verificationCall.method must be "POST": this service always calls plugin endpoints with POST (got ${JSON.stringify(call.method)})`);
+  }
+  if (call?.postProcessingJs !== undefined && call.postProcessingJs !== '') {
+    throw badRequest(`${path}.verificationCall.postProcessingJs must be empty: this service runs no creator-supplied code`);
+  }
   const config: VersionConfig = {
     stateFunctionPreset: c.stateFunctionPreset,
     duplicatesAllowed: c.duplicatesAllowed ?? false,

@@ -42,6 +42,53 @@ async function indexedBalances(app: AppContext, db: DB | Tx, collectionIds: stri
   return new Map(rows.map((r) => [r.collection_id, balancesFromJson((JSON.parse(r.store_json) as { balances?: [] }).balances ?? [])]));
 }
 
+/** Balances for one requirement and address: one read model query, then defaults or the chain per collection. */
+async function requirementReader(app: AppContext, db: DB | Tx, req: Requirement, address: string): Promise<(collectionId: string) => Promise<Balance[]>> {
+  const indexed = await indexedBalances(app, db, collectionsOf(req), address);
+  return async (collectionId) => indexed.get(collectionId) ?? readBalances(app, db, collectionId, address);
+}
+
+/** The plugin's verdict: null when the address meets the requirement, else why (an unreadable chain is a failure). */
+async function verdict(app: AppContext, db: DB | Tx, req: Requirement, address: string, now: number): Promise<string | null> {
+  try {
+    return await checkRequirement(req, address, now, await requirementReader(app, db, req, address));
+  } catch (err) {
+    if (err instanceof UnreadableBalance) return err.message;
+    throw err;
+  }
+}
+
+export interface OwnershipGroupResult {
+  /** Where the group is in the requirement, e.g. `assetOwnershipRequirements.$or[1]`. */
+  group: string;
+  success: boolean;
+  error?: string;
+}
+
+/**
+ * `POST /api/v0/verifyOwnershipRequirements`: the must-own-badges evaluation for an address and a
+ * requirement, with the verdict of each top-level group ($and / $or member, or the requirement
+ * itself when it is one group of assets). Invalid requirements are the plugin's 400s.
+ */
+export async function verifyOwnershipRequirements(
+  app: AppContext,
+  address: string,
+  requirement: unknown,
+  path: string,
+): Promise<{ success: boolean; errorMessage?: string; groups: OwnershipGroupResult[] }> {
+  const req = parseRequirement(requirement, path);
+  const now = app.clock.now();
+  const members: Array<[string, Requirement]> = '$and' in req ? req.$and.map((r, i) => [`${path}.$and[${i}]`, r]) : '$or' in req ? req.$or.map((r, i) => [`${path}.$or[${i}]`, r]) : [[path, req]];
+  const groups = await Promise.all(
+    members.map(async ([group, r]) => {
+      const why = await verdict(app, app.db, r, address, now);
+      return why === null ? { group, success: true } : { group, success: false, error: why };
+    }),
+  );
+  const why = await verdict(app, app.db, req, address, now);
+  return why === null ? { success: true, groups } : { success: false, errorMessage: why, groups };
+}
+
 // parsed requirements, once per stored params object
 const parsed = new WeakMap<object, Requirement>();
 
@@ -62,14 +109,7 @@ export const mustOwnBadges: ClaimPlugin<Pub> = {
   async evaluate(ctx) {
     let req = parsed.get(ctx.publicParams);
     if (!req) parsed.set(ctx.publicParams, (req = parseRequirement(ctx.publicParams.ownershipRequirements, 'ownershipRequirements')));
-    // one read model query for every collection the requirement names; the rest (defaults, chain) per collection
-    const indexed = await indexedBalances(ctx.app, ctx.db, collectionsOf(req), ctx.platformAddress);
-    try {
-      const why = await checkRequirement(req, ctx.platformAddress, ctx.now, async (collectionId) => indexed.get(collectionId) ?? readBalances(ctx.app, ctx.db, collectionId, ctx.platformAddress));
-      return why ? { success: false, error: why } : { success: true };
-    } catch (err) {
-      if (err instanceof UnreadableBalance) return { success: false, error: err.message };
-      throw err;
-    }
+    const why = await verdict(ctx.app, ctx.db, req, ctx.platformAddress, ctx.now);
+    return why ? { success: false, error: why } : { success: true };
   },
 };

@@ -163,6 +163,11 @@ export interface ClaimPlugin<Pub = JsonObject, Priv = JsonObject> {
   mandatory?: boolean;
   /** Usable on an on-demand claim (default: not stateful, no user input, no session). */
   onDemand?: boolean;
+  /**
+   * Its answer IS a claim number (a custom plugin with the ClaimNumbers preset): a claim must name
+   * it in `assignMethod`, else the number would be dropped, and may hold only one such instance.
+   */
+  answersClaimNumber?: boolean;
   /** May be named by `assignMethod`. Return a problem text when this instance cannot assign. */
   canAssignClaimNumbers?: (params: ValidatedParams) => string | null;
   /** Checks and normalises params at create and update; throws a 400 naming the problem. */

@@ -168,6 +168,15 @@ export const ACCESS = {
   'GET /api/v0/collection/:collectionId/amountTrackers': apiKey(),
   'GET /api/v0/collection/:collectionId/challengeTrackers': apiKey(),
   'GET /api/v0/collection/:collectionId/balance/:address': apiKey(),
+  'GET /api/v0/collection/:collectionId/listings': apiKey({ note: 'always an empty page: no marketplace data here' }),
+  'GET /api/v0/collection/:collectionId/:tokenId/balance/:address': apiKey(),
+  'GET /api/v0/collection/:collectionId/:tokenId/owners': apiKey(),
+  'GET /api/v0/collection/:collectionId/:tokenId/activity': apiKey(),
+  'POST /api/v0/verifyOwnershipRequirements': apiKey(),
+  'GET /api/v0/account/:address/activity/claims': optionalSession({ note: 'viewType=all only for the account itself, with a session holding manageAccount' }),
+  'GET /api/v0/account/:address/activity/badges': apiKey(),
+  'GET /api/v0/account/:address/badges': apiKey(),
+  'GET /api/v0/account/:address/requests/signin': optionalSession({ owner: 'the account itself', ownerScopes: ['manageAccount'] }),
 
   // ---- the web console ------------------------------------------------------------------------
   'GET /': publicRoute({ note: 'the console page; sets a visitor cookie' }),

@@ -41,6 +41,73 @@ export function decodeBookmark(keyring: Keyring, scope: string, bookmark: string
 
 const field = (column: string) => column.slice(column.lastIndexOf('.') + 1);
 
+/** Rows strictly after `cursor` in the order of `keys` (all rows when null). */
+function afterCursor<Row>(query: SelectQueryBuilder<any, any, Row>, keys: SortKey[], cursor: Cursor | null): SelectQueryBuilder<any, any, Row> {
+  if (!cursor) return query;
+  // (k0 op v0) OR (k0 = v0 AND k1 op v1) OR ..., plus the redundant bound k0 op= v0 in front:
+  // it lets the planner seek the index to the cursor instead of scanning every earlier row
+  // (SQLite does not derive a range from the OR), so deep pages cost what the first one does.
+  return query.where((eb) =>
+    eb.and([
+      eb(sql.ref(keys[0].column), keys[0].direction === 'asc' ? '>=' : '<=', cursor[0]),
+      eb.or(
+        keys.map((key, i) =>
+          eb.and([
+            ...keys.slice(0, i).map((prev, j) => eb(sql.ref(prev.column), '=', cursor[j])),
+            eb(sql.ref(key.column), key.direction === 'asc' ? '>' : '<', cursor[i]),
+          ]),
+        ),
+      ),
+    ]),
+  );
+}
+
+/**
+ * Like `paginate`, for a list whose membership a SQL filter cannot express (a token id inside a
+ * JSON balance list, a regular expression): rows are read in order, in batches, and `keep`
+ * decides. A page holds `pageSize` kept rows and `hasMore` is exact, except that one request
+ * reads at most `maxScan` rows: past that it answers the rows kept so far (possibly none) with a
+ * bookmark at the last row read, so every request is bounded and paging still covers every row
+ * exactly once (a bookmark is a position in the order, whether or not its row was kept).
+ */
+export async function paginateFiltered<DB, TB extends keyof DB, Row extends Record<string, unknown>>(opts: {
+  query: SelectQueryBuilder<DB, TB, Row>;
+  keys: SortKey[];
+  bookmark: string | undefined;
+  keyring: Keyring;
+  scope: string;
+  keep: (row: Row) => boolean;
+  pageSize?: number;
+  batchSize?: number;
+  maxScan?: number;
+}): Promise<Page<Row>> {
+  const { keys, keyring, scope } = opts;
+  const pageSize = opts.pageSize ?? DEFAULT_PAGE_SIZE;
+  const batchSize = opts.batchSize ?? 200;
+  const maxScan = opts.maxScan ?? 5000;
+  const position = (row: Row): Cursor => keys.map((k) => row[field(k.column)] as string | number);
+  let cursor = decodeBookmark(keyring, scope, opts.bookmark, keys.length);
+  const kept: Row[] = [];
+  let scanned = 0;
+  for (;;) {
+    let q = afterCursor(opts.query as SelectQueryBuilder<any, any, Row>, keys, cursor);
+    for (const key of keys) q = q.orderBy(sql.ref(key.column), key.direction);
+    const rows = (await q.limit(batchSize).execute()) as Row[];
+    for (const row of rows) {
+      scanned++;
+      cursor = position(row);
+      if (!opts.keep(row)) {
+        if (scanned >= maxScan) return { docs: kept, bookmark: encode(keyring, scope, cursor), hasMore: true };
+        continue;
+      }
+      if (kept.length === pageSize) return { docs: kept, bookmark: encode(keyring, scope, position(kept[kept.length - 1])), hasMore: true };
+      kept.push(row);
+      if (scanned >= maxScan && kept.length < pageSize) return { docs: kept, bookmark: encode(keyring, scope, cursor), hasMore: true };
+    }
+    if (rows.length < batchSize) return { docs: kept, bookmark: '', hasMore: false };
+  }
+}
+
 /**
  * Runs `query` one page at a time in the order of `keys` (the last key must be unique, e.g. an
  * id, so the order is total). `scope` names the list (route plus its filters) so a bookmark from
@@ -57,25 +124,7 @@ export async function paginate<DB, TB extends keyof DB, Row extends Record<strin
   const { keys, keyring, scope } = opts;
   const pageSize = opts.pageSize ?? DEFAULT_PAGE_SIZE;
   const cursor = decodeBookmark(keyring, scope, opts.bookmark, keys.length);
-  let q = opts.query as SelectQueryBuilder<any, any, Row>;
-  if (cursor) {
-    // (k0 op v0) OR (k0 = v0 AND k1 op v1) OR ..., plus the redundant bound k0 op= v0 in front:
-    // it lets the planner seek the index to the cursor instead of scanning every earlier row
-    // (SQLite does not derive a range from the OR), so deep pages cost what the first one does.
-    q = q.where((eb) =>
-      eb.and([
-        eb(sql.ref(keys[0].column), keys[0].direction === 'asc' ? '>=' : '<=', cursor[0]),
-        eb.or(
-          keys.map((key, i) =>
-            eb.and([
-              ...keys.slice(0, i).map((prev, j) => eb(sql.ref(prev.column), '=', cursor[j])),
-              eb(sql.ref(key.column), key.direction === 'asc' ? '>' : '<', cursor[i]),
-            ]),
-          ),
-        ),
-      ]),
-    );
-  }
+  let q = afterCursor(opts.query as SelectQueryBuilder<any, any, Row>, keys, cursor);
   for (const key of keys) q = q.orderBy(sql.ref(key.column), key.direction);
   const rows = (await q.limit(pageSize + 1).execute()) as Row[];
   const hasMore = rows.length > pageSize;
@@ -83,4 +132,14 @@ export async function paginate<DB, TB extends keyof DB, Row extends Record<strin
   const last = docs[docs.length - 1];
   const bookmark = hasMore && last ? encode(keyring, scope, keys.map((k) => last[field(k.column)] as string | number)) : '';
   return { docs, bookmark, hasMore };
+}
+
+/**
+ * A list this service keeps no data for (marketplace listings, floor prices, points): always one
+ * empty page. A bookmark is still checked, so one this list never issued is refused like any
+ * other list's (it issues none: every bookmark but '' is foreign).
+ */
+export function emptyPage<Row>(keyring: Keyring, scope: string, bookmark: string | undefined): Page<Row> {
+  decodeBookmark(keyring, scope, bookmark, 1);
+  return { docs: [], bookmark: '', hasMore: false };
 }

@@ -223,7 +223,6 @@ describe('account views', () => {
 
   test('the 400s and 404s of POST /api/v0/users', async () => {
     const cases: Array<[unknown[], number, RegExp]> = [
-      [[{ address: user.platformAddress, viewsToFetch: [{ viewType: 'pointsActivity', viewId: 'p', bookmark: '' }] }], 400, /pointsActivity is not supported: this service keeps no points ledger/],
       [[{ address: user.platformAddress, viewsToFetch: [{ viewType: 'listings', viewId: 'p', bookmark: '' }] }], 400, /viewType must be one of signinRequests, publicClaimActivity, allClaimActivity, transferActivity/],
       [[{ address: user.platformAddress, viewsToFetch: [{ viewType: 'publicClaimActivity', viewId: 'a', bookmark: '' }, { viewType: 'publicClaimActivity', viewId: 'a', bookmark: '' }] }], 400, /viewId repeats "a"/],
       [[{ address: user.platformAddress, username: 'viewer' }], 400, /exactly one of address or username/],

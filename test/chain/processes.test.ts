@@ -112,7 +112,7 @@ describe('indexer processes on one database', { timeout: 300_000 }, () => {
     assert.equal(new Set(activity).size, activity.length);
     const owners = await allIds(t, '/api/v0/collection/1/owners', 'owners');
     assert.equal(owners.length, 95);
-    const b = (await t.request('GET', `/api/v0/collection/1/balance/${holderAddress(12, 3)}`)).json().balance;
+    const b = (await t.request('GET', `/api/v0/collection/1/balance/${holderAddress(12, 3)}`)).json();
     assert.deepEqual(b.balances, [bal('12', '1')]);
     await second.kill('SIGTERM');
   });

@@ -72,7 +72,7 @@ export function updatePlugin(t: TestApp, token: string, body: Record<string, unk
 export async function pluginSecret(t: TestApp, token: string, pluginId: string): Promise<string> {
   const res = await t.request('POST', '/api/v0/plugins/fetch', { token, body: { pluginIds: [pluginId], returnSensitiveData: true } });
   assert.equal(res.statusCode, 200, res.body);
-  const secret = res.json().docs[0]?.pluginSecret as string;
+  const secret = res.json().plugins[0]?.pluginSecret as string;
   assert.match(secret, /^[0-9a-f]{64}$/);
   return secret;
 }

@@ -46,7 +46,7 @@ describe('hosted plugin documents', () => {
   test('search lists them', async () => {
     const res = await t.request('GET', '/api/v0/plugins/search?searchValue=username');
     assert.equal(res.statusCode, 200, res.body);
-    const ids = (res.json().docs as Array<{ pluginId: string }>).map((d) => d.pluginId);
+    const ids = (res.json().plugins as Array<{ pluginId: string }>).map((d) => d.pluginId);
     assert.ok(ids.includes('username-set'), JSON.stringify(ids));
   });
 

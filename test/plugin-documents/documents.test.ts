@@ -105,10 +105,10 @@ describe('plugin documents', () => {
     const secret = await pluginSecret(t, alice.accessToken, id);
     const asBob = await t.request('POST', '/api/v0/plugins/fetch', { token: bob.accessToken, body: { pluginIds: [id], returnSensitiveData: true } });
     assert.equal(asBob.statusCode, 200);
-    assert.equal(asBob.json().docs[0].pluginSecret, undefined, 'not the owner');
+    assert.equal(asBob.json().plugins[0].pluginSecret, undefined, 'not the owner');
     const noAsk = await t.request('POST', '/api/v0/plugins/fetch', { token: alice.accessToken, body: { pluginIds: [id, 'no-such-plugin'] } });
-    assert.equal(noAsk.json().docs.length, 1, 'unknown ids are left out');
-    assert.equal(noAsk.json().docs[0].pluginSecret, undefined, 'not asked');
+    assert.equal(noAsk.json().plugins.length, 1, 'unknown ids are left out');
+    assert.equal(noAsk.json().plugins[0].pluginSecret, undefined, 'not asked');
 
     const rotated = await updatePlugin(t, alice.accessToken, { pluginId: id, rotatePluginSecret: true });
     assert.equal(rotated.statusCode, 200, rotated.body);
@@ -249,9 +249,9 @@ describe('plugin documents', () => {
     const search = async (q: string, token?: string) => {
       const res = await t.request('GET', `/api/v0/plugins/search?${q}`, token ? { token } : {});
       assert.equal(res.statusCode, 200, res.body);
-      return res.json() as { docs: Array<{ pluginId: string }>; bookmark: string; hasMore: boolean };
+      return res.json() as { plugins: Array<{ pluginId: string }>; bookmark: string; hasMore: boolean };
     };
-    assert.deepEqual((await search(`searchValue=${tag}`)).docs, [], 'not reviewed yet');
+    assert.deepEqual((await search(`searchValue=${tag}`)).plugins, [], 'not reviewed yet');
 
     const cli = await runCli(['plugin', 'review', listed], t.database.env);
     assert.equal(cli.code, 0, cli.stderr);
@@ -261,18 +261,18 @@ describe('plugin documents', () => {
     assert.match(missing.stderr, /not found/);
 
     const found = await search(`searchValue=${tag.toUpperCase()}&bookmark=`);
-    assert.deepEqual(found.docs.map((d) => d.pluginId), [listed]);
+    assert.deepEqual(found.plugins.map((d) => d.pluginId), [listed]);
     assert.equal(found.hasMore, false);
     assert.equal(found.bookmark, '');
     const reviewed = await t.request('GET', `/api/v0/plugin/${listed}`);
     assert.equal(reviewed.json().plugin.reviewCompleted, true);
 
     const mine = await search(`searchValue=${tag}&pluginsForSignedInUser=true`, alice.accessToken);
-    assert.deepEqual(mine.docs.map((d) => d.pluginId).sort(), [listed, hidden].sort());
+    assert.deepEqual(mine.plugins.map((d) => d.pluginId).sort(), [listed, hidden].sort());
     const anonMine = await t.request('GET', `/api/v0/plugins/search?pluginsForSignedInUser=true`);
     assert.equal(anonMine.statusCode, 401);
     const es = await search(`searchValue=${tag}&locale=es`);
-    assert.deepEqual(es.docs, []);
+    assert.deepEqual(es.plugins, []);
   });
 
   test('search pages 25 at a time with signed bookmarks', async () => {
@@ -281,13 +281,13 @@ describe('plugin documents', () => {
     for (let i = 0; i < 27; i++) ids.push(await createPlugin(t, bob.accessToken, URI, {}, { metadata: { name: `${tag} ${i}` } }));
     const first = await t.request('GET', `/api/v0/plugins/search?searchValue=${tag}&pluginsForSignedInUser=true`, { token: bob.accessToken });
     const p1 = first.json();
-    assert.equal(p1.docs.length, 25);
+    assert.equal(p1.plugins.length, 25);
     assert.equal(p1.hasMore, true);
     const second = await t.request('GET', `/api/v0/plugins/search?searchValue=${tag}&pluginsForSignedInUser=true&bookmark=${encodeURIComponent(p1.bookmark)}`, { token: bob.accessToken });
     const p2 = second.json();
-    assert.equal(p2.docs.length, 2);
+    assert.equal(p2.plugins.length, 2);
     assert.equal(p2.hasMore, false);
-    assert.deepEqual(new Set([...p1.docs, ...p2.docs].map((d: { pluginId: string }) => d.pluginId)), new Set(ids));
+    assert.deepEqual(new Set([...p1.plugins, ...p2.plugins].map((d: { pluginId: string }) => d.pluginId)), new Set(ids));
     const forged = await t.request('GET', `/api/v0/plugins/search?searchValue=${tag}&bookmark=${encodeURIComponent(p1.bookmark)}`);
     assert.equal(forged.statusCode, 400, 'a bookmark of another list');
   });

@@ -31,7 +31,7 @@ export function PluginsPage({ route }: { route: string[] }) {
 
 function MyPlugins() {
   const { error, run } = useAction();
-  const plugins = usePagedList((bookmark) => call(api.GET('/api/v0/plugins/search', { params: { query: { pluginsForSignedInUser: true, bookmark } } })).then((r) => ({ ...r, docs: r.docs as PluginDoc[] })), run);
+  const plugins = usePagedList((bookmark) => call(api.GET('/api/v0/plugins/search', { params: { query: { pluginsForSignedInUser: true, bookmark } } })).then((r) => ({ docs: r.plugins as PluginDoc[], bookmark: r.bookmark, hasMore: r.hasMore })), run);
   useEffect(() => void plugins.load(), []);
   return (
     <section aria-labelledby="plugins-title">
@@ -325,7 +325,7 @@ function PluginView({ pluginId }: { pluginId: string }) {
         <div class="row">
           <button type="button" class="secondary" disabled={busy} onClick={() => void run(async () => {
             const r = await call(api.POST('/api/v0/plugins/fetch', { body: { pluginIds: [pluginId], returnSensitiveData: true } }));
-            setSecret({ value: r.docs[0]?.pluginSecret ?? '', rotated: false });
+            setSecret({ value: r.plugins[0]?.pluginSecret ?? '', rotated: false });
           })}>
             Reveal secret
           </button>
