@@ -73,7 +73,7 @@ async function ours(): Promise<Target> {
           scopes: '["completeClaims"]', code_challenge: null, address: '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266',
           platform_address: 'bb17w0adeg64ky0daxwd2ugyuneellmjgnxqqnph3', chain: 'ETH', message: 'bench', created_at: now,
           code_expires_at: now + CODE_TTL_MS, code_consumed_at: null, expires_at: null, revoked_at: null,
-          access_hash: null, access_scopes: null, access_expires_at: null, refresh_hash: null, refresh_expires_at: null,
+          access_hash: null, access_scopes: null, access_expires_at: null, refresh_hash: null, refresh_expires_at: null, oidc_nonce: null,
         });
       }
       for (let i = 0; i < rows.length; i += 500) await ctx.db.insertInto('signin_authorizations').values(rows.slice(i, i + 500)).execute();

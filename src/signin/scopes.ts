@@ -8,6 +8,8 @@ export const SCOPES = [
   { scopeId: 'managePlugins', scopeName: 'Manage Plugins', description: 'Create, update and delete your claim plugins (plugin documents), and read their secrets and error logs.' },
   { scopeId: 'manageDeveloperApps', scopeName: 'Manage Developer Apps', description: 'Create, update and delete your OAuth applications.' },
   { scopeId: 'manageAccount', scopeName: 'Manage Account', description: 'Set your username, and read your private account views (your sign-ins to apps, all your claim activity).' },
+  // OpenID Connect: the token response adds an id_token, and the access token opens userinfo
+  { scopeId: 'openid', scopeName: 'OpenID Identity', description: 'Give the app your address as an OpenID Connect identity (an id_token and the userinfo endpoint).' },
 ] as const;
 
 export type ScopeId = (typeof SCOPES)[number]['scopeId'];

@@ -26,8 +26,9 @@ describe('migration 0007_signin_token_selectors', () => {
   const oldRefresh = randomHex(32);
   const oldRotated = randomHex(32);
   let client: { clientId: string; clientSecret: string };
-  let pending: SigninAuthorizationTable;
-  let live: SigninAuthorizationTable;
+  // rows as 0007 knew them (0022 added oidc_nonce)
+  let pending: Omit<SigninAuthorizationTable, 'oidc_nonce'>;
+  let live: Omit<SigninAuthorizationTable, 'oidc_nonce'>;
   let rotated: SigninRotatedTokenTable;
 
   before(async () => {

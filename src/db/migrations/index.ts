@@ -20,6 +20,7 @@ import * as m0014 from './0014_console_sessions.ts';
 import * as m0016 from './0016_hosted_plugin_documents.ts';
 import * as m0017 from './0017_claim_queue_order.ts';
 import * as m0018 from './0018_secret_key_check.ts';
+import * as m0022 from './0022_signin_openid.ts';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -39,6 +40,7 @@ const migrations: Record<string, Migration> = {
   '0016_hosted_plugin_documents': m0016,
   '0017_claim_queue_order': m0017,
   '0018_secret_key_check': m0018,
+  '0022_signin_openid': m0022,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
