@@ -72,7 +72,7 @@ export interface Rotation {
   generation: number;
   /** When the new key starts signing (UNIX ms): once every process has read it. */
   signsFrom: number;
-  /** The key it replaces, and until when that one stays in the JWKS. */
+  /** The newest key before it, which it replaces, and until when that one stays in the JWKS. */
   previous: { kid: string; publishedUntil: number } | null;
   /** Keys that had left the JWKS and were deleted. */
   deleted: string[];
@@ -91,14 +91,15 @@ export async function rotateSigningKeys(ctx: AppContext): Promise<Rotation | nul
     const gone = all.filter((_, i) => !isPublished(all, i, now)).map((r) => r.kid);
     if (gone.length) await tx.deleteFrom('signin_signing_keys').where('kid', 'in', gone).execute();
     const kept = all.filter((r) => !gone.includes(r.kid));
-    // the key signing now, and when it leaves the JWKS once the new one has taken over
-    const signing = rows.length ? signerIndex(kept, now) : -1;
+    // the new key takes over from the newest one before it, which then stays published until the
+    // id_tokens it signs up to that moment have expired
     const signsFrom = now + KEY_REFRESH_MS;
+    const before = kept.length - 2;
     return {
       kid: row.kid,
       generation: row.generation,
       signsFrom,
-      previous: signing >= 0 ? { kid: kept[signing].kid, publishedUntil: publishedUntil(kept, signing, signsFrom)! } : null,
+      previous: before >= 0 ? { kid: kept[before].kid, publishedUntil: publishedUntil(kept, before, signsFrom)! } : null,
       deleted: gone,
     };
   });
@@ -125,7 +126,8 @@ function cacheOf(ctx: AppContext): KeyCache {
 /** The key rows, re-read when older than KEY_REFRESH_MS (one read in flight per process). */
 function currentRows(ctx: AppContext, now: number): KeyRow[] | Promise<KeyRow[]> {
   const c = cacheOf(ctx);
-  if (now - c.loadedAt < KEY_REFRESH_MS && c.rows.length) return c.rows;
+  // fresh unless KEY_REFRESH_MS has passed, or the clock went back past the last read
+  if (c.rows.length && now >= c.loadedAt && now - c.loadedAt < KEY_REFRESH_MS) return c.rows;
   c.loading ??= (async () => {
     try {
       let rows = await readRows(ctx);
