@@ -16,7 +16,7 @@ import { oauthError } from './oauth-errors.ts';
 import { registerAuthorizePage } from './page.ts';
 import { registerMetadata } from './metadata.ts';
 import { registerOpenIdRoutes } from './openid-routes.ts';
-import { ensureSigningKey } from './signing-keys.ts';
+import { currentSigner, ensureSigningKey } from './signing-keys.ts';
 import {
   ApproveBody,
   ApproveResponse,
@@ -92,8 +92,10 @@ export const signin: Capability = {
   name: 'signin',
   async register(fastify, ctx) {
     installSessionResolver(ctx);
-    // the id_token key exists before the first request (the first process to start creates it)
+    // the id_token key exists, and is imported, before the first request (the first process to
+    // start creates it)
     await ensureSigningKey(ctx);
+    await currentSigner(ctx, ctx.clock.now());
     registerMetadata(fastify, ctx);
     registerOpenIdRoutes(fastify, ctx);
     const app = fastify.withTypeProvider<TypeBoxTypeProvider>();

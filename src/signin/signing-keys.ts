@@ -138,6 +138,12 @@ function currentRows(ctx: AppContext, now: number): KeyRow[] | Promise<KeyRow[]>
       c.rows = rows;
       c.loadedAt = now;
       return rows;
+    } catch (err) {
+      // a failed re-read keeps the keys already read (the next request tries again): a token
+      // exchange has consumed its code by the time it signs, and must not fail for this
+      if (!c.rows.length) throw err;
+      ctx.log.warn({ err: (err as Error).message }, 'could not re-read the id_token signing keys; signing with the keys read before');
+      return c.rows;
     } finally {
       c.loading = null;
     }
