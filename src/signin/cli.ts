@@ -21,7 +21,6 @@ import {
 } from './apps.ts';
 import { createOperatorToken, listOperatorTokens, parseDuration, revokeOperatorToken } from './operator-tokens.ts';
 import { SCOPE_IDS } from './scopes.ts';
-import { rotateSigningKeys } from './signing-keys.ts';
 
 const print = (value: unknown) => process.stdout.write(JSON.stringify(value, null, 2) + '\n');
 
@@ -255,6 +254,8 @@ registerCommand({
   ].join('\n'),
   async run(args) {
     parseArgs({ args, options: {}, strict: true });
+    // loaded here: the key code (and jose) is not needed by the other commands
+    const { rotateSigningKeys } = await import('./signing-keys.ts');
     const r = await withOperator((ctx) => rotateSigningKeys(ctx));
     if (!r) throw new CommandFailure('Another key rotation ran at the same time; run the command again.');
     print({

@@ -93,7 +93,8 @@ export async function rotateSigningKeys(ctx: AppContext): Promise<Rotation | nul
     const kept = all.filter((r) => !gone.includes(r.kid));
     // the new key takes over from the newest one before it, which then stays published until the
     // id_tokens it signs up to that moment have expired
-    const signsFrom = now + KEY_REFRESH_MS;
+    // (a first key, with none before it, signs at once)
+    const signsFrom = rows.length ? now + KEY_REFRESH_MS : now;
     const before = kept.length - 2;
     return {
       kid: row.kid,
