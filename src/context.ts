@@ -37,6 +37,7 @@ export const logRedactPaths = [
   '*.token',
   '*.access_token',
   '*.refresh_token',
+  '*.id_token',
   '*.code',
 ];
 

@@ -2,6 +2,44 @@
 // run `node clients/typescript/generate.ts` after changing a route schema (a test fails while stale).
 
 export interface paths {
+    "/.well-known/jwks.json": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get: /** The public keys that sign id_tokens (RFC 7517 JWK Set): the current key, a new one before it signs, and replaced ones until their id_tokens have expired */
+        {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            keys: ({
+                                kty: string;
+                                crv: string;
+                                x: string;
+                                y: string;
+                                kid: string;
+                                alg: string;
+                                use: string;
+                            })[];
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/.well-known/oauth-authorization-server": {
         parameters: { query?: never; header?: never; path?: never; cookie?: never };
         get: /** OAuth 2.0 authorization server metadata (RFC 8414); the token and revocation endpoints also need x-api-key */
@@ -21,6 +59,8 @@ export interface paths {
                             issuer: string;
                             authorization_endpoint: string;
                             token_endpoint: string;
+                            userinfo_endpoint: string;
+                            jwks_uri: string;
                             revocation_endpoint: string;
                             scopes_supported: (string)[];
                             response_types_supported: (string)[];
@@ -30,6 +70,56 @@ export interface paths {
                             token_endpoint_auth_methods_supported: (string)[];
                             revocation_endpoint_auth_methods_supported: (string)[];
                             service_documentation: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/openid-configuration": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get: /** OpenID Connect Discovery document (the RFC 8414 metadata plus the OpenID fields); the token and userinfo endpoints also need x-api-key */
+        {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            issuer: string;
+                            authorization_endpoint: string;
+                            token_endpoint: string;
+                            userinfo_endpoint: string;
+                            jwks_uri: string;
+                            revocation_endpoint: string;
+                            scopes_supported: (string)[];
+                            response_types_supported: (string)[];
+                            response_modes_supported: (string)[];
+                            grant_types_supported: (string)[];
+                            code_challenge_methods_supported: (string)[];
+                            token_endpoint_auth_methods_supported: (string)[];
+                            revocation_endpoint_auth_methods_supported: (string)[];
+                            service_documentation: string;
+                            subject_types_supported: (string)[];
+                            id_token_signing_alg_values_supported: (string)[];
+                            claims_supported: (string)[];
+                            prompt_values_supported: (string)[];
+                            claims_parameter_supported: boolean;
+                            request_parameter_supported: boolean;
+                            request_uri_parameter_supported: boolean;
                         };
                     };
                 };
@@ -5673,6 +5763,8 @@ export interface paths {
                         code_challenge?: string;
                         /** S256 (plain is not supported) */
                         code_challenge_method?: string;
+                        /** OpenID Connect: a value the id_token carries back (the nonce claim) */
+                        nonce?: string;
                         /** 0x EVM address (EIP-191) or native bech32 address (ADR-36) */
                         address: string;
                     };
@@ -5765,6 +5857,8 @@ export interface paths {
                             refresh_token_expires_at: string;
                             expires_in: number;
                             scope: string;
+                            /** OpenID Connect id_token (ES256 JWT), when the access token holds the openid scope */
+                            id_token?: string;
                         };
                     };
                 };
@@ -5840,6 +5934,131 @@ export interface paths {
                     };
                 };
                 401: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            error_description?: string;
+                            errorMessage: string;
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/signin/userinfo": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get: /** OpenID Connect userinfo: the identity claims of the access token (Bearer, with the openid scope) */
+        {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            /** The native (platform) address */
+                            sub: string;
+                            /** The address as the user signed in with it */
+                            address: string;
+                            chain: string;
+                            platformAddress: string;
+                        };
+                    };
+                };
+                400: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            error_description?: string;
+                            errorMessage: string;
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                401: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            error_description?: string;
+                            errorMessage: string;
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                403: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            error_description?: string;
+                            errorMessage: string;
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post: /** OpenID Connect userinfo: the identity claims of the access token (Bearer, with the openid scope) */
+        {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            /** The native (platform) address */
+                            sub: string;
+                            /** The address as the user signed in with it */
+                            address: string;
+                            chain: string;
+                            platformAddress: string;
+                        };
+                    };
+                };
+                400: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            error_description?: string;
+                            errorMessage: string;
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                401: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            error_description?: string;
+                            errorMessage: string;
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                403: {
                     headers: { [name: string]: unknown };
                     content: {
                         "application/json": {
@@ -6789,6 +7008,8 @@ export interface paths {
                     state?: string;
                     code_challenge?: string;
                     code_challenge_method?: string;
+                    nonce?: string;
+                    prompt?: string;
                 };
                 header?: never;
                 path?: never;

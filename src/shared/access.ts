@@ -30,6 +30,13 @@ export interface AccessRule {
    * - `only`: only a signed-in console session; API keys and bearer tokens are refused.
    */
   console?: 'session' | 'visitor' | 'only';
+  /**
+   * The route reads the `Authorization: Bearer` access token itself and needs it to hold these
+   * scopes, answering OAuth's own errors (RFC 6750: `WWW-Authenticate`, `invalid_token`,
+   * `insufficient_scope`) rather than this service's: OpenID Connect's userinfo. Console cookies
+   * are no bearer token there.
+   */
+  bearerScopes?: readonly string[];
   /** A signed-in console session passes without `scopes` (the user acts in the service's own console). */
   consoleAnyScope?: boolean;
   /** The request must come from the portal's own pages (Origin or Sec-Fetch-Site, and the right one). */
@@ -75,6 +82,10 @@ export const ACCESS = {
 
   // ---- sign-in --------------------------------------------------------------------------------
   'GET /.well-known/oauth-authorization-server': publicRoute(),
+  'GET /.well-known/openid-configuration': publicRoute(),
+  'GET /.well-known/jwks.json': publicRoute(),
+  'GET /api/v0/signin/userinfo': apiKey({ bearerScopes: ['openid'], note: "the access token's own identity claims" }),
+  'POST /api/v0/signin/userinfo': apiKey({ bearerScopes: ['openid'], note: "the access token's own identity claims" }),
   'GET /signin/authorize': publicRoute(),
   'POST /api/v0/signin/challenge': publicRoute({ note: 'limited per IP and per app' }),
   'POST /api/v0/signin/approve': publicRoute(),
@@ -203,7 +214,9 @@ export function accessOf(method: string, url: string): AccessRule | undefined {
 }
 
 /** Scopes named by an entry: its own, its `when`'s and its owner rule's. */
-export const namedScopes = (rule: AccessRule): string[] => [...new Set([...(rule.scopes ?? []), ...(rule.when?.scopes ?? []), ...(rule.ownerScopes ?? [])])];
+export const namedScopes = (rule: AccessRule): string[] => [
+  ...new Set([...(rule.scopes ?? []), ...(rule.when?.scopes ?? []), ...(rule.ownerScopes ?? []), ...(rule.bearerScopes ?? [])]),
+];
 
 type Security = Array<Record<string, string[]>>;
 
@@ -212,6 +225,7 @@ export function openApiSecurity(rule: AccessRule): Security {
   if (rule.key === 'public') return [];
   if (rule.key === 'metricsToken') return [{ bearer: [] }];
   if (rule.console === 'only') return [{ consoleSession: [] }];
+  if (rule.bearerScopes) return [{ apiKey: [], bearer: [...rule.bearerScopes] }];
   const bearer = { apiKey: [], bearer: [...(rule.scopes ?? [])] };
   const options: Security = rule.session === 'required' ? [bearer] : rule.session === 'optional' ? [{ apiKey: [] }, bearer] : [{ apiKey: [] }];
   return [...options, { consoleSession: [] }];
@@ -225,11 +239,12 @@ export function renderAccessTable(): string {
     const route = code(key.replace(/:([A-Za-z]+)/g, '{$1}'));
     const credential = rule.key === 'apiKey' ? 'API key' : rule.key === 'metricsToken' ? '`METRICS_TOKEN` (bearer)' : rule.sameOrigin ? 'none (same origin only)' : 'none';
     const when = rule.when ? `required with ${code(`${rule.when.field}: ${JSON.stringify(rule.when.equals)}`)}` : '';
-    const session = rule.session === 'optional' && when ? `optional; ${when}` : rule.session;
+    const session = rule.bearerScopes ? 'required (bearer token, RFC 6750 errors)' : rule.session === 'optional' && when ? `optional; ${when}` : rule.session;
     const scopes = [
       ...(rule.scopes ?? []).map(code),
       ...(rule.when?.scopes ?? []).map((s) => `${code(s)} with ${code(rule.when!.field)}`),
       ...(rule.ownerScopes ?? []).map((s) => `${code(s)} for the owner`),
+      ...(rule.bearerScopes ?? []).map(code),
     ].join(', ');
     const cookie =
       rule.key !== 'apiKey' ? '—' : rule.console === 'only' ? 'only a signed-in console session' : rule.console === 'visitor' ? 'signed-in or visitor' : rule.consoleAnyScope ? 'signed-in, without the scopes' : 'signed-in';

@@ -1,6 +1,7 @@
-// Operator commands of sign-in: developer apps (`platform app …`) and operator tokens
-// (`platform token …`). Each prints one JSON document on stdout; secrets and tokens are shown only
-// in the output of the command that creates them.
+// Operator commands of sign-in: developer apps (`platform app …`), operator tokens
+// (`platform token …`) and the id_token signing keys (`platform signin rotate-keys`). Each prints
+// one JSON document on stdout; secrets and tokens are shown only in the output of the command that
+// creates them.
 import { parseArgs } from 'node:util';
 import { CommandFailure, registerCommand, UsageError, withContext } from '../cli.ts';
 import type { AppContext } from '../context.ts';
@@ -239,5 +240,30 @@ registerCommand({
       return 1;
     }
     print({ id, revoked: true });
+  },
+});
+
+registerCommand({
+  name: 'signin rotate-keys',
+  usage: 'signin rotate-keys            add a new id_token signing key (OpenID Connect); the old one stays in the JWKS until its id_tokens expire',
+  details: [
+    'Every process on the database reads the new key within a minute, and it signs from then on.',
+    'The replaced key stays in the JWKS until the last id_token it signed has expired (1 hour after',
+    'the new key took over, plus a minute); keys that have left the JWKS are deleted.',
+    'Prints { kid, generation, signs_from, previous: { kid, published_until }, deleted }.',
+  ].join('\n'),
+  async run(args) {
+    parseArgs({ args, options: {}, strict: true });
+    // loaded here: the key code (and jose) is not needed by the other commands
+    const { rotateSigningKeys } = await import('./signing-keys.ts');
+    const r = await withOperator((ctx) => rotateSigningKeys(ctx));
+    if (!r) throw new CommandFailure('Another key rotation ran at the same time; run the command again.');
+    print({
+      kid: r.kid,
+      generation: r.generation,
+      signs_from: String(r.signsFrom),
+      previous: r.previous ? { kid: r.previous.kid, published_until: String(r.previous.publishedUntil) } : null,
+      deleted: r.deleted,
+    });
   },
 });

@@ -33,6 +33,8 @@ export interface AuthorizeInput {
   state?: string;
   code_challenge?: string;
   code_challenge_method?: string;
+  /** OpenID Connect: echoed in the id_token of the code exchange. */
+  nonce?: string;
 }
 
 export interface AuthorizeRequest {
@@ -41,6 +43,7 @@ export interface AuthorizeRequest {
   scopes: string[];
   state: string | null;
   codeChallenge: string | null;
+  nonce: string | null;
 }
 
 /** `scope` is a space- or comma-separated list of scope ids; unknown ids are refused. */
@@ -77,7 +80,7 @@ export async function validateAuthorizeRequest(ctx: AppContext, input: Authorize
   } else if (input.code_challenge_method !== undefined) {
     throw new AuthorizeError('invalid_request', 'code_challenge_method was given without code_challenge.', true);
   }
-  return { app, redirectUri, scopes, state: input.state ?? null, codeChallenge };
+  return { app, redirectUri, scopes, state: input.state ?? null, codeChallenge, nonce: input.nonce ?? null };
 }
 
 /** Where the service is reached: the EIP-4361 domain, scheme and URI. */
@@ -136,6 +139,7 @@ export async function createChallenge(ctx: AppContext, input: AuthorizeInput & {
       platform_address: parsed.platformAddress,
       chain: parsed.chain,
       nonce,
+      oidc_nonce: req.nonce,
       message,
       issued_at: now,
       expires_at: expiresAt,
@@ -255,6 +259,7 @@ export async function approveChallenge(ctx: AppContext, input: ApproveInput): Pr
       access_expires_at: null,
       refresh_hash: null,
       refresh_expires_at: null,
+      oidc_nonce: req.oidc_nonce,
     };
     await tx.insertInto('signin_authorizations').values(row).execute();
     return true;

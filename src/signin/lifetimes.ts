@@ -12,3 +12,5 @@ export const ACCESS_TOKEN_TTL_MS = DAY;
 export const REFRESH_TOKEN_TTL_MS = 60 * DAY;
 // Each refresh rotation resets both expirations (SPEC §3). An absolute end of the token family is
 // optional: SIGNIN_SESSION_MAX_AGE_DAYS (config.ts), off by default.
+/** An id_token (OpenID Connect): it proves a sign-in to the client, which keeps its own session. */
+export const ID_TOKEN_TTL_MS = 60 * MINUTE;

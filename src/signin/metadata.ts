@@ -1,15 +1,22 @@
-// RFC 8414 authorization server metadata at /.well-known/oauth-authorization-server, so that stock
-// OAuth clients (oauth4webapi, openid-client, Auth.js) configure themselves from PUBLIC_URL. Every
+// RFC 8414 authorization server metadata at /.well-known/oauth-authorization-server, and the OpenID
+// Connect Discovery document at /.well-known/openid-configuration, so that stock OAuth and OpenID
+// Connect clients (oauth4webapi, openid-client, Auth.js) configure themselves from PUBLIC_URL. The
+// OpenID document is the RFC 8414 one plus the OpenID-only fields: both describe one server. Every
 // value describes what the endpoints in this folder accept; it is computed once per process.
-// Not OpenID Connect: there is no id_token, userinfo or JWKS (the session's address is in the token
-// response and /api/v0/auth/status).
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { AppContext } from '../context.ts';
 import { GRANT_TYPES } from './apps.ts';
 import { SCOPE_IDS } from './scopes.ts';
+import { ID_TOKEN_ALG } from './signing-keys.ts';
 
 export const METADATA_PATH = '/.well-known/oauth-authorization-server';
+export const OPENID_CONFIGURATION_PATH = '/.well-known/openid-configuration';
+export const JWKS_PATH = '/.well-known/jwks.json';
+export const USERINFO_PATH = '/api/v0/signin/userinfo';
+
+/** What an id_token and userinfo say (id-token.ts). */
+export const CLAIMS_SUPPORTED = ['iss', 'sub', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'address', 'chain', 'platformAddress'];
 
 const CLIENT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post'];
 
@@ -18,6 +25,8 @@ export function authorizationServerMetadata(publicUrl: string) {
     issuer: publicUrl,
     authorization_endpoint: `${publicUrl}/signin/authorize`,
     token_endpoint: `${publicUrl}/api/v0/signin/token`,
+    userinfo_endpoint: `${publicUrl}${USERINFO_PATH}`,
+    jwks_uri: `${publicUrl}${JWKS_PATH}`,
     revocation_endpoint: `${publicUrl}/api/v0/signin/token/revoke`,
     scopes_supported: [...SCOPE_IDS],
     response_types_supported: ['code'],
@@ -31,10 +40,26 @@ export function authorizationServerMetadata(publicUrl: string) {
   };
 }
 
+/** OpenID Connect Discovery 1.0 §3: the RFC 8414 document plus what only OpenID Connect defines. */
+export function openIdConfiguration(publicUrl: string) {
+  return {
+    ...authorizationServerMetadata(publicUrl),
+    subject_types_supported: ['public'],
+    id_token_signing_alg_values_supported: [ID_TOKEN_ALG],
+    claims_supported: CLAIMS_SUPPORTED,
+    prompt_values_supported: ['consent', 'login'],
+    claims_parameter_supported: false,
+    request_parameter_supported: false,
+    request_uri_parameter_supported: false,
+  };
+}
+
 const Metadata = Type.Object({
   issuer: Type.String(),
   authorization_endpoint: Type.String(),
   token_endpoint: Type.String(),
+  userinfo_endpoint: Type.String(),
+  jwks_uri: Type.String(),
   revocation_endpoint: Type.String(),
   scopes_supported: Type.Array(Type.String()),
   response_types_supported: Type.Array(Type.String()),
@@ -44,6 +69,17 @@ const Metadata = Type.Object({
   token_endpoint_auth_methods_supported: Type.Array(Type.String()),
   revocation_endpoint_auth_methods_supported: Type.Array(Type.String()),
   service_documentation: Type.String(),
+});
+
+const OpenIdConfiguration = Type.Object({
+  ...Metadata.properties,
+  subject_types_supported: Type.Array(Type.String()),
+  id_token_signing_alg_values_supported: Type.Array(Type.String()),
+  claims_supported: Type.Array(Type.String()),
+  prompt_values_supported: Type.Array(Type.String()),
+  claims_parameter_supported: Type.Boolean(),
+  request_parameter_supported: Type.Boolean(),
+  request_uri_parameter_supported: Type.Boolean(),
 });
 
 export function registerMetadata(app: FastifyInstance, ctx: AppContext): void {
@@ -58,5 +94,17 @@ export function registerMetadata(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (_request, reply) => reply.header('content-type', 'application/json; charset=utf-8').header('cache-control', 'public, max-age=3600').send(body),
+  );
+  const openId = JSON.stringify(openIdConfiguration(ctx.config.publicUrl));
+  app.get(
+    OPENID_CONFIGURATION_PATH,
+    {
+      schema: {
+        tags: ['sign-in'],
+        summary: 'OpenID Connect Discovery document (the RFC 8414 metadata plus the OpenID fields); the token and userinfo endpoints also need x-api-key',
+        response: { 200: OpenIdConfiguration },
+      },
+    },
+    async (_request, reply) => reply.header('content-type', 'application/json; charset=utf-8').header('cache-control', 'public, max-age=3600').send(openId),
   );
 }

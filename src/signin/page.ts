@@ -44,7 +44,7 @@ async function api(path, body) {
 }
 function challengeBody(address) {
   const b = { client_id: P.client_id, address };
-  for (const k of ['redirect_uri', 'scope', 'state', 'code_challenge', 'code_challenge_method']) if (P[k] !== undefined) b[k] = P[k];
+  for (const k of ['redirect_uri', 'scope', 'state', 'code_challenge', 'code_challenge_method', 'nonce']) if (P[k] !== undefined) b[k] = P[k];
   return b;
 }
 function toHex(text) { return '0x' + Array.from(new TextEncoder().encode(text), (x) => x.toString(16).padStart(2, '0')).join(''); }
@@ -95,6 +95,7 @@ function consentPage(ctx: AppContext, req: AuthorizeRequest, nonce: string): str
     ...(req.scopes.length ? { scope: req.scopes.join(' ') } : {}),
     ...(req.state !== null ? { state: req.state } : {}),
     ...(req.codeChallenge !== null ? { code_challenge: req.codeChallenge, code_challenge_method: 'S256' } : {}),
+    ...(req.nonce !== null ? { nonce: req.nonce } : {}),
     appName: req.app.name,
     nativeChainId: ctx.config.signinNativeChainId,
     denyUrl: req.redirectUri !== null ? redirectWith(req.redirectUri, { error: 'access_denied', ...(req.state !== null ? { state: req.state } : {}) }) : null,
@@ -132,7 +133,7 @@ export function pageHeaders(reply: FastifyReply): string {
 }
 
 /** The longest value each parameter may have (documented through the querystring schema below). */
-const MAX_LENGTH = { response_type: 64, client_id: 128, redirect_uri: 2048, scope: 1024, state: 1024, code_challenge: 128, code_challenge_method: 16 } as const;
+const MAX_LENGTH = { response_type: 64, client_id: 128, redirect_uri: 2048, scope: 1024, state: 1024, code_challenge: 128, code_challenge_method: 16, nonce: 1024, prompt: 64 } as const;
 
 const Query = Type.Object(
   Object.fromEntries(Object.entries(MAX_LENGTH).map(([k, maxLength]) => [k, Type.Optional(Type.String({ maxLength }))])),
@@ -166,11 +167,14 @@ export function registerAuthorizePage(app: FastifyInstance, ctx: AppContext): vo
           state: str('state'),
           code_challenge: str('code_challenge'),
           code_challenge_method: str('code_challenge_method'),
+          nonce: str('nonce'),
         });
         if (problem) throw new AuthorizeError('invalid_request', problem.message, true);
         // RFC 6749 §4.1.2.1: missing is invalid_request; another value is unsupported_response_type
         if (!str('response_type')) throw new AuthorizeError('invalid_request', 'response_type is required (it must be code).', true);
         if (str('response_type') !== 'code') throw new AuthorizeError('unsupported_response_type', 'response_type must be code.', true);
+        // OpenID Connect Core §3.1.2.6: every sign-in is a new wallet signature, so no silent one
+        if (str('prompt')?.split(' ').includes('none')) throw new AuthorizeError('login_required', 'prompt=none cannot be honoured: every sign-in needs a wallet signature.', true);
       } catch (err) {
         if (!(err instanceof AuthorizeError)) throw err;
         const redirectUri = str('redirect_uri');

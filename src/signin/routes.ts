@@ -15,6 +15,8 @@ import { approveChallenge, createChallenge } from './flow.ts';
 import { oauthError } from './oauth-errors.ts';
 import { registerAuthorizePage } from './page.ts';
 import { registerMetadata } from './metadata.ts';
+import { registerOpenIdRoutes } from './openid-routes.ts';
+import { currentSigner, ensureSigningKey } from './signing-keys.ts';
 import {
   ApproveBody,
   ApproveResponse,
@@ -87,9 +89,14 @@ export function installSessionResolver(ctx: AppContext): void {
 
 export const signin: Capability = {
   name: 'signin',
-  register(fastify, ctx) {
+  async register(fastify, ctx) {
     installSessionResolver(ctx);
+    // the id_token key exists, and is imported, before the first request (the first process to
+    // start creates it)
+    await ensureSigningKey(ctx);
+    await currentSigner(ctx, ctx.clock.now());
     registerMetadata(fastify, ctx);
+    registerOpenIdRoutes(fastify, ctx);
     const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
 
     const limits = challengeLimits(ctx);

@@ -11,6 +11,7 @@ export const AuthorizeParams = {
   state: Type.Optional(Str(1024, 'Opaque value echoed back with the code')),
   code_challenge: Type.Optional(Str(128, 'PKCE S256 challenge: base64url(SHA-256(code_verifier))')),
   code_challenge_method: Type.Optional(Str(16, 'S256 (plain is not supported)')),
+  nonce: Type.Optional(Str(1024, 'OpenID Connect: a value the id_token carries back (the nonce claim)')),
 };
 
 export const ChallengeBody = Type.Object(
@@ -80,6 +81,7 @@ export const TokenResponse = Type.Object({
   refresh_token_expires_at: NumberString,
   expires_in: Type.Integer(),
   scope: Type.String(),
+  id_token: Type.Optional(Type.String({ description: 'OpenID Connect id_token (ES256 JWT), when the access token holds the openid scope' })),
 });
 
 /** RFC 6749 §5.2 error; the API-key gate's own 401 (`{ errorMessage, unauthorized }`) shares the status. */

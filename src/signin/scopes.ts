@@ -14,6 +14,8 @@ export const SCOPES = [
       'Start linking your Discord, GitHub, Google, Twitch or X account to your wallet, and unlink them. Each link still needs your wallet in your browser: your signature, or your sign-in to this service.',
   },
   { scopeId: 'manageAccount', scopeName: 'Manage Account', description: 'Set your username, and read your private account views (your sign-ins to apps, all your claim activity).' },
+  // OpenID Connect: the token response adds an id_token, and the access token opens userinfo
+  { scopeId: 'openid', scopeName: 'OpenID Identity', description: 'Give the app your address as an OpenID Connect identity (an id_token and the userinfo endpoint).' },
 ] as const;
 
 export type ScopeId = (typeof SCOPES)[number]['scopeId'];

@@ -23,7 +23,7 @@ export const FIND_APP = statement('select * from signin_apps where client_id = ?
 
 /** The columns the token endpoint checks and answers with (not the signed message, nor the token hashes). */
 const GRANT_COLUMNS =
-  'authorization_id, client_id, redirect_uri, scopes, code_challenge, address, platform_address, chain, created_at, code_expires_at, expires_at, revoked_at, refresh_expires_at';
+  'authorization_id, client_id, redirect_uri, scopes, code_challenge, address, platform_address, chain, created_at, code_expires_at, expires_at, revoked_at, refresh_expires_at, oidc_nonce';
 
 export const FIND_CODE = statement(`select ${GRANT_COLUMNS} from signin_authorizations where code_hash = ?`);
 

@@ -1,5 +1,5 @@
-// Sign-in tables (see migrations 0002_signin and 0007_signin_token_selectors). Secrets, codes and
-// token verifiers appear only as SHA-256 hex.
+// Sign-in tables (see migrations 0002_signin, 0007_signin_token_selectors and 0022_signin_openid).
+// Secrets, codes and token verifiers appear only as SHA-256 hex; signing keys only sealed.
 import type { Chain } from '../shared/addresses.ts';
 
 export interface SigninAppTable {
@@ -28,7 +28,10 @@ export interface SigninRequestTable {
   address: string;
   platform_address: string;
   chain: Chain;
+  /** The EIP-4361 message nonce (this service's). */
   nonce: string;
+  /** The OpenID Connect `nonce` of the authorization request (the client's), or null. */
+  oidc_nonce: string | null;
   message: string;
   issued_at: number;
   expires_at: number;
@@ -60,6 +63,8 @@ export interface SigninAuthorizationTable {
   /** SHA-256 hex of the current refresh token's verifier; not indexed. */
   refresh_hash: string | null;
   refresh_expires_at: number | null;
+  /** The authorization request's OpenID Connect `nonce`, put in the id_token of the code exchange. */
+  oidc_nonce: string | null;
 }
 
 /** Primary key (authorization_id, token_hash): a family's rotated refresh tokens are stored together. */
@@ -70,11 +75,24 @@ export interface SigninRotatedTokenTable {
   rotated_at: number;
 }
 
+/** id_token signing keys (signing-keys.ts), one per generation; the newest published one signs. */
+export interface SigninSigningKeyTable {
+  generation: number;
+  kid: string;
+  alg: string;
+  /** The public JWK as the JWKS serves it (JSON). */
+  public_jwk: string;
+  /** The private JWK (JSON), sealed with the keyring. */
+  private_jwk_sealed: string;
+  created_at: number;
+}
+
 export interface SigninTables {
   signin_apps: SigninAppTable;
   signin_requests: SigninRequestTable;
   signin_authorizations: SigninAuthorizationTable;
   signin_rotated_tokens: SigninRotatedTokenTable;
+  signin_signing_keys: SigninSigningKeyTable;
 }
 
 export const parseList = (json: string): string[] => JSON.parse(json) as string[];

@@ -16,6 +16,7 @@ import type { Session } from '../shared/session.ts';
 import { clientLists, findAppRowCached, secretMatches, type GrantType, GRANT_TYPES } from './apps.ts';
 import { ACCESS_TOKEN_TTL_MS, DEFAULT_ISSUED_AT_WINDOW_MS, REFRESH_TOKEN_TTL_MS } from './lifetimes.ts';
 import { groupTransaction, type Program } from './group-commit.ts';
+import { OPENID_SCOPE, signIdToken } from './id-token.ts';
 import { oauthError } from './oauth-errors.ts';
 import type { ApiError } from '../shared/errors.ts';
 import { CONSUME_CODE, execute, FIND_ACCESS, FIND_BY_REFRESH, FIND_CODE, FIND_ROTATED, FIND_TOKEN_OWNER, INSERT_ROTATED, REVOKE_AUTHORIZATION, ROTATE } from './sql.ts';
@@ -48,6 +49,8 @@ export interface TokenResponse {
   expires_in: number;
   /** Granted scope ids, space-separated. */
   scope: string;
+  /** OpenID Connect: when the access token holds the `openid` scope. */
+  id_token?: string;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -126,6 +129,7 @@ type GrantRow = Pick<
   | 'expires_at'
   | 'revoked_at'
   | 'refresh_expires_at'
+  | 'oidc_nonce'
 >;
 
 // Token bytes come from a pool of CSPRNG output refilled 4 KiB at a time: one randomFillSync per 64
@@ -203,6 +207,27 @@ function respond(
   };
 }
 
+/**
+ * The response, with an id_token when the new access token holds `openid` (OpenID Connect Core
+ * §3.1.3.3, §12.2): `sub` and `auth_time` (the approval) are the family's, the nonce only on the
+ * code exchange.
+ */
+async function answer(ctx: AppContext, a: GrantRow, t: TokenPair, scopes: string[], now: number, nonce: string | null): Promise<TokenResponse> {
+  const res = respond(a, t, scopes, now);
+  if (!scopes.includes(OPENID_SCOPE)) return res;
+  res.id_token = await signIdToken(ctx, {
+    clientId: a.client_id,
+    address: a.address,
+    chain: a.chain,
+    platformAddress: a.platform_address,
+    authTime: a.created_at,
+    nonce,
+    accessToken: t.accessToken,
+    now,
+  });
+  return res;
+}
+
 export async function tokenEndpoint(ctx: AppContext, body: TokenRequest, authorization: string | undefined): Promise<TokenResponse> {
   const app = await authenticateClient(ctx, clientCredentials(body, authorization));
   if (body.grant_type === undefined) throw oauthError('invalid_request', 'grant_type is required.');
@@ -269,7 +294,7 @@ async function exchangeCode(ctx: AppContext, app: SigninAppTable, body: TokenReq
     return { a, t, scopes };
   });
   if ('problem' in outcome) throw outcome.problem;
-  return respond(outcome.a, outcome.t, outcome.scopes, now);
+  return answer(ctx, outcome.a, outcome.t, outcome.scopes, now, outcome.a.oidc_nonce);
 }
 
 type RefreshRow = GrantRow & { refresh_hash: string | null };
@@ -314,7 +339,7 @@ async function refresh(ctx: AppContext, app: SigninAppTable, body: TokenRequest)
     return { a, t, scopes };
   });
   if ('problem' in outcome) throw outcome.problem;
-  return respond(outcome.a, outcome.t, outcome.scopes, now);
+  return answer(ctx, outcome.a, outcome.t, outcome.scopes, now, null);
 }
 
 /** Whether `verifierHash` is a refresh token of the authorization that was already rotated away. */

@@ -1,7 +1,8 @@
 // Debian's chromium driven by playwright-core (never a downloaded browser), headless, for the
 // browser tests. CHROMIUM_PATH points at another binary.
 import { existsSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { privateKeyToAccount } from 'viem/accounts';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -11,4 +12,37 @@ export function launchChromium(): Promise<Browser> {
     executablePath: CHROMIUM,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
+}
+
+/**
+ * Installs an EIP-1193 provider (`window.ethereum`) in the page, standing in for a wallet extension:
+ * it answers the account of `privateKey` and signs `personal_sign` in Node (viem). Like a real
+ * wallet it refuses an EIP-4361 message whose domain is not the requesting page's. Each signed
+ * text is pushed to `signed`.
+ */
+export async function injectEvmWallet(page: Page, privateKey: `0x${string}`, signed: string[] = []): Promise<void> {
+  const wallet = privateKeyToAccount(privateKey);
+  await page.exposeFunction('__testWalletSign', async (hexMessage: `0x${string}`, origin: string) => {
+    const text = Buffer.from(hexMessage.slice(2), 'hex').toString('utf8');
+    if (!text.startsWith(`${origin} wants you to sign in with your Ethereum account:\n${wallet.address}\n`)) throw new Error(`wallet refused: domain mismatch for ${origin}`);
+    signed.push(text);
+    return wallet.signMessage({ message: { raw: hexMessage } });
+  });
+  await page.addInitScript((address: string) => {
+    // runs in the page (no DOM types in this project's tsconfig)
+    const w = globalThis as unknown as { ethereum: unknown; location: { origin: string }; __testWalletSign: (m: string, o: string) => Promise<string> };
+    w.ethereum = {
+      isTestWallet: true,
+      async request({ method, params }: { method: string; params?: unknown[] }) {
+        if (method === 'eth_requestAccounts' || method === 'eth_accounts') return [address];
+        if (method === 'eth_chainId') return '0x1';
+        if (method === 'personal_sign') {
+          const [message, from] = params as [string, string];
+          if (from.toLowerCase() !== address.toLowerCase()) throw new Error('unknown account');
+          return w.__testWalletSign(message, w.location.origin);
+        }
+        throw new Error(`unsupported method ${method}`);
+      },
+    };
+  }, wallet.address);
 }

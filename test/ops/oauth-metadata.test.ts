@@ -30,6 +30,8 @@ describe('OAuth authorization server metadata', () => {
       issuer,
       authorization_endpoint: `${issuer}/signin/authorize`,
       token_endpoint: `${issuer}/api/v0/signin/token`,
+      userinfo_endpoint: `${issuer}/api/v0/signin/userinfo`,
+      jwks_uri: `${issuer}/.well-known/jwks.json`,
       revocation_endpoint: `${issuer}/api/v0/signin/token/revoke`,
       scopes_supported: [...SCOPE_IDS],
       response_types_supported: ['code'],

@@ -27,6 +27,9 @@ function allowed(rule: AccessRule, method: string, kind: Kind): boolean {
   if (rule.key === 'public') return !rule.sameOrigin || kind === 'consoleNoCsrf' || kind === 'visitor'; // those two come from the portal's origin
   if (kind === 'none' || kind === 'consoleForeignOrigin') return false;
   if (kind === 'visitor') return safe && rule.console === 'visitor';
+  // the route reads the bearer token itself: only a token holding its scopes passes (the other
+  // user's session holds every scope; a console cookie is no bearer token)
+  if (rule.bearerScopes) return kind === 'otherUser';
   // the owner's console session holds every scope: only its missing CSRF token can stop it
   if (kind === 'consoleNoCsrf') return safe;
   if (rule.console === 'only') return false;

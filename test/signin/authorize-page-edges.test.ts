@@ -141,6 +141,8 @@ describe('authorize page edges', () => {
       ['state', 1024],
       ['code_challenge', 128],
       ['code_challenge_method', 16],
+      ['nonce', 1024],
+      ['prompt', 64],
     ];
     for (const [name, max] of limits) {
       const res = await page({ ...base(), state: 's1', [name]: 'a'.repeat(max + 1) });
@@ -257,6 +259,8 @@ describe('authorize page edges', () => {
           str('state', 1024),
           str('code_challenge', 128),
           str('code_challenge_method', 16),
+          str('nonce', 1024),
+          str('prompt', 64),
         ],
         security: [],
         responses: { 200: { description: 'Default Response' } },

@@ -15,38 +15,13 @@ import { base64, bech32 } from '@scure/base';
 import { startApp, type TestApp } from '../helpers/app.ts';
 import { basicAuth, createTestClient, type TestClient } from '../helpers/signin.ts';
 import { freePort } from '../helpers/process.ts';
-import { launchChromium } from '../helpers/chromium.ts';
+import { injectEvmWallet, launchChromium } from '../helpers/chromium.ts';
 
 const TEST_KEY = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d' as const; // Hardhat #1, public test key
 const wallet = privateKeyToAccount(TEST_KEY);
 
-/** Installs an EIP-1193 provider whose signing happens in Node (viem), like a wallet extension would. */
-async function injectWallet(page: Page, signed: string[]): Promise<void> {
-  await page.exposeFunction('__testWalletSign', async (hexMessage: `0x${string}`, origin: string) => {
-    const text = Buffer.from(hexMessage.slice(2), 'hex').toString('utf8');
-    // EIP-4361 wallet duty: refuse a message whose domain is not the requesting page's.
-    if (!text.startsWith(`${origin} wants you to sign in with your Ethereum account:\n${wallet.address}\n`)) throw new Error(`wallet refused: domain mismatch for ${origin}`);
-    signed.push(text);
-    return wallet.signMessage({ message: { raw: hexMessage } });
-  });
-  await page.addInitScript((address: string) => {
-    // runs in the page (no DOM types in this project's tsconfig)
-    const w = globalThis as unknown as { ethereum: unknown; location: { origin: string }; __testWalletSign: (m: string, o: string) => Promise<string> };
-    w.ethereum = {
-      isTestWallet: true,
-      async request({ method, params }: { method: string; params?: unknown[] }) {
-        if (method === 'eth_requestAccounts' || method === 'eth_accounts') return [address];
-        if (method === 'eth_chainId') return '0x1';
-        if (method === 'personal_sign') {
-          const [message, from] = params as [string, string];
-          if (from.toLowerCase() !== address.toLowerCase()) throw new Error('unknown account');
-          return w.__testWalletSign(message, w.location.origin);
-        }
-        throw new Error(`unsupported method ${method}`);
-      },
-    };
-  }, wallet.address);
-}
+/** The test wallet (test/helpers/chromium.ts) with this file's key. */
+const injectWallet = (page: Page, signed: string[]) => injectEvmWallet(page, TEST_KEY, signed);
 
 /** A Keplr-style provider (enable / getKey / signArbitrary) for a native secp256k1 key; signs ADR-36 in Node. */
 async function injectKeplr(page: Page, chainId: string): Promise<string> {

@@ -26,8 +26,9 @@ describe('migration 0007_signin_token_selectors', () => {
   const oldRefresh = randomHex(32);
   const oldRotated = randomHex(32);
   let client: { clientId: string; clientSecret: string };
-  let pending: SigninAuthorizationTable;
-  let live: SigninAuthorizationTable;
+  // rows as 0007 knew them (0022 added oidc_nonce)
+  let pending: Omit<SigninAuthorizationTable, 'oidc_nonce'>;
+  let live: Omit<SigninAuthorizationTable, 'oidc_nonce'>;
   let rotated: SigninRotatedTokenTable;
 
   before(async () => {
@@ -71,7 +72,8 @@ describe('migration 0007_signin_token_selectors', () => {
 
   test('every row written before 0007 survives it unchanged', async () => {
     const rows = await t.ctx.db.selectFrom('signin_authorizations').selectAll().orderBy('authorization_id').execute();
-    assert.deepEqual(rows, [pending, live].sort((a, b) => a.authorization_id.localeCompare(b.authorization_id)));
+    // (0022, applied since, adds oidc_nonce: null to every row)
+    assert.deepEqual(rows, [pending, live].map((r) => ({ ...r, oidc_nonce: null })).sort((a, b) => a.authorization_id.localeCompare(b.authorization_id)));
     assert.deepEqual(await t.ctx.db.selectFrom('signin_rotated_tokens').selectAll().execute(), [rotated]);
   });
 
