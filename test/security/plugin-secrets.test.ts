@@ -39,20 +39,20 @@ describe('plugin secrets and error logs need managePlugins', () => {
     for (const token of [undefined, thirdParty.accessToken]) {
       const plain = await t.request('POST', '/api/v0/plugins/fetch', { ...(token ? { token } : {}), body: { pluginIds: [pluginId] } });
       assert.equal(plain.statusCode, 200, plain.body);
-      assert.equal(plain.json().docs[0].pluginId, pluginId);
-      assert.equal(plain.json().docs[0].pluginSecret, undefined);
+      assert.equal(plain.json().plugins[0].pluginId, pluginId);
+      assert.equal(plain.json().plugins[0].pluginSecret, undefined);
     }
   });
 
   test("the owner's managePlugins session gets the secret; another user's gets the document without it", async () => {
     const mine = await fetchSecret({ token: alice.accessToken });
     assert.equal(mine.statusCode, 200, mine.body);
-    assert.match(mine.json().docs[0].pluginSecret, /^[0-9a-f]{64}$/);
+    assert.match(mine.json().plugins[0].pluginSecret, /^[0-9a-f]{64}$/);
     const bob = await owner(t);
     const theirs = await fetchSecret({ token: bob.accessToken });
     assert.equal(theirs.statusCode, 200, theirs.body);
-    assert.equal(theirs.json().docs[0].pluginId, pluginId);
-    assert.equal(theirs.json().docs[0].pluginSecret, undefined);
+    assert.equal(theirs.json().plugins[0].pluginId, pluginId);
+    assert.equal(theirs.json().plugins[0].pluginSecret, undefined);
   });
 
   test('the error log needs managePlugins too', async () => {
