@@ -63,9 +63,9 @@ describe('plugin call thread', () => {
   }
   /** A call context for a new random address. */
   const anyContext = () => context(endpoint.url, toPlatformAddress(randomBytes(20)));
-  /** Waits (at most 2 s) until the endpoint has received more than `before` requests. */
+  /** Waits until the endpoint has received more than `before` requests (the test's timeout bounds it). */
   async function receivedAfter(before: number): Promise<void> {
-    for (let i = 0; i < 200 && endpoint.requests.length === before; i++) await new Promise((r) => setTimeout(r, 10));
+    while (endpoint.requests.length === before) await new Promise((r) => setTimeout(r, 10));
   }
 
   test('200 calls made in one turn each get the outcome of their own request', async () => {
@@ -86,17 +86,17 @@ describe('plugin call thread', () => {
   });
 
   test('a thread that stops fails the calls it held with a clear outcome; the next call starts a new thread', async () => {
-    endpoint.respond(() => ({ status: 200, body: { claimToken: 'late' }, delayMs: 2000 }));
+    // the endpoint answers long after any thread stop, however slow the machine
+    endpoint.respond(() => ({ status: 200, body: { claimToken: 'late' }, delayMs: 10_000 }));
     await withThread(async (thread) => {
       const address = toPlatformAddress(randomBytes(20));
       const held = thread.call(context(endpoint.url, address), 1);
       const before = endpoint.requests.length;
       await receivedAfter(before);
       assert.equal(endpoint.requests.length, before + 1, 'the call reached the endpoint');
-      const t0 = performance.now();
       await thread.terminate();
+      // settled by the stop: had it waited for the endpoint, the outcome would be its 'late' answer
       assert.deepEqual(await held, { ok: false, error: 'Plugin endpoint could not be called: the plugin call thread stopped' });
-      assert.ok(performance.now() - t0 < 1500, 'settled when the thread stopped, not when the endpoint answered');
 
       endpoint.respond(() => ({ status: 200, body: { claimToken: 'fresh' } }));
       assert.deepEqual(await thread.call(context(endpoint.url, address), 1), { ok: true, response: { claimToken: 'fresh' } });
@@ -123,7 +123,7 @@ describe('plugin call thread', () => {
   });
 
   test('closing fails the calls in flight as closed', async () => {
-    endpoint.respond(() => ({ status: 200, body: {}, delayMs: 2000 }));
+    endpoint.respond(() => ({ status: 200, body: {}, delayMs: 10_000 }));
     const thread = new CallThread(options());
     const before = endpoint.requests.length;
     const held = thread.call(anyContext(), 1);
