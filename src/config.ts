@@ -227,7 +227,7 @@ export function loadConfig(env: Env = process.env): Config {
       perClientPerMinute: int(env, 'SIGNIN_CHALLENGE_LIMIT_PER_CLIENT', 6000, 0, 10_000_000),
     },
     guessLimits: {
-      perClientPerMinute: int(env, 'GUESS_LIMIT_PER_MINUTE', 100, 0, 10_000_000),
+      perClientPerMinute: int(env, 'GUESS_LIMIT_PER_MINUTE', 1000, 0, 10_000_000),
       perClaimPerMinute: int(env, 'GUESS_CLAIM_LIMIT_PER_MINUTE', 1000, 0, 10_000_000),
     },
     rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 0, 0, 10_000_000),
