@@ -152,7 +152,10 @@ export async function admitGuess(ctx: AppContext, claimId: string, who: Guesser,
 
   const addressRefusal = (count: number, waitMs: number) =>
     tooManyRequests(`Too many failed guesses for this address on claim ${claimId}: ${count} in a row. Try again in ${seconds(waitMs)} s.`, seconds(waitMs));
-  if (ipLimit && address && address.tat > now) throw addressRefusal(address.failures, address.tat - now);
+  // Only a count past the free ones carries a wait: below it, `tat` is merely the time of the last
+  // reservation, which a parallel request of the same address may have stamped a moment after this
+  // request's `now` (PostgreSQL runs them in any order), and is no reason to refuse.
+  if (ipLimit && address && address.failures >= GUESS_FREE_FAILURES && address.tat > now) throw addressRefusal(address.failures, address.tat - now);
 
   const claimRefusal = () => {
     const waitMs = claim!.tat - claimLimit!.toleranceMs - now;
@@ -188,7 +191,7 @@ export async function admitGuess(ctx: AppContext, claimId: string, who: Guesser,
       ctx,
       sql<{ failures: number }>`insert into claim_guess_buckets (claim_id, scope, tat, failures, last_failure_at) values (${claimId}, ${ticket.address}, ${big(now)}, 1, 0)
         on conflict (claim_id, scope) do update set failures = ${count}, tat = ${tat}
-        where claim_guess_buckets.tat <= ${big(now)}
+        where claim_guess_buckets.tat <= ${big(now)} or claim_guess_buckets.failures < ${GUESS_FREE_FAILURES}
         returning failures`.compile(ctx.db),
     ),
   ]);
