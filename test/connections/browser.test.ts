@@ -167,6 +167,8 @@ describe('connections in a browser', () => {
     // and unlinked again
     await tab.getByRole('button', { name: 'Unlink GitHub' }).click();
     await tab.getByRole('button', { name: 'Link GitHub' }).waitFor();
+    // the list is read again after the unlink: wait for the row to go rather than count at once
+    await row.waitFor({ state: 'detached' });
     assert.equal(await row.count(), 0);
     await context.close();
   });
