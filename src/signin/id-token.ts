@@ -2,13 +2,15 @@
 // the access token carries the `openid` scope. Signed with jose (ES256) by the current shared key
 // (signing-keys.ts), imported once per process.
 import { hash } from 'node:crypto';
-import { SignJWT } from 'jose';
+import { CompactSign } from 'jose';
 import type { AppContext } from '../context.ts';
 import type { Chain } from '../shared/addresses.ts';
 import { ID_TOKEN_TTL_MS } from './lifetimes.ts';
 import { currentSigner, ID_TOKEN_ALG } from './signing-keys.ts';
 
 export const OPENID_SCOPE = 'openid';
+
+const utf8 = new TextEncoder();
 
 /** The identity claims of an id_token and of userinfo: `sub` is the native address, whatever form was signed. */
 export function identityClaims(a: { address: string; chain: Chain; platformAddress: string }) {
@@ -46,5 +48,7 @@ export async function signIdToken(ctx: AppContext, i: IdTokenInput): Promise<str
     ...(i.nonce !== null ? { nonce: i.nonce } : {}),
     at_hash: atHash(i.accessToken),
   };
-  return new SignJWT(claims).setProtectedHeader({ alg: ID_TOKEN_ALG, kid, typ: 'JWT' }).sign(key);
+  // A JWS over the claims' JSON (RFC 7519 §7.1): jose's SignJWT would structuredClone and re-check
+  // claims built just above, which cost 5 % of an id_token exchange's CPU in the profile.
+  return new CompactSign(utf8.encode(JSON.stringify(claims))).setProtectedHeader({ alg: ID_TOKEN_ALG, kid, typ: 'JWT' }).sign(key);
 }
