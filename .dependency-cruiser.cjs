@@ -14,11 +14,21 @@ const registryCycles = (registry, list, file, capabilities, reason) =>
   capabilities.map((capability) => ({ reason, cycle: [registry, list, `src/${capability}/${file}`] }));
 
 const allowedCycles = [
-  ...registryCycles('src/worker/runtime.ts', 'src/worker/loops.ts', 'loops.ts', ['claims', 'signin', 'chain', 'connections', 'webhooks'],
+  ...registryCycles(
+    'src/worker/runtime.ts',
+    'src/worker/loops.ts',
+    'loops.ts',
+    ['claims', 'signin', 'chain', 'connections', 'webhooks'],
     'loop registry (registerLoop). Ends when a capability is one object listed once, declaring its loops; ' +
-    'removing it now means editing the loops of signin/, connections/ and webhooks/, which other work changes.'),
-  ...registryCycles('src/cli.ts', 'src/commands.ts', 'cli.ts', ['signin', 'claims', 'swap', 'plugin-documents', 'chain'],
-    'command registry (registerCommand). Ends the same way, each capability declaring its commands.'),
+      'removing it now means editing the loops of signin/, connections/ and webhooks/, which other work changes.',
+  ),
+  ...registryCycles(
+    'src/cli.ts',
+    'src/commands.ts',
+    'cli.ts',
+    ['signin', 'claims', 'swap', 'plugin-documents', 'chain'],
+    'command registry (registerCommand). Ends the same way, each capability declaring its commands.',
+  ),
 ];
 
 module.exports = {

@@ -32,7 +32,11 @@ async function timeEach(n: number, fn: (i: number) => Promise<unknown>): Promise
   return out.sort((a, b) => a - b);
 }
 
-async function insertChunks<T>(rows: Iterable<T>, size: number, write: (chunk: T[]) => Promise<unknown>): Promise<void> {
+async function insertChunks<T>(
+  rows: Iterable<T>,
+  size: number,
+  write: (chunk: T[]) => Promise<unknown>,
+): Promise<void> {
   let chunk: T[] = [];
   for (const r of rows) {
     chunk.push(r);
@@ -56,9 +60,28 @@ async function seedRows(db: Tx, me: string): Promise<void> {
     (function* () {
       for (let c = 0; c < CLAIMS; c++) {
         yield {
-          claim_id: `bench${c}`, created_by: me, managed_by: me, collection_id: '', standalone_claim: 0, tracker_details: null, tracker_key: null,
-          plugins: '[]', private_params: '', seed_code: null, use_creator_address_as_leaf: 0, assign_method: '', satisfy_method: null,
-          details: '{}', name_search: '', show_in_search: c % 2, lane: `k:bench${c}`, version: 0, created_at: now, last_updated: now, deleted_at: null, test_expires_at: null,
+          claim_id: `bench${c}`,
+          created_by: me,
+          managed_by: me,
+          collection_id: '',
+          standalone_claim: 0,
+          tracker_details: null,
+          tracker_key: null,
+          plugins: '[]',
+          private_params: '',
+          seed_code: null,
+          use_creator_address_as_leaf: 0,
+          assign_method: '',
+          satisfy_method: null,
+          details: '{}',
+          name_search: '',
+          show_in_search: c % 2,
+          lane: `k:bench${c}`,
+          version: 0,
+          created_at: now,
+          last_updated: now,
+          deleted_at: null,
+          test_expires_at: null,
         };
       }
     })(),
@@ -73,9 +96,17 @@ async function seedRows(db: Tx, me: string): Promise<void> {
         const mine = i % 3 === 0 && n < MINE;
         if (mine) n++;
         yield {
-          claim_attempt_id: randomBytes(16).toString('hex'), claim_id: `bench${i % CLAIMS}`, lane: `k:bench${i % CLAIMS}`,
-          platform_address: mine ? me : others[i % others.length], status: i % 7 === 0 ? 'failure' : 'success', success: i % 7 === 0 ? 0 : 1,
-          error: i % 7 === 0 ? 'Overall max uses exceeded' : '', claim_number: i, payload: null, attempted_at: now - (MINE + OTHERS - i) * 10, resolved_at: now,
+          claim_attempt_id: randomBytes(16).toString('hex'),
+          claim_id: `bench${i % CLAIMS}`,
+          lane: `k:bench${i % CLAIMS}`,
+          platform_address: mine ? me : others[i % others.length],
+          status: i % 7 === 0 ? 'failure' : 'success',
+          success: i % 7 === 0 ? 0 : 1,
+          error: i % 7 === 0 ? 'Overall max uses exceeded' : '',
+          claim_number: i,
+          payload: null,
+          attempted_at: now - (MINE + OTHERS - i) * 10,
+          resolved_at: now,
         } as const;
       }
     })(),
@@ -86,9 +117,26 @@ async function seedRows(db: Tx, me: string): Promise<void> {
     (function* () {
       for (let i = 0; i < SIGNINS; i++) {
         yield {
-          authorization_id: randomBytes(16).toString('hex'), code_hash: randomBytes(32).toString('hex'), client_id: 'bench', redirect_uri: null, scopes: '["completeClaims"]',
-          code_challenge: null, address: me, platform_address: me, chain: 'Cosmos' as const, message: 'bench', created_at: now - i * 1000, code_expires_at: now,
-          code_consumed_at: now, expires_at: now + 86_400_000, revoked_at: null, access_hash: null, access_scopes: null, access_expires_at: null, refresh_hash: null, refresh_expires_at: null,
+          authorization_id: randomBytes(16).toString('hex'),
+          code_hash: randomBytes(32).toString('hex'),
+          client_id: 'bench',
+          redirect_uri: null,
+          scopes: '["completeClaims"]',
+          code_challenge: null,
+          address: me,
+          platform_address: me,
+          chain: 'Cosmos' as const,
+          message: 'bench',
+          created_at: now - i * 1000,
+          code_expires_at: now,
+          code_consumed_at: now,
+          expires_at: now + 86_400_000,
+          revoked_at: null,
+          access_hash: null,
+          access_scopes: null,
+          access_expires_at: null,
+          refresh_hash: null,
+          refresh_expires_at: null,
         };
       }
     })(),
@@ -104,7 +152,9 @@ async function run(name: string, make: () => import('../test/helpers/app.ts').Te
     const me = user.platformAddress;
     const t0 = performance.now();
     await seed(t, me);
-    console.log(`\n[${name}] seeded ${fmt(MINE)} attempts of the account, ${fmt(OTHERS)} of 1,000 others, ${fmt(SIGNINS)} sign-ins in ${fmt((performance.now() - t0) / 1000, 1)} s`);
+    console.log(
+      `\n[${name}] seeded ${fmt(MINE)} attempts of the account, ${fmt(OTHERS)} of 1,000 others, ${fmt(SIGNINS)} sign-ins in ${fmt((performance.now() - t0) / 1000, 1)} s`,
+    );
 
     // the database floor: one keyset page (26 rows) of the account's attempts on the same index
     const floor = await timeEach(SAMPLES, async () =>
@@ -118,25 +168,38 @@ async function run(name: string, make: () => import('../test/helpers/app.ts').Te
         .limit(26)
         .execute(),
     );
-    console.log(`  baseline: bare keyset page query              p50 ${ms(percentile(floor, 50))}  p99 ${ms(percentile(floor, 99))}`);
+    console.log(
+      `  baseline: bare keyset page query              p50 ${ms(percentile(floor, 50))}  p99 ${ms(percentile(floor, 99))}`,
+    );
 
     const page = (viewType: string, bookmark: string) =>
-      t.request('POST', '/api/v0/users', { token: user.accessToken, body: { accountsToFetch: [{ address: me, viewsToFetch: [{ viewType, viewId: 'v', bookmark }] }] } });
+      t.request('POST', '/api/v0/users', {
+        token: user.accessToken,
+        body: { accountsToFetch: [{ address: me, viewsToFetch: [{ viewType, viewId: 'v', bookmark }] }] },
+      });
     for (const viewType of ['allClaimActivity', 'publicClaimActivity', 'signinRequests']) {
       // a bookmark 40 pages deep, to show keyset paging does not slow down with depth
       let deep = '';
       for (let i = 0; i < 40; i++) deep = (await page(viewType, deep)).json().accounts[0].views.v.pagination.bookmark;
-      for (const [label, bookmark] of [['first page', ''], ['page 41', deep]] as const) {
+      for (const [label, bookmark] of [
+        ['first page', ''],
+        ['page 41', deep],
+      ] as const) {
         const times = await timeEach(SAMPLES, async () => {
           const r = await page(viewType, bookmark);
           if (r.statusCode !== 200) throw new Error(r.body);
         });
         const p50 = percentile(times, 50);
-        console.log(`  ${`${viewType}, ${label}`.padEnd(45)}  p50 ${ms(p50)}  p99 ${ms(percentile(times, 99))}  (${fmt(p50 / percentile(floor, 50), 1)}x the bare query)`);
+        console.log(
+          `  ${`${viewType}, ${label}`.padEnd(45)}  p50 ${ms(p50)}  p99 ${ms(percentile(times, 99))}  (${fmt(p50 / percentile(floor, 50), 1)}x the bare query)`,
+        );
       }
     }
     await t.request('POST', '/api/v0/user/updateAccount', { token: user.accessToken, body: { username: 'bencher' } });
-    for (const [label, url] of [['GET /api/v0/user?address=', `/api/v0/user?address=${me}`], ['GET /api/v0/user?username= (any case)', '/api/v0/user?username=BENCHER']] as const) {
+    for (const [label, url] of [
+      ['GET /api/v0/user?address=', `/api/v0/user?address=${me}`],
+      ['GET /api/v0/user?username= (any case)', '/api/v0/user?username=BENCHER'],
+    ] as const) {
       const times = await timeEach(SAMPLES, async () => {
         const r = await t.request('GET', url);
         if (r.statusCode !== 200) throw new Error(r.body);

@@ -34,7 +34,11 @@ const BACKLOG = Number(process.env.BENCH_BACKLOG ?? (FULL ? 200_000 : 50_000));
 async function queue(ctx: AppContext, n: number): Promise<void> {
   for (let i = 0; i < n; i += 500) {
     const chunk = Math.min(500, n - i);
-    await Promise.all(Array.from({ length: chunk }, () => attemptClaim(ctx, 'drop', toPlatformAddress(randomBytes(20)), { _expectedVersion: -1 }, null, true)));
+    await Promise.all(
+      Array.from({ length: chunk }, () =>
+        attemptClaim(ctx, 'drop', toPlatformAddress(randomBytes(20)), { _expectedVersion: -1 }, null, true),
+      ),
+    );
   }
 }
 
@@ -55,13 +59,20 @@ async function drain(ctx: AppContext, n: number): Promise<{ perSecond: number; p
 }
 
 async function main(): Promise<void> {
-  console.log(`# backlog: draining ${fmt(BACKLOG)} queued attempts vs ${fmt(BASELINE)} (one claim, numUses; one worker, batches of 100)`);
+  console.log(
+    `# backlog: draining ${fmt(BACKLOG)} queued attempts vs ${fmt(BASELINE)} (one claim, numUses; one worker, batches of 100)`,
+  );
   for (const db of await benchDatabases()) {
     const database = db.make();
     const ctx = await createContext(loadConfig({ ...process.env, ...database.env, LOG_LEVEL: 'silent' }));
     try {
       const actor = { platformAddress: toPlatformAddress(randomBytes(20)) };
-      await createClaims(ctx, actor, [{ claimId: 'drop', plugins: [{ pluginId: 'numUses', instanceId: 'n', publicParams: { maxUses: 1_000_000_000 } }] }]);
+      await createClaims(ctx, actor, [
+        {
+          claimId: 'drop',
+          plugins: [{ pluginId: 'numUses', instanceId: 'n', publicParams: { maxUses: 1_000_000_000 } }],
+        },
+      ]);
       await queue(ctx, BASELINE);
       await drain(ctx, BASELINE);
       if (ctx.dialect === 'postgres') await sql`analyze claim_attempts`.execute(ctx.db);
@@ -82,10 +93,18 @@ async function main(): Promise<void> {
       const after = await base();
       const p = big.passes;
       const name = db.name.padEnd(8);
-      console.log(`small queue (${name}) ${fmt(before.perSecond)} resolved/s draining ${fmt(BASELINE)} (pass median ${fmt(median(before.passes), 1)} ms) on a small table`);
-      console.log(`backlog     (${name}) ${fmt(big.perSecond)} resolved/s draining ${fmt(BACKLOG)} (queued in ${fmt(queuedIn, 1)} s; passes: first ${fmt(p[0]!, 1)} ms, median ${fmt(median(p), 1)} ms, last ${fmt(p[p.length - 1]!, 1)} ms)`);
-      console.log(`small queue (${name}) ${fmt(after.perSecond)} resolved/s draining ${fmt(BASELINE)} (pass median ${fmt(median(after.passes), 1)} ms) on the table after the backlog`);
-      console.log(`ratio       (${name}) ${fmt(big.perSecond / before.perSecond, 2)} backlog / small queue on a small table (goal ≈ 1) = queue length ${fmt(big.perSecond / after.perSecond, 2)} × table size ${fmt(after.perSecond / before.perSecond, 2)}`);
+      console.log(
+        `small queue (${name}) ${fmt(before.perSecond)} resolved/s draining ${fmt(BASELINE)} (pass median ${fmt(median(before.passes), 1)} ms) on a small table`,
+      );
+      console.log(
+        `backlog     (${name}) ${fmt(big.perSecond)} resolved/s draining ${fmt(BACKLOG)} (queued in ${fmt(queuedIn, 1)} s; passes: first ${fmt(p[0]!, 1)} ms, median ${fmt(median(p), 1)} ms, last ${fmt(p[p.length - 1]!, 1)} ms)`,
+      );
+      console.log(
+        `small queue (${name}) ${fmt(after.perSecond)} resolved/s draining ${fmt(BASELINE)} (pass median ${fmt(median(after.passes), 1)} ms) on the table after the backlog`,
+      );
+      console.log(
+        `ratio       (${name}) ${fmt(big.perSecond / before.perSecond, 2)} backlog / small queue on a small table (goal ≈ 1) = queue length ${fmt(big.perSecond / after.perSecond, 2)} × table size ${fmt(after.perSecond / before.perSecond, 2)}`,
+      );
     } finally {
       await ctx.close();
       await database.drop();

@@ -45,7 +45,13 @@ async function chainReadTime(url: string, height: number): Promise<number> {
   return seconds;
 }
 
-async function indexing(name: string, t: TestApp, height: number, transfers: number, baselineSeconds: number): Promise<void> {
+async function indexing(
+  name: string,
+  t: TestApp,
+  height: number,
+  transfers: number,
+  baselineSeconds: number,
+): Promise<void> {
   const indexer = createIndexer(t.ctx)!;
   const t0 = performance.now();
   const cpu0 = process.cpuUsage();
@@ -54,35 +60,78 @@ async function indexing(name: string, t: TestApp, height: number, transfers: num
   const cpu = process.cpuUsage(cpu0);
   const cpuSeconds = (cpu.user + cpu.system) / 1e6;
   const s = indexer.stats;
-  if (blocks !== height || s.transfers !== transfers) throw new Error(`indexed ${blocks} blocks / ${s.transfers} transfers, expected ${height} / ${transfers}`);
+  if (blocks !== height || s.transfers !== transfers)
+    throw new Error(`indexed ${blocks} blocks / ${s.transfers} transfers, expected ${height} / ${transfers}`);
   const rate = transfers / seconds;
-  console.log(`[${name}] indexed ${fmt(blocks)} blocks, ${fmt(transfers)} transfers in ${seconds.toFixed(2)} s: ${fmt(blocks / seconds)} blocks/s, ${fmt(rate)} transfers/s${name === 'sqlite' ? `   goal >= 500 transfers/s: ${rate >= 500 ? 'MET' : 'NOT MET'}` : ''}`);
-  console.log(`[${name}]   waiting on the chain: ${((s.waitMs / 1000 / seconds) * 100).toFixed(0)}% of the time; committing: ${((s.commitMs / 1000 / seconds) * 100).toFixed(0)}% (${ms(s.commitMs / blocks)} per block)`);
-  console.log(`[${name}]   indexer process CPU: ${cpuSeconds.toFixed(2)} s (${fmt(transfers / cpuSeconds)} transfers per CPU-second: the rate one idle core would sustain if the chain kept up)`);
-  console.log(`[${name}]   baseline, the chain's own REST read time for the same reads: ${baselineSeconds.toFixed(2)} s (${fmt(transfers / baselineSeconds)} transfers/s); indexing / reads = ${(seconds / baselineSeconds).toFixed(2)}x`);
+  console.log(
+    `[${name}] indexed ${fmt(blocks)} blocks, ${fmt(transfers)} transfers in ${seconds.toFixed(2)} s: ${fmt(blocks / seconds)} blocks/s, ${fmt(rate)} transfers/s${name === 'sqlite' ? `   goal >= 500 transfers/s: ${rate >= 500 ? 'MET' : 'NOT MET'}` : ''}`,
+  );
+  console.log(
+    `[${name}]   waiting on the chain: ${((s.waitMs / 1000 / seconds) * 100).toFixed(0)}% of the time; committing: ${((s.commitMs / 1000 / seconds) * 100).toFixed(0)}% (${ms(s.commitMs / blocks)} per block)`,
+  );
+  console.log(
+    `[${name}]   indexer process CPU: ${cpuSeconds.toFixed(2)} s (${fmt(transfers / cpuSeconds)} transfers per CPU-second: the rate one idle core would sustain if the chain kept up)`,
+  );
+  console.log(
+    `[${name}]   baseline, the chain's own REST read time for the same reads: ${baselineSeconds.toFixed(2)} s (${fmt(transfers / baselineSeconds)} transfers/s); indexing / reads = ${(seconds / baselineSeconds).toFixed(2)}x`,
+  );
 }
 
 async function ownersPages(name: string, t: TestApp): Promise<void> {
   const db = t.ctx.db;
   const addresses = Array.from({ length: OWNERS }, () => toPlatformAddress(randomBytes(20)));
-  const store = JSON.stringify(balanceStore([{ amount: '1', tokenIds: [{ start: '1', end: '1' }], ownershipTimes: [{ start: '1', end: '18446744073709551615' }] }]));
+  const store = JSON.stringify(
+    balanceStore([
+      {
+        amount: '1',
+        tokenIds: [{ start: '1', end: '1' }],
+        ownershipTimes: [{ start: '1', end: '18446744073709551615' }],
+      },
+    ]),
+  );
   const history = JSON.stringify([{ txHash: '', block: '1', blockTimestamp: '0', timestamp: '0' }]);
   let t0 = performance.now();
-  await db.insertInto('chain_collections').values({ collection_id: '2', doc_json: JSON.stringify(collectionDoc('2', addressOf(1))), manager: addressOf(1), created_by: addressOf(1), created_block: 1, created_time: 0, updated_block: 1, update_history: history }).execute();
+  await db
+    .insertInto('chain_collections')
+    .values({
+      collection_id: '2',
+      doc_json: JSON.stringify(collectionDoc('2', addressOf(1))),
+      manager: addressOf(1),
+      created_by: addressOf(1),
+      created_block: 1,
+      created_time: 0,
+      updated_block: 1,
+      update_history: history,
+    })
+    .execute();
   const CHUNK = 20_000;
   for (let i = 0; i < addresses.length; i += CHUNK) {
     await db.transaction().execute(async (tx) => {
       for (let j = i; j < Math.min(i + CHUNK, addresses.length); j += 500) {
         await tx
           .insertInto('chain_balances')
-          .values(addresses.slice(j, Math.min(j + 500, i + CHUNK)).map((address, k) => ({ collection_id: '2', address, store_json: store, has_balance: 1, first_block: 1 + Math.floor((j + k) / 100), updated_block: 1, update_history: history })))
+          .values(
+            addresses
+              .slice(j, Math.min(j + 500, i + CHUNK))
+              .map((address, k) => ({
+                collection_id: '2',
+                address,
+                store_json: store,
+                has_balance: 1,
+                first_block: 1 + Math.floor((j + k) / 100),
+                updated_block: 1,
+                update_history: history,
+              })),
+          )
           .execute();
       }
     });
   }
   if (name === 'postgres') await sql`vacuum analyze chain_balances`.execute(db);
   else await sql`analyze`.execute(db);
-  console.log(`[${name}] seeded ${fmt(OWNERS)} owners of collection 2 in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  console.log(
+    `[${name}] seeded ${fmt(OWNERS)} owners of collection 2 in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+  );
 
   const walk = async (oldestFirst: boolean) => {
     const times: number[] = [];
@@ -111,7 +160,11 @@ async function ownersPages(name: string, t: TestApp): Promise<void> {
   let bookmark = '';
   for (let i = 0; i < 500; i++) {
     t0 = performance.now();
-    const res = await t.request('POST', '/api/v0/collections', { body: { collectionsToFetch: [{ collectionId: '2', viewsToFetch: [{ viewType: 'owners', viewId: 'o', bookmark }] }] } });
+    const res = await t.request('POST', '/api/v0/collections', {
+      body: {
+        collectionsToFetch: [{ collectionId: '2', viewsToFetch: [{ viewType: 'owners', viewId: 'o', bookmark }] }],
+      },
+    });
     http.push(performance.now() - t0);
     if (res.statusCode !== 200) throw new Error(res.body);
     bookmark = res.json().collections[0].views.o.pagination.bookmark;
@@ -119,21 +172,30 @@ async function ownersPages(name: string, t: TestApp): Promise<void> {
   http.sort((a, b) => a - b);
   const p50 = percentile(newest, 50);
   console.log(`[${name}] owners view on ${fmt(OWNERS)} owners, ${fmt(PAGES)} successive pages of 25:`);
-  console.log(`[${name}]   newest first                       ${stats(newest)}   goal p50 < 5 ms: ${p50 < 5 ? 'MET' : 'NOT MET'}`);
+  console.log(
+    `[${name}]   newest first                       ${stats(newest)}   goal p50 < 5 ms: ${p50 < 5 ? 'MET' : 'NOT MET'}`,
+  );
   console.log(`[${name}]   oldestFirst                        ${stats(oldest)}`);
   console.log(`[${name}]   address filter (one owner)         ${stats(one)}`);
   console.log(`[${name}]   POST /api/v0/collections (inject)  ${stats(http)}  (500 pages)`);
 }
 
-console.log(`# chain: indexing ${fmt(BLOCKS)} blocks (${fmt(BLOCKS * PER_BLOCK)} transfers) from the fake chain on loopback; owners view on ${fmt(OWNERS)} owners${FULL ? '' : '  (--full: 10,000 blocks, 1,000,000 owners)'}`);
+console.log(
+  `# chain: indexing ${fmt(BLOCKS)} blocks (${fmt(BLOCKS * PER_BLOCK)} transfers) from the fake chain on loopback; owners view on ${fmt(OWNERS)} owners${FULL ? '' : '  (--full: 10,000 blocks, 1,000,000 owners)'}`,
+);
 const t0 = performance.now();
 const server = await startChild('bench/lib/fake-chain-server.ts', [String(BLOCKS), String(PER_BLOCK)]);
 const [height, transfers] = server.extra.map(Number);
 const url = `http://127.0.0.1:${server.port}`;
-console.log(`synthetic chain (own process): ${fmt(height)} blocks, ${fmt(transfers)} transfers, built in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+console.log(
+  `synthetic chain (own process): ${fmt(height)} blocks, ${fmt(transfers)} transfers, built in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+);
 const baseline = await chainReadTime(url, height);
 for (const d of await benchDatabases()) {
-  const t = await startApp({ database: d.make(), env: { CHAIN_REST_URL: url, RUN_WORKER: 'false', CHAIN_INDEX_BATCH: '50' } });
+  const t = await startApp({
+    database: d.make(),
+    env: { CHAIN_REST_URL: url, RUN_WORKER: 'false', CHAIN_INDEX_BATCH: '50' },
+  });
   try {
     await indexing(d.name, t, height, transfers, baseline);
     await ownersPages(d.name, t);

@@ -18,7 +18,6 @@ import { benchDatabases, fmt, load, percentile, startChild } from './lib/harness
 
 const SERVE = process.argv[2] === '--serve';
 
-
 // ---------------------------------------------------------------------------------------------
 // Child: the real application plus the benchmark claims (created through the domain function).
 async function serve(): Promise<void> {
@@ -37,7 +36,10 @@ async function serve(): Promise<void> {
   await createClaims(ctx, actor, [
     { claimId: 'hot', plugins: [numUses] },
     { claimId: 'lat', plugins: [numUses] },
-    { claimId: 'sim', plugins: [numUses, { pluginId: 'password', instanceId: 'pw', privateParams: { password: 'open sesame' } }] },
+    {
+      claimId: 'sim',
+      plugins: [numUses, { pluginId: 'password', instanceId: 'pw', privateParams: { password: 'open sesame' } }],
+    },
   ]);
   await createClaims(
     ctx,
@@ -63,7 +65,12 @@ interface Client {
 }
 
 async function post(c: Client, path: string, body: unknown): Promise<{ status: number; json: any }> {
-  const r = await c.pool.request({ method: 'POST', path, headers: { ...c.headers, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const r = await c.pool.request({
+    method: 'POST',
+    path,
+    headers: { ...c.headers, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   return { status: r.statusCode, json: await r.body.json() };
 }
 async function get(c: Client, path: string): Promise<{ status: number; json: any }> {
@@ -122,7 +129,8 @@ async function latency(c: Client, n: number): Promise<{ p50: number; p99: number
 
 function databaseEnv(kind: 'sqlite' | 'postgres'): { env: Record<string, string>; drop(): Promise<void> } {
   const dataDir = mkdtempSync(join(tmpdir(), 'platform-bench-'));
-  if (kind === 'sqlite') return { env: { DATA_DIR: dataDir }, drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
+  if (kind === 'sqlite')
+    return { env: { DATA_DIR: dataDir }, drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
   const base = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
   const schema = `bench_${randomBytes(6).toString('hex')}`;
   const url = new URL(base);
@@ -140,12 +148,17 @@ function databaseEnv(kind: 'sqlite' | 'postgres'): { env: Record<string, string>
 }
 
 async function main(): Promise<void> {
-  console.log(`# claims: simulate rate, complete→resolved throughput and latency (${ATTEMPTS} attempts per throughput run, ${CONCURRENCY} in flight)`);
+  console.log(
+    `# claims: simulate rate, complete→resolved throughput and latency (${ATTEMPTS} attempts per throughput run, ${CONCURRENCY} in flight)`,
+  );
   for (const db of await benchDatabases()) {
     const database = databaseEnv(db.name);
     const server = await startChild('bench/claims.ts', ['--serve'], database.env);
     const headers = { 'x-api-key': server.extra[0] };
-    const c: Client = { pool: new Pool(`http://127.0.0.1:${server.port}`, { connections: CONCURRENCY, pipelining: 1 }), headers };
+    const c: Client = {
+      pool: new Pool(`http://127.0.0.1:${server.port}`, { connections: CONCURRENCY, pipelining: 1 }),
+      headers,
+    };
     try {
       const simUrl = `http://127.0.0.1:${server.port}/api/v0/claims/simulate/sim/${randomAddress()}`;
       const simBody = JSON.stringify({ _expectedVersion: -1, pw: { password: 'open sesame' } });
@@ -161,12 +174,18 @@ async function main(): Promise<void> {
       );
       const lat = await latency(c, 200);
       const tag = db.name.padEnd(8);
-      console.log(`simulate           (${tag}) ${fmt(sim.rps)} req/s  p50 ${sim.p50} ms  p99 ${sim.p99} ms${sim.errors + sim.non2xx ? `  FAILED ${sim.errors + sim.non2xx}` : ''}`);
+      console.log(
+        `simulate           (${tag}) ${fmt(sim.rps)} req/s  p50 ${sim.p50} ms  p99 ${sim.p99} ms${sim.errors + sim.non2xx ? `  FAILED ${sim.errors + sim.non2xx}` : ''}`,
+      );
       console.log(
         `hot claim          (${tag}) ${fmt(hot.perSecond)} resolved/s  ratio to simulate ${fmt(hot.perSecond / sim.rps, 2)}${db.name === 'sqlite' ? `  (goal >= 1,000/s: ${hot.perSecond >= 1000 ? 'met' : 'NOT met'})` : ''}${hot.rejected ? `  REJECTED ${hot.rejected}` : ''}`,
       );
-      console.log(`100 claims/colls.  (${tag}) ${fmt(multi.perSecond)} resolved/s  ratio to simulate ${fmt(multi.perSecond / sim.rps, 2)}${multi.rejected ? `  REJECTED ${multi.rejected}` : ''}`);
-      console.log(`complete→resolved  (${tag}) p50 ${fmt(lat.p50, 1)} ms  p99 ${fmt(lat.p99, 1)} ms  (goal p50 < 50 ms: ${lat.p50 < 50 ? 'met' : 'NOT met'}; reference: 1–5 s)`);
+      console.log(
+        `100 claims/colls.  (${tag}) ${fmt(multi.perSecond)} resolved/s  ratio to simulate ${fmt(multi.perSecond / sim.rps, 2)}${multi.rejected ? `  REJECTED ${multi.rejected}` : ''}`,
+      );
+      console.log(
+        `complete→resolved  (${tag}) p50 ${fmt(lat.p50, 1)} ms  p99 ${fmt(lat.p99, 1)} ms  (goal p50 < 50 ms: ${lat.p50 < 50 ? 'met' : 'NOT met'}; reference: 1–5 s)`,
+      );
     } finally {
       await c.pool.close();
       await server.stop();

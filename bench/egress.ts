@@ -20,10 +20,13 @@ const CONCURRENCY = 16;
 async function endpoint(): Promise<void> {
   const { createServer } = await import('node:https');
   for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => process.exit(0));
-  const server = createServer({ key: process.env.BENCH_KEY_PEM!, cert: process.env.BENCH_CERT_PEM!, keepAliveTimeout: 60_000 }, (req, res) => {
-    req.resume();
-    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json', 'content-length': 2 }).end('{}'));
-  });
+  const server = createServer(
+    { key: process.env.BENCH_KEY_PEM!, cert: process.env.BENCH_CERT_PEM!, keepAliveTimeout: 60_000 },
+    (req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(200, { 'content-type': 'application/json', 'content-length': 2 }).end('{}'));
+    },
+  );
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const addr = server.address();
   console.log(`READY ${typeof addr === 'object' && addr ? addr.port : 0}`);
@@ -54,12 +57,24 @@ async function throughput(call: Call, n: number): Promise<number> {
 
 async function main(): Promise<void> {
   const certs = testCertificates();
-  const child = await startChild('bench/egress.ts', ['--endpoint'], { BENCH_KEY_PEM: certs.keyPem, BENCH_CERT_PEM: certs.certPem });
+  const child = await startChild('bench/egress.ts', ['--endpoint'], {
+    BENCH_KEY_PEM: certs.keyPem,
+    BENCH_CERT_PEM: certs.certPem,
+  });
   const url = `https://127.0.0.1:${child.port}/hook`;
-  const body = JSON.stringify({ claimId: 'c', claimAttemptId: 'a', instanceId: 'p', pluginSecret: 'x'.repeat(64), _isSimulation: false });
+  const body = JSON.stringify({
+    claimId: 'c',
+    claimAttemptId: 'a',
+    instanceId: 'p',
+    pluginSecret: 'x'.repeat(64),
+    _isSimulation: false,
+  });
   const headers = { 'content-type': 'application/json' };
 
-  const baselinePool = new Pool(`https://127.0.0.1:${child.port}`, { connections: 32, connect: { ca: [...rootCertificates, certs.caPem] } });
+  const baselinePool = new Pool(`https://127.0.0.1:${child.port}`, {
+    connections: 32,
+    connect: { ca: [...rootCertificates, certs.caPem] },
+  });
   const baseline: Call = async () => {
     const res = await baselinePool.request({ path: '/hook', method: 'POST', headers, body });
     await res.body.arrayBuffer();
@@ -95,11 +110,21 @@ async function main(): Promise<void> {
     const handshakes = egress.stats().tlsHandshakes - handshakesBefore;
     const calls = egress.stats().requests - callsBefore;
 
-    console.log(`egress client vs bare undici Pool, local HTTPS endpoint, ${fmt(N)} calls per figure${FULL ? '' : ' (--full: 20,000)'}`);
-    console.log(`  sequential p50   baseline ${fmt(percentile(seqBase, 50), 3)} ms   egress ${fmt(percentile(seqEgress, 50), 3)} ms   added ${fmt(percentile(seqEgress, 50) - percentile(seqBase, 50), 3)} ms`);
-    console.log(`  sequential p99   baseline ${fmt(percentile(seqBase, 99), 3)} ms   egress ${fmt(percentile(seqEgress, 99), 3)} ms`);
-    console.log(`  ${CONCURRENCY} in flight     baseline ${fmt(median(rpsBase))} calls/s   egress ${fmt(median(rpsEgress))} calls/s   ratio ${fmt(median(rpsEgress) / median(rpsBase), 2)} (median of ${rounds} rounds)`);
-    console.log(`  TLS handshakes per 1,000 calls after warm-up: ${fmt((handshakes / calls) * 1000, 2)} (${handshakes} over ${fmt(calls)} calls)`);
+    console.log(
+      `egress client vs bare undici Pool, local HTTPS endpoint, ${fmt(N)} calls per figure${FULL ? '' : ' (--full: 20,000)'}`,
+    );
+    console.log(
+      `  sequential p50   baseline ${fmt(percentile(seqBase, 50), 3)} ms   egress ${fmt(percentile(seqEgress, 50), 3)} ms   added ${fmt(percentile(seqEgress, 50) - percentile(seqBase, 50), 3)} ms`,
+    );
+    console.log(
+      `  sequential p99   baseline ${fmt(percentile(seqBase, 99), 3)} ms   egress ${fmt(percentile(seqEgress, 99), 3)} ms`,
+    );
+    console.log(
+      `  ${CONCURRENCY} in flight     baseline ${fmt(median(rpsBase))} calls/s   egress ${fmt(median(rpsEgress))} calls/s   ratio ${fmt(median(rpsEgress) / median(rpsBase), 2)} (median of ${rounds} rounds)`,
+    );
+    console.log(
+      `  TLS handshakes per 1,000 calls after warm-up: ${fmt((handshakes / calls) * 1000, 2)} (${handshakes} over ${fmt(calls)} calls)`,
+    );
   } finally {
     await egress.close();
     await baselinePool.close();

@@ -29,14 +29,30 @@ async function measure(t: Target) {
   t.failed += r.errors + r.non2xx;
 }
 
-console.log(`# foundation: authenticated GET vs bare Fastify (autocannon, 50 connections, ${rounds} alternating rounds of ${seconds}s)`);
+console.log(
+  `# foundation: authenticated GET vs bare Fastify (autocannon, 50 connections, ${rounds} alternating rounds of ${seconds}s)`,
+);
 for (const db of await benchDatabases()) {
   const database = db.make();
   const bareServer = await startChild('bench/lib/servers.ts', ['bare']);
   const gatedServer = await startChild('bench/lib/servers.ts', ['gated'], database.env);
   const targets: Target[] = [
-    { name: 'bare Fastify route', server: bareServer, url: `http://127.0.0.1:${bareServer.port}/ping`, rps: [], cpuUs: [], failed: 0 },
-    { name: `same pipeline, no API key (${db.name})`, server: gatedServer, url: `http://127.0.0.1:${gatedServer.port}/ping-public`, rps: [], cpuUs: [], failed: 0 },
+    {
+      name: 'bare Fastify route',
+      server: bareServer,
+      url: `http://127.0.0.1:${bareServer.port}/ping`,
+      rps: [],
+      cpuUs: [],
+      failed: 0,
+    },
+    {
+      name: `same pipeline, no API key (${db.name})`,
+      server: gatedServer,
+      url: `http://127.0.0.1:${gatedServer.port}/ping-public`,
+      rps: [],
+      cpuUs: [],
+      failed: 0,
+    },
     {
       name: `authenticated route (${db.name})`,
       server: gatedServer,
@@ -53,7 +69,9 @@ for (const db of await benchDatabases()) {
   await gatedServer.stop();
   await database.drop();
   for (const t of targets) {
-    console.log(`${t.name.padEnd(32)} ${fmt(median(t.rps)).padStart(7)} req/s  server CPU ${fmt(median(t.cpuUs), 1)} µs/req${t.failed ? `  FAILED REQUESTS: ${t.failed}` : ''}`);
+    console.log(
+      `${t.name.padEnd(32)} ${fmt(median(t.rps)).padStart(7)} req/s  server CPU ${fmt(median(t.cpuUs), 1)} µs/req${t.failed ? `  FAILED REQUESTS: ${t.failed}` : ''}`,
+    );
   }
   const [bare, , gated] = targets;
   // Paired: each round's authenticated rate over the same round's bare rate (measured seconds

@@ -35,11 +35,21 @@ const bodies: Array<[string, string]> = [
       ],
     }),
   ],
-  ['store batch, 10,000 addresses (~600 KB)', JSON.stringify({ dynamicDataId: 'x'.repeat(32), actions: Array.from({ length: 10_000 }, (_, i) => ({ actionName: 'add', payload: { address: address(i) } })) })],
+  [
+    'store batch, 10,000 addresses (~600 KB)',
+    JSON.stringify({
+      dynamicDataId: 'x'.repeat(32),
+      actions: Array.from({ length: 10_000 }, (_, i) => ({ actionName: 'add', payload: { address: address(i) } })),
+    }),
+  ],
 ];
 
 const app = Fastify();
-const parse = app.getDefaultJsonParser('error', 'error') as (req: unknown, body: string, done: (err: Error | null, value?: unknown) => void) => void;
+const parse = app.getDefaultJsonParser('error', 'error') as (
+  req: unknown,
+  body: string,
+  done: (err: Error | null, value?: unknown) => void,
+) => void;
 let sink: unknown;
 const plain = (body: string) => parse(null, body, (_e, v) => (sink = v));
 const capped = (body: string) => {
@@ -78,7 +88,9 @@ function alternate(a: (b: string) => void, b: (b: string) => void, body: string,
   return { a: (ta / n) * 1000, b: (tb / n) * 1000 };
 }
 
-console.log(`# JSON body parsing: secure JSON.parse alone vs depth scan + parse (${rounds} rounds of ${roundMs} ms, calls alternated)`);
+console.log(
+  `# JSON body parsing: secure JSON.parse alone vs depth scan + parse (${rounds} rounds of ${roundMs} ms, calls alternated)`,
+);
 for (const [name, body] of bodies) {
   alternate(plain, capped, body, 100); // warm-up
   const parseUs: number[] = [];
@@ -90,7 +102,12 @@ for (const [name, body] of bodies) {
     cappedUs.push(t.b);
     ratios.push(t.b / t.a);
   }
-  const scan = alternate((s) => jsonDepthExceeds(s, MAX_JSON_DEPTH), () => undefined, body, roundMs).a;
+  const scan = alternate(
+    (s) => jsonDepthExceeds(s, MAX_JSON_DEPTH),
+    () => undefined,
+    body,
+    roundMs,
+  ).a;
   console.log(
     `${name.padEnd(40)} parse ${median(parseUs).toFixed(2).padStart(9)} µs  scan+parse ${median(cappedUs).toFixed(2).padStart(9)} µs  time ratio ${median(ratios).toFixed(3)}  (scan alone ${scan.toFixed(2)} µs)`,
   );

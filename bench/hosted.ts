@@ -24,7 +24,13 @@ const now = Date.now();
 
 // the holder owns token 1 of collection 10 only: an $or over 10 collections tries all ten, the last passes
 const collections = Array.from({ length: ASSETS }, (_, i) => String(i + 1));
-const asset = (collectionId: string) => ({ chain: 'BitBadges', collectionId, assetIds: [{ start: '1', end: '1' }], ownershipTimes: [], mustOwnAmounts: { start: '1', end: '1' } });
+const asset = (collectionId: string) => ({
+  chain: 'BitBadges',
+  collectionId,
+  assetIds: [{ start: '1', end: '1' }],
+  ownershipTimes: [],
+  mustOwnAmounts: { start: '1', end: '1' },
+});
 const requirement = { $or: collections.map((c) => ({ assets: [asset(c)] })) };
 
 const chain = await startFakeChain();
@@ -35,19 +41,31 @@ for (const c of collections) {
 chain.advanceTo(2);
 
 const database = createTestDatabase('sqlite');
-const ctx = await createContext(loadConfig({ ...database.env, LOG_LEVEL: 'silent', CHAIN_REST_URL: chain.url }), { backgroundCheckpoints: false });
+const ctx = await createContext(loadConfig({ ...database.env, LOG_LEVEL: 'silent', CHAIN_REST_URL: chain.url }), {
+  backgroundCheckpoints: false,
+});
 await importSnapshot(
   ctx.db,
   parseSnapshot({
     height: '2',
     blockTime: new Date(now).toISOString(),
     collections: collections.map((c) => collectionDoc(c, holder)),
-    balances: collections.map((c) => ({ collectionId: c, address: holder, balance: balanceStore(c === '10' ? [bal(1, 1)] : [bal(1, 2)]) })),
+    balances: collections.map((c) => ({
+      collectionId: c,
+      address: holder,
+      balance: balanceStore(c === '10' ? [bal(1, 1)] : [bal(1, 2)]),
+    })),
   }),
   now,
 );
 
-const publicParams = (await mustOwnBadges.validate({ ownershipRequirements: requirement }, {}, { path: 'p', claimId: 'bench', creator: holder, ...pluginEnv(ctx, ctx.clock.now()) })).publicParams;
+const publicParams = (
+  await mustOwnBadges.validate(
+    { ownershipRequirements: requirement },
+    {},
+    { path: 'p', claimId: 'bench', creator: holder, ...pluginEnv(ctx, ctx.clock.now()) },
+  )
+).publicParams;
 
 async function time(fn: () => Promise<boolean>): Promise<number[]> {
   for (let i = 0; i < Math.min(200, N); i++) if (!(await fn())) throw new Error('the check must pass');
@@ -62,17 +80,35 @@ async function time(fn: () => Promise<boolean>): Promise<number[]> {
 }
 
 // ours: the plugin as the engine runs it (read model, warm)
-const ours = await time(async () => (await evaluateStandalone(pluginEnv(ctx, ctx.clock.now()), mustOwnBadges, { publicParams, platformAddress: holder, instanceId: 'own' })).success);
+const ours = await time(
+  async () =>
+    (
+      await evaluateStandalone(pluginEnv(ctx, ctx.clock.now()), mustOwnBadges, {
+        publicParams,
+        platformAddress: holder,
+        instanceId: 'own',
+      })
+    ).success,
+);
 // baseline: the same math, each asset's balances read from the chain's REST API
 const client = new ChainClient({ baseUrl: chain.url, timeoutMs: 5000 });
 const parsed = parseRequirement(requirement, 'r');
-const baseline = await time(async () => (await checkRequirement(parsed, holder, now, async (c) => balancesFromJson((await client.balance(c, holder)).balances))) === null);
+const baseline = await time(
+  async () =>
+    (await checkRequirement(parsed, holder, now, async (c) =>
+      balancesFromJson((await client.balance(c, holder)).balances),
+    )) === null,
+);
 
 const fmt = (ms: number) => `${(ms * 1000).toFixed(1)} µs`;
 console.log(`must-own-badges, ${ASSETS} assets in $or groups (all ${ASSETS} tried), ${N} evaluations each`);
 console.log(`  read model (warm) : p50 ${fmt(percentile(ours, 50))}  p99 ${fmt(percentile(ours, 99))}`);
-console.log(`  chain REST / asset: p50 ${fmt(percentile(baseline, 50))}  p99 ${fmt(percentile(baseline, 99))}  (${chain.requests.length} chain reads)`);
-console.log(`  ratio (p50 baseline / p50 read model): ${(percentile(baseline, 50) / percentile(ours, 50)).toFixed(1)}x  (goal >= 20x, p50 < 1 ms)`);
+console.log(
+  `  chain REST / asset: p50 ${fmt(percentile(baseline, 50))}  p99 ${fmt(percentile(baseline, 99))}  (${chain.requests.length} chain reads)`,
+);
+console.log(
+  `  ratio (p50 baseline / p50 read model): ${(percentile(baseline, 50) / percentile(ours, 50)).toFixed(1)}x  (goal >= 20x, p50 < 1 ms)`,
+);
 
 await client.close();
 await ctx.close();

@@ -34,7 +34,9 @@ async function timeAsync<T>(fn: () => Promise<T>): Promise<{ value: T; ms: numbe
 const fmt = (ms: number) => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(1)} ms`);
 const ratio = (baseline: number, ours: number) => `${(baseline / ours).toFixed(1)}×`;
 
-console.log(`merkle benchmark: ${leafCount.toLocaleString('en')} code leaves, ${proofCount} proofs, ${threads} build threads`);
+console.log(
+  `merkle benchmark: ${leafCount.toLocaleString('en')} code leaves, ${proofCount} proofs, ${threads} build threads`,
+);
 
 const seed = randomBytes(32).toString('hex');
 const codes = Array.from({ length: leafCount }, (_, i) => `${sha256(`${seed}-${i}`).toString('hex')}-${i}`);
@@ -61,12 +63,20 @@ const parallelSeed = await timeAsync(() => buildTreeParallel(leafCount, { kind: 
 await pool.close();
 const tree: MerkleTree = parallelSeed.value;
 const root = rootHex(tree);
-for (const t of [fromLeaves, fromCodes, fromSeed, parallelCodes]) if (rootHex(t.value) !== root) throw new Error('roots differ between build paths');
+for (const t of [fromLeaves, fromCodes, fromSeed, parallelCodes])
+  if (rootHex(t.value) !== root) throw new Error('roots differ between build paths');
 
 // --- merkletreejs, node:crypto ---------------------------------------------------------------
 const nodeLeavesOnly = time(() => new ReferenceTree(leafBuffers, sha256, { fillDefaultHash: Buffer.alloc(32) }));
 if (nodeLeavesOnly.value.getRoot().toString('hex') !== root) throw new Error('merkletreejs (node:crypto) root differs');
-const nodeFromCodes = time(() => new ReferenceTree(codes.map((c) => sha256(c)), sha256, { fillDefaultHash: Buffer.alloc(32) }));
+const nodeFromCodes = time(
+  () =>
+    new ReferenceTree(
+      codes.map((c) => sha256(c)),
+      sha256,
+      { fillDefaultHash: Buffer.alloc(32) },
+    ),
+);
 const referenceNode = nodeFromCodes.value;
 
 // --- merkletreejs, crypto-js (the reference configuration) -----------------------------------
@@ -74,7 +84,14 @@ let cryptoJsMs: number | null = null;
 try {
   const require = createRequire(import.meta.resolve('merkletreejs'));
   const SHA256 = require('crypto-js/sha256') as (m: string) => { toString(): string };
-  const full = time(() => new ReferenceTree(codes.map((c) => SHA256(c).toString()), SHA256, { fillDefaultHash: '0'.repeat(64) }));
+  const full = time(
+    () =>
+      new ReferenceTree(
+        codes.map((c) => SHA256(c).toString()),
+        SHA256,
+        { fillDefaultHash: '0'.repeat(64) },
+      ),
+  );
   if (full.value.getHexRoot().replace(/^0x/, '') !== root) throw new Error('merkletreejs (crypto-js) root differs');
   cryptoJsMs = full.ms;
 } catch (err) {
@@ -90,10 +107,15 @@ ours.value.forEach((d, k) => {
   if (!d.isValidProof || d.leafIndex !== picks[k]) throw new Error(`bad proof for leaf ${picks[k]}`);
 });
 const referenceProofs = time(() =>
-  picks.map((i) => referenceNode.getProof(leafBuffers[i], i).map((p) => ({ aunt: p.data.toString('hex'), onRight: p.position === 'right' }))),
+  picks.map((i) =>
+    referenceNode
+      .getProof(leafBuffers[i], i)
+      .map((p) => ({ aunt: p.data.toString('hex'), onRight: p.position === 'right' })),
+  ),
 );
 referenceProofs.value.forEach((p, k) => {
-  if (JSON.stringify(p) !== JSON.stringify(ours.value[k].proofObj)) throw new Error(`proof differs from merkletreejs for leaf ${picks[k]}`);
+  if (JSON.stringify(p) !== JSON.stringify(ours.value[k].proofObj))
+    throw new Error(`proof differs from merkletreejs for leaf ${picks[k]}`);
 });
 
 const rows: Array<[string, string]> = [
@@ -105,21 +127,32 @@ const rows: Array<[string, string]> = [
   ['merkletreejs + node:crypto, from leaf hashes', fmt(nodeLeavesOnly.ms)],
   ['merkletreejs + node:crypto, from code strings', fmt(nodeFromCodes.ms)],
 ];
-if (cryptoJsMs !== null) rows.push(['merkletreejs + crypto-js (reference configuration), from code strings', fmt(cryptoJsMs)]);
+if (cryptoJsMs !== null)
+  rows.push(['merkletreejs + crypto-js (reference configuration), from code strings', fmt(cryptoJsMs)]);
 rows.push(
   ['tree memory (layers + leaf index)', `${(tree.byteSize / 1024 / 1024).toFixed(1)} MiB`],
-  [`${proofCount} proofs from the cached tree (this service)`, `${fmt(ours.ms)} = ${((ours.ms / proofCount) * 1000).toFixed(1)} µs/proof`],
-  [`${proofCount} proofs, merkletreejs getProof(leaf, index)`, `${fmt(referenceProofs.ms)} = ${((referenceProofs.ms / proofCount) * 1000).toFixed(1)} µs/proof`],
+  [
+    `${proofCount} proofs from the cached tree (this service)`,
+    `${fmt(ours.ms)} = ${((ours.ms / proofCount) * 1000).toFixed(1)} µs/proof`,
+  ],
+  [
+    `${proofCount} proofs, merkletreejs getProof(leaf, index)`,
+    `${fmt(referenceProofs.ms)} = ${((referenceProofs.ms / proofCount) * 1000).toFixed(1)} µs/proof`,
+  ],
 );
 const width = Math.max(...rows.map(([k]) => k.length));
 for (const [k, v] of rows) console.log(`  ${k.padEnd(width)}  ${v}`);
 
 console.log('ratios (baseline time / this service, same leaves, same run):');
 if (cryptoJsMs !== null) {
-  console.log(`  vs merkletreejs + crypto-js, codes -> tree, ${threads} threads: ${ratio(cryptoJsMs, parallelCodes.ms)} (goal ≥ 10×)`);
+  console.log(
+    `  vs merkletreejs + crypto-js, codes -> tree, ${threads} threads: ${ratio(cryptoJsMs, parallelCodes.ms)} (goal ≥ 10×)`,
+  );
   console.log(`  vs merkletreejs + crypto-js, codes -> tree, 1 thread:  ${ratio(cryptoJsMs, fromCodes.ms)}`);
 }
-console.log(`  vs merkletreejs + node:crypto, codes -> tree, ${threads} threads: ${ratio(nodeFromCodes.ms, parallelCodes.ms)}`);
+console.log(
+  `  vs merkletreejs + node:crypto, codes -> tree, ${threads} threads: ${ratio(nodeFromCodes.ms, parallelCodes.ms)}`,
+);
 console.log(`  vs merkletreejs + node:crypto, codes -> tree, 1 thread:  ${ratio(nodeFromCodes.ms, fromCodes.ms)}`);
 console.log(`  vs merkletreejs + node:crypto, leaves -> tree, 1 thread: ${ratio(nodeLeavesOnly.ms, fromLeaves.ms)}`);
 console.log(`  proof time per leaf: ${((ours.ms / proofCount) * 1000).toFixed(1)} µs (goal < 1000 µs)`);

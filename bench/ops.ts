@@ -26,16 +26,27 @@ function variants(db: 'sqlite' | 'postgres'): Array<[string, Record<string, stri
   return [
     ['baseline (neither)', {}],
     ['metrics on', METRICS],
-    ...(db === 'sqlite' ? [['rate limits, memory store', { ...LIMITS, RATE_LIMIT_STORE: 'memory' }] as [string, Record<string, string>]] : []),
+    ...(db === 'sqlite'
+      ? [['rate limits, memory store', { ...LIMITS, RATE_LIMIT_STORE: 'memory' }] as [string, Record<string, string>]]
+      : []),
     ['rate limits, database store', { ...LIMITS, RATE_LIMIT_STORE: 'database' }],
     ['metrics + database rate limits', { ...METRICS, ...LIMITS, RATE_LIMIT_STORE: 'database' }],
   ];
 }
 
 async function inProcess() {
-  console.log(`# ops: server CPU per authenticated request, in process (inject, ${requests} requests per variant, median of ${rounds} interleaved rounds)`);
+  console.log(
+    `# ops: server CPU per authenticated request, in process (inject, ${requests} requests per variant, median of ${rounds} interleaved rounds)`,
+  );
   for (const db of await benchDatabases()) {
-    const apps: Array<{ name: string; app: Awaited<ReturnType<typeof buildApp>>; ctx: Awaited<ReturnType<typeof createContext>>; key: string; database: ReturnType<typeof db.make>; cpuUs: number[] }> = [];
+    const apps: Array<{
+      name: string;
+      app: Awaited<ReturnType<typeof buildApp>>;
+      ctx: Awaited<ReturnType<typeof createContext>>;
+      key: string;
+      database: ReturnType<typeof db.make>;
+      cpuUs: number[];
+    }> = [];
     for (const [name, env] of variants(db.name)) {
       // each variant on its own database (schema or directory): no shared rows between them
       const database = db.make();
@@ -59,7 +70,10 @@ async function inProcess() {
     const base = median(apps[0].cpuUs);
     for (const a of apps) {
       const m = median(a.cpuUs);
-      console.log(`${`${a.name} (${db.name})`.padEnd(44)} ${fmt(m, 1).padStart(6)} µs/req` + (a === apps[0] ? '' : `  ${m - base >= 0 ? '+' : ''}${fmt(m - base, 1)} µs (${fmt(m / base, 2)}x baseline)`));
+      console.log(
+        `${`${a.name} (${db.name})`.padEnd(44)} ${fmt(m, 1).padStart(6)} µs/req` +
+          (a === apps[0] ? '' : `  ${m - base >= 0 ? '+' : ''}${fmt(m - base, 1)} µs (${fmt(m / base, 2)}x baseline)`),
+      );
     }
     for (const a of apps) {
       await a.app.close();
@@ -78,12 +92,20 @@ interface Target {
 }
 
 async function overHttp() {
-  console.log(`# ops --http: authenticated GET over sockets (autocannon, 50 connections, ${rounds} alternating rounds of ${seconds}s)`);
+  console.log(
+    `# ops --http: authenticated GET over sockets (autocannon, 50 connections, ${rounds} alternating rounds of ${seconds}s)`,
+  );
   for (const db of await benchDatabases()) {
     const database = db.make();
     const targets: Target[] = [];
     for (const [name, env] of variants(db.name)) {
-      targets.push({ name: `${name} (${db.name})`, server: await startChild('bench/lib/servers.ts', ['gated'], { ...database.env, ...env }), rps: [], cpuUs: [], failed: 0 });
+      targets.push({
+        name: `${name} (${db.name})`,
+        server: await startChild('bench/lib/servers.ts', ['gated'], { ...database.env, ...env }),
+        rps: [],
+        cpuUs: [],
+        failed: 0,
+      });
     }
     const url = (t: Target) => `http://127.0.0.1:${t.server.port}/api/v0/ping`;
     const headers = (t: Target) => ({ 'x-api-key': t.server.extra[0] });

@@ -59,7 +59,14 @@ async function serve(): Promise<void> {
   });
   const { key } = await createApiKey(ctx.db, 'bench');
   const actor = { platformAddress: toPlatformAddress(randomBytes(20)) };
-  const session = { ...actor, address: actor.platformAddress, chain: 'Cosmos' as const, scopes: ['managePlugins'], clientId: 'bench', authorizationId: 'bench' };
+  const session = {
+    ...actor,
+    address: actor.platformAddress,
+    chain: 'Cosmos' as const,
+    scopes: ['managePlugins'],
+    clientId: 'bench',
+    authorizationId: 'bench',
+  };
   await createPlugin(ctx, session, {
     pluginId: 'bench-plugin',
     metadata: { name: 'bench' },
@@ -72,7 +79,13 @@ async function serve(): Promise<void> {
     },
   });
   const numUses = { pluginId: 'numUses', instanceId: 'n', publicParams: { maxUses: 1_000_000_000 } };
-  const customPlugin = { pluginId: 'bench-plugin', instanceId: 'cp', version: '1', publicParams: {}, privateParams: {} };
+  const customPlugin = {
+    pluginId: 'bench-plugin',
+    instanceId: 'cp',
+    version: '1',
+    publicParams: {},
+    privateParams: {},
+  };
   await createClaims(ctx, actor, [
     { claimId: 'core', plugins: [numUses] },
     { claimId: 'custom', plugins: [numUses, customPlugin] },
@@ -117,7 +130,12 @@ interface Client {
 }
 
 async function post(c: Client, path: string, body: unknown): Promise<{ status: number; json: any }> {
-  const r = await c.pool.request({ method: 'POST', path, headers: { ...c.headers, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const r = await c.pool.request({
+    method: 'POST',
+    path,
+    headers: { ...c.headers, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   return { status: r.statusCode, json: await r.body.json() };
 }
 async function get(c: Client, path: string): Promise<{ status: number; json: any }> {
@@ -127,9 +145,11 @@ async function get(c: Client, path: string): Promise<{ status: number; json: any
 
 async function runPool<T>(items: T[], concurrency: number, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < items.length) await fn(items[next++]);
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < items.length) await fn(items[next++]);
+    }),
+  );
 }
 
 async function waitResolved(c: Client, id: string): Promise<boolean> {
@@ -168,8 +188,13 @@ async function latency(c: Client, claimId: string, n: number): Promise<number[]>
 }
 
 async function main(): Promise<void> {
-  console.log(`# plugins: one custom HTTPS plugin vs core plugins only (${ROUNDS} interleaved rounds of ${Math.round(ATTEMPTS / ROUNDS)} attempts per claim, ${CONCURRENCY} in flight; ${LATENCY_SAMPLES} latency samples)`);
-  const plugin = await startChild('bench/plugins.ts', ['--endpoint'], { BENCH_KEY_PEM: testCertificates().keyPem, BENCH_CERT_PEM: testCertificates().certPem });
+  console.log(
+    `# plugins: one custom HTTPS plugin vs core plugins only (${ROUNDS} interleaved rounds of ${Math.round(ATTEMPTS / ROUNDS)} attempts per claim, ${CONCURRENCY} in flight; ${LATENCY_SAMPLES} latency samples)`,
+  );
+  const plugin = await startChild('bench/plugins.ts', ['--endpoint'], {
+    BENCH_KEY_PEM: testCertificates().keyPem,
+    BENCH_CERT_PEM: testCertificates().certPem,
+  });
   const pluginUrl = `https://127.0.0.1:${plugin.port}/hook`;
   try {
     for (const db of await benchDatabases()) {
@@ -180,7 +205,10 @@ async function main(): Promise<void> {
         EGRESS_ALLOW_PRIVATE_CIDRS: '127.0.0.1/32',
         BENCH_PLUGIN_URL: pluginUrl,
       });
-      const c: Client = { pool: new Pool(`http://127.0.0.1:${server.port}`, { connections: CONCURRENCY, pipelining: 1 }), headers: { 'x-api-key': server.extra[0]! } };
+      const c: Client = {
+        pool: new Pool(`http://127.0.0.1:${server.port}`, { connections: CONCURRENCY, pipelining: 1 }),
+        headers: { 'x-api-key': server.extra[0]! },
+      };
       try {
         const WARM = Number(process.env.BENCH_WARMUP ?? 300);
         await throughput(c, 'core', WARM); // warm-up of both paths (and of the egress pool)
@@ -196,7 +224,8 @@ async function main(): Promise<void> {
         // checkpoint thread), summed over the rounds of each claim
         const byThread = { core: new Map<string, number>(), custom: new Map<string, number>() };
         const addThreads = (into: Map<string, number>, before: Map<string, number>) => {
-          for (const [name, s] of threadCpuSeconds(pid)) into.set(name, (into.get(name) ?? 0) + s - (before.get(name) ?? 0));
+          for (const [name, s] of threadCpuSeconds(pid))
+            into.set(name, (into.get(name) ?? 0) + s - (before.get(name) ?? 0));
         };
         const perRound = Math.round(ATTEMPTS / ROUNDS);
         for (let round = 0; round < ROUNDS; round++) {
@@ -216,7 +245,10 @@ async function main(): Promise<void> {
           cpu.custom += cpuSeconds(pid) - c0;
           addThreads(byThread.custom, t0);
           cpu.endpoint += cpuSeconds(plugin.child.pid!) - e0;
-          if (process.env.BENCH_VERBOSE) console.log(`  round ${round}: core ${fmt(a.perSecond)}/s, custom ${fmt(b.perSecond)}/s, ratio ${fmt(b.perSecond / a.perSecond, 2)}`);
+          if (process.env.BENCH_VERBOSE)
+            console.log(
+              `  round ${round}: core ${fmt(a.perSecond)}/s, custom ${fmt(b.perSecond)}/s, ratio ${fmt(b.perSecond / a.perSecond, 2)}`,
+            );
           rates.push({ core: a.perSecond, custom: b.perSecond });
           failed += a.failed + b.failed;
         }
@@ -236,17 +268,34 @@ async function main(): Promise<void> {
         const ratio = median(roundRatios);
         const added = percentile(customLat, 50) - percentile(coreLat, 50);
         const tag = db.name.padEnd(8);
-        console.log(`core plugins only  (${tag}) ${fmt(core)} resolved/s  p50 ${fmt(percentile(coreLat, 50), 2)} ms  p99 ${fmt(percentile(coreLat, 99), 2)} ms`);
-        console.log(`+ 1 custom plugin  (${tag}) ${fmt(custom)} resolved/s  p50 ${fmt(percentile(customLat, 50), 2)} ms  p99 ${fmt(percentile(customLat, 99), 2)} ms${failed ? `  FAILED ${failed}` : ''}`);
-        console.log(`service CPU        (${tag}) ${fmt((cpu.core / attempts) * 1e6)} µs per core-only attempt, ${fmt((cpu.custom / attempts) * 1e6)} µs per custom attempt (+ endpoint process ${fmt((cpu.endpoint / attempts) * 1e6)} µs)`);
+        console.log(
+          `core plugins only  (${tag}) ${fmt(core)} resolved/s  p50 ${fmt(percentile(coreLat, 50), 2)} ms  p99 ${fmt(percentile(coreLat, 99), 2)} ms`,
+        );
+        console.log(
+          `+ 1 custom plugin  (${tag}) ${fmt(custom)} resolved/s  p50 ${fmt(percentile(customLat, 50), 2)} ms  p99 ${fmt(percentile(customLat, 99), 2)} ms${failed ? `  FAILED ${failed}` : ''}`,
+        );
+        console.log(
+          `service CPU        (${tag}) ${fmt((cpu.core / attempts) * 1e6)} µs per core-only attempt, ${fmt((cpu.custom / attempts) * 1e6)} µs per custom attempt (+ endpoint process ${fmt((cpu.endpoint / attempts) * 1e6)} µs)`,
+        );
         const cpuRatio = cpu.core / cpu.custom;
         if (process.env.BENCH_VERBOSE) {
-          const perAttempt = (m: Map<string, number>) => [...m].filter(([, s]) => s > 0).sort((x, y) => y[1] - x[1]).map(([n, s]) => `${n} ${fmt((s / attempts) * 1e6)}`).join(', ');
-          console.log(`  service CPU by thread, µs per attempt (10 ms ticks): core-only: ${perAttempt(byThread.core)}; custom: ${perAttempt(byThread.custom)}`);
+          const perAttempt = (m: Map<string, number>) =>
+            [...m]
+              .filter(([, s]) => s > 0)
+              .sort((x, y) => y[1] - x[1])
+              .map(([n, s]) => `${n} ${fmt((s / attempts) * 1e6)}`)
+              .join(', ');
+          console.log(
+            `  service CPU by thread, µs per attempt (10 ms ticks): core-only: ${perAttempt(byThread.core)}; custom: ${perAttempt(byThread.custom)}`,
+          );
         }
-        console.log(`ratio              (${tag}) ${fmt(ratio, 2)}, median of ${ROUNDS} rounds (${roundRatios.map((r) => fmt(r, 2)).join(' ')})  (goal >= 0.6: ${ratio >= 0.6 ? 'met' : 'NOT met'}); service CPU ratio ${fmt(cpuRatio, 2)}`);
+        console.log(
+          `ratio              (${tag}) ${fmt(ratio, 2)}, median of ${ROUNDS} rounds (${roundRatios.map((r) => fmt(r, 2)).join(' ')})  (goal >= 0.6: ${ratio >= 0.6 ? 'met' : 'NOT met'}); service CPU ratio ${fmt(cpuRatio, 2)}`,
+        );
         console.log(`added p50 latency  (${tag}) ${fmt(added, 2)} ms  (goal < 3 ms: ${added < 3 ? 'met' : 'NOT met'})`);
-        console.log(`TLS handshakes     (${tag}) ${fmt(handshakesPer1000, 2)} per 1,000 attempts after warm-up (${calls} endpoint calls; goal ~0)`);
+        console.log(
+          `TLS handshakes     (${tag}) ${fmt(handshakesPer1000, 2)} per 1,000 attempts after warm-up (${calls} endpoint calls; goal ~0)`,
+        );
       } finally {
         await c.pool.close();
         await server.stop();

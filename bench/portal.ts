@@ -31,7 +31,9 @@ const t = await startApp({
   database: undefined,
   extend: (app) => {
     app.get('/bench-blank', { schema: { hide: true } }, async (_req, reply) =>
-      reply.header('content-type', 'text/html; charset=utf-8').send('<!doctype html><html lang="en"><title>blank</title><p id="ready">ready</p></html>'),
+      reply
+        .header('content-type', 'text/html; charset=utf-8')
+        .send('<!doctype html><html lang="en"><title>blank</title><p id="ready">ready</p></html>'),
     );
   },
 });
@@ -43,11 +45,19 @@ const created = await t.request('POST', '/api/v0/claims', {
     claims: [
       {
         claimId: 'bench',
-        metadata: { name: 'Bench drop', description: 'A claim with a use cap, a password and a time window.', image: '' },
+        metadata: {
+          name: 'Bench drop',
+          description: 'A claim with a use cap, a password and a time window.',
+          image: '',
+        },
         plugins: [
           { pluginId: 'numUses', instanceId: 'n', publicParams: { maxUses: 100 } },
           { pluginId: 'password', instanceId: 'pw', privateParams: { password: 'x' } },
-          { pluginId: 'transferTimes', instanceId: 'tt', publicParams: { transferTimes: [{ start: '0', end: '18446744073709551615' }] } },
+          {
+            pluginId: 'transferTimes',
+            instanceId: 'tt',
+            publicParams: { transferTimes: [{ start: '0', end: '18446744073709551615' }] },
+          },
         ],
       },
     ],
@@ -63,7 +73,12 @@ const MARK = (selector: string) => `
   })();`;
 
 /** Cold: a fresh context per load. Warm: one context, reloaded (hashed assets come from its cache). */
-async function measure(browser: Browser, url: string, selector: string, warm = false): Promise<{ tti: number[]; dcl: number[] }> {
+async function measure(
+  browser: Browser,
+  url: string,
+  selector: string,
+  warm = false,
+): Promise<{ tti: number[]; dcl: number[] }> {
   const tti: number[] = [];
   const dcl: number[] = [];
   let context = await browser.newContext();
@@ -79,7 +94,10 @@ async function measure(browser: Browser, url: string, selector: string, warm = f
     await page.goto(url);
     await page.waitForSelector(selector);
     const r = await page.evaluate(() => {
-      const g = globalThis as unknown as { __tti: number; performance: { getEntriesByType(t: string): Array<{ domContentLoadedEventEnd: number }> } };
+      const g = globalThis as unknown as {
+        __tti: number;
+        performance: { getEntriesByType(t: string): Array<{ domContentLoadedEventEnd: number }> };
+      };
       return { tti: g.__tti, dcl: g.performance.getEntriesByType('navigation')[0]?.domContentLoadedEventEnd ?? 0 };
     });
     if (i >= 2) {
@@ -100,17 +118,32 @@ const p90 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.min(xs.length -
 
 const browser = await chromium.launch({
   executablePath: CHROMIUM,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  args: [
+    '--headless',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+  ],
 });
 try {
   const blank = await measure(browser, `${base}/bench-blank`, '#ready');
   const claim = await measure(browser, `${base}/claim/bench`, '#connect-evm');
   const warm = await measure(browser, `${base}/claim/bench`, '#connect-evm', true);
   const fmt = (n: number) => `${n.toFixed(1)} ms`.padStart(9);
-  console.log(`portal TTI, ${LOADS} loads each, headless Chromium on loopback, SQLite (cold: fresh context per load; warm: reloads in one context)`);
+  console.log(
+    `portal TTI, ${LOADS} loads each, headless Chromium on loopback, SQLite (cold: fresh context per load; warm: reloads in one context)`,
+  );
   console.log(`  baseline: static blank page, cold     median ${fmt(median(blank.tti))}   p90 ${fmt(p90(blank.tti))}`);
-  console.log(`  claim page /claim/{id}, cold          median ${fmt(median(claim.tti))}   p90 ${fmt(p90(claim.tti))}   DOMContentLoaded median ${fmt(median(claim.dcl))}   ${(median(claim.tti) / median(blank.tti)).toFixed(2)}x the blank page`);
-  console.log(`  claim page /claim/{id}, warm          median ${fmt(median(warm.tti))}   p90 ${fmt(p90(warm.tti))}   DOMContentLoaded median ${fmt(median(warm.dcl))}`);
+  console.log(
+    `  claim page /claim/{id}, cold          median ${fmt(median(claim.tti))}   p90 ${fmt(p90(claim.tti))}   DOMContentLoaded median ${fmt(median(claim.dcl))}   ${(median(claim.tti) / median(blank.tti)).toFixed(2)}x the blank page`,
+  );
+  console.log(
+    `  claim page /claim/{id}, warm          median ${fmt(median(warm.tti))}   p90 ${fmt(p90(warm.tti))}   DOMContentLoaded median ${fmt(median(warm.dcl))}`,
+  );
   console.log(`  goal: cold median < 300 ms: ${median(claim.tti) < 300 ? 'met' : 'NOT met'}`);
 } finally {
   await browser.close();

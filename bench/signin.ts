@@ -59,7 +59,11 @@ async function ours(): Promise<Target> {
   await app.listen({ port: 0, host: '127.0.0.1' });
   const origin = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
   const { key } = await createApiKey(ctx.db, 'bench', Date.now());
-  const { app: client, clientSecret } = await createDeveloperApp(ctx.db, { name: 'Bench', redirectUris: [REDIRECT] }, Date.now());
+  const { app: client, clientSecret } = await createDeveloperApp(
+    ctx.db,
+    { name: 'Bench', redirectUris: [REDIRECT] },
+    Date.now(),
+  );
   const creds = { client_id: client.clientId, client_secret: clientSecret };
   return {
     name: 'platform (SQLite)',
@@ -75,14 +79,34 @@ async function ours(): Promise<Target> {
         const code = randomHex(32);
         codes.push(code);
         rows.push({
-          authorization_id: randomHex(16), code_hash: sha256Hex(code), client_id: client.clientId, redirect_uri: REDIRECT,
-          scopes: openid ? '["openid","completeClaims"]' : '["completeClaims"]', code_challenge: null, address: '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266',
-          platform_address: 'bb17w0adeg64ky0daxwd2ugyuneellmjgnxqqnph3', chain: 'ETH', message: 'bench', created_at: now,
-          code_expires_at: now + CODE_TTL_MS, code_consumed_at: null, expires_at: null, revoked_at: null,
-          access_hash: null, access_scopes: null, access_expires_at: null, refresh_hash: null, refresh_expires_at: null, oidc_nonce: openid ? `nonce-${i}` : null,
+          authorization_id: randomHex(16),
+          code_hash: sha256Hex(code),
+          client_id: client.clientId,
+          redirect_uri: REDIRECT,
+          scopes: openid ? '["openid","completeClaims"]' : '["completeClaims"]',
+          code_challenge: null,
+          address: '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266',
+          platform_address: 'bb17w0adeg64ky0daxwd2ugyuneellmjgnxqqnph3',
+          chain: 'ETH',
+          message: 'bench',
+          created_at: now,
+          code_expires_at: now + CODE_TTL_MS,
+          code_consumed_at: null,
+          expires_at: null,
+          revoked_at: null,
+          access_hash: null,
+          access_scopes: null,
+          access_expires_at: null,
+          refresh_hash: null,
+          refresh_expires_at: null,
+          oidc_nonce: openid ? `nonce-${i}` : null,
         });
       }
-      for (let i = 0; i < rows.length; i += 500) await ctx.db.insertInto('signin_authorizations').values(rows.slice(i, i + 500)).execute();
+      for (let i = 0; i < rows.length; i += 500)
+        await ctx.db
+          .insertInto('signin_authorizations')
+          .values(rows.slice(i, i + 500))
+          .execute();
       return codes;
     },
     codeBody: (code) => form({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, ...creds }),
@@ -149,18 +173,33 @@ interface OidcProvider {
 }
 
 async function oidcProvider(): Promise<Target> {
-  const { default: Provider } = (await import('oidc-provider' as string)) as { default: new (issuer: string, config: object) => OidcProvider };
+  const { default: Provider } = (await import('oidc-provider' as string)) as {
+    default: new (issuer: string, config: object) => OidcProvider;
+  };
   const server = createServer();
   const origin = await listen(server);
   const client = {
-    client_id: 'bench', client_secret: randomHex(32), redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'client_secret_post',
+    client_id: 'bench',
+    client_secret: randomHex(32),
+    redirect_uris: [REDIRECT],
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+    token_endpoint_auth_method: 'client_secret_post',
     id_token_signed_response_alg: 'ES256', // the algorithm this service signs with
   };
   const provider = new Provider(origin, {
     adapter: MapAdapter,
     clients: [client],
     // the same identity claims as this service's id_token, in the id_token too (not only userinfo)
-    findAccount: (_ctx: unknown, id: string) => ({ accountId: id, claims: () => ({ sub: id, address: '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266', chain: 'ETH', platformAddress: id }) }),
+    findAccount: (_ctx: unknown, id: string) => ({
+      accountId: id,
+      claims: () => ({
+        sub: id,
+        address: '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266',
+        chain: 'ETH',
+        platformAddress: id,
+      }),
+    }),
     claims: { openid: ['sub', 'address', 'chain', 'platformAddress'] },
     conformIdTokenClaims: false,
     scopes: ['openid', 'api'],
@@ -196,12 +235,34 @@ async function oidcProvider(): Promise<Target> {
         grant.addOIDCScope(scope);
         const grantId = await grant.save();
         const nonce = openid ? { nonce: `nonce-${i}`, authTime: Math.floor(Date.now() / 1000) } : {};
-        codes.push(await new p.AuthorizationCode({ accountId, client: found, grantId, scope, redirectUri: REDIRECT, ...nonce }).save());
+        codes.push(
+          await new p.AuthorizationCode({
+            accountId,
+            client: found,
+            grantId,
+            scope,
+            redirectUri: REDIRECT,
+            ...nonce,
+          }).save(),
+        );
       }
       return codes;
     },
-    codeBody: (code) => form({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: client.client_id, client_secret: client.client_secret }),
-    refreshBody: (refresh_token) => form({ grant_type: 'refresh_token', refresh_token, client_id: client.client_id, client_secret: client.client_secret }),
+    codeBody: (code) =>
+      form({
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: REDIRECT,
+        client_id: client.client_id,
+        client_secret: client.client_secret,
+      }),
+    refreshBody: (refresh_token) =>
+      form({
+        grant_type: 'refresh_token',
+        refresh_token,
+        client_id: client.client_id,
+        client_secret: client.client_secret,
+      }),
     close: () => new Promise((r) => server.close(() => r())),
   };
 }
@@ -232,8 +293,14 @@ async function startProfiler() {
  * generator's CPU per request and the JSON answers. The load generator runs in a worker thread so
  * it does not share the servers' event loop.
  */
-async function drive(t: Target, bodies: string[], label = 'warm-up'): Promise<{ rate: number; busyUs: number; mainUs: number; clientUs: number; answers: Record<string, string>[] }> {
-  const worker = new Worker(new URL(import.meta.url), { workerData: { origin: t.origin, path: t.path, headers: t.headers, bodies, connections: CONNECTIONS } });
+async function drive(
+  t: Target,
+  bodies: string[],
+  label = 'warm-up',
+): Promise<{ rate: number; busyUs: number; mainUs: number; clientUs: number; answers: Record<string, string>[] }> {
+  const worker = new Worker(new URL(import.meta.url), {
+    workerData: { origin: t.origin, path: t.path, headers: t.headers, bodies, connections: CONNECTIONS },
+  });
   // the worker says when its requests are built and its connections open; only then does the clock start
   type Result = { seconds: number; clientUs: number; answers: string[]; failures: number; firstFailure: string };
   const messages: Array<(m: unknown) => void> = [];
@@ -251,9 +318,11 @@ async function drive(t: Target, bodies: string[], label = 'warm-up'): Promise<{ 
   const result = await Promise.race([done, crashed]);
   const used = process.cpuUsage(cpu);
   const usedMain = process.threadCpuUsage(mainCpu);
-  if (profiler) await profiler.stop(join(PROFILE_DIR!, `${t.name.replace(/\W+/g, '-')}-${label}-${++profiles}.cpuprofile`));
+  if (profiler)
+    await profiler.stop(join(PROFILE_DIR!, `${t.name.replace(/\W+/g, '-')}-${label}-${++profiles}.cpuprofile`));
   await worker.terminate();
-  if (result.failures) throw new Error(`${t.name}: ${result.failures} of ${bodies.length} requests failed; first: ${result.firstFailure}`);
+  if (result.failures)
+    throw new Error(`${t.name}: ${result.failures} of ${bodies.length} requests failed; first: ${result.firstFailure}`);
   // CPU time per request (user + system) of every thread of this process except the load
   // generator's: the server's main thread plus its helpers (libuv pool, GC threads), so work a
   // server moves off its event loop still counts. It is what a request costs the server, whatever
@@ -273,7 +342,13 @@ async function drive(t: Target, bodies: string[], label = 'warm-up'): Promise<{ 
  * fraction of either server's CPU per request, so the servers, not the client, set the rates.
  */
 async function loadGenerator(): Promise<void> {
-  const { origin, path, headers, bodies, connections } = workerData as { origin: string; path: string; headers: Record<string, string>; bodies: string[]; connections: number };
+  const { origin, path, headers, bodies, connections } = workerData as {
+    origin: string;
+    path: string;
+    headers: Record<string, string>;
+    bodies: string[];
+    connections: number;
+  };
   const url = new URL(origin);
   const head = `POST ${path} HTTP/1.1\r\nhost: ${url.host}\r\nconnection: keep-alive\r\n${Object.entries(headers)
     .map(([k, v]) => `${k}: ${v}\r\n`)
@@ -311,7 +386,11 @@ async function loadGenerator(): Promise<void> {
             socket.write(requests[current]);
           };
           socket.on('error', reject);
-          socket.on('close', () => (current >= 0 && answers[current] === undefined && !failures ? reject(new Error('connection closed by the server')) : resolve()));
+          socket.on('close', () =>
+            current >= 0 && answers[current] === undefined && !failures
+              ? reject(new Error('connection closed by the server'))
+              : resolve(),
+          );
           socket.on('data', (chunk: Buffer) => {
             buf = buf.length ? Buffer.concat([buf, chunk]) : chunk;
             const end = buf.indexOf('\r\n\r\n');
@@ -364,7 +443,12 @@ async function ceiling(): Promise<Target> {
   const { default: formbody } = await import('@fastify/formbody');
   const app = Fastify();
   await app.register(formbody);
-  const answer = { access_token: 'a'.repeat(64), refresh_token: 'b'.repeat(64), token_type: 'Bearer', expires_in: 86400 };
+  const answer = {
+    access_token: 'a'.repeat(64),
+    refresh_token: 'b'.repeat(64),
+    token_type: 'Bearer',
+    expires_in: 86400,
+  };
   app.post('/token', async () => answer);
   await app.listen({ port: 0, host: '127.0.0.1' });
   return {
@@ -374,8 +458,10 @@ async function ceiling(): Promise<Target> {
     path: '/token',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
     mintCodes: async (n) => Array.from({ length: n }, () => randomHex(32)),
-    codeBody: (code) => form({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: 'x', client_secret: 'y' }),
-    refreshBody: (refresh_token) => form({ grant_type: 'refresh_token', refresh_token, client_id: 'x', client_secret: 'y' }),
+    codeBody: (code) =>
+      form({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: 'x', client_secret: 'y' }),
+    refreshBody: (refresh_token) =>
+      form({ grant_type: 'refresh_token', refresh_token, client_id: 'x', client_secret: 'y' }),
     close: () => app.close(),
   };
 }
@@ -397,7 +483,9 @@ async function main() {
   if (PROFILE_DIR) mkdirSync(PROFILE_DIR, { recursive: true });
   const makers = { platform: ours, 'oidc-provider': oidcProvider, bare: ceiling };
   if (only && !(only in makers)) throw new Error(`BENCH_ONLY must be one of ${Object.keys(makers).join(', ')}`);
-  const targets = only ? [await makers[only as keyof typeof makers]()] : [await ours(), await oidcProvider(), await ceiling()];
+  const targets = only
+    ? [await makers[only as keyof typeof makers]()]
+    : [await ours(), await oidcProvider(), await ceiling()];
   const exchange = new Map<string, Figures>();
   const refresh = new Map<string, Figures>();
   const withIdToken = new Map<string, Figures>();
@@ -412,8 +500,12 @@ async function main() {
     for (const t of targets) {
       // warm-up: JIT, connection setup, SQLite page cache
       const warm = await drive(t, (await t.mintCodes(500)).map(t.codeBody));
-      await drive(t, warm.answers.map((a) => t.refreshBody(a.refresh_token)));
-      if ('id_token' in warm.answers[0]) throw new Error(`${t.name} issued an id_token: the comparison would not be like for like`);
+      await drive(
+        t,
+        warm.answers.map((a) => t.refreshBody(a.refresh_token)),
+      );
+      if ('id_token' in warm.answers[0])
+        throw new Error(`${t.name} issued an id_token: the comparison would not be like for like`);
       if (t.openid) {
         const warmId = await drive(t, (await t.mintCodes(500, true)).map(t.codeBody));
         for (const a of warmId.answers) checkIdToken(t, a);
@@ -423,7 +515,11 @@ async function main() {
       for (const t of round % 2 ? [...targets].reverse() : targets) {
         const codes = await t.mintCodes(N); // before the timed phase
         const ex = await drive(t, codes.map(t.codeBody), 'exchange');
-        const rf = await drive(t, ex.answers.map((a) => t.refreshBody(a.refresh_token)), 'refresh');
+        const rf = await drive(
+          t,
+          ex.answers.map((a) => t.refreshBody(a.refresh_token)),
+          'refresh',
+        );
         add(exchange, t.name, ex);
         add(refresh, t.name, rf);
         let id: Awaited<ReturnType<typeof drive>> | undefined;
@@ -437,7 +533,9 @@ async function main() {
           console.log(
             `  round ${round + 1} ${t.name}: exchange ${ex.rate.toFixed(0)}/s (server ${ex.busyUs.toFixed(0)} µs CPU/req, of which main thread ${ex.mainUs.toFixed(0)}; client ${ex.clientUs.toFixed(0)} µs), ` +
               `refresh ${rf.rate.toFixed(0)}/s (server ${rf.busyUs.toFixed(0)} µs, main thread ${rf.mainUs.toFixed(0)}; client ${rf.clientUs.toFixed(0)} µs)` +
-              (id ? `, exchange with id_token ${id.rate.toFixed(0)}/s (server ${id.busyUs.toFixed(0)} µs, main thread ${id.mainUs.toFixed(0)})` : ''),
+              (id
+                ? `, exchange with id_token ${id.rate.toFixed(0)}/s (server ${id.busyUs.toFixed(0)} µs, main thread ${id.mainUs.toFixed(0)})`
+                : ''),
           );
         }
       }
@@ -446,16 +544,23 @@ async function main() {
     for (const t of targets) await t.close();
   }
   const [a, b, c] = targets.map((t) => t.name);
-  const rate = (f: Figures) => `${median(f.rate).toFixed(0).padStart(5)} req/s, ${median(f.cpuUs).toFixed(0).padStart(3)} µs server CPU/req`;
+  const rate = (f: Figures) =>
+    `${median(f.rate).toFixed(0).padStart(5)} req/s, ${median(f.cpuUs).toFixed(0).padStart(3)} µs server CPU/req`;
   console.log(
     `signin token endpoint: ${N} requests per phase, ${ROUNDS} rounds (medians), ${CONNECTIONS} keep-alive connections; ` +
       `each server alone in the main thread, load generator in a worker thread (${process.version})`,
   );
-  for (const [label, m] of [['code exchange', exchange], ['refresh rotation', refresh], ['with id_token', withIdToken]] as const) {
+  for (const [label, m] of [
+    ['code exchange', exchange],
+    ['refresh rotation', refresh],
+    ['with id_token', withIdToken],
+  ] as const) {
     const fa = m.get(a);
     if (!fa) continue;
     if (only) {
-      console.log(`  ${label.padEnd(16)} ${a}: ${rate(fa)} (load generator ${median(fa.clientUs).toFixed(0)} µs CPU/req)`);
+      console.log(
+        `  ${label.padEnd(16)} ${a}: ${rate(fa)} (load generator ${median(fa.clientUs).toFixed(0)} µs CPU/req)`,
+      );
       continue;
     }
     const fb = m.get(b)!;
@@ -468,11 +573,17 @@ async function main() {
   }
   if (only) return;
   const fc = exchange.get(c)!;
-  console.log(`  harness ceiling  ${c}: ${rate(fc)}; rates near it would be bounded by the load generator, not the server`);
+  console.log(
+    `  harness ceiling  ${c}: ${rate(fc)}; rates near it would be bounded by the load generator, not the server`,
+  );
   const ratio = median(exchange.get(a)!.rate) / median(exchange.get(b)!.rate);
-  console.log(`  goal: >= 2x oidc-provider's exchange rate on SQLite: ${ratio >= 2 ? 'met' : 'NOT met'} (${ratio.toFixed(2)}x)`);
+  console.log(
+    `  goal: >= 2x oidc-provider's exchange rate on SQLite: ${ratio >= 2 ? 'met' : 'NOT met'} (${ratio.toFixed(2)}x)`,
+  );
   const idRatio = median(withIdToken.get(a)!.rate) / median(withIdToken.get(b)!.rate);
-  console.log(`  goal: >= 2x oidc-provider's rate for an exchange returning an id_token: ${idRatio >= 2 ? 'met' : 'NOT met'} (${idRatio.toFixed(2)}x)`);
+  console.log(
+    `  goal: >= 2x oidc-provider's rate for an exchange returning an id_token: ${idRatio >= 2 ? 'met' : 'NOT met'} (${idRatio.toFixed(2)}x)`,
+  );
 }
 
 /**
@@ -484,7 +595,9 @@ function checkIdToken(t: Target, answer: Record<string, string>): void {
   const header = parts.length === 3 ? JSON.parse(Buffer.from(parts[0], 'base64url').toString()) : null;
   const claims = parts.length === 3 ? JSON.parse(Buffer.from(parts[1], 'base64url').toString()) : null;
   if (header?.alg !== 'ES256' || !/^nonce-\d+$/.test(claims?.nonce) || !claims.address || !claims.platformAddress) {
-    throw new Error(`${t.name} did not return an ES256 id_token with the nonce and identity claims: ${JSON.stringify(answer).slice(0, 300)}`);
+    throw new Error(
+      `${t.name} did not return an ES256 id_token with the nonce and identity claims: ${JSON.stringify(answer).slice(0, 300)}`,
+    );
   }
 }
 

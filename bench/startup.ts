@@ -12,7 +12,12 @@ import { fmt, median } from './lib/harness.ts';
 const runs = Number(process.env.BENCH_RUNS ?? 10);
 const dir = mkdtempSync(join(tmpdir(), 'platform-bench-startup-'));
 const BIN = join(import.meta.dirname, '..', 'bin', 'platform.js');
-const base: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: join(dir, 'data'), NODE_COMPILE_CACHE: join(dir, 'compile-cache'), LOG_LEVEL: 'warn' };
+const base: NodeJS.ProcessEnv = {
+  ...process.env,
+  DATA_DIR: join(dir, 'data'),
+  NODE_COMPILE_CACHE: join(dir, 'compile-cache'),
+  LOG_LEVEL: 'warn',
+};
 delete base.DATABASE_URL;
 delete base.NODE_DISABLE_COMPILE_CACHE;
 

@@ -52,7 +52,11 @@ async function throughput(t: TestApp, name: string): Promise<void> {
   const store = await createStore(t.ctx, session, { handlerId: 'addresses', label: 'throughput' });
   const send = (addresses: string[]) =>
     t.request('POST', '/api/v0/storeActions/batch', {
-      body: { dynamicDataId: store.dynamicDataId, dataSecret: store.dataSecret, actions: addresses.map((address) => ({ actionName: 'add', payload: { address } })) },
+      body: {
+        dynamicDataId: store.dynamicDataId,
+        dataSecret: store.dataSecret,
+        actions: addresses.map((address) => ({ actionName: 'add', payload: { address } })),
+      },
     });
   for (const [size, requests] of [
     [1, 1000],
@@ -92,11 +96,17 @@ async function membership(t: TestApp, name: string, database: { env: Record<stri
   }
   if (name === 'postgres') await sql`vacuum analyze dynamic_store_members`.execute(db); // settle the bulk load before timing
   const insertSeconds = (performance.now() - t0) / 1000;
-  const size = (await db.selectFrom('dynamic_stores').select('size').where('dynamic_data_id', '=', id).executeTakeFirstOrThrow()).size;
-  console.log(`[${name}] store of ${fmt(size)} addresses: generated in ${genSeconds.toFixed(1)} s, bulk-inserted in ${insertSeconds.toFixed(1)} s (${fmt(size / insertSeconds)} rows/s)`);
+  const size = (
+    await db.selectFrom('dynamic_stores').select('size').where('dynamic_data_id', '=', id).executeTakeFirstOrThrow()
+  ).size;
+  console.log(
+    `[${name}] store of ${fmt(size)} addresses: generated in ${genSeconds.toFixed(1)} s, bulk-inserted in ${insertSeconds.toFixed(1)} s (${fmt(size / insertSeconds)} rows/s)`,
+  );
 
   // Lookup keys: half members, half not, in random order.
-  const keys = Array.from({ length: LOOKUPS }, (_, i) => (i % 2 ? all[Math.floor(Math.random() * all.length)] : toPlatformAddress(randomBytes(20))));
+  const keys = Array.from({ length: LOOKUPS }, (_, i) =>
+    i % 2 ? all[Math.floor(Math.random() * all.length)] : toPlatformAddress(randomBytes(20)),
+  );
   const expectedHits = keys.filter((_, i) => i % 2).length;
 
   // Floor: the bare primary-key probe on a driver-level prepared statement.
@@ -110,10 +120,17 @@ async function membership(t: TestApp, name: string, database: { env: Record<stri
     });
     conn.close();
   } else {
-    const client = new pg.Client({ connectionString: database.env.DATABASE_URL.replace(/[?&]schema=([^&]+)/, ''), options: `-c search_path=${new URL(database.env.DATABASE_URL).searchParams.get('schema')}` });
+    const client = new pg.Client({
+      connectionString: database.env.DATABASE_URL.replace(/[?&]schema=([^&]+)/, ''),
+      options: `-c search_path=${new URL(database.env.DATABASE_URL).searchParams.get('schema')}`,
+    });
     await client.connect();
     raw = await timeEach(LOOKUPS, async (i) => {
-      const r = await client.query({ name: 'probe', text: 'select 1 from dynamic_store_members where dynamic_data_id = $1 and address = $2', values: [id, keys[i]] });
+      const r = await client.query({
+        name: 'probe',
+        text: 'select 1 from dynamic_store_members where dynamic_data_id = $1 and address = $2',
+        values: [id, keys[i]],
+      });
       if (r.rowCount) hits++;
     });
     await client.end();
@@ -147,13 +164,21 @@ async function membership(t: TestApp, name: string, database: { env: Record<stri
   const p50 = percentile(plugin, 50);
   console.log(`[${name}] membership check on ${fmt(size)} addresses (${fmt(LOOKUPS)} lookups, half hits):`);
   console.log(`[${name}]   raw primary-key probe (driver)          ${stats(raw)}`);
-  console.log(`[${name}]   readStoreMembership (whitelist plugin)  ${stats(plugin)}   goal p50 < 1 ms: ${p50 < 1 ? 'MET' : 'NOT MET'}`);
+  console.log(
+    `[${name}]   readStoreMembership (whitelist plugin)  ${stats(plugin)}   goal p50 < 1 ms: ${p50 < 1 ? 'MET' : 'NOT MET'}`,
+  );
   console.log(`[${name}]   GET /dynamicStore/{id}/value (inject)   ${stats(http)}`);
-  console.log(`[${name}]   baseline: JSON array scan               p50 ${ms(percentile(baseline, 50))}  (${BASELINE_LOOKUPS} lookups)`);
-  console.log(`[${name}]   ratio baseline p50 / readStoreMembership p50: ${fmt(percentile(baseline, 50) / p50)}x faster`);
+  console.log(
+    `[${name}]   baseline: JSON array scan               p50 ${ms(percentile(baseline, 50))}  (${BASELINE_LOOKUPS} lookups)`,
+  );
+  console.log(
+    `[${name}]   ratio baseline p50 / readStoreMembership p50: ${fmt(percentile(baseline, 50) / p50)}x faster`,
+  );
 }
 
-console.log(`# dynamic stores: batch action throughput; membership check on ${fmt(MILLION)} addresses vs a JSON-array scan`);
+console.log(
+  `# dynamic stores: batch action throughput; membership check on ${fmt(MILLION)} addresses vs a JSON-array scan`,
+);
 for (const d of await benchDatabases()) {
   const database = d.make();
   const t = await startApp({ database });

@@ -35,7 +35,12 @@ const ms = (x: number) => `${x.toFixed(3)} ms`;
 const dataDir = mkdtempSync(join(tmpdir(), 'swap-bench-'));
 const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent' });
 setAddressPrefix(config.addressPrefix);
-const ctx = { config, clock: systemClock, log: pino({ level: 'silent' }) as unknown as FastifyBaseLogger, onClose: [] } as unknown as AppContext;
+const ctx = {
+  config,
+  clock: systemClock,
+  log: pino({ level: 'silent' }) as unknown as FastifyBaseLogger,
+  onClose: [],
+} as unknown as AppContext;
 const svc = new SwapService(ctx, emptyRegistry());
 
 const BASELINE_BUDGET_MS = 25_000;
@@ -56,7 +61,12 @@ async function scenario(name: string, hubs: number): Promise<void> {
     if (b === a) b = denoms[denoms.length - 1];
     const side = svc.state.byDenom.get(a)![0].reserves.get(a)!;
     const amount = (side * BigInt(randInt(r, 1, 100))) / 10_000n + 1n;
-    return { tokenIn: `${amount}${a}`, tokenOutDenom: b, chainIdsToAddresses: { 'platform-1': sender }, slippageTolerancePercent: '1' };
+    return {
+      tokenIn: `${amount}${a}`,
+      tokenOutDenom: b,
+      chainIdsToAddresses: { 'platform-1': sender },
+      slippageTolerancePercent: '1',
+    };
   });
 
   // warm-up (JIT) on other pairs, so the measured run starts with a cold route cache
@@ -122,17 +132,27 @@ async function scenario(name: string, hubs: number): Promise<void> {
   bruteT.sort((x, y) => x - y);
   shortfalls.sort((x, y) => x - y);
 
-  console.log(`\n[${name}] ${POOLS} pools over ${denoms.length} denoms (deepest denom in ${biggest} pools; built in ${loadMs.toFixed(0)} ms), ${QUOTES} random quotes`);
-  console.log(`  estimate (validate + candidate routes + exact quotes + messages): p50 ${ms(p50)}  p99 ${ms(p99)}  max ${ms(times[times.length - 1])}`);
+  console.log(
+    `\n[${name}] ${POOLS} pools over ${denoms.length} denoms (deepest denom in ${biggest} pools; built in ${loadMs.toFixed(0)} ms), ${QUOTES} random quotes`,
+  );
+  console.log(
+    `  estimate (validate + candidate routes + exact quotes + messages): p50 ${ms(p50)}  p99 ${ms(p99)}  max ${ms(times[times.length - 1])}`,
+  );
   console.log(`    goal p50 < 1 ms: ${p50 < 1 ? 'met' : 'MISSED'}; goal p99 < 10 ms: ${p99 < 10 ? 'met' : 'MISSED'}`);
-  console.log(`    ${ok} quoted, ${[...errors].map(([m, n]) => `${n} "${m}"`).join(', ') || 'no errors'}; route cache ${svc.routes.hits} hits / ${svc.routes.misses} misses`);
+  console.log(
+    `    ${ok} quoted, ${[...errors].map(([m, n]) => `${n} "${m}"`).join(', ') || 'no errors'}; route cache ${svc.routes.hits} hits / ${svc.routes.misses} misses`,
+  );
   console.log(`  baseline on ${fastT.length} of the same quotes (route search + quotes, no cache on either side):`);
   console.log(`    candidate search (≤4 hops, ≤20 routes)  p50 ${ms(pct(fastT, 50))}  p99 ${ms(pct(fastT, 99))}`);
   console.log(`    exhaustive search (all routes ≤3 hops)  p50 ${ms(pct(bruteT, 50))}  p99 ${ms(pct(bruteT, 99))}`);
-  console.log(`    ratio exhaustive / candidate: p50 ×${(pct(bruteT, 50) / pct(fastT, 50)).toFixed(1)}  p99 ×${(pct(bruteT, 99) / pct(fastT, 99)).toFixed(1)}`);
+  console.log(
+    `    ratio exhaustive / candidate: p50 ×${(pct(bruteT, 50) / pct(fastT, 50)).toFixed(1)}  p99 ×${(pct(bruteT, 99) / pct(fastT, 99)).toFixed(1)}`,
+  );
   console.log(
     `    best output: candidate search ≥ exhaustive in ${matched}/${compared} (${((100 * matched) / Math.max(1, compared)).toFixed(1)}%)` +
-      (shortfalls.length ? `; otherwise median shortfall ${(100 * pct(shortfalls, 50)).toFixed(3)}%, worst ${(100 * (1 - worst)).toFixed(3)}%` : ''),
+      (shortfalls.length
+        ? `; otherwise median shortfall ${(100 * pct(shortfalls, 50)).toFixed(3)}%, worst ${(100 * (1 - worst)).toFixed(3)}%`
+        : ''),
   );
 }
 

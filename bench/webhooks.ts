@@ -39,17 +39,20 @@ async function endpoint(answer: boolean): Promise<Endpoint> {
   const certs = testCertificates();
   const received: string[] = [];
   const waiters = new Map<string, (at: number) => void>();
-  const server: Server = createServer({ key: certs.keyPem, cert: certs.certPem, keepAliveTimeout: 60_000 }, (req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const id = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { claimAttemptId: string }).claimAttemptId;
-      received.push(id);
-      waiters.get(id)?.(performance.now());
-      if (answer) res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-      // else: never answered; the caller's deadline ends the exchange
-    });
-  });
+  const server: Server = createServer(
+    { key: certs.keyPem, cert: certs.certPem, keepAliveTimeout: 60_000 },
+    (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const id = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { claimAttemptId: string }).claimAttemptId;
+        received.push(id);
+        waiters.get(id)?.(performance.now());
+        if (answer) res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+        // else: never answered; the caller's deadline ends the exchange
+      });
+    },
+  );
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
     port: (server.address() as { port: number }).port,
@@ -80,7 +83,12 @@ async function healthyDelay(t: TestApp, pluginId: string, healthy: Endpoint): Pr
 
 /** The hanging origin's deliveries not yet answered or timed out (queued or in flight). */
 async function backlog(t: TestApp, url: string): Promise<number> {
-  const r = await t.ctx.db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<number>().as('n')).where('url', '=', url).where('attempts', '=', 0).executeTakeFirstOrThrow();
+  const r = await t.ctx.db
+    .selectFrom('webhook_deliveries')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('url', '=', url)
+    .where('attempts', '=', 0)
+    .executeTakeFirstOrThrow();
   return Number(r.n);
 }
 
@@ -101,7 +109,10 @@ async function run(name: string, make: () => TestDatabase): Promise<void> {
     for (let i = 0; i < ROUNDS; i++) baseline.push(await healthyDelay(t, pluginId, healthy));
 
     const hangingUrl = `https://localhost:${hanging.port}/hook`;
-    await enqueue(t, Array.from({ length: HANGING }, () => newDelivery(pluginId, hangingUrl)));
+    await enqueue(
+      t,
+      Array.from({ length: HANGING }, () => newDelivery(pluginId, hangingUrl)),
+    );
     // measured while the backlog's first deliveries hang, then after each of the next two waves
     // started (the previous one timed out), so the loop is seen in its steady state too
     await until(() => hanging.received.length > 0);
@@ -116,16 +127,29 @@ async function run(name: string, make: () => TestDatabase): Promise<void> {
       behind.push({ queued, hangingNow: hanging.received.length, delay: await healthyDelay(t, pluginId, healthy) });
     }
 
-    const timedOut = await t.ctx.db.selectFrom('webhook_deliveries').select('claim_attempt_id').where('last_error', 'like', 'no complete response%').execute();
+    const timedOut = await t.ctx.db
+      .selectFrom('webhook_deliveries')
+      .select('claim_attempt_id')
+      .where('last_error', 'like', 'no complete response%')
+      .execute();
     const reached = new Set(hanging.received);
     const spurious = timedOut.filter((r) => !reached.has(r.claim_attempt_id)).length;
 
     console.log(`${name}: healthy origin's delivery delay (enqueue → received), ${ROUNDS} rounds each`);
-    console.log(`  no backlog (1st: idle poll)      ${baseline.map(ms).join('   ')}   (median ${ms(median(baseline))})`);
-    for (const b of behind) console.log(`  ${fmt(b.queued).padStart(4)} hanging deliveries waiting    ${ms(b.delay)}   (${b.hangingNow} of them sent so far)`);
+    console.log(
+      `  no backlog (1st: idle poll)      ${baseline.map(ms).join('   ')}   (median ${ms(median(baseline))})`,
+    );
+    for (const b of behind)
+      console.log(
+        `  ${fmt(b.queued).padStart(4)} hanging deliveries waiting    ${ms(b.delay)}   (${b.hangingNow} of them sent so far)`,
+      );
     const behindMedian = median(behind.map((b) => b.delay));
-    console.log(`  median behind the backlog ${ms(behindMedian)} / median without ${ms(median(baseline))} = ${fmt(behindMedian / median(baseline), 2)} (both include the loop's idle poll of up to 1 s)`);
-    console.log(`  hanging endpoint: ${hanging.received.length} requests received so far; ${timedOut.length} tries recorded as timed out, ${spurious} of them never sent (must be 0)`);
+    console.log(
+      `  median behind the backlog ${ms(behindMedian)} / median without ${ms(median(baseline))} = ${fmt(behindMedian / median(baseline), 2)} (both include the loop's idle poll of up to 1 s)`,
+    );
+    console.log(
+      `  hanging endpoint: ${hanging.received.length} requests received so far; ${timedOut.length} tries recorded as timed out, ${spurious} of them never sent (must be 0)`,
+    );
   } finally {
     await loop.stop();
     await hanging.close();
@@ -134,5 +158,7 @@ async function run(name: string, make: () => TestDatabase): Promise<void> {
   }
 }
 
-console.log(`webhook deliveries: one healthy origin beside ${HANGING} hanging deliveries on another (goal: within 2 s)`);
+console.log(
+  `webhook deliveries: one healthy origin beside ${HANGING} hanging deliveries on another (goal: within 2 s)`,
+);
 for (const db of await benchDatabases()) await run(db.name, db.make);

@@ -32,7 +32,8 @@ function verify(req, raw) {
 }
 
 function handle(req, res) {
-  const reply = (status, body) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  const reply = (status, body) =>
+    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
   if (req.method !== 'POST') return reply(405, { message: 'POST only' });
   const chunks = [];
   let size = 0;
@@ -55,7 +56,9 @@ function handle(req, res) {
       const key = `${body.claimAttemptId}/${body.instanceId}`;
       if (!seenOutcomes.has(key)) {
         seenOutcomes.add(key);
-        console.log(JSON.stringify({ outcome: body._attemptStatus, claimId: body.claimId, claimAttemptId: body.claimAttemptId }));
+        console.log(
+          JSON.stringify({ outcome: body._attemptStatus, claimId: body.claimId, claimAttemptId: body.claimAttemptId }),
+        );
       }
       return reply(200, {});
     }
@@ -67,7 +70,10 @@ function handle(req, res) {
 
 const tls = process.env.TLS_KEY_FILE && process.env.TLS_CERT_FILE;
 const server = tls
-  ? https.createServer({ key: readFileSync(process.env.TLS_KEY_FILE), cert: readFileSync(process.env.TLS_CERT_FILE) }, handle)
+  ? https.createServer(
+      { key: readFileSync(process.env.TLS_KEY_FILE), cert: readFileSync(process.env.TLS_CERT_FILE) },
+      handle,
+    )
   : http.createServer(handle);
 server.listen(Number(process.env.PORT ?? 8443), process.env.HOST ?? '127.0.0.1', () => {
   const { address, port } = server.address();

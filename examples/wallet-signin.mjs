@@ -18,13 +18,22 @@ const base = process.env.PLATFORM_URL ?? 'http://127.0.0.1:3000';
 const account = privateKeyToAccount(process.env.WALLET_KEY ?? generatePrivateKey());
 
 async function post(path, body) {
-  const res = await fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(base + path, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   const json = await res.json();
   if (!res.ok) throw new Error(`${path}: ${res.status} ${json.errorMessage ?? JSON.stringify(json)}`);
   return json;
 }
 
-const { requestId, message } = await post('/api/v0/signin/challenge', { client_id: clientId, redirect_uri: redirectUri, scope, address: account.address });
+const { requestId, message } = await post('/api/v0/signin/challenge', {
+  client_id: clientId,
+  redirect_uri: redirectUri,
+  scope,
+  address: account.address,
+});
 const signature = await account.signMessage({ message });
 const { code } = await post('/api/v0/signin/approve', { requestId, signature });
 process.stdout.write(JSON.stringify({ address: account.address, code }) + '\n');

@@ -29,14 +29,18 @@ if (!existsSync(join(root, 'node_modules', 'better-sqlite3'))) process.exit(0); 
 const version = process.version.slice(1);
 const pkg = `node-${process.platform}-${process.arch}@${version}`;
 const cache = join(root, 'node_modules', '.cache', 'node-headers', version);
-console.log(`[ensure-native] better-sqlite3 does not load on Node ${version} (${String(first.message).split('\n')[0]}); rebuilding against ${pkg} headers`);
+console.log(
+  `[ensure-native] better-sqlite3 does not load on Node ${version} (${String(first.message).split('\n')[0]}); rebuilding against ${pkg} headers`,
+);
 if (!existsSync(join(cache, 'package', 'include', 'node', 'node_version.h'))) {
   mkdirSync(cache, { recursive: true });
   execFileSync('npm', ['pack', pkg, '--silent'], { cwd: cache, stdio: ['ignore', 'pipe', 'inherit'] });
   const tgz = readdirSync(cache).find((f) => f.endsWith('.tgz'));
   execFileSync('tar', ['xzf', tgz, 'package/include'], { cwd: cache, stdio: 'inherit' });
 }
-const gyp = require.resolve('node-gyp/bin/node-gyp.js', { paths: [process.env.npm_execpath ? dirname(process.env.npm_execpath) : root, root] });
+const gyp = require.resolve('node-gyp/bin/node-gyp.js', {
+  paths: [process.env.npm_execpath ? dirname(process.env.npm_execpath) : root, root],
+});
 execFileSync(process.execPath, [gyp, 'rebuild', '--release', `--nodedir=${join(cache, 'package')}`], {
   cwd: join(root, 'node_modules', 'better-sqlite3'),
   stdio: 'inherit',

@@ -21,5 +21,9 @@ const env = {
   MUTATE_TESTS: tests.length ? tests.join(' ') : `test/${basename(folder)}/*.test.ts`,
 };
 console.log(`mutating ${env.MUTATE_TARGETS}, judged by ${env.MUTATE_TESTS}`);
-const r = spawnSync(process.execPath, ['node_modules/@stryker-mutator/core/bin/stryker.js', 'run', 'stryker.config.mjs'], { stdio: 'inherit', env });
+const r = spawnSync(
+  process.execPath,
+  ['node_modules/@stryker-mutator/core/bin/stryker.js', 'run', 'stryker.config.mjs'],
+  { stdio: 'inherit', env },
+);
 process.exit(r.status ?? 1);

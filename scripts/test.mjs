@@ -46,15 +46,21 @@ const DEBIAN_CHROMIUM = '/usr/bin/chromium';
 function ensureChromium() {
   const wanted = process.env.CHROMIUM_PATH ?? DEBIAN_CHROMIUM;
   if (existsSync(wanted)) return;
-  if (process.env.CHROMIUM_PATH) fail(`The browser tests need Chromium, but CHROMIUM_PATH=${wanted} does not exist: point it at a Chromium binary, or unset it to use Debian's ${DEBIAN_CHROMIUM}.`);
+  if (process.env.CHROMIUM_PATH)
+    fail(
+      `The browser tests need Chromium, but CHROMIUM_PATH=${wanted} does not exist: point it at a Chromium binary, or unset it to use Debian's ${DEBIAN_CHROMIUM}.`,
+    );
   const how = `install Debian's package: sudo apt-get install -y chromium (or set CHROMIUM_PATH to a Chromium binary)`;
   const canInstall = process.getuid?.() === 0 && existsSync('/usr/bin/apt-get');
   if (!canInstall) fail(`The browser tests need Chromium at ${DEBIAN_CHROMIUM}: ${how}.`);
-  console.log(`The browser tests need Debian's Chromium at ${DEBIAN_CHROMIUM}; installing it now: apt-get install -y chromium`);
+  console.log(
+    `The browser tests need Debian's Chromium at ${DEBIAN_CHROMIUM}; installing it now: apt-get install -y chromium`,
+  );
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   spawnSync('apt-get', ['update', '-qq'], { stdio: 'inherit', env });
   const r = spawnSync('apt-get', ['install', '-y', '-qq', 'chromium'], { stdio: 'inherit', env });
-  if (r.status !== 0 || !existsSync(DEBIAN_CHROMIUM)) fail(`Installing Chromium failed (apt-get exit ${r.status}); ${how}.`);
+  if (r.status !== 0 || !existsSync(DEBIAN_CHROMIUM))
+    fail(`Installing Chromium failed (apt-get exit ${r.status}); ${how}.`);
 }
 
 // --- PostgreSQL
@@ -71,7 +77,9 @@ async function ensureDatabase() {
   } catch (err) {
     if (err.code !== '3D000') {
       const reason = err.message || err.code || String(err);
-      fail(`Cannot use the test database TEST_DATABASE_URL=${redacted(databaseUrl)} (${reason}): start PostgreSQL there, point TEST_DATABASE_URL at one, or run only SQLite with --db sqlite.`);
+      fail(
+        `Cannot use the test database TEST_DATABASE_URL=${redacted(databaseUrl)} (${reason}): start PostgreSQL there, point TEST_DATABASE_URL at one, or run only SQLite with --db sqlite.`,
+      );
     }
   }
   // the server is up, the database is not there: create it
@@ -86,7 +94,10 @@ async function ensureDatabase() {
       await admin.end();
     }
   } catch (err) {
-    if (err.code !== '42P04') fail(`The test database of TEST_DATABASE_URL=${redacted(databaseUrl)} does not exist and cannot be created (${err.message}): create it, or run only SQLite with --db sqlite.`);
+    if (err.code !== '42P04')
+      fail(
+        `The test database of TEST_DATABASE_URL=${redacted(databaseUrl)} does not exist and cannot be created (${err.message}): create it, or run only SQLite with --db sqlite.`,
+      );
   }
   console.log(`Created the test database "${name}" (TEST_DATABASE_URL=${redacted(databaseUrl)}).`);
 }
@@ -113,7 +124,12 @@ for (const db of dbs) {
   if (db === 'postgres') await dropTestSchemas(); // leftovers of an interrupted run
   const r = spawnSync(
     process.execPath,
-    ['--test', `--test-concurrency=${concurrency}`, '--test-timeout=120000', ...(files.length ? files : ['test/**/*.test.ts'])],
+    [
+      '--test',
+      `--test-concurrency=${concurrency}`,
+      '--test-timeout=120000',
+      ...(files.length ? files : ['test/**/*.test.ts']),
+    ],
     { stdio: 'inherit', env: { ...process.env, TEST_DB: db, TEST_DEFER_SCHEMA_DROP: db === 'postgres' ? '1' : '0' } },
   );
   if (r.status !== 0) failed = true;

@@ -22,4 +22,18 @@ export interface Capability {
   register(app: FastifyInstance, ctx: AppContext): Promise<void> | void;
 }
 
-export const capabilities: Capability[] = [operations, signin, dynamicStores, claims, merkle, swap, connections, pluginDocuments, webhooks, accounts, collections, integrations, portal];
+export const capabilities: Capability[] = [
+  operations,
+  signin,
+  dynamicStores,
+  claims,
+  merkle,
+  swap,
+  connections,
+  pluginDocuments,
+  webhooks,
+  accounts,
+  collections,
+  integrations,
+  portal,
+];

@@ -33,7 +33,10 @@ export async function withContext<T>(fn: (ctx: AppContext) => Promise<T>): Promi
   const { createContext, createLogger } = await import('./context.ts');
   // one-shot: no checkpointer thread; closing the connection checkpoints the WAL;
   // warnings and audit lines go to stderr, so stdout stays one JSON document
-  const ctx = await createContext({ ...config, logLevel: 'warn' }, { backgroundCheckpoints: false, log: createLogger({ logLevel: 'warn' }, 2) });
+  const ctx = await createContext(
+    { ...config, logLevel: 'warn' },
+    { backgroundCheckpoints: false, log: createLogger({ logLevel: 'warn' }, 2) },
+  );
   try {
     return await fn(ctx);
   } finally {
@@ -51,7 +54,11 @@ async function serve(): Promise<void> {
   } catch (err) {
     // the database and whatever started before the failure would keep the process alive
     await ctx.close().catch(() => undefined);
-    throw (config.metricsPort !== null && listenProblem(err, 'METRICS_HOST', config.metricsHost, 'METRICS_PORT', config.metricsPort)) || err;
+    throw (
+      (config.metricsPort !== null &&
+        listenProblem(err, 'METRICS_HOST', config.metricsHost, 'METRICS_PORT', config.metricsPort)) ||
+      err
+    );
   }
   let closing = false;
   const shutdown = async (signal: string) => {
@@ -83,11 +90,19 @@ async function serve(): Promise<void> {
 }
 
 /** A listener that cannot start, as a configuration error naming the variable at fault (or null). */
-function listenProblem(err: unknown, hostVariable: string, host: string, portVariable: string, port: number): ConfigError | null {
+function listenProblem(
+  err: unknown,
+  hostVariable: string,
+  host: string,
+  portVariable: string,
+  port: number,
+): ConfigError | null {
   const e = err as { code?: string; syscall?: string; hostname?: string; port?: number };
-  if (e.syscall === 'getaddrinfo' && e.hostname === host) return new ConfigError(hostVariable, `"${host}" cannot be resolved (${e.code})`);
+  if (e.syscall === 'getaddrinfo' && e.hostname === host)
+    return new ConfigError(hostVariable, `"${host}" cannot be resolved (${e.code})`);
   if (e.syscall !== 'listen' || e.port !== port) return null;
-  if (e.code === 'EADDRNOTAVAIL') return new ConfigError(hostVariable, `${host} is not an address of this machine (EADDRNOTAVAIL)`);
+  if (e.code === 'EADDRNOTAVAIL')
+    return new ConfigError(hostVariable, `${host} is not an address of this machine (EADDRNOTAVAIL)`);
   if (e.code === 'EADDRINUSE') return new ConfigError(portVariable, `${port} is already in use on ${host}`);
   if (e.code === 'EACCES') return new ConfigError(portVariable, `${port} needs more privileges on ${host} (EACCES)`);
   return null;
@@ -117,7 +132,8 @@ const commands: Command[] = [
   {
     name: 'serve',
     usage: 'serve                         start the HTTP service (and the background loops unless RUN_WORKER=false)',
-    details: 'Configuration comes from the environment and an optional .env in the working directory (docs/operations.md).',
+    details:
+      'Configuration comes from the environment and an optional .env in the working directory (docs/operations.md).',
     usesDatabase: false, // names its database in the start banner and log
     async run(args) {
       parseArgs({ args, options: {}, strict: true });
@@ -130,7 +146,10 @@ const commands: Command[] = [
     async run(args) {
       parseArgs({ args, options: {}, strict: true });
       const config = loadConfig();
-      const [{ openStorage }, { migrateToLatest }] = await Promise.all([import('./db/index.ts'), import('./db/migrations/index.ts')]);
+      const [{ openStorage }, { migrateToLatest }] = await Promise.all([
+        import('./db/index.ts'),
+        import('./db/migrations/index.ts'),
+      ]);
       const storage = await openStorage(config, { backgroundCheckpoints: false });
       try {
         print({ applied: await migrateToLatest(storage.db, storage.schema) });
@@ -147,7 +166,11 @@ const commands: Command[] = [
       "one's IP in the x-end-user-ip header; the guess throttle then limits each end user instead of the backend as a whole\n" +
       '(docs/security.md, "Guess throttle"). Without it the header is ignored.',
     async run(args) {
-      const { values } = parseArgs({ args, options: { label: { type: 'string' }, 'trusted-backend': { type: 'boolean' } }, strict: true });
+      const { values } = parseArgs({
+        args,
+        options: { label: { type: 'string' }, 'trusted-backend': { type: 'boolean' } },
+        strict: true,
+      });
       if (!values.label?.trim()) throw new UsageError('api-key create needs --label <text>');
       const label = values.label.trim();
       const trustedBackend = values['trusted-backend'] === true;
@@ -190,7 +213,15 @@ export function registerCommand(command: Command): void {
 const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
 
 function usage(): string {
-  return ['Usage: platform <command> [options]', '', ...commands.map((c) => '  ' + c.usage), '', "Every command takes --help. 'platform --version' prints the version."].join('\n') + '\n';
+  return (
+    [
+      'Usage: platform <command> [options]',
+      '',
+      ...commands.map((c) => '  ' + c.usage),
+      '',
+      "Every command takes --help. 'platform --version' prints the version.",
+    ].join('\n') + '\n'
+  );
 }
 
 function commandHelp(c: Command): string {
@@ -201,17 +232,37 @@ function commandHelp(c: Command): string {
 function groupHelp(group: string): string | null {
   const members = commands.filter((c) => c.name.startsWith(group + ' '));
   if (members.length === 0) return null;
-  return [`Usage: platform ${group} <command> [options]`, '', ...members.map((c) => '  ' + c.usage), '', `'platform ${group} <command> --help' describes one.`].join('\n') + '\n';
+  return (
+    [
+      `Usage: platform ${group} <command> [options]`,
+      '',
+      ...members.map((c) => '  ' + c.usage),
+      '',
+      `'platform ${group} <command> --help' describes one.`,
+    ].join('\n') + '\n'
+  );
 }
 
-const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', '28P01', '28000', '3D000']);
+const CONNECTION_ERRORS = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ECONNRESET',
+  '28P01',
+  '28000',
+  '3D000',
+]);
 
 /** DATA_DIR that cannot be created or used, in one line naming it (config.ts reports the fs error itself). */
 function dataDirProblem(err: unknown): string | null {
   const e = err as { code?: string; path?: string };
   const dataDir = resolve(process.env.DATA_DIR?.trim() || './data');
   if (!e.code || !e.path || (e.path !== dataDir && !e.path.startsWith(dataDir + sep))) return null;
-  if ((e.code === 'EEXIST' && e.path === dataDir) || e.code === 'ENOTDIR') return `Invalid configuration: DATA_DIR is not a directory: ${dataDir}`;
+  if ((e.code === 'EEXIST' && e.path === dataDir) || e.code === 'ENOTDIR')
+    return `Invalid configuration: DATA_DIR is not a directory: ${dataDir}`;
   return `Invalid configuration: DATA_DIR cannot be used (${e.code}): ${e.path}`;
 }
 

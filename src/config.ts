@@ -96,11 +96,17 @@ export interface Config {
   evmRpc: EvmRpcConfig | null;
 }
 
-
 const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 /** Reads a secret from the environment, or from DATA_DIR (creating it on first start). */
-function persistentSecret(env: Env, name: string, dataDir: string, file: string, validate: (hex: string) => boolean, requirement = '64 hex characters (32 bytes)'): string {
+function persistentSecret(
+  env: Env,
+  name: string,
+  dataDir: string,
+  file: string,
+  validate: (hex: string) => boolean,
+  requirement = '64 hex characters (32 bytes)',
+): string {
   const fromEnv = str(env, name);
   if (fromEnv !== null) {
     const hex = fromEnv.replace(/^0x/, '');
@@ -132,7 +138,11 @@ const isSecp256k1Key = (hex: string) => isHex32(hex) && BigInt(`0x${hex}`) > 0n 
 
 function signinNativeChainId(env: Env): string {
   const v = str(env, 'SIGNIN_NATIVE_CHAIN_ID') ?? 'platform-1';
-  if (!/^[A-Za-z0-9._-]{1,64}$/.test(v)) throw new ConfigError('SIGNIN_NATIVE_CHAIN_ID', `must be 1 to 64 characters from letters, digits, . _ - (got "${v}")`);
+  if (!/^[A-Za-z0-9._-]{1,64}$/.test(v))
+    throw new ConfigError(
+      'SIGNIN_NATIVE_CHAIN_ID',
+      `must be 1 to 64 characters from letters, digits, . _ - (got "${v}")`,
+    );
   return v;
 }
 
@@ -140,9 +150,15 @@ function trustProxy(env: Env): boolean | string[] {
   const v = str(env, 'TRUST_PROXY');
   if (v === null || /^(0|false|no|off)$/i.test(v)) return false;
   if (/^(true|yes|on)$/i.test(v)) return true;
-  const list = v.split(',').map((s) => s.trim()).filter(Boolean);
+  const list = v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (!list.every((s) => /^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(s))) {
-    throw new ConfigError('TRUST_PROXY', `must be true, false, or a comma-separated list of IP addresses/CIDRs (got "${v}")`);
+    throw new ConfigError(
+      'TRUST_PROXY',
+      `must be true, false, or a comma-separated list of IP addresses/CIDRs (got "${v}")`,
+    );
   }
   return list;
 }
@@ -150,17 +166,23 @@ function trustProxy(env: Env): boolean | string[] {
 /** Default: counted in the database on PostgreSQL (processes share one budget), in memory on SQLite. */
 function rateLimitStore(env: Env, databaseUrl: string | null): 'database' | 'memory' {
   const v = str(env, 'RATE_LIMIT_STORE') ?? (databaseUrl ? 'database' : 'memory');
-  if (v !== 'database' && v !== 'memory') throw new ConfigError('RATE_LIMIT_STORE', `must be database or memory (got "${v}")`);
+  if (v !== 'database' && v !== 'memory')
+    throw new ConfigError('RATE_LIMIT_STORE', `must be database or memory (got "${v}")`);
   return v;
 }
 
-function metricsConfig(env: Env, port: number, host: string): Pick<Config, 'metricsToken' | 'metricsPort' | 'metricsHost'> {
+function metricsConfig(
+  env: Env,
+  port: number,
+  host: string,
+): Pick<Config, 'metricsToken' | 'metricsPort' | 'metricsHost'> {
   const metricsToken = str(env, 'METRICS_TOKEN');
   if (metricsToken !== null && !/^[\x21-\x7e]{16,256}$/.test(metricsToken)) {
     throw new ConfigError('METRICS_TOKEN', 'must be 16 to 256 printable characters without spaces');
   }
   const metricsPort = str(env, 'METRICS_PORT') === null ? null : int(env, 'METRICS_PORT', 0, 1, 65535);
-  if (metricsPort !== null && metricsPort === port) throw new ConfigError('METRICS_PORT', `must differ from PORT (${port})`);
+  if (metricsPort !== null && metricsPort === port)
+    throw new ConfigError('METRICS_PORT', `must differ from PORT (${port})`);
   return { metricsToken, metricsPort, metricsHost: str(env, 'METRICS_HOST') ?? host };
 }
 
@@ -172,9 +194,13 @@ function extraCaPem(env: Env): string | null {
   try {
     pem = readFileSync(path, 'utf8');
   } catch (err) {
-    throw new ConfigError('EGRESS_EXTRA_CA_FILE', `cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'}: ${path})`);
+    throw new ConfigError(
+      'EGRESS_EXTRA_CA_FILE',
+      `cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'}: ${path})`,
+    );
   }
-  if (!/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/.test(pem)) throw new ConfigError('EGRESS_EXTRA_CA_FILE', `must hold a PEM certificate (${path})`);
+  if (!/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/.test(pem))
+    throw new ConfigError('EGRESS_EXTRA_CA_FILE', `must hold a PEM certificate (${path})`);
   return pem;
 }
 
@@ -182,7 +208,10 @@ function extraCaPem(env: Env): string | null {
 function cidrList(env: Env, name: string): string[] {
   const v = str(env, name);
   if (v === null) return [];
-  const entries = v.split(',').map((e) => e.trim()).filter((e) => e !== '');
+  const entries = v
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => e !== '');
   try {
     parseCidrList(entries);
   } catch (err) {
@@ -204,12 +233,20 @@ export function loadConfig(env: Env = process.env): Config {
   if (!/^[a-z]{1,16}$/.test(addressPrefix)) {
     throw new ConfigError('ADDRESS_PREFIX', `must be 1 to 16 lowercase letters (got "${addressPrefix}")`);
   }
-  const publicUrl = url(env, 'PUBLIC_URL', ['http:', 'https:']) ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const publicUrl =
+    url(env, 'PUBLIC_URL', ['http:', 'https:']) ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   const secretKey = Buffer.from(persistentSecret(env, 'SECRET_KEY', dataDir, 'secret.key', isHex32), 'hex');
   // Merkle leaf signatures: the approval's `leafSigner` names this key's address, so it must
   // survive restarts; kept beside secret.key when not configured.
   const swap = swapConfig(env);
-  const leafSignerKey = persistentSecret(env, 'LEAF_SIGNER_KEY', dataDir, 'leaf-signer.key', isSecp256k1Key, '64 hex characters (a secp256k1 private key)');
+  const leafSignerKey = persistentSecret(
+    env,
+    'LEAF_SIGNER_KEY',
+    dataDir,
+    'leaf-signer.key',
+    isSecp256k1Key,
+    '64 hex characters (a secp256k1 private key)',
+  );
   return {
     port,
     host,

@@ -51,19 +51,32 @@ export function redactUrl(url: string): string {
 
 /** `destination` 2 sends the log to stderr (the CLI keeps stdout for its JSON). */
 export function createLogger(config: Pick<Config, 'logLevel'>, destination: 1 | 2 = 1): FastifyBaseLogger {
-  return pino({
-    level: config.logLevel,
-    redact: { paths: logRedactPaths, censor: '[redacted]' },
-    serializers: {
-      req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: redactUrl(req.url) }),
-      err: pino.stdSerializers.err,
+  return pino(
+    {
+      level: config.logLevel,
+      redact: { paths: logRedactPaths, censor: '[redacted]' },
+      serializers: {
+        req: (req: { id: string; method: string; url: string }) => ({
+          id: req.id,
+          method: req.method,
+          url: redactUrl(req.url),
+        }),
+        err: pino.stdSerializers.err,
+      },
     },
-  }, destination === 2 ? pino.destination(2) : undefined) as unknown as FastifyBaseLogger;
+    destination === 2 ? pino.destination(2) : undefined,
+  ) as unknown as FastifyBaseLogger;
 }
 
 export async function createContext(
   config: Config,
-  opts: { clock?: Clock; log?: FastifyBaseLogger; storage?: Storage; migrate?: boolean; backgroundCheckpoints?: boolean } = {},
+  opts: {
+    clock?: Clock;
+    log?: FastifyBaseLogger;
+    storage?: Storage;
+    migrate?: boolean;
+    backgroundCheckpoints?: boolean;
+  } = {},
 ): Promise<AppContext> {
   setAddressPrefix(config.addressPrefix);
   const log = opts.log ?? createLogger(config);
@@ -71,7 +84,8 @@ export async function createContext(
     opts.storage ??
     (await openStorage(config, {
       backgroundCheckpoints: opts.backgroundCheckpoints,
-      onConnectionError: (err) => log.warn({ err: err.message }, 'database connection lost; the pool opens a new one on the next query'),
+      onConnectionError: (err) =>
+        log.warn({ err: err.message }, 'database connection lost; the pool opens a new one on the next query'),
     }));
   const keyring = createKeyring(config.secretKey);
   try {

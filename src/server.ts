@@ -29,8 +29,10 @@ declare module 'fastify' {
 
 function describe(e: ErrorObject, part: string): string {
   const where = `${part}${e.instancePath.replace(/\//g, '.')}`;
-  if (e.keyword === 'additionalProperties') return `${where} has unknown field "${(e.params as { additionalProperty: string }).additionalProperty}"`;
-  if (e.keyword === 'required') return `${where} is missing required field "${(e.params as { missingProperty: string }).missingProperty}"`;
+  if (e.keyword === 'additionalProperties')
+    return `${where} has unknown field "${(e.params as { additionalProperty: string }).additionalProperty}"`;
+  if (e.keyword === 'required')
+    return `${where} is missing required field "${(e.params as { missingProperty: string }).missingProperty}"`;
   return `${where} ${e.message ?? 'is invalid'}`;
 }
 
@@ -57,7 +59,10 @@ export async function buildApp(ctx: AppContext, { extend, ...opts }: BuildOption
     requestTimeout: requestTimeoutMs,
     // behind a reverse proxy, the client IP of the per-IP limits comes from X-Forwarded-For
     trustProxy: ctx.config.trustProxy,
-    http: { headersTimeout: Math.min(requestTimeoutMs, 10_000), connectionsCheckingInterval: Math.min(requestTimeoutMs, 1000) },
+    http: {
+      headersTimeout: Math.min(requestTimeoutMs, 10_000),
+      connectionsCheckingInterval: Math.min(requestTimeoutMs, 1000),
+    },
     routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
     frameworkErrors: routerErrorHandler(() => apiKeyGate),
     // compiled once per process (shared/schema-compilers.ts)
@@ -90,7 +95,10 @@ export async function buildApp(ctx: AppContext, { extend, ...opts }: BuildOption
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     if (draining) {
-      reply.code(503).headers({ 'retry-after': '1', connection: 'close' }).send({ errorMessage: 'The service is shutting down; retry shortly' });
+      reply
+        .code(503)
+        .headers({ 'retry-after': '1', connection: 'close' })
+        .send({ errorMessage: 'The service is shutting down; retry shortly' });
       return;
     }
     done();
@@ -101,7 +109,10 @@ export async function buildApp(ctx: AppContext, { extend, ...opts }: BuildOption
       // RFC 6749 §5.2: the OAuth endpoints (the routes taking form bodies) answer every client
       // error with `error`, also when the body never reached them (malformed, wrong content type)
       const oauth = status < 500 && body.error === undefined && request.routeOptions.config?.formBody;
-      return reply.code(status).headers(headers).send(oauth ? { error: 'invalid_request', error_description: body.errorMessage, ...body } : body);
+      return reply
+        .code(status)
+        .headers(headers)
+        .send(oauth ? { error: 'invalid_request', error_description: body.errorMessage, ...body } : body);
     };
     if (err instanceof ApiError) return answer(err.statusCode, err.body, err.headers);
     const status = err.statusCode ?? 500;
@@ -111,23 +122,29 @@ export async function buildApp(ctx: AppContext, { extend, ...opts }: BuildOption
       const messages: Record<string, string> = {
         FST_ERR_CTP_INVALID_JSON_BODY: 'Malformed JSON in request body',
         FST_ERR_CTP_BODY_TOO_LARGE: `Request body is larger than the limit of ${ctx.config.bodyLimit} bytes`,
-        FST_ERR_CTP_INVALID_MEDIA_TYPE: 'Unsupported content type: send the body as JSON with content-type: application/json',
+        FST_ERR_CTP_INVALID_MEDIA_TYPE:
+          'Unsupported content type: send the body as JSON with content-type: application/json',
       };
-      const message = messages[err.code] ?? (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' ? 'Malformed JSON' : err.message);
+      const message =
+        messages[err.code] ?? (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' ? 'Malformed JSON' : err.message);
       return answer(status, { errorMessage: message });
     }
     // PostgreSQL refuses U+0000 in text (22021) and in jsonb (22P05) where SQLite stores it: that
     // is the caller's input, not a fault.
     const pgCode = (err as { code?: unknown }).code;
-    if (pgCode === '22021' || pgCode === '22P05') return answer(400, { errorMessage: 'Text must not contain the NUL character (U+0000)' });
+    if (pgCode === '22021' || pgCode === '22P05')
+      return answer(400, { errorMessage: 'Text must not contain the NUL character (U+0000)' });
     if (isDatabaseUnavailable(err)) {
       request.log.warn({ err: err.message }, 'database unavailable');
-      return answer(503, { errorMessage: 'The database is unavailable right now; retry shortly' }, { 'retry-after': '1' });
+      return answer(
+        503,
+        { errorMessage: 'The database is unavailable right now; retry shortly' },
+        { 'retry-after': '1' },
+      );
     }
     request.log.error({ err }, 'unhandled error');
     return answer(500, { errorMessage: 'Internal server error' });
   });
-
 
   // JSON everywhere; form bodies only on routes with config.formBody (the OAuth token endpoints).
   // Anything else is a 415 (http-input.ts).
@@ -136,12 +153,22 @@ export async function buildApp(ctx: AppContext, { extend, ...opts }: BuildOption
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'platform', version: '0.1.0', description: 'Wallet sign-in, claims, dynamic stores, merkle codes and swap estimation.' },
+      info: {
+        title: 'platform',
+        version: '0.1.0',
+        description: 'Wallet sign-in, claims, dynamic stores, merkle codes and swap estimation.',
+      },
       components: {
         securitySchemes: {
           apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
           bearer: { type: 'http', scheme: 'bearer' },
-          consoleSession: { type: 'apiKey', in: 'cookie', name: 'platform_console', description: 'The web console session (same-origin browser calls; non-GET calls also send x-csrf-token). See docs/portal.md.' },
+          consoleSession: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'platform_console',
+            description:
+              'The web console session (same-origin browser calls; non-GET calls also send x-csrf-token). See docs/portal.md.',
+          },
         },
       },
       security: [{ apiKey: [] }],
@@ -156,7 +183,9 @@ export async function buildApp(ctx: AppContext, { extend, ...opts }: BuildOption
   installInputRules(app, apiKeyGate);
   app.decorateRequest('sessionPromise', undefined);
   app.setNotFoundHandler((request, reply) => {
-    reply.code(404).send({ errorMessage: `Route not found: ${request.method} ${request.url.split('?')[0].slice(0, 200)}` });
+    reply
+      .code(404)
+      .send({ errorMessage: `Route not found: ${request.method} ${request.url.split('?')[0].slice(0, 200)}` });
   });
   for (const capability of capabilities) await capability.register(app, ctx);
   // the probes that tests add are no routes of the service: they need no entry

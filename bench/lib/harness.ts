@@ -19,7 +19,10 @@ export interface ChildServer {
 /** Starts `node <script> ...args` and waits for its "READY <port> ..." line. */
 export function startChild(script: string, args: string[], env: Record<string, string> = {}): Promise<ChildServer> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(ROOT, script), ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [join(ROOT, script), ...args], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let buf = '';
     child.stdout!.on('data', (d) => {
       buf += d;
@@ -49,7 +52,10 @@ function parseStat(stat: string): { name: string; cpuSeconds: number } {
   const close = stat.lastIndexOf(')');
   const fields = stat.slice(close + 2).split(' ');
   // utime, stime in clock ticks (USER_HZ = 100)
-  return { name: stat.slice(stat.indexOf('(') + 1, close), cpuSeconds: (Number(fields[11]) + Number(fields[12])) / 100 };
+  return {
+    name: stat.slice(stat.indexOf('(') + 1, close),
+    cpuSeconds: (Number(fields[11]) + Number(fields[12])) / 100,
+  };
 }
 
 /** CPU seconds (user + system) a process has used so far, from /proc (Linux). */
@@ -92,7 +98,14 @@ export interface LoadResult {
   non2xx: number;
 }
 
-export async function load(opts: { url: string; headers?: Record<string, string>; method?: string; body?: string; seconds?: number; connections?: number }): Promise<LoadResult> {
+export async function load(opts: {
+  url: string;
+  headers?: Record<string, string>;
+  method?: string;
+  body?: string;
+  seconds?: number;
+  connections?: number;
+}): Promise<LoadResult> {
   const r = await autocannon({
     url: opts.url,
     method: (opts.method ?? 'GET') as 'GET',
@@ -131,7 +144,10 @@ function withDb(kind: 'sqlite' | 'postgres'): TestDatabase {
 }
 async function postgresReachable(): Promise<boolean> {
   const pg = (await import('pg')).default;
-  const client = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test', connectionTimeoutMillis: 2000 });
+  const client = new pg.Client({
+    connectionString: process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+    connectionTimeoutMillis: 2000,
+  });
   try {
     await client.connect();
     await client.end();
@@ -141,4 +157,5 @@ async function postgresReachable(): Promise<boolean> {
   }
 }
 
-export const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+export const fmt = (n: number, digits = 0) =>
+  n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });

@@ -21,7 +21,14 @@ export async function buildOpenApiDocument(): Promise<Schema> {
   const { buildApp } = await import('../../src/server.ts');
   const dir = mkdtempSync(join(tmpdir(), 'platform-openapi-'));
   try {
-    const config = loadConfig({ LOG_LEVEL: 'silent', DATA_DIR: dir, RUN_WORKER: 'false', SECRET_KEY: '0'.repeat(64), LEAF_SIGNER_KEY: '1'.repeat(64), PUBLIC_URL: 'http://127.0.0.1:3000' });
+    const config = loadConfig({
+      LOG_LEVEL: 'silent',
+      DATA_DIR: dir,
+      RUN_WORKER: 'false',
+      SECRET_KEY: '0'.repeat(64),
+      LEAF_SIGNER_KEY: '1'.repeat(64),
+      PUBLIC_URL: 'http://127.0.0.1:3000',
+    });
     const ctx = await createContext(config, { backgroundCheckpoints: false });
     const app = await buildApp(ctx);
     const doc = JSON.parse(JSON.stringify(app.swagger())) as Schema;
@@ -40,7 +47,9 @@ const pad = (n: number) => '    '.repeat(n);
 function doc(s: Schema, depth: number): string {
   const text = [s.description, s.pattern ? `Pattern: ${s.pattern}` : undefined].filter(Boolean).join('\n');
   if (!text) return '';
-  return `${pad(depth)}/** ${String(text).replace(/\*\//g, '*\\/').replace(/\n/g, `\n${pad(depth)} * `)} */\n`;
+  return `${pad(depth)}/** ${String(text)
+    .replace(/\*\//g, '*\\/')
+    .replace(/\n/g, `\n${pad(depth)} * `)} */\n`;
 }
 
 export function tsType(s: Schema | boolean | undefined, depth: number): string {
@@ -69,14 +78,16 @@ export function tsType(s: Schema | boolean | undefined, depth: number): string {
       if (s.type === undefined && !s.properties) return 'unknown';
       const required = new Set<string>(s.required ?? []);
       const lines = Object.entries((s.properties ?? {}) as Record<string, Schema>).map(
-        ([k, v]) => `${doc(v, depth + 1)}${pad(depth + 1)}${ident(k)}${required.has(k) ? '' : '?'}: ${tsType(v, depth + 1)};`,
+        ([k, v]) =>
+          `${doc(v, depth + 1)}${pad(depth + 1)}${ident(k)}${required.has(k) ? '' : '?'}: ${tsType(v, depth + 1)};`,
       );
       // With fixed properties too, TypeScript cannot type the other keys apart from them: unknown.
       if (s.additionalProperties !== undefined && s.additionalProperties !== false) {
-        const other = s.additionalProperties === true || lines.length ? 'unknown' : tsType(s.additionalProperties, depth + 1);
+        const other =
+          s.additionalProperties === true || lines.length ? 'unknown' : tsType(s.additionalProperties, depth + 1);
         lines.push(`${pad(depth + 1)}[key: string]: ${other};`);
-      }
-      else if (s.additionalProperties === undefined && !s.properties) lines.push(`${pad(depth + 1)}[key: string]: unknown;`);
+      } else if (s.additionalProperties === undefined && !s.properties)
+        lines.push(`${pad(depth + 1)}[key: string]: unknown;`);
       return lines.length ? `{\n${lines.join('\n')}\n${pad(depth)}}` : 'Record<string, never>';
     }
     default:
@@ -91,7 +102,10 @@ function params(list: Schema[] | undefined, depth: number): string {
     const ps = groups[where];
     if (!ps?.length) return `${pad(depth + 1)}${where}?: never;`;
     const optional = ps.every((p) => !p.required) ? '?' : '';
-    const fields = ps.map((p) => `${doc(p, depth + 2)}${pad(depth + 2)}${ident(p.name)}${p.required ? '' : '?'}: ${tsType(p.schema, depth + 2)};`);
+    const fields = ps.map(
+      (p) =>
+        `${doc(p, depth + 2)}${pad(depth + 2)}${ident(p.name)}${p.required ? '' : '?'}: ${tsType(p.schema, depth + 2)};`,
+    );
     return `${pad(depth + 1)}${where}${optional}: {\n${fields.join('\n')}\n${pad(depth + 1)}};`;
   };
   return `{\n${['query', 'header', 'path', 'cookie'].map(part).join('\n')}\n${pad(depth)}}`;
@@ -99,17 +113,23 @@ function params(list: Schema[] | undefined, depth: number): string {
 
 function content(c: Record<string, { schema?: Schema }> | undefined, depth: number): string {
   if (!c) return 'never';
-  const lines = Object.entries(c).map(([type, v]) => `${pad(depth + 1)}${quote(type)}: ${tsType(v.schema, depth + 1)};`);
+  const lines = Object.entries(c).map(
+    ([type, v]) => `${pad(depth + 1)}${quote(type)}: ${tsType(v.schema, depth + 1)};`,
+  );
   return `{\n${lines.join('\n')}\n${pad(depth)}}`;
 }
 
 function operation(op: Schema, depth: number): string {
   const lines: string[] = [];
   lines.push(`${pad(depth + 1)}parameters: ${params(op.parameters, depth + 1)};`);
-  if (op.requestBody) lines.push(`${pad(depth + 1)}requestBody${op.requestBody.required ? '' : '?'}: {\n${pad(depth + 2)}content: ${content(op.requestBody.content, depth + 2)};\n${pad(depth + 1)}};`);
+  if (op.requestBody)
+    lines.push(
+      `${pad(depth + 1)}requestBody${op.requestBody.required ? '' : '?'}: {\n${pad(depth + 2)}content: ${content(op.requestBody.content, depth + 2)};\n${pad(depth + 1)}};`,
+    );
   else lines.push(`${pad(depth + 1)}requestBody?: never;`);
   const responses = Object.entries((op.responses ?? {}) as Record<string, Schema>).map(
-    ([code, r]) => `${pad(depth + 2)}${/^\d+$/.test(code) ? code : ident(code)}: {\n${pad(depth + 3)}headers: { [name: string]: unknown };\n${pad(depth + 3)}content: ${r.content ? content(r.content, depth + 3) : `{\n${pad(depth + 4)}"application/json": unknown;\n${pad(depth + 3)}}`};\n${pad(depth + 2)}};`,
+    ([code, r]) =>
+      `${pad(depth + 2)}${/^\d+$/.test(code) ? code : ident(code)}: {\n${pad(depth + 3)}headers: { [name: string]: unknown };\n${pad(depth + 3)}content: ${r.content ? content(r.content, depth + 3) : `{\n${pad(depth + 4)}"application/json": unknown;\n${pad(depth + 3)}}`};\n${pad(depth + 2)}};`,
   );
   lines.push(`${pad(depth + 1)}responses: {\n${responses.join('\n')}\n${pad(depth + 1)}};`);
   const summary = op.summary ? `${pad(depth)}/** ${String(op.summary).replace(/\*\//g, '*\\/')} */\n` : '';
@@ -118,7 +138,7 @@ function operation(op: Schema, depth: number): string {
 
 export function renderSchemaTypes(openapi: Schema): string {
   const out: string[] = [
-    '// Generated by clients/typescript/generate.ts from the service\'s OpenAPI document. Do not edit:',
+    "// Generated by clients/typescript/generate.ts from the service's OpenAPI document. Do not edit:",
     '// run `node clients/typescript/generate.ts` after changing a route schema (a test fails while stale).',
     '',
     'export interface paths {',

@@ -7,12 +7,17 @@ export type { paths };
 
 let csrf: string | undefined;
 
-export const api = createPlatformClient({ baseUrl: location.origin, csrfToken: () => csrf, credentials: 'same-origin' });
+export const api = createPlatformClient({
+  baseUrl: location.origin,
+  csrfToken: () => csrf,
+  credentials: 'same-origin',
+});
 
 export type SessionInfo = paths['/api/v0/console/session']['get']['responses'][200]['content']['application/json'];
 export type PluginDescription = components['schemas']['def-2'];
 export type SchemaField = PluginDescription['publicParamsSchema'][number];
-export type ClaimDoc = paths['/api/v0/claim/{claimId}']['get']['responses'][200]['content']['application/json']['claim'];
+export type ClaimDoc =
+  paths['/api/v0/claim/{claimId}']['get']['responses'][200]['content']['application/json']['claim'];
 
 export function rememberSession(s: SessionInfo): SessionInfo {
   csrf = s.csrfToken || undefined;
@@ -51,9 +56,11 @@ export function pluginDescriptions(): Promise<PluginDescription[]> {
   return descriptions;
 }
 
-export const formatTime = (ms: string | number | null | undefined): string => (ms === null || ms === undefined || ms === '' ? '—' : new Date(Number(ms)).toLocaleString());
+export const formatTime = (ms: string | number | null | undefined): string =>
+  ms === null || ms === undefined || ms === '' ? '—' : new Date(Number(ms)).toLocaleString();
 
-export type PluginDoc = paths['/api/v0/plugin/{pluginId}']['get']['responses'][200]['content']['application/json']['plugin'];
+export type PluginDoc =
+  paths['/api/v0/plugin/{pluginId}']['get']['responses'][200]['content']['application/json']['plugin'];
 export type PluginVersion = PluginDoc['versions'][number];
 
 /** A plugin the builder can add: a core description, or a document's version in the same shape. */
@@ -92,7 +99,11 @@ async function searchAll(mine: boolean): Promise<PluginDoc[]> {
   let bookmark = '';
   // a few pages are plenty for a picker; the search route pages by 25
   for (let i = 0; i < 8; i++) {
-    const r = await call(api.GET('/api/v0/plugins/search', { params: { query: { bookmark, ...(mine ? { pluginsForSignedInUser: true } : {}) } } }));
+    const r = await call(
+      api.GET('/api/v0/plugins/search', {
+        params: { query: { bookmark, ...(mine ? { pluginsForSignedInUser: true } : {}) } },
+      }),
+    );
     out.push(...(r.plugins as PluginDoc[]));
     if (!r.hasMore) break;
     bookmark = r.bookmark;
@@ -102,10 +113,17 @@ async function searchAll(mine: boolean): Promise<PluginDoc[]> {
 
 /** Everything the console's builder can add: core plugins, published documents, and my own. */
 export async function builderPlugins(): Promise<PluginOption[]> {
-  const [core, published, mine] = await Promise.all([pluginDescriptions(), searchAll(false), searchAll(true).catch(() => [] as PluginDoc[])]);
+  const [core, published, mine] = await Promise.all([
+    pluginDescriptions(),
+    searchAll(false),
+    searchAll(true).catch(() => [] as PluginDoc[]),
+  ]);
   const out: PluginOption[] = [...core];
   const seen = new Set(out.map((d) => d.pluginId));
-  for (const [docs, owner] of [[mine, true], [published, false]] as const) {
+  for (const [docs, owner] of [
+    [mine, true],
+    [published, false],
+  ] as const) {
     for (const doc of docs) {
       if (seen.has(doc.pluginId)) continue;
       const v = usableVersion(doc, owner);

@@ -20,9 +20,17 @@ const fromLocalInput = (v: string): number => new Date(v).getTime();
 export function initialValues(fields: SchemaField[], params: Record<string, unknown> = {}): Values {
   const out: Values = {};
   for (const f of fields) {
-    const v = f.key.split('.').reduce<unknown>((o, k) => (o && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined), params);
+    const v = f.key
+      .split('.')
+      .reduce<unknown>((o, k) => (o && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined), params);
     if (f.type === 'boolean') out[f.key] = typeof v === 'boolean' ? v : f.defaultValue === true;
-    else if (f.type === 'dateRanges') out[f.key] = Array.isArray(v) ? (v as Array<{ start: string; end: string }>).map((r) => ({ start: toLocalInput(Number(r.start)), end: toLocalInput(Number(r.end)) })) : [];
+    else if (f.type === 'dateRanges')
+      out[f.key] = Array.isArray(v)
+        ? (v as Array<{ start: string; end: string }>).map((r) => ({
+            start: toLocalInput(Number(r.start)),
+            end: toLocalInput(Number(r.end)),
+          }))
+        : [];
     else if (f.type === 'date') out[f.key] = v === undefined ? '' : toLocalInput(Number(v));
     else if (isJson(f)) out[f.key] = v === undefined ? '' : JSON.stringify(v, null, 2);
     else if (f.arrayField) out[f.key] = Array.isArray(v) ? v.join('\n') : '';
@@ -53,12 +61,17 @@ export function buildParams(fields: SchemaField[], values: Values): Record<strin
         if (f.required) throw new Error(`${f.label}: add at least one window`);
         continue;
       }
-      setPath(out, f.key, ranges.map((r, i) => {
-        const start = fromLocalInput(r.start);
-        const end = fromLocalInput(r.end);
-        if (!Number.isFinite(start) || !Number.isFinite(end) || end < start) throw new Error(`${f.label}: window ${i + 1} needs a start before its end`);
-        return { start: String(start), end: String(end) };
-      }));
+      setPath(
+        out,
+        f.key,
+        ranges.map((r, i) => {
+          const start = fromLocalInput(r.start);
+          const end = fromLocalInput(r.end);
+          if (!Number.isFinite(start) || !Number.isFinite(end) || end < start)
+            throw new Error(`${f.label}: window ${i + 1} needs a start before its end`);
+          return { start: String(start), end: String(end) };
+        }),
+      );
       continue;
     }
     const text = typeof v === 'string' ? v.trim() : '';
@@ -84,19 +97,41 @@ export function buildParams(fields: SchemaField[], values: Values): Record<strin
   return out;
 }
 
-export function Fields({ fields, values, onChange, idPrefix, secret }: { fields: SchemaField[]; values: Values; onChange: (v: Values) => void; idPrefix: string; secret?: boolean }) {
+export function Fields({
+  fields,
+  values,
+  onChange,
+  idPrefix,
+  secret,
+}: {
+  fields: SchemaField[];
+  values: Values;
+  onChange: (v: Values) => void;
+  idPrefix: string;
+  secret?: boolean;
+}) {
   const set = (key: string, v: FieldValue) => onChange({ ...values, [key]: v });
   return (
     <>
       {fields.map((f) => {
         const id = `${idPrefix}-${f.key.replace(/\./g, '-')}`;
-        const help = f.helper ? <small id={`${id}-help`} class="helper">{f.helper}</small> : null;
+        const help = f.helper ? (
+          <small id={`${id}-help`} class="helper">
+            {f.helper}
+          </small>
+        ) : null;
         const described = f.helper ? `${id}-help` : undefined;
         const label = `${f.label}${f.required ? ' *' : ''}`;
         if (f.type === 'boolean') {
           return (
             <div class="field check" key={f.key}>
-              <input id={id} type="checkbox" checked={values[f.key] === true} aria-describedby={described} onChange={(e) => set(f.key, (e.currentTarget as HTMLInputElement).checked)} />
+              <input
+                id={id}
+                type="checkbox"
+                checked={values[f.key] === true}
+                aria-describedby={described}
+                onChange={(e) => set(f.key, (e.currentTarget as HTMLInputElement).checked)}
+              />
               <label for={id}>{label}</label>
               {help}
             </div>
@@ -104,19 +139,42 @@ export function Fields({ fields, values, onChange, idPrefix, secret }: { fields:
         }
         if (f.type === 'dateRanges') {
           const ranges = (values[f.key] as Array<{ start: string; end: string }>) ?? [];
-          const update = (i: number, part: 'start' | 'end', v: string) => set(f.key, ranges.map((r, j) => (j === i ? { ...r, [part]: v } : r)));
+          const update = (i: number, part: 'start' | 'end', v: string) =>
+            set(
+              f.key,
+              ranges.map((r, j) => (j === i ? { ...r, [part]: v } : r)),
+            );
           return (
             <fieldset class="field" key={f.key}>
               <legend>{label}</legend>
               {ranges.map((r, i) => (
                 <div class="range" key={i}>
                   <label>
-                    From <input type="datetime-local" value={r.start} onInput={(e) => update(i, 'start', (e.currentTarget as HTMLInputElement).value)} />
+                    From{' '}
+                    <input
+                      type="datetime-local"
+                      value={r.start}
+                      onInput={(e) => update(i, 'start', (e.currentTarget as HTMLInputElement).value)}
+                    />
                   </label>
                   <label>
-                    until <input type="datetime-local" value={r.end} onInput={(e) => update(i, 'end', (e.currentTarget as HTMLInputElement).value)} />
+                    until{' '}
+                    <input
+                      type="datetime-local"
+                      value={r.end}
+                      onInput={(e) => update(i, 'end', (e.currentTarget as HTMLInputElement).value)}
+                    />
                   </label>
-                  <button type="button" class="link" onClick={() => set(f.key, ranges.filter((_, j) => j !== i))}>
+                  <button
+                    type="button"
+                    class="link"
+                    onClick={() =>
+                      set(
+                        f.key,
+                        ranges.filter((_, j) => j !== i),
+                      )
+                    }
+                  >
                     Remove window {i + 1}
                   </button>
                 </div>
@@ -139,7 +197,11 @@ export function Fields({ fields, values, onChange, idPrefix, secret }: { fields:
         let control;
         if (f.options?.length) {
           control = (
-            <select {...common} value={String(values[f.key] ?? '')} onChange={(e) => set(f.key, (e.currentTarget as HTMLSelectElement).value)}>
+            <select
+              {...common}
+              value={String(values[f.key] ?? '')}
+              onChange={(e) => set(f.key, (e.currentTarget as HTMLSelectElement).value)}
+            >
               <option value="">—</option>
               {f.options.map((o) => (
                 <option value={String(o.value)} key={String(o.value)}>
@@ -149,10 +211,35 @@ export function Fields({ fields, values, onChange, idPrefix, secret }: { fields:
             </select>
           );
         } else if (f.arrayField || isJson(f)) {
-          control = <textarea {...common} rows={f.arrayField ? 4 : 8} spellcheck={false} value={String(values[f.key] ?? '')} onInput={(e) => set(f.key, (e.currentTarget as HTMLTextAreaElement).value)} />;
+          control = (
+            <textarea
+              {...common}
+              rows={f.arrayField ? 4 : 8}
+              spellcheck={false}
+              value={String(values[f.key] ?? '')}
+              onInput={(e) => set(f.key, (e.currentTarget as HTMLTextAreaElement).value)}
+            />
+          );
         } else {
-          const type = f.type === 'number' ? 'number' : f.type === 'date' ? 'datetime-local' : f.type === 'url' ? 'url' : secret && /password|secret/i.test(f.key) ? 'password' : 'text';
-          control = <input {...common} type={type} autocomplete="off" value={String(values[f.key] ?? '')} onInput={(e) => set(f.key, (e.currentTarget as HTMLInputElement).value)} />;
+          const type =
+            f.type === 'number'
+              ? 'number'
+              : f.type === 'date'
+                ? 'datetime-local'
+                : f.type === 'url'
+                  ? 'url'
+                  : secret && /password|secret/i.test(f.key)
+                    ? 'password'
+                    : 'text';
+          control = (
+            <input
+              {...common}
+              type={type}
+              autocomplete="off"
+              value={String(values[f.key] ?? '')}
+              onInput={(e) => set(f.key, (e.currentTarget as HTMLInputElement).value)}
+            />
+          );
         }
         return (
           <div class="field" key={f.key}>
@@ -169,7 +256,12 @@ export function Fields({ fields, values, onChange, idPrefix, secret }: { fields:
 /** SPEC §2.10 customDetailsDisplay: `{{key}}` replaced by public param values. */
 export function detailsText(template: string, publicParams: Record<string, unknown>): string {
   return template.replace(/\{\{\s*([\w.]+)\s*\}\}/g, (_, key: string) => {
-    const v = key.split('.').reduce<unknown>((o, k) => (o && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined), publicParams);
+    const v = key
+      .split('.')
+      .reduce<unknown>(
+        (o, k) => (o && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined),
+        publicParams,
+      );
     return v === undefined || v === null ? '—' : Array.isArray(v) ? `${v.length}` : String(v);
   });
 }

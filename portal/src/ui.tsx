@@ -67,7 +67,10 @@ export interface PagedList<T> {
 }
 
 /** A list read page by page; errors show through the useAction whose run is given. */
-export function usePagedList<T>(fetchPage: (bookmark: string) => Promise<Page<T>>, run: ReturnType<typeof useAction>['run']): PagedList<T> {
+export function usePagedList<T>(
+  fetchPage: (bookmark: string) => Promise<Page<T>>,
+  run: ReturnType<typeof useAction>['run'],
+): PagedList<T> {
   const [list, setList] = useState<Page<T> | null>(null);
   const read = async (bookmark: string) => {
     const page = await fetchPage(bookmark);

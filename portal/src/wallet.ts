@@ -3,7 +3,8 @@
 // Keplr-style: signArbitrary, ADR-36), and POST /api/v0/console/session turns it into the cookie.
 import { api, call, rememberSession, type SessionInfo } from './api.ts';
 
-const CONSOLE_SCOPES = 'completeClaims readPrivateClaimData manageClaims manageDynamicStores managePlugins manageDeveloperApps';
+const CONSOLE_SCOPES =
+  'completeClaims readPrivateClaimData manageClaims manageDynamicStores managePlugins manageDeveloperApps';
 
 interface Eip1193 {
   request(args: { method: string; params?: unknown[] }): Promise<unknown>;
@@ -11,7 +12,11 @@ interface Eip1193 {
 interface KeplrLike {
   enable(chainId: string): Promise<void>;
   getKey(chainId: string): Promise<{ bech32Address: string }>;
-  signArbitrary(chainId: string, signer: string, data: string): Promise<{ signature: string; pub_key: { value: string } }>;
+  signArbitrary(
+    chainId: string,
+    signer: string,
+    data: string,
+  ): Promise<{ signature: string; pub_key: { value: string } }>;
 }
 declare global {
   interface Window {
@@ -22,9 +27,11 @@ declare global {
 
 export type WalletKind = 'evm' | 'keplr';
 
-export const hasWallet = (kind: WalletKind): boolean => (kind === 'evm' ? typeof window.ethereum?.request === 'function' : typeof window.keplr?.signArbitrary === 'function');
+export const hasWallet = (kind: WalletKind): boolean =>
+  kind === 'evm' ? typeof window.ethereum?.request === 'function' : typeof window.keplr?.signArbitrary === 'function';
 
-const toHex = (text: string) => '0x' + Array.from(new TextEncoder().encode(text), (b) => b.toString(16).padStart(2, '0')).join('');
+const toHex = (text: string) =>
+  '0x' + Array.from(new TextEncoder().encode(text), (b) => b.toString(16).padStart(2, '0')).join('');
 
 async function challenge(address: string) {
   return call(api.POST('/api/v0/signin/challenge', { body: { client_id: 'console', scope: CONSOLE_SCOPES, address } }));
@@ -39,7 +46,9 @@ export async function signInWithWallet(kind: WalletKind, nativeChainId: string):
     if (!account) throw new Error('The wallet returned no account.');
     const ch = await challenge(account);
     const signature = (await eth.request({ method: 'personal_sign', params: [toHex(ch.message), account] })) as string;
-    return rememberSession(await call(api.POST('/api/v0/console/session', { body: { requestId: ch.requestId, signature } })));
+    return rememberSession(
+      await call(api.POST('/api/v0/console/session', { body: { requestId: ch.requestId, signature } })),
+    );
   }
   const k = window.keplr;
   if (!k) throw new Error('No Keplr-style wallet found (window.keplr).');
@@ -47,10 +56,25 @@ export async function signInWithWallet(kind: WalletKind, nativeChainId: string):
   const key = await k.getKey(nativeChainId);
   const ch = await challenge(key.bech32Address);
   const sig = await k.signArbitrary(nativeChainId, key.bech32Address, ch.message);
-  return rememberSession(await call(api.POST('/api/v0/console/session', { body: { requestId: ch.requestId, signature: sig.signature, publicKey: sig.pub_key.value } })));
+  return rememberSession(
+    await call(
+      api.POST('/api/v0/console/session', {
+        body: { requestId: ch.requestId, signature: sig.signature, publicKey: sig.pub_key.value },
+      }),
+    ),
+  );
 }
 
 export async function signOut(): Promise<void> {
   await call(api.DELETE('/api/v0/console/session'));
-  rememberSession({ signedIn: false, address: '', platformAddress: '', chain: '', scopes: [], expiresAt: '0', csrfToken: '', nativeChainId: '' });
+  rememberSession({
+    signedIn: false,
+    address: '',
+    platformAddress: '',
+    chain: '',
+    scopes: [],
+    expiresAt: '0',
+    csrfToken: '',
+    nativeChainId: '',
+  });
 }

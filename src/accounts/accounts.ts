@@ -23,8 +23,14 @@ export const MAX_VIEWS_PER_ACCOUNT = 10;
 /** Sets the signed-in user's username; `''` clears it. Unique regardless of letter case. */
 export async function updateUsername(ctx: AppContext, session: Session, username: string): Promise<void> {
   if (username !== '' && !USERNAME.test(username)) throw badRequest(`body.username is invalid: ${USERNAME_RULE}`);
-  const result = await writeUsername(ctx.db, session.platformAddress, username === '' ? null : username, ctx.clock.now());
-  if (result === 'taken') throw conflict(`Username already taken: ${username} (usernames are unique regardless of letter case)`);
+  const result = await writeUsername(
+    ctx.db,
+    session.platformAddress,
+    username === '' ? null : username,
+    ctx.clock.now(),
+  );
+  if (result === 'taken')
+    throw conflict(`Username already taken: ${username} (usernames are unique regardless of letter case)`);
 }
 
 export interface ViewFetch {
@@ -61,7 +67,8 @@ export interface AccountDocument {
 const VIEW_FIELDS = [...new Set(ACCOUNT_VIEW_TYPES.map((t) => accountView(t, '').field))];
 
 async function resolveAddress(ctx: AppContext, item: AccountFetch, path: string): Promise<string> {
-  if ((item.address === undefined) === (item.username === undefined)) throw badRequest(`${path} must give exactly one of address or username`);
+  if ((item.address === undefined) === (item.username === undefined))
+    throw badRequest(`${path} must give exactly one of address or username`);
   if (item.address !== undefined) return parseAddress(item.address, `${path}.address`).platformAddress;
   const address = await addressOfUsername(ctx.db, item.username!);
   if (!address) throw notFound(`No account has the username ${JSON.stringify(item.username)}`);
@@ -72,7 +79,8 @@ async function resolveAddress(ctx: AppContext, item: AccountFetch, path: string)
 export function assertOwner(session: Session | null, address: string, viewType: string, path: string): void {
   const rule = `${viewType} is visible only to the account itself (a session of ${address} holding the ${ACCOUNT_SCOPE} scope)`;
   if (!session) throw unauthorized(`Unauthorized request. ${path}: ${rule}.`);
-  if (session.platformAddress !== address) throw forbidden(`${path}: ${rule}; the session belongs to ${session.platformAddress}.`);
+  if (session.platformAddress !== address)
+    throw forbidden(`${path}: ${rule}; the session belongs to ${session.platformAddress}.`);
   if (!session.scopes.includes(ACCOUNT_SCOPE)) throw forbidden(`${path}: ${rule}; the session lacks that scope.`);
 }
 
@@ -89,11 +97,15 @@ export async function fetchAccounts(
       const p = itemPath(i);
       const address = await resolveAddress(ctx, item, p);
       const fetches = item.viewsToFetch ?? [];
-      if (fetches.length > MAX_VIEWS_PER_ACCOUNT) throw badRequest(`${p}.viewsToFetch must hold at most ${MAX_VIEWS_PER_ACCOUNT} views`);
+      if (fetches.length > MAX_VIEWS_PER_ACCOUNT)
+        throw badRequest(`${p}.viewsToFetch must hold at most ${MAX_VIEWS_PER_ACCOUNT} views`);
       const seen = new Set<string>();
       const views = fetches.map((f, j) => {
         const vp = `${p}.viewsToFetch[${j}]`;
-        if (seen.has(f.viewId)) throw badRequest(`${vp}.viewId repeats ${JSON.stringify(f.viewId)}: view ids must be unique within an account`);
+        if (seen.has(f.viewId))
+          throw badRequest(
+            `${vp}.viewId repeats ${JSON.stringify(f.viewId)}: view ids must be unique within an account`,
+          );
         seen.add(f.viewId);
         const view = accountView(f.viewType, vp);
         if (view.ownerOnly) assertOwner(session, address, f.viewType, vp);
@@ -108,7 +120,11 @@ export async function fetchAccounts(
   const [usernames, balances, pages] = await Promise.all([
     usernamesOf(ctx.db, addresses),
     Promise.all(addresses.map(async (a) => [a, await accountBalance(ctx, a)] as const)).then((e) => new Map(e)),
-    Promise.all(plans.map(({ address, views }) => Promise.all(views.map(({ fetch, view }) => loadView(ctx, view, address, fetch))))),
+    Promise.all(
+      plans.map(({ address, views }) =>
+        Promise.all(views.map(({ fetch, view }) => loadView(ctx, view, address, fetch))),
+      ),
+    ),
   ]);
 
   return plans.map(({ address, views }, i) => {
@@ -126,7 +142,11 @@ export async function fetchAccounts(
       const docs = fields.get(view.field)!;
       // Two views may share a field (public and all claim activity): one document per _docId.
       for (const doc of page.docs) docs.set(doc._docId, { ...docs.get(doc._docId), ...doc });
-      account.views[fetch.viewId] = { ids: page.docs.map((d) => d._docId), type: fetch.viewType, pagination: { bookmark: page.bookmark, hasMore: page.hasMore } };
+      account.views[fetch.viewId] = {
+        ids: page.docs.map((d) => d._docId),
+        type: fetch.viewType,
+        pagination: { bookmark: page.bookmark, hasMore: page.hasMore },
+      };
     });
     for (const [field, docs] of fields) account[field] = [...docs.values()];
     // No view fills these (trackers belong to collections), but the reference client maps both.

@@ -10,7 +10,14 @@ import { getSession, requireSession } from '../shared/session.ts';
 import { parseAddress } from '../shared/addresses.ts';
 import { ACCOUNT_SCOPE, assertOwner, fetchAccounts, updateUsername } from './accounts.ts';
 import { accountView } from './views.ts';
-import { AccountQuery, AccountResponse, AccountsResponse, EmptyResponse, UpdateAccountBody, UsersBody } from './schemas.ts';
+import {
+  AccountQuery,
+  AccountResponse,
+  AccountsResponse,
+  EmptyResponse,
+  UpdateAccountBody,
+  UsersBody,
+} from './schemas.ts';
 
 const tags = ['accounts'];
 
@@ -48,8 +55,14 @@ export const accounts: Capability = {
       },
       async (request) => {
         const { address, username } = request.query;
-        if ((address === undefined) === (username === undefined)) throw badRequest('querystring must give exactly one of address or username');
-        const [account] = await fetchAccounts(ctx, null, [address !== undefined ? { address } : { username }], () => 'querystring');
+        if ((address === undefined) === (username === undefined))
+          throw badRequest('querystring must give exactly one of address or username');
+        const [account] = await fetchAccounts(
+          ctx,
+          null,
+          [address !== undefined ? { address } : { username }],
+          () => 'querystring',
+        );
         return { account };
       },
     );
@@ -60,7 +73,13 @@ export const accounts: Capability = {
     const pageQuery = { bookmark: Type.Optional(Bookmark), oldestFirst: Type.Optional(Type.Boolean()) };
     const Pagination = Type.Object({ bookmark: Type.String(), hasMore: Type.Boolean() });
     const Doc = Type.Object({ _docId: Type.String() }, { additionalProperties: true });
-    const perAccount = <Q extends Record<string, any>>(opts: { path: string; key: string; summary: string; query: Record<string, any>; viewTypeOf: (q: Q) => string }) =>
+    const perAccount = <Q extends Record<string, any>>(opts: {
+      path: string;
+      key: string;
+      summary: string;
+      query: Record<string, any>;
+      viewTypeOf: (q: Q) => string;
+    }) =>
       app.get(
         `/api/v0/account/:address/${opts.path}`,
         {
@@ -69,7 +88,10 @@ export const accounts: Capability = {
             summary: opts.summary,
             params: AddressParams,
             querystring: Type.Object({ ...pageQuery, ...opts.query }, { additionalProperties: false }),
-            response: { 200: Type.Object({ [opts.key]: Type.Array(Doc), pagination: Pagination }), ...errorResponses(400, 401, 403) },
+            response: {
+              200: Type.Object({ [opts.key]: Type.Array(Doc), pagination: Pagination }),
+              ...errorResponses(400, 401, 403),
+            },
           },
         },
         async (request) => {
@@ -78,26 +100,48 @@ export const accounts: Capability = {
           const viewType = opts.viewTypeOf(query);
           const view = accountView(viewType, 'querystring');
           if (view.ownerOnly) assertOwner(await getSession(request), address, viewType, 'querystring');
-          const page = await view.load(ctx, address, { bookmark: query.bookmark ?? '', oldestFirst: query.oldestFirst ?? false });
+          const page = await view.load(ctx, address, {
+            bookmark: query.bookmark ?? '',
+            oldestFirst: query.oldestFirst ?? false,
+          });
           return { [opts.key]: page.docs, pagination: { bookmark: page.bookmark, hasMore: page.hasMore } };
         },
       );
     perAccount<{ viewType?: 'public' | 'all' }>({
       path: 'activity/claims',
       key: 'activity',
-      summary: 'Claim activity of an account (publicClaimActivity; viewType=all: allClaimActivity, the account itself only)',
+      summary:
+        'Claim activity of an account (publicClaimActivity; viewType=all: allClaimActivity, the account itself only)',
       query: { viewType: Type.Optional(Type.Union([Type.Literal('public'), Type.Literal('all')])) },
       viewTypeOf: (q) => (q.viewType === 'all' ? 'allClaimActivity' : 'publicClaimActivity'),
     });
-    perAccount({ path: 'activity/badges', key: 'activity', summary: 'Transfer activity of an account (the transferActivity view)', query: {}, viewTypeOf: () => 'transferActivity' });
+    perAccount({
+      path: 'activity/badges',
+      key: 'activity',
+      summary: 'Transfer activity of an account (the transferActivity view)',
+      query: {},
+      viewTypeOf: () => 'transferActivity',
+    });
     perAccount<{ viewType?: 'collected' | 'created' | 'managing' }>({
       path: 'badges',
       key: 'tokens',
-      summary: 'Tokens of an account: collected (owner documents, the default), created or managing (collection documents): the tokensCollected / createdTokens / managingTokens views',
-      query: { viewType: Type.Optional(Type.Union([Type.Literal('collected'), Type.Literal('created'), Type.Literal('managing')])) },
-      viewTypeOf: (q) => (q.viewType === 'created' ? 'createdTokens' : q.viewType === 'managing' ? 'managingTokens' : 'tokensCollected'),
+      summary:
+        'Tokens of an account: collected (owner documents, the default), created or managing (collection documents): the tokensCollected / createdTokens / managingTokens views',
+      query: {
+        viewType: Type.Optional(
+          Type.Union([Type.Literal('collected'), Type.Literal('created'), Type.Literal('managing')]),
+        ),
+      },
+      viewTypeOf: (q) =>
+        q.viewType === 'created' ? 'createdTokens' : q.viewType === 'managing' ? 'managingTokens' : 'tokensCollected',
     });
-    perAccount({ path: 'requests/signin', key: 'requests', summary: 'Sign-ins of an account to apps (the signinRequests view; the account itself only)', query: {}, viewTypeOf: () => 'signinRequests' });
+    perAccount({
+      path: 'requests/signin',
+      key: 'requests',
+      summary: 'Sign-ins of an account to apps (the signinRequests view; the account itself only)',
+      query: {},
+      viewTypeOf: () => 'signinRequests',
+    });
 
     app.post(
       '/api/v0/users',
@@ -105,12 +149,15 @@ export const accounts: Capability = {
         schema: {
           tags,
           summary: 'Accounts with pages of their views, in the order asked',
-          description: 'signinRequests and allClaimActivity are visible only to the account itself: 401 without a session, 403 for another user or a session without manageAccount. pointsActivity is always an empty page (no points ledger here).',
+          description:
+            'signinRequests and allClaimActivity are visible only to the account itself: 401 without a session, 403 for another user or a session without manageAccount. pointsActivity is always an empty page (no points ledger here).',
           body: UsersBody,
           response: { 200: AccountsResponse, ...errorResponses(400, 401, 403, 404) },
         },
       },
-      async (request) => ({ accounts: await fetchAccounts(ctx, await getSession(request), request.body.accountsToFetch) }),
+      async (request) => ({
+        accounts: await fetchAccounts(ctx, await getSession(request), request.body.accountsToFetch),
+      }),
     );
   },
 };

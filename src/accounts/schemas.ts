@@ -4,7 +4,11 @@ import { AddressString, Bookmark } from '../shared/schemas.ts';
 import { MAX_ACCOUNTS_PER_REQUEST, USERNAME_MAX, USERNAME_RULE } from './accounts.ts';
 import { ACCOUNT_VIEW_TYPES } from './views.ts';
 
-const Username = Type.String({ minLength: 1, maxLength: 64, description: `${USERNAME_RULE} Matched regardless of letter case.` });
+const Username = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  description: `${USERNAME_RULE} Matched regardless of letter case.`,
+});
 
 export const UpdateAccountBody = Type.Object(
   { username: Type.String({ maxLength: 64, description: `The new username, or '' to clear it. ${USERNAME_RULE}` }) },
@@ -20,8 +24,15 @@ export const AccountQuery = Type.Object(
 
 const ViewFetch = Type.Object(
   {
-    viewType: Type.String({ maxLength: 64, description: `One of ${ACCOUNT_VIEW_TYPES.join(', ')} (pointsActivity is always an empty page: no points ledger here)` }),
-    viewId: Type.String({ minLength: 1, maxLength: 128, description: 'Client-chosen key of the page in `views`; keep it stable while paging' }),
+    viewType: Type.String({
+      maxLength: 64,
+      description: `One of ${ACCOUNT_VIEW_TYPES.join(', ')} (pointsActivity is always an empty page: no points ledger here)`,
+    }),
+    viewId: Type.String({
+      minLength: 1,
+      maxLength: 128,
+      description: 'Client-chosen key of the page in `views`; keep it stable while paging',
+    }),
     bookmark: Bookmark,
     oldestFirst: Type.Optional(Type.Boolean({ description: 'Oldest first instead of newest first' })),
   },
@@ -53,21 +64,34 @@ export const AccountSchema = Type.Object(
     platformAddress: Type.String({ description: 'Native bech32 address: the account id' }),
     ethAddress: Type.String({ description: 'EIP-55 0x form of the same 20 bytes' }),
     username: Type.Optional(Type.String({ maxLength: USERNAME_MAX })),
-    balance: Type.Optional(Type.Object({ amount: Type.String(), denom: Type.String() }, { additionalProperties: false, description: 'Native balance from the chain' })),
-    balanceError: Type.Optional(Type.String({ description: 'Why balance is absent: the chain is not configured or did not answer' })),
+    balance: Type.Optional(
+      Type.Object(
+        { amount: Type.String(), denom: Type.String() },
+        { additionalProperties: false, description: 'Native balance from the chain' },
+      ),
+    ),
+    balanceError: Type.Optional(
+      Type.String({ description: 'Why balance is absent: the chain is not configured or did not answer' }),
+    ),
     views: Type.Record(
       Type.String(),
       Type.Object(
         {
           ids: Type.Array(Type.String()),
           type: Type.String(),
-          pagination: Type.Object({ bookmark: Type.String(), hasMore: Type.Boolean() }, { additionalProperties: false }),
+          pagination: Type.Object(
+            { bookmark: Type.String(), hasMore: Type.Boolean() },
+            { additionalProperties: false },
+          ),
         },
         { additionalProperties: false },
       ),
     ),
   },
-  { additionalProperties: Type.Array(Doc), description: 'Plus one array of documents per view field (signinRequests, claimActivity, activity, collected, ...)' },
+  {
+    additionalProperties: Type.Array(Doc),
+    description: 'Plus one array of documents per view field (signinRequests, claimActivity, activity, collected, ...)',
+  },
 );
 
 export const AccountResponse = Type.Object({ account: AccountSchema }, { additionalProperties: false });

@@ -20,7 +20,12 @@ type Db = DB | Tx;
  * Sets (or, with null, clears) the account's username. Answers 'taken' when another account holds
  * the name in any letter case; renaming your own name to another case of it is allowed.
  */
-export async function writeUsername(db: DB, platformAddress: string, username: string | null, now: number): Promise<'ok' | 'taken'> {
+export async function writeUsername(
+  db: DB,
+  platformAddress: string,
+  username: string | null,
+  now: number,
+): Promise<'ok' | 'taken'> {
   if (username === null) {
     await db.deleteFrom('account_usernames').where('platform_address', '=', platformAddress).execute();
     return 'ok';
@@ -51,6 +56,10 @@ export async function addressOfUsername(db: Db, username: string): Promise<strin
 /** Usernames of these accounts (those without one are absent from the map). */
 export async function usernamesOf(db: Db, platformAddresses: string[]): Promise<Map<string, string>> {
   if (platformAddresses.length === 0) return new Map();
-  const rows = await db.selectFrom('account_usernames').select(['platform_address', 'username']).where('platform_address', 'in', platformAddresses).execute();
+  const rows = await db
+    .selectFrom('account_usernames')
+    .select(['platform_address', 'username'])
+    .where('platform_address', 'in', platformAddresses)
+    .execute();
   return new Map(rows.map((r) => [r.platform_address, r.username]));
 }

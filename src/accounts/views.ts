@@ -29,7 +29,8 @@ const order = (oldestFirst: boolean, ...columns: string[]): SortKey[] =>
   columns.map((column) => ({ column, direction: oldestFirst ? 'asc' : 'desc' }));
 
 /** Bookmarks are bound to the view type, the account and the direction. */
-const scopeOf = (viewType: string, address: string, req: ViewRequest) => `accounts/${viewType}:${address}:${req.oldestFirst ? 'asc' : 'desc'}`;
+const scopeOf = (viewType: string, address: string, req: ViewRequest) =>
+  `accounts/${viewType}:${address}:${req.oldestFirst ? 'asc' : 'desc'}`;
 
 /** This user's sign-ins to apps: one document per authorization the user approved (code, then tokens). */
 const signinRequests: AccountView = {
@@ -79,7 +80,11 @@ const signinRequests: AccountView = {
         codeExchanged: r.code_consumed_at !== null,
         // an unexchanged code ends at its expiry; an exchanged one when its token family does
         // an exchanged sign-in lives as long as its refresh token, within the optional absolute end
-        expiresAt: String(r.code_consumed_at === null ? r.code_expires_at : Math.min(r.refresh_expires_at ?? r.code_expires_at, r.expires_at ?? Number.MAX_SAFE_INTEGER)),
+        expiresAt: String(
+          r.code_consumed_at === null
+            ? r.code_expires_at
+            : Math.min(r.refresh_expires_at ?? r.code_expires_at, r.expires_at ?? Number.MAX_SAFE_INTEGER),
+        ),
         ...(r.revoked_at !== null ? { revokedAt: String(r.revoked_at) } : {}),
       })),
     };
@@ -99,7 +104,17 @@ function claimActivity(viewType: 'publicClaimActivity' | 'allClaimActivity'): Ac
     async load(ctx, address, req) {
       let query = ctx.db
         .selectFrom('claim_attempts as a')
-        .select(['a.seq', 'a.claim_attempt_id', 'a.claim_id', 'a.platform_address', 'a.status', 'a.error', 'a.claim_number', 'a.attempted_at', 'a.resolved_at'])
+        .select([
+          'a.seq',
+          'a.claim_attempt_id',
+          'a.claim_id',
+          'a.platform_address',
+          'a.status',
+          'a.error',
+          'a.claim_number',
+          'a.attempted_at',
+          'a.resolved_at',
+        ])
         .where('a.platform_address', '=', address);
       if (all) {
         query = query.where('a.status', '!=', 'queued');
@@ -147,7 +162,8 @@ function claimActivity(viewType: 'publicClaimActivity' | 'allClaimActivity'): Ac
 const pointsActivity: AccountView = {
   field: 'pointsActivity',
   ownerOnly: false,
-  load: async (ctx, address, req) => emptyPage<ViewDoc>(ctx.keyring, scopeOf('pointsActivity', address, req), req.bookmark),
+  load: async (ctx, address, req) =>
+    emptyPage<ViewDoc>(ctx.keyring, scopeOf('pointsActivity', address, req), req.bookmark),
 };
 
 const views: Record<string, AccountView> = {
@@ -158,11 +174,15 @@ const views: Record<string, AccountView> = {
   pointsActivity,
 };
 
-export const ACCOUNT_VIEW_TYPES = Object.keys(views) as Array<'signinRequests' | 'publicClaimActivity' | 'allClaimActivity' | 'pointsActivity' | ChainViewType>;
+export const ACCOUNT_VIEW_TYPES = Object.keys(views) as Array<
+  'signinRequests' | 'publicClaimActivity' | 'allClaimActivity' | 'pointsActivity' | ChainViewType
+>;
 
 /** The view of `viewType`, or a 400 naming it unknown with the known list. */
 export function accountView(viewType: string, path: string): AccountView {
   const view = Object.hasOwn(views, viewType) ? views[viewType] : undefined;
   if (view) return view;
-  throw badRequest(`${path}.viewType must be one of ${ACCOUNT_VIEW_TYPES.join(', ')} (got ${JSON.stringify(viewType)})`);
+  throw badRequest(
+    `${path}.viewType must be one of ${ACCOUNT_VIEW_TYPES.join(', ')} (got ${JSON.stringify(viewType)})`,
+  );
 }

@@ -54,7 +54,8 @@ export function registerApiKeyGate(app: FastifyInstance, ctx: AppContext): ApiKe
   const verified = new Map<string, { id: string; trusted: boolean; at: number }>();
   // Limits per key and per client IP (rate-limit.ts): shared by all processes on PostgreSQL.
   const keyLimit = ctx.config.rateLimitPerMinute > 0 ? createRateLimiter(ctx, ctx.config.rateLimitPerMinute) : null;
-  const ipLimit = ctx.config.rateLimitPerIpPerMinute > 0 ? createRateLimiter(ctx, ctx.config.rateLimitPerIpPerMinute) : null;
+  const ipLimit =
+    ctx.config.rateLimitPerIpPerMinute > 0 ? createRateLimiter(ctx, ctx.config.rateLimitPerIpPerMinute) : null;
   const check = async (presented: string): Promise<{ id: string; trusted: boolean }> => {
     const key = await findActiveApiKeyByHash(ctx.db, sha256Hex(presented));
     if (!key) {
@@ -84,7 +85,10 @@ export function registerApiKeyGate(app: FastifyInstance, ctx: AppContext): ApiKe
     if (typeof header !== 'string' || header === '') {
       if (request.headers.cookie === undefined) return done(unauthorized(MISSING));
       // the web console's cookie session (same-origin, CSRF-checked) stands in for a key
-      authenticateBrowser(ctx, request).then((auth) => (auth ? admit(request, `console:${auth.id}`, done) : done(unauthorized(MISSING))), done);
+      authenticateBrowser(ctx, request).then(
+        (auth) => (auth ? admit(request, `console:${auth.id}`, done) : done(unauthorized(MISSING))),
+        done,
+      );
       return;
     }
     // Keyed by the presented key: a hit costs a map lookup, not a hash (the database holds only
@@ -100,7 +104,8 @@ export function registerApiKeyGate(app: FastifyInstance, ctx: AppContext): ApiKe
     settle(ipLimit.take(ipBucket(request.ip)), () => authenticate(request, done), done);
   };
   // Public /api/ routes (sign-in from a browser) have no key, but the IP limit still applies.
-  const ipOnly = (request: FastifyRequest, _reply: unknown, done: Done) => settle(ipLimit!.take(ipBucket(request.ip)), done, done);
+  const ipOnly = (request: FastifyRequest, _reply: unknown, done: Done) =>
+    settle(ipLimit!.take(ipBucket(request.ip)), done, done);
   // The gate is attached to each route as it is registered, as its entry says (no per-request URL
   // or config test); unknown /api/ paths get it through the not-found handler (server.ts).
   app.decorateRequest('apiKeyId', undefined);
@@ -131,7 +136,8 @@ function sessionCheck(rule: AccessRule): ((request: FastifyRequest) => Promise<v
     return async (request) => {
       // Login CSRF: another site must not sign a browser in (into the attacker's account).
       assertSameOrigin(request.server.ctx, request);
-      if (request.headers.origin === undefined && request.headers['sec-fetch-site'] === undefined) throw forbidden(NO_ORIGIN);
+      if (request.headers.origin === undefined && request.headers['sec-fetch-site'] === undefined)
+        throw forbidden(NO_ORIGIN);
     };
   }
   if (rule.console === 'only') {
@@ -156,9 +162,13 @@ function fieldCheck(rule: AccessRule): ((request: FastifyRequest) => Promise<voi
     const input = (when.in === 'body' ? request.body : request.query) as Record<string, unknown> | null | undefined;
     if (input?.[when.field] !== when.equals) return;
     const session = await getSession(request);
-    if (!session) throw unauthorized(`Unauthorized request. ${when.field} needs a signed-in session (Authorization: Bearer <access token>).`);
+    if (!session)
+      throw unauthorized(
+        `Unauthorized request. ${when.field} needs a signed-in session (Authorization: Bearer <access token>).`,
+      );
     const missing = scopes.filter((s) => !session.scopes.includes(s));
-    if (missing.length) throw forbidden(`${when.field} requires the session to hold the scope(s): ${missing.join(', ')}`);
+    if (missing.length)
+      throw forbidden(`${when.field} requires the session to hold the scope(s): ${missing.join(', ')}`);
   };
 }
 
@@ -177,12 +187,19 @@ export function registerAccessTable(app: FastifyInstance): { allowUndeclared(): 
       const found = accessOf(method, route.url);
       if (!found) {
         if (undeclaredAllowed) continue;
-        throw new Error(`Route ${routeKey(method, route.url)} is not in the access table: declare who may call it in src/shared/access.ts`);
+        throw new Error(
+          `Route ${routeKey(method, route.url)} is not in the access table: declare who may call it in src/shared/access.ts`,
+        );
       }
-      if (rule && rule !== found) throw new Error(`Route ${methods.join(',')} ${route.url} has one handler but different access entries per method`);
+      if (rule && rule !== found)
+        throw new Error(
+          `Route ${methods.join(',')} ${route.url} has one handler but different access entries per method`,
+        );
       rule = found;
     }
-    rule ??= route.url.startsWith('/api/') ? { key: 'apiKey', session: 'optional' } : { key: 'public', session: 'none' };
+    rule ??= route.url.startsWith('/api/')
+      ? { key: 'apiKey', session: 'optional' }
+      : { key: 'public', session: 'none' };
     route.config = { ...route.config, access: rule };
     if (route.schema && !route.schema.hide) route.schema = { ...route.schema, security: openApiSecurity(rule) };
   });

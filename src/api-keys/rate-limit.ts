@@ -43,7 +43,13 @@ type Take = (bucket: string, window: number, amount: number) => number | Promise
 const UPSERT_SQL =
   'insert into rate_limit_windows (bucket, window_start, taken) values (?, ?, ?) ' +
   'on conflict (bucket, window_start) do update set taken = rate_limit_windows.taken + excluded.taken returning taken';
-const UPSERT_PG = UPSERT_SQL.replace(/\?/g, (() => { let n = 0; return () => `$${++n}`; })());
+const UPSERT_PG = UPSERT_SQL.replace(
+  /\?/g,
+  (() => {
+    let n = 0;
+    return () => `$${++n}`;
+  })(),
+);
 
 function databaseTake(ctx: AppContext): Take {
   return (bucket, window, amount) => {
@@ -162,7 +168,8 @@ export function ipBucket(ip: string): string {
 function parseIpBucket(ip: string): string {
   try {
     let addr = ipaddr.parse(ip);
-    if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress()) addr = (addr as ipaddr.IPv6).toIPv4Address();
+    if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress())
+      addr = (addr as ipaddr.IPv6).toIPv4Address();
     if (addr.kind() === 'ipv4') return `ip:${addr.toString()}`;
     const parts = (addr as ipaddr.IPv6).parts.slice(0, 4).map((p) => p.toString(16));
     return `ip:${parts.join(':')}::/64`;

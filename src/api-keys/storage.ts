@@ -26,15 +26,36 @@ export interface ApiKeyInfo {
   trustedBackend: boolean;
 }
 
-const info = (r: Selectable<ApiKeyTable>): ApiKeyInfo => ({ id: r.id, label: r.label, createdAt: r.created_at, revokedAt: r.revoked_at, trustedBackend: Number(r.trusted_backend) === 1 });
+const info = (r: Selectable<ApiKeyTable>): ApiKeyInfo => ({
+  id: r.id,
+  label: r.label,
+  createdAt: r.created_at,
+  revokedAt: r.revoked_at,
+  trustedBackend: Number(r.trusted_backend) === 1,
+});
 
 /**
  * Creates a key; the plaintext is returned here and never again. `owner`: the console user creating
  * it. `trustedBackend`: only for operator keys (the CLI), see docs/security.md "Guess throttle".
  */
-export async function createApiKey(db: DB, label: string, now = Date.now(), owner: string | null = null, opts: { trustedBackend?: boolean } = {}): Promise<ApiKeyInfo & { key: string }> {
+export async function createApiKey(
+  db: DB,
+  label: string,
+  now = Date.now(),
+  owner: string | null = null,
+  opts: { trustedBackend?: boolean } = {},
+): Promise<ApiKeyInfo & { key: string }> {
   const key = randomHex(32);
-  const row: Selectable<ApiKeyTable> = { id: `key_${randomHex(8)}`, label, key_hash: sha256Hex(key), created_at: now, revoked_at: null, owner, last_used_at: null, trusted_backend: opts.trustedBackend ? 1 : 0 };
+  const row: Selectable<ApiKeyTable> = {
+    id: `key_${randomHex(8)}`,
+    label,
+    key_hash: sha256Hex(key),
+    created_at: now,
+    revoked_at: null,
+    owner,
+    last_used_at: null,
+    trusted_backend: opts.trustedBackend ? 1 : 0,
+  };
   await db.insertInto('api_keys').values(row).execute();
   return { ...info(row), key };
 }
@@ -48,13 +69,26 @@ export async function listApiKeys(db: DB): Promise<ApiKeyInfo[]> {
 export async function revokeApiKey(db: DB, id: string, now = Date.now()): Promise<boolean> {
   const found = await db.selectFrom('api_keys').select('id').where('id', '=', id).executeTakeFirst();
   if (!found) return false;
-  await db.updateTable('api_keys').set({ revoked_at: now }).where('id', '=', id).where('revoked_at', 'is', null).execute();
+  await db
+    .updateTable('api_keys')
+    .set({ revoked_at: now })
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .execute();
   return true;
 }
 
 /** The active key whose plaintext hashes to `keyHash`, if any. */
-export async function findActiveApiKeyByHash(db: DB, keyHash: string): Promise<{ id: string; last_used_at: number | null; trusted_backend: number } | undefined> {
-  return db.selectFrom('api_keys').select(['id', 'last_used_at', 'trusted_backend']).where('key_hash', '=', keyHash).where('revoked_at', 'is', null).executeTakeFirst();
+export async function findActiveApiKeyByHash(
+  db: DB,
+  keyHash: string,
+): Promise<{ id: string; last_used_at: number | null; trusted_backend: number } | undefined> {
+  return db
+    .selectFrom('api_keys')
+    .select(['id', 'last_used_at', 'trusted_backend'])
+    .where('key_hash', '=', keyHash)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
 }
 
 /** Records a use; callers throttle (LAST_USE_RESOLUTION_MS) so a busy key is not a write per request. */
@@ -93,15 +127,29 @@ export async function listOwnedApiKeys(db: DB, owner: string): Promise<OwnedApiK
 }
 
 export async function countActiveOwnedApiKeys(db: DB, owner: string): Promise<number> {
-  const r = await db.selectFrom('api_keys').select((eb) => eb.fn.countAll<string | number>().as('n')).where('owner', '=', owner).where('revoked_at', 'is', null).executeTakeFirstOrThrow();
+  const r = await db
+    .selectFrom('api_keys')
+    .select((eb) => eb.fn.countAll<string | number>().as('n'))
+    .where('owner', '=', owner)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirstOrThrow();
   return Number(r.n);
 }
 
 /** Revokes a key of `owner`; false when `owner` has no key with that id. */
 export async function revokeOwnedApiKey(db: DB, id: string, owner: string, now: number): Promise<boolean> {
-  const found = await db.selectFrom('api_keys').select('id').where('id', '=', id).where('owner', '=', owner).executeTakeFirst();
+  const found = await db
+    .selectFrom('api_keys')
+    .select('id')
+    .where('id', '=', id)
+    .where('owner', '=', owner)
+    .executeTakeFirst();
   if (!found) return false;
-  await db.updateTable('api_keys').set({ revoked_at: now }).where('id', '=', id).where('revoked_at', 'is', null).execute();
+  await db
+    .updateTable('api_keys')
+    .set({ revoked_at: now })
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .execute();
   return true;
 }
-

@@ -25,7 +25,10 @@ registerCommand({
       process.stderr.write('Cannot index: CHAIN_REST_URL is not set\n');
       return 1;
     }
-    await runLoopsUntilSignal(ctx, [CHAIN_INDEXER_LOOP], { started: 'indexer started', stopping: 'indexer stopping: finishing the current block' });
+    await runLoopsUntilSignal(ctx, [CHAIN_INDEXER_LOOP], {
+      started: 'indexer started',
+      stopping: 'indexer stopping: finishing the current block',
+    });
   },
 });
 
@@ -73,7 +76,8 @@ registerCommand({
       snapshot = parseSnapshot(JSON.parse(readFileSync(file, 'utf8')));
     } catch (err) {
       const e = err as NodeJS.ErrnoException;
-      const why = err instanceof SnapshotError ? e.message : e.code ? `cannot read the file (${e.code})` : 'not valid JSON';
+      const why =
+        err instanceof SnapshotError ? e.message : e.code ? `cannot read the file (${e.code})` : 'not valid JSON';
       process.stderr.write(`Cannot import ${file}: ${why}\n`);
       return 1;
     }

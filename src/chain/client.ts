@@ -33,7 +33,13 @@ export class ChainError extends ApiError {
   /** The chain's own error text (`message` of its gRPC status body), when it sent one. */
   readonly upstreamMessage: string | null;
   readonly upstreamBody: unknown;
-  constructor(status: 502 | 503, message: string, upstreamStatus: number | null = null, upstreamMessage: string | null = null, upstreamBody: unknown = undefined) {
+  constructor(
+    status: 502 | 503,
+    message: string,
+    upstreamStatus: number | null = null,
+    upstreamMessage: string | null = null,
+    upstreamBody: unknown = undefined,
+  ) {
     super(status, message);
     this.upstreamStatus = upstreamStatus;
     this.upstreamMessage = upstreamMessage;
@@ -122,11 +128,15 @@ const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object
 const seg = (s: string) => encodeURIComponent(s);
 
 function malformed(route: string, what: string): ChainError {
-  return new ChainError(502, `The chain REST endpoint (CHAIN_REST_URL) answered ${route} in an unexpected format: ${what}`);
+  return new ChainError(
+    502,
+    `The chain REST endpoint (CHAIN_REST_URL) answered ${route} in an unexpected format: ${what}`,
+  );
 }
 
 function parseHeight(v: unknown, route: string): number {
-  if (typeof v !== 'string' || !/^\d{1,15}$/.test(v)) throw malformed(route, 'the block height is not a decimal string');
+  if (typeof v !== 'string' || !/^\d{1,15}$/.test(v))
+    throw malformed(route, 'the block height is not a decimal string');
   return Number(v);
 }
 
@@ -137,7 +147,8 @@ function parseTime(v: unknown, route: string): number {
 }
 
 /** Hash of a raw transaction as `txhash` carries it: uppercase hex SHA-256 of the decoded bytes. */
-export const txHashOf = (rawBase64: string): string => createHash('sha256').update(Buffer.from(rawBase64, 'base64')).digest('hex').toUpperCase();
+export const txHashOf = (rawBase64: string): string =>
+  createHash('sha256').update(Buffer.from(rawBase64, 'base64')).digest('hex').toUpperCase();
 
 export interface ChainClientOptions {
   baseUrl: string;
@@ -161,7 +172,12 @@ export class ChainClient {
     this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
     this.timeoutMs = opts.timeoutMs;
     this.now = opts.now ?? Date.now;
-    this.agent = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 300_000, connections: opts.connections ?? 32, connectTimeout: opts.timeoutMs });
+    this.agent = new Agent({
+      keepAliveTimeout: 30_000,
+      keepAliveMaxTimeout: 300_000,
+      connections: opts.connections ?? 32,
+      connectTimeout: opts.timeoutMs,
+    });
   }
 
   close(): Promise<void> {
@@ -208,14 +224,18 @@ export class ChainClient {
         res = await request(this.baseUrl + path, {
           dispatcher: this.agent,
           method: 'GET',
-          headers: { accept: 'application/json', ...(height !== undefined ? { 'x-cosmos-block-height': String(height) } : {}) },
+          headers: {
+            accept: 'application/json',
+            ...(height !== undefined ? { 'x-cosmos-block-height': String(height) } : {}),
+          },
           headersTimeout: this.timeoutMs,
           bodyTimeout: this.timeoutMs,
           signal: AbortSignal.timeout(this.timeoutMs),
         });
       } catch (err) {
         const e = err as Error;
-        const why = e.name === 'TimeoutError' || /timeout/i.test(e.message) ? `no answer within ${this.timeoutMs} ms` : e.message;
+        const why =
+          e.name === 'TimeoutError' || /timeout/i.test(e.message) ? `no answer within ${this.timeoutMs} ms` : e.message;
         throw new ChainError(503, `The chain REST endpoint (CHAIN_REST_URL) is unreachable: ${route}: ${why}`);
       }
       const chunks: Buffer[] = [];
@@ -231,7 +251,10 @@ export class ChainClient {
         }
       } catch (err) {
         if (err instanceof ChainError) throw err;
-        throw new ChainError(503, `The chain REST endpoint (CHAIN_REST_URL) is unreachable: ${route}: ${(err as Error).message}`);
+        throw new ChainError(
+          503,
+          `The chain REST endpoint (CHAIN_REST_URL) is unreachable: ${route}: ${(err as Error).message}`,
+        );
       }
       const text = Buffer.concat(chunks).toString('utf8');
       let body: unknown = null;
@@ -259,9 +282,19 @@ export class ChainClient {
   // ---- blocks and transactions -------------------------------------------------------------
 
   private parseBlock(body: unknown, route: string): BlockInfo {
-    const header = isObj(body) && isObj(body.sdk_block) && isObj(body.sdk_block.header) ? body.sdk_block.header : isObj(body) && isObj(body.block) && isObj(body.block.header) ? body.block.header : null;
+    const header =
+      isObj(body) && isObj(body.sdk_block) && isObj(body.sdk_block.header)
+        ? body.sdk_block.header
+        : isObj(body) && isObj(body.block) && isObj(body.block.header)
+          ? body.block.header
+          : null;
     if (!header) throw malformed(route, 'no sdk_block.header');
-    const data = isObj(body) && isObj(body.sdk_block) ? body.sdk_block.data : isObj(body) && isObj(body.block) ? body.block.data : null;
+    const data =
+      isObj(body) && isObj(body.sdk_block)
+        ? body.sdk_block.data
+        : isObj(body) && isObj(body.block)
+          ? body.block.data
+          : null;
     const txs = isObj(data) && Array.isArray(data.txs) ? data.txs : [];
     if (!txs.every((t) => typeof t === 'string')) throw malformed(route, 'sdk_block.data.txs holds a non-string');
     return { height: parseHeight(header.height, route), time: parseTime(header.time, route), txs: txs as string[] };
@@ -299,11 +332,13 @@ export class ChainClient {
         if (typeof r.code !== 'number') throw malformed(route, `tx ${r.txhash} has no numeric code`);
         const events = Array.isArray(r.events) ? (r.events as unknown[]) : [];
         const parsed: EventJson[] = events.map((e) => {
-          if (!isObj(e) || typeof e.type !== 'string' || !Array.isArray(e.attributes)) throw malformed(route, `tx ${r.txhash} has a malformed event`);
+          if (!isObj(e) || typeof e.type !== 'string' || !Array.isArray(e.attributes))
+            throw malformed(route, `tx ${r.txhash} has a malformed event`);
           return {
             type: e.type,
             attributes: e.attributes.map((a: unknown) => {
-              if (!isObj(a) || typeof a.key !== 'string' || typeof a.value !== 'string') throw malformed(route, `tx ${r.txhash} has a malformed event attribute`);
+              if (!isObj(a) || typeof a.key !== 'string' || typeof a.value !== 'string')
+                throw malformed(route, `tx ${r.txhash} has a malformed event attribute`);
               return { key: a.key, value: a.value };
             }),
           };
@@ -317,7 +352,11 @@ export class ChainClient {
     rawTxs.forEach((raw, index) => {
       const hash = txHashOf(raw);
       const r = byHash.get(hash);
-      if (!r) throw new ChainError(502, `The chain REST endpoint (CHAIN_REST_URL) has no result for transaction ${hash} of block ${height} (is the node's tx index enabled and caught up?)`);
+      if (!r)
+        throw new ChainError(
+          502,
+          `The chain REST endpoint (CHAIN_REST_URL) has no result for transaction ${hash} of block ${height} (is the node's tx index enabled and caught up?)`,
+        );
       out.push({ index, hash, ...r });
     });
     return out;
@@ -326,11 +365,17 @@ export class ChainClient {
   // ---- tokenization state --------------------------------------------------------------------
 
   /** The collection document, or null when the chain says it does not exist. */
-  async collection(collectionId: string, opts: { height?: number; fresh?: boolean } = {}): Promise<TokenCollectionJson | null> {
+  async collection(
+    collectionId: string,
+    opts: { height?: number; fresh?: boolean } = {},
+  ): Promise<TokenCollectionJson | null> {
     const route = `${TOKENIZATION}/get_collection/${seg(collectionId)}`;
     let body: unknown;
     try {
-      body = await this.get(route, { height: opts.height, ttlMs: opts.height === undefined && !opts.fresh ? CACHE_TTL_MS.collection : undefined });
+      body = await this.get(route, {
+        height: opts.height,
+        ttlMs: opts.height === undefined && !opts.fresh ? CACHE_TTL_MS.collection : undefined,
+      });
     } catch (err) {
       if (isChainNotFound(err)) return null;
       throw err;
@@ -343,9 +388,16 @@ export class ChainClient {
   }
 
   /** Who manages a collection and its collection-level approvals (approval managers are checked against these). */
-  async collectionManagement(collectionId: string): Promise<{ manager: string; collectionApprovals: unknown[] } | null> {
+  async collectionManagement(
+    collectionId: string,
+  ): Promise<{ manager: string; collectionApprovals: unknown[] } | null> {
     const c = await this.collection(collectionId, { fresh: true });
-    return c ? { manager: typeof c.manager === 'string' ? c.manager : '', collectionApprovals: Array.isArray(c.collectionApprovals) ? c.collectionApprovals : [] } : null;
+    return c
+      ? {
+          manager: typeof c.manager === 'string' ? c.manager : '',
+          collectionApprovals: Array.isArray(c.collectionApprovals) ? c.collectionApprovals : [],
+        }
+      : null;
   }
 
   /** An address's balance store in a collection (the chain applies the collection's defaults). */
@@ -356,7 +408,8 @@ export class ChainClient {
     const b = body.balance;
     if (!Array.isArray(b.balances)) throw malformed(route, 'balance.balances is not an array');
     for (const bal of b.balances as unknown[]) {
-      if (!isObj(bal) || typeof bal.amount !== 'string' || !/^\d+$/.test(bal.amount)) throw malformed(route, 'a balance amount is not a decimal string');
+      if (!isObj(bal) || typeof bal.amount !== 'string' || !/^\d+$/.test(bal.amount))
+        throw malformed(route, 'a balance amount is not a decimal string');
     }
     return b as UserBalanceStoreJson;
   }
@@ -373,7 +426,11 @@ export class ChainClient {
     }
     if (!isObj(body) || !isObj(body.tracker)) throw malformed(route, 'no tracker object');
     const t = body.tracker;
-    return { numTransfers: String(t.numTransfers ?? '0'), amounts: Array.isArray(t.amounts) ? (t.amounts as BalanceJson[]) : [], lastUpdatedAt: String(t.lastUpdatedAt ?? '0') };
+    return {
+      numTransfers: String(t.numTransfers ?? '0'),
+      amounts: Array.isArray(t.amounts) ? (t.amounts as BalanceJson[]) : [],
+      lastUpdatedAt: String(t.lastUpdatedAt ?? '0'),
+    };
   }
 
   /** How many times one merkle leaf of a challenge tracker was used. */
@@ -389,7 +446,8 @@ export class ChainClient {
     const route = `/cosmos/bank/v1beta1/balances/${seg(address)}/by_denom`;
     const body = await this.get(`${route}?denom=ubadge`, { ttlMs: CACHE_TTL_MS.nativeBalance });
     const amount = isObj(body) && isObj(body.balance) ? body.balance.amount : undefined;
-    if (typeof amount !== 'string' || !/^\d+$/.test(amount)) throw malformed(route, 'balance.amount is not a decimal string');
+    if (typeof amount !== 'string' || !/^\d+$/.test(amount))
+      throw malformed(route, 'balance.amount is not a decimal string');
     return amount;
   }
 }

@@ -38,7 +38,11 @@ function parseJsonAttr(value: string | undefined): unknown {
 /** Keeper structs without json tags come capitalised (note §4.2); the documents use camelCase. */
 function lowerKeys(list: unknown): unknown[] | undefined {
   if (!Array.isArray(list)) return undefined;
-  return list.map((item) => (typeof item === 'object' && item !== null ? Object.fromEntries(Object.entries(item).map(([k, v]) => [k[0].toLowerCase() + k.slice(1), v])) : item));
+  return list.map((item) =>
+    typeof item === 'object' && item !== null
+      ? Object.fromEntries(Object.entries(item).map(([k, v]) => [k[0].toLowerCase() + k.slice(1), v]))
+      : item,
+  );
 }
 
 /** What one block's successful transactions touched, from their events alone. */
@@ -56,7 +60,15 @@ export interface Touched {
 }
 
 export function collectTouched(height: number, time: number, results: TxResult[]): Touched {
-  const t: Touched = { activity: [], balances: new Map(), collections: new Map(), mentioned: new Set(), amountTrackers: new Map(), challenges: new Map(), failedTxs: 0 };
+  const t: Touched = {
+    activity: [],
+    balances: new Map(),
+    collections: new Map(),
+    mentioned: new Set(),
+    amountTrackers: new Map(),
+    challenges: new Map(),
+    failedTxs: 0,
+  };
   const touchBalance = (collectionId: string, address: string, txHash: string) => {
     const native = tryCanonical(address);
     if (native) t.balances.set(`${collectionId}\n${native}`, txHash); // Mint / Total / foreign forms have no owner document
@@ -111,7 +123,10 @@ export function collectTouched(height: number, time: number, results: TxResult[]
         t.mentioned.add(collectionId);
         if (USER_LEVEL_MSGS.has(msgType)) {
           const msg = parseJsonAttr(a.get('msg')) as { approverAddress?: unknown } | undefined;
-          const who = typeof msg?.approverAddress === 'string' && msg.approverAddress ? msg.approverAddress : (a.get('sender') ?? '');
+          const who =
+            typeof msg?.approverAddress === 'string' && msg.approverAddress
+              ? msg.approverAddress
+              : (a.get('sender') ?? '');
           touchBalance(collectionId, who, r.hash);
         } else if (!NO_COLLECTION_STATE_MSGS.has(msgType)) {
           t.collections.set(collectionId, r.hash);

@@ -14,7 +14,11 @@ interface Snapshot {
   height: number;
   blockTime: number;
   collections: Record<string, unknown>[];
-  balances: { collectionId: string; address: string; balance: Record<string, unknown> & { balances: { amount: string }[] } }[];
+  balances: {
+    collectionId: string;
+    address: string;
+    balance: Record<string, unknown> & { balances: { amount: string }[] };
+  }[];
   amountTrackers: Record<string, string | unknown>[];
   challengeTrackers: Record<string, unknown>[];
 }
@@ -36,10 +40,26 @@ function arrayField(doc: Record<string, unknown>, name: string): unknown[] {
 function checkBalances(list: unknown, field: string): void {
   need(Array.isArray(list), `${field} must be an array`, null);
   (list as unknown[]).forEach((b, i) => {
-    need(isObj(b) && typeof b.amount === 'string' && DEC.test(b.amount), `${field}[${i}].amount must be a decimal string`, null);
+    need(
+      isObj(b) && typeof b.amount === 'string' && DEC.test(b.amount),
+      `${field}[${i}].amount must be a decimal string`,
+      null,
+    );
     for (const r of ['tokenIds', 'ownershipTimes']) {
       const ranges = (b as Record<string, unknown>)[r];
-      need(Array.isArray(ranges) && ranges.every((x) => isObj(x) && typeof x.start === 'string' && DEC.test(x.start) && typeof x.end === 'string' && DEC.test(x.end)), `${field}[${i}].${r} must be an array of { start, end } decimal strings`, null);
+      need(
+        Array.isArray(ranges) &&
+          ranges.every(
+            (x) =>
+              isObj(x) &&
+              typeof x.start === 'string' &&
+              DEC.test(x.start) &&
+              typeof x.end === 'string' &&
+              DEC.test(x.end),
+          ),
+        `${field}[${i}].${r} must be an array of { start, end } decimal strings`,
+        null,
+      );
     }
   });
 }
@@ -62,11 +82,18 @@ function checkId(v: unknown, field: string): string {
 export function parseSnapshot(doc: unknown): Snapshot {
   if (!isObj(doc)) throw new SnapshotError('the snapshot must be a JSON object');
   const h = doc.height;
-  const height = need((typeof h === 'string' && /^\d{1,15}$/.test(h)) || (typeof h === 'number' && Number.isSafeInteger(h)), 'height must be a block height (decimal string)', Number(h));
+  const height = need(
+    (typeof h === 'string' && /^\d{1,15}$/.test(h)) || (typeof h === 'number' && Number.isSafeInteger(h)),
+    'height must be a block height (decimal string)',
+    Number(h),
+  );
   need(height >= 1, 'height must be at least 1', null);
   let blockTime = 0;
   if (doc.blockTime !== undefined) {
-    blockTime = typeof doc.blockTime === 'string' && DEC.test(doc.blockTime) ? Number(doc.blockTime) : Date.parse(String(doc.blockTime));
+    blockTime =
+      typeof doc.blockTime === 'string' && DEC.test(doc.blockTime)
+        ? Number(doc.blockTime)
+        : Date.parse(String(doc.blockTime));
     need(Number.isFinite(blockTime), 'blockTime must be an RFC 3339 time or UNIX ms', null);
   }
   const collections = arrayField(doc, 'collections').map((c, i) => {
@@ -75,7 +102,8 @@ export function parseSnapshot(doc: unknown): Snapshot {
     checkId(col.collectionId, `collections[${i}].collectionId`);
     // stored native: the account views (managingTokens, createdTokens) match the native form
     const doc = { ...col };
-    for (const k of ['manager', 'createdBy']) if (col[k] !== undefined) doc[k] = address(col[k], `collections[${i}].${k}`, true);
+    for (const k of ['manager', 'createdBy'])
+      if (col[k] !== undefined) doc[k] = address(col[k], `collections[${i}].${k}`, true);
     return doc;
   });
   const ids = new Set<string>();
@@ -88,7 +116,11 @@ export function parseSnapshot(doc: unknown): Snapshot {
     need(isObj(b), `balances[${i}] must be an object`, null);
     const r = b as Record<string, unknown>;
     const collectionId = checkId(r.collectionId, `balances[${i}].collectionId`);
-    need(ids.has(collectionId), `balances[${i}].collectionId ${collectionId} is not among the snapshot's collections`, null);
+    need(
+      ids.has(collectionId),
+      `balances[${i}].collectionId ${collectionId} is not among the snapshot's collections`,
+      null,
+    );
     const owner = address(r.address, `balances[${i}].address`, false);
     need(isObj(r.balance), `balances[${i}].balance must be a balance store object`, null);
     const store = r.balance as Record<string, unknown>;
@@ -98,16 +130,33 @@ export function parseSnapshot(doc: unknown): Snapshot {
     seen.add(key);
     return { collectionId, address: owner, balance: store as Snapshot['balances'][number]['balance'] };
   });
-  const str = (r: Record<string, unknown>, k: string, field: string) => need(typeof (r[k] ?? '') === 'string', `${field}.${k} must be a string`, String(r[k] ?? ''));
+  const str = (r: Record<string, unknown>, k: string, field: string) =>
+    need(typeof (r[k] ?? '') === 'string', `${field}.${k} must be a string`, String(r[k] ?? ''));
   const amountTrackers = arrayField(doc, 'amountTrackers').map((t, i) => {
     need(isObj(t), `amountTrackers[${i}] must be an object`, null);
     const r = t as Record<string, unknown>;
     const f = `amountTrackers[${i}]`;
     checkId(r.collectionId, `${f}.collectionId`);
-    for (const k of ['approvalLevel', 'approverAddress', 'approvalId', 'amountTrackerId', 'trackerType', 'approvedAddress']) str(r, k, f);
-    need(typeof r.numTransfers === 'string' && DEC.test(r.numTransfers), `${f}.numTransfers must be a decimal string`, null);
+    for (const k of [
+      'approvalLevel',
+      'approverAddress',
+      'approvalId',
+      'amountTrackerId',
+      'trackerType',
+      'approvedAddress',
+    ])
+      str(r, k, f);
+    need(
+      typeof r.numTransfers === 'string' && DEC.test(r.numTransfers),
+      `${f}.numTransfers must be a decimal string`,
+      null,
+    );
     checkBalances(r.amounts ?? [], `${f}.amounts`);
-    return { ...r, approverAddress: address(r.approverAddress, `${f}.approverAddress`, true), approvedAddress: address(r.approvedAddress, `${f}.approvedAddress`, true) };
+    return {
+      ...r,
+      approverAddress: address(r.approverAddress, `${f}.approverAddress`, true),
+      approvedAddress: address(r.approvedAddress, `${f}.approvedAddress`, true),
+    };
   });
   const challengeTrackers = arrayField(doc, 'challengeTrackers').map((t, i) => {
     need(isObj(t), `challengeTrackers[${i}] must be an object`, null);
@@ -116,8 +165,18 @@ export function parseSnapshot(doc: unknown): Snapshot {
     checkId(r.collectionId, `${f}.collectionId`);
     for (const k of ['approvalLevel', 'approverAddress', 'approvalId', 'challengeTrackerId']) str(r, k, f);
     const leaves = r.usedLeafIndices ?? [];
-    need(Array.isArray(leaves) && leaves.every((l) => isObj(l) && typeof l.leafIndex === 'string' && DEC.test(l.leafIndex) && typeof l.usedBy === 'string'), `${f}.usedLeafIndices must be an array of { leafIndex, usedBy }`, null);
-    const usedLeafIndices = (leaves as Record<string, unknown>[]).map((l, j) => ({ ...l, usedBy: address(l.usedBy, `${f}.usedLeafIndices[${j}].usedBy`, true) }));
+    need(
+      Array.isArray(leaves) &&
+        leaves.every(
+          (l) => isObj(l) && typeof l.leafIndex === 'string' && DEC.test(l.leafIndex) && typeof l.usedBy === 'string',
+        ),
+      `${f}.usedLeafIndices must be an array of { leafIndex, usedBy }`,
+      null,
+    );
+    const usedLeafIndices = (leaves as Record<string, unknown>[]).map((l, j) => ({
+      ...l,
+      usedBy: address(l.usedBy, `${f}.usedLeafIndices[${j}].usedBy`, true),
+    }));
     return { ...r, approverAddress: address(r.approverAddress, `${f}.approverAddress`, true), usedLeafIndices };
   });
   return { height, blockTime, collections, balances, amountTrackers, challengeTrackers };
@@ -129,13 +188,49 @@ async function insertChunks<T>(rows: T[], insert: (part: T[]) => Promise<unknown
 }
 
 /** Replaces the read model with the snapshot; returns what was loaded. */
-export async function importSnapshot(db: DB, s: Snapshot, now: number): Promise<{ height: number; collections: number; balances: number; amountTrackers: number; challengeTrackers: number }> {
-  const history = JSON.stringify([{ txHash: '', block: String(s.height), blockTimestamp: String(s.blockTime), timestamp: String(now) } satisfies UpdateEntry]);
+export async function importSnapshot(
+  db: DB,
+  s: Snapshot,
+  now: number,
+): Promise<{
+  height: number;
+  collections: number;
+  balances: number;
+  amountTrackers: number;
+  challengeTrackers: number;
+}> {
+  const history = JSON.stringify([
+    {
+      txHash: '',
+      block: String(s.height),
+      blockTimestamp: String(s.blockTime),
+      timestamp: String(now),
+    } satisfies UpdateEntry,
+  ]);
   await db.transaction().execute(async (tx) => {
-    for (const t of ['chain_activity_parties', 'chain_activity', 'chain_challenge_trackers', 'chain_amount_trackers', 'chain_balances', 'chain_collections', 'chain_index_state'] as const) {
+    for (const t of [
+      'chain_activity_parties',
+      'chain_activity',
+      'chain_challenge_trackers',
+      'chain_amount_trackers',
+      'chain_balances',
+      'chain_collections',
+      'chain_index_state',
+    ] as const) {
       await tx.deleteFrom(t).execute();
     }
-    await tx.insertInto('chain_index_state').values({ id: 'indexer', height: s.height, block_time: s.blockTime, chain_height: s.height, holder: null, lease_expires_at: 0, updated_at: now }).execute();
+    await tx
+      .insertInto('chain_index_state')
+      .values({
+        id: 'indexer',
+        height: s.height,
+        block_time: s.blockTime,
+        chain_height: s.height,
+        holder: null,
+        lease_expires_at: 0,
+        updated_at: now,
+      })
+      .execute();
     await insertChunks(s.collections, (part) =>
       tx
         .insertInto('chain_collections')
@@ -156,7 +251,17 @@ export async function importSnapshot(db: DB, s: Snapshot, now: number): Promise<
     await insertChunks(s.balances, (part) =>
       tx
         .insertInto('chain_balances')
-        .values(part.map((b) => ({ collection_id: b.collectionId, address: b.address, store_json: JSON.stringify(b.balance), has_balance: holdsSomething(b.balance.balances) ? 1 : 0, first_block: s.height, updated_block: s.height, update_history: history })))
+        .values(
+          part.map((b) => ({
+            collection_id: b.collectionId,
+            address: b.address,
+            store_json: JSON.stringify(b.balance),
+            has_balance: holdsSomething(b.balance.balances) ? 1 : 0,
+            first_block: s.height,
+            updated_block: s.height,
+            update_history: history,
+          })),
+        )
         .execute(),
     );
     await insertChunks(s.amountTrackers, (part) =>
@@ -174,8 +279,21 @@ export async function importSnapshot(db: DB, s: Snapshot, now: number): Promise<
               approvedAddress: String(t.approvedAddress ?? ''),
             };
             const docId = amountTrackerDocId(key);
-            const doc = { _docId: docId, ...key, numTransfers: String(t.numTransfers), amounts: t.amounts ?? [], lastUpdatedAt: String(t.lastUpdatedAt ?? '0') };
-            return { collection_id: key.collectionId, doc_id: docId, approver_address: key.approverAddress, approved_address: key.approvedAddress, doc_json: JSON.stringify(doc), updated_block: s.height };
+            const doc = {
+              _docId: docId,
+              ...key,
+              numTransfers: String(t.numTransfers),
+              amounts: t.amounts ?? [],
+              lastUpdatedAt: String(t.lastUpdatedAt ?? '0'),
+            };
+            return {
+              collection_id: key.collectionId,
+              doc_id: docId,
+              approver_address: key.approverAddress,
+              approved_address: key.approvedAddress,
+              doc_json: JSON.stringify(doc),
+              updated_block: s.height,
+            };
           }),
         )
         .execute(),
@@ -193,11 +311,23 @@ export async function importSnapshot(db: DB, s: Snapshot, now: number): Promise<
               challengeTrackerId: String(t.challengeTrackerId ?? ''),
             };
             const docId = challengeTrackerDocId(key);
-            return { collection_id: key.collectionId, doc_id: docId, approver_address: key.approverAddress, doc_json: JSON.stringify({ _docId: docId, ...key, usedLeafIndices: t.usedLeafIndices ?? [] }), updated_block: s.height };
+            return {
+              collection_id: key.collectionId,
+              doc_id: docId,
+              approver_address: key.approverAddress,
+              doc_json: JSON.stringify({ _docId: docId, ...key, usedLeafIndices: t.usedLeafIndices ?? [] }),
+              updated_block: s.height,
+            };
           }),
         )
         .execute(),
     );
   });
-  return { height: s.height, collections: s.collections.length, balances: s.balances.length, amountTrackers: s.amountTrackers.length, challengeTrackers: s.challengeTrackers.length };
+  return {
+    height: s.height,
+    collections: s.collections.length,
+    balances: s.balances.length,
+    amountTrackers: s.amountTrackers.length,
+    challengeTrackers: s.challengeTrackers.length,
+  };
 }

@@ -14,7 +14,15 @@ import { startPollLoop } from '../shared/poll-loop.ts';
 import { ChainError, type ChainClient } from './client.ts';
 import type { BlockWork } from './model.ts';
 import { limiter, readBlock } from './read-block.ts';
-import { acquireLease, commitBlock, FencedError, knownCollections, readIndexState, releaseLease, renewLease } from './storage.ts';
+import {
+  acquireLease,
+  commitBlock,
+  FencedError,
+  knownCollections,
+  readIndexState,
+  releaseLease,
+  renewLease,
+} from './storage.ts';
 
 export interface IndexerOptions {
   startHeight: number;
@@ -109,8 +117,9 @@ export class ChainIndexer {
       readAhead();
       await commitBlock(this.ctx.db, work, this.holder, this.now(), this.opts.leaseMs);
       this.stats.commitMs += performance.now() - started;
-      for (const c of work.collections) if (c.doc) this.known.add(c.collectionId);
-      else this.known.delete(c.collectionId);
+      for (const c of work.collections)
+        if (c.doc) this.known.add(c.collectionId);
+        else this.known.delete(c.collectionId);
       this.stats.blocks++;
       this.stats.txs += work.txs;
       this.stats.transfers += work.activity.length;
@@ -133,13 +142,20 @@ export class ChainIndexer {
   /** The background loop: lease, catch up in batches, then poll; errors back off and retry. */
   start(): { stop(): Promise<void> } {
     let backoff = this.opts.pollIntervalMs;
-    const heartbeat = setInterval(() => {
-      if (this.holding) void renewLease(this.ctx.db, this.holder, this.now(), this.opts.leaseMs).then((ok) => (this.holding = ok)).catch(() => {});
-    }, Math.max(100, Math.floor(this.opts.leaseMs / 3)));
+    const heartbeat = setInterval(
+      () => {
+        if (this.holding)
+          void renewLease(this.ctx.db, this.holder, this.now(), this.opts.leaseMs)
+            .then((ok) => (this.holding = ok))
+            .catch(() => {});
+      },
+      Math.max(100, Math.floor(this.opts.leaseMs / 3)),
+    );
     heartbeat.unref();
     const loop = startPollLoop({
       round: async () => {
-        if (!(await this.ensureLease())) return Math.min(this.opts.pollIntervalMs, Math.max(100, Math.floor(this.opts.leaseMs / 3)));
+        if (!(await this.ensureLease()))
+          return Math.min(this.opts.pollIntervalMs, Math.max(100, Math.floor(this.opts.leaseMs / 3)));
         const n = await this.step();
         if (this.lastError) this.ctx.log.info('chain indexer: recovered');
         this.lastError = '';
@@ -154,7 +170,11 @@ export class ChainIndexer {
           return 0;
         }
         // one log line per distinct failure, not one per retry
-        if (message !== this.lastError) this.ctx.log[err instanceof ChainError ? 'warn' : 'error']({ err: message }, 'chain indexer: block not indexed; retrying');
+        if (message !== this.lastError)
+          this.ctx.log[err instanceof ChainError ? 'warn' : 'error'](
+            { err: message },
+            'chain indexer: block not indexed; retrying',
+          );
         this.lastError = message;
         const wait = backoff;
         backoff = Math.min(backoff * 2, 60_000);

@@ -11,7 +11,12 @@ export function createIndexer(ctx: AppContext): ChainIndexer | null {
   const client = chainClientFor(ctx);
   if (!client) return null;
   const c = ctx.config.chain;
-  return new ChainIndexer(ctx, client, { startHeight: c.startHeight, pollIntervalMs: c.pollIntervalMs, batchSize: c.batchSize, leaseMs: c.leaseMs });
+  return new ChainIndexer(ctx, client, {
+    startHeight: c.startHeight,
+    pollIntervalMs: c.pollIntervalMs,
+    batchSize: c.batchSize,
+    leaseMs: c.leaseMs,
+  });
 }
 
 registerLoop({

@@ -1,6 +1,12 @@
 // What the indexer learns from one block, before it is written: the activity of its successful
 // transactions and the chain's own state (read at that height) of everything they touched.
-import type { AmountTrackerKey, ApprovalTrackerJson, ChallengeTrackerKey, TokenCollectionJson, UserBalanceStoreJson } from './client.ts';
+import type {
+  AmountTrackerKey,
+  ApprovalTrackerJson,
+  ChallengeTrackerKey,
+  TokenCollectionJson,
+  UserBalanceStoreJson,
+} from './client.ts';
 
 /** One `updateHistory` entry (reference note §6.1). */
 export interface UpdateEntry {
@@ -64,9 +70,11 @@ export interface BlockWork {
 export const amountTrackerDocId = (k: AmountTrackerKey): string =>
   `${k.collectionId}:${k.approvalLevel}-${k.approverAddress}-${k.approvalId}-${k.amountTrackerId}-${k.trackerType}-${k.approvedAddress}`;
 
-export const challengeTrackerDocId = (k: ChallengeTrackerKey): string => `${k.collectionId}:${k.approvalLevel}-${k.approverAddress}-${k.approvalId}-${k.challengeTrackerId}`;
+export const challengeTrackerDocId = (k: ChallengeTrackerKey): string =>
+  `${k.collectionId}:${k.approvalLevel}-${k.approverAddress}-${k.approvalId}-${k.challengeTrackerId}`;
 
-export const activityDocId = (collectionId: string, height: number, txIndex: number, legIndex: number): string => `collection-${collectionId}:${height}-${txIndex}-${legIndex}`;
+export const activityDocId = (collectionId: string, height: number, txIndex: number, legIndex: number): string =>
+  `collection-${collectionId}:${height}-${txIndex}-${legIndex}`;
 
 export const ownerDocId = (collectionId: string, address: string): string => `${collectionId}:${address}`;
 

@@ -22,7 +22,12 @@ export function limiter(n: number): <T>(fn: () => Promise<T>) => Promise<T> {
 }
 
 /** Reads one block and the chain state it touched, pinned to its height. Nothing is written. */
-export async function readBlock(client: ChainClient, height: number, isKnown: (ids: string[]) => Promise<Set<string>>, run: <T>(fn: () => Promise<T>) => Promise<T>): Promise<BlockWork> {
+export async function readBlock(
+  client: ChainClient,
+  height: number,
+  isKnown: (ids: string[]) => Promise<Set<string>>,
+  run: <T>(fn: () => Promise<T>) => Promise<T>,
+): Promise<BlockWork> {
   const block = await run(() => client.block(height));
   const results = await run(() => client.blockResults(height, block.txs));
   const touched = collectTouched(height, block.time, results);
@@ -38,7 +43,11 @@ export async function readBlock(client: ChainClient, height: number, isKnown: (i
     }
   }
   const collections: CollectionRecord[] = await Promise.all(
-    [...toRead].map(async ([collectionId, txHash]) => ({ collectionId, txHash, doc: await run(() => client.collection(collectionId, pinned)) })),
+    [...toRead].map(async ([collectionId, txHash]) => ({
+      collectionId,
+      txHash,
+      doc: await run(() => client.collection(collectionId, pinned)),
+    })),
   );
   const gone = new Set(collections.filter((c) => c.doc === null).map((c) => c.collectionId));
 
@@ -48,7 +57,12 @@ export async function readBlock(client: ChainClient, height: number, isKnown: (i
       const [collectionId, address] = k.split('\n');
       if (gone.has(collectionId)) return;
       try {
-        balances.push({ collectionId, address, txHash, store: await run(() => client.balance(collectionId, address, pinned)) });
+        balances.push({
+          collectionId,
+          address,
+          txHash,
+          store: await run(() => client.balance(collectionId, address, pinned)),
+        });
       } catch (err) {
         // the collection vanished in this block without a message we recognise: confirm, then purge it
         if (isChainNotFound(err) && (await run(() => client.collection(collectionId, pinned))) === null) {
@@ -77,7 +91,11 @@ export async function readBlock(client: ChainClient, height: number, isKnown: (i
   await Promise.all(
     [...touched.challenges].map(async ([docId, c]) => {
       if (gone.has(c.key.collectionId)) return;
-      const used = await Promise.all(c.leaves.map(async (leaf) => ((await run(() => client.challengeTracker(c.key, leaf.leafIndex, pinned))) !== '0' ? leaf : null)));
+      const used = await Promise.all(
+        c.leaves.map(async (leaf) =>
+          (await run(() => client.challengeTracker(c.key, leaf.leafIndex, pinned))) !== '0' ? leaf : null,
+        ),
+      );
       const leaves = used.filter((l): l is { leafIndex: string; usedBy: string } => l !== null);
       if (leaves.length) challenges.push({ key: c.key, docId, leaves });
     }),

@@ -10,7 +10,19 @@ import { toCanonical } from '../shared/addresses.ts';
 import { verifyOwnershipRequirements } from '../plugins/mustOwnBadges.ts';
 import { AddressString, Bookmark, errorResponses } from '../shared/schemas.ts';
 import { COLLECTION_VIEWS, fetchCollections, MAX_COLLECTIONS_PER_REQUEST, withViewArrays } from './collections.ts';
-import { amountTrackersView, balancesOfToken, challengeTrackersView, checkCollectionId, checkTokenId, collectionActivityView, getBalance, getCollection, ownersView, tokenActivityView, tokenOwnersView } from './views.ts';
+import {
+  amountTrackersView,
+  balancesOfToken,
+  challengeTrackersView,
+  checkCollectionId,
+  checkTokenId,
+  collectionActivityView,
+  getBalance,
+  getCollection,
+  ownersView,
+  tokenActivityView,
+  tokenOwnersView,
+} from './views.ts';
 
 const tags = ['collections'];
 const AnyDoc = Type.Object({}, { additionalProperties: true });
@@ -18,7 +30,11 @@ const Pagination = Type.Object({ bookmark: Type.String(), hasMore: Type.Boolean(
 
 const ViewToFetch = Type.Object(
   {
-    viewType: Type.String({ maxLength: 64, description: 'owners, transferActivity, amountTrackers, challengeTrackers, or listings / tokenFloorPrices (always empty pages: no marketplace data here)' }),
+    viewType: Type.String({
+      maxLength: 64,
+      description:
+        'owners, transferActivity, amountTrackers, challengeTrackers, or listings / tokenFloorPrices (always empty pages: no marketplace data here)',
+    }),
     viewId: Type.String({ minLength: 1, maxLength: 128, description: 'Client-chosen key of this view in `views`' }),
     bookmark: Bookmark,
     oldestFirst: Type.Optional(Type.Boolean()),
@@ -45,7 +61,11 @@ const CollectionsBody = Type.Object(
 
 const IdParams = Type.Object({ collectionId: Type.String({ maxLength: 20 }) });
 const ListQuery = Type.Object(
-  { bookmark: Type.Optional(Bookmark), oldestFirst: Type.Optional(Type.Boolean()), address: Type.Optional(AddressString) },
+  {
+    bookmark: Type.Optional(Bookmark),
+    oldestFirst: Type.Optional(Type.Boolean()),
+    address: Type.Optional(AddressString),
+  },
   { additionalProperties: false },
 );
 
@@ -68,7 +88,10 @@ export const collections: Capability = {
           tags,
           summary: 'Fetch collections with pages of their views',
           body: CollectionsBody,
-          response: { 200: Type.Object({ collections: Type.Array(Type.Union([AnyDoc, Type.Null()])) }), ...errorResponses(400) },
+          response: {
+            200: Type.Object({ collections: Type.Array(Type.Union([AnyDoc, Type.Null()])) }),
+            ...errorResponses(400),
+          },
         },
       },
       async (request) => ({ collections: await fetchCollections(ctx, request.body.collectionsToFetch) }),
@@ -85,7 +108,10 @@ export const collections: Capability = {
           response: { 200: Type.Object({ collection: AnyDoc, metadata: AnyDoc }), ...errorResponses(400, 404) },
         },
       },
-      async (request) => ({ collection: withViewArrays(await existing(ctx, request.params.collectionId)), metadata: {} }),
+      async (request) => ({
+        collection: withViewArrays(await existing(ctx, request.params.collectionId)),
+        metadata: {},
+      }),
     );
 
     const list = (path: string, key: string, summary: string, view: typeof ownersView) =>
@@ -97,7 +123,10 @@ export const collections: Capability = {
             summary,
             params: IdParams,
             querystring: ListQuery,
-            response: { 200: Type.Object({ [key]: Type.Array(AnyDoc), pagination: Pagination }), ...errorResponses(400, 404) },
+            response: {
+              200: Type.Object({ [key]: Type.Array(AnyDoc), pagination: Pagination }),
+              ...errorResponses(400, 404),
+            },
           },
         },
         async (request) => {
@@ -110,11 +139,24 @@ export const collections: Capability = {
     list('owners', 'owners', 'Owners of a collection (owner documents), paged', ownersView);
     list('activity', 'activity', 'Transfer activity of a collection, paged', collectionActivityView);
     list('amountTrackers', 'amountTrackers', 'Approval amount trackers of a collection, paged', amountTrackersView);
-    list('challengeTrackers', 'challengeTrackers', 'Challenge trackers (used merkle leaves) of a collection, paged', challengeTrackersView);
-    list('listings', 'listings', 'Marketplace listings of a collection: always an empty page (this service holds no marketplace data)', COLLECTION_VIEWS.listings.run);
+    list(
+      'challengeTrackers',
+      'challengeTrackers',
+      'Challenge trackers (used merkle leaves) of a collection, paged',
+      challengeTrackersView,
+    );
+    list(
+      'listings',
+      'listings',
+      'Marketplace listings of a collection: always an empty page (this service holds no marketplace data)',
+      COLLECTION_VIEWS.listings.run,
+    );
 
     // ---- one token of a collection: the owners and activity views narrowed to it, and a balance
-    const TokenParams = Type.Object({ collectionId: Type.String({ maxLength: 20 }), tokenId: Type.String({ maxLength: 20 }) });
+    const TokenParams = Type.Object({
+      collectionId: Type.String({ maxLength: 20 }),
+      tokenId: Type.String({ maxLength: 20 }),
+    });
     const tokenList = (path: string, key: string, summary: string, view: typeof tokenOwnersView) =>
       app.get(
         `/api/v0/collection/:collectionId/:tokenId/${path}`,
@@ -124,7 +166,10 @@ export const collections: Capability = {
             summary,
             params: TokenParams,
             querystring: ListQuery,
-            response: { 200: Type.Object({ [key]: Type.Array(AnyDoc), pagination: Pagination }), ...errorResponses(400, 404) },
+            response: {
+              200: Type.Object({ [key]: Type.Array(AnyDoc), pagination: Pagination }),
+              ...errorResponses(400, 404),
+            },
           },
         },
         async (request) => {
@@ -135,8 +180,18 @@ export const collections: Capability = {
           return { [key]: page.docs, pagination: { bookmark: page.bookmark, hasMore: page.hasMore } };
         },
       );
-    tokenList('owners', 'owners', 'Owners holding some amount of one token (owner documents), paged in the owners view order', tokenOwnersView);
-    tokenList('activity', 'activity', 'Transfer activity that moved one token, paged in the activity view order', tokenActivityView);
+    tokenList(
+      'owners',
+      'owners',
+      'Owners holding some amount of one token (owner documents), paged in the owners view order',
+      tokenOwnersView,
+    );
+    tokenList(
+      'activity',
+      'activity',
+      'Transfer activity that moved one token, paged in the activity view order',
+      tokenActivityView,
+    );
 
     app.get(
       '/api/v0/collection/:collectionId/:tokenId/balance/:address',
@@ -144,7 +199,11 @@ export const collections: Capability = {
         schema: {
           tags,
           summary: "An address's balance document in a collection, its balances narrowed to one token",
-          params: Type.Object({ collectionId: Type.String({ maxLength: 20 }), tokenId: Type.String({ maxLength: 20 }), address: AddressString }),
+          params: Type.Object({
+            collectionId: Type.String({ maxLength: 20 }),
+            tokenId: Type.String({ maxLength: 20 }),
+            address: AddressString,
+          }),
           response: { 200: AnyDoc, ...errorResponses(400, 404) },
         },
       },
@@ -162,24 +221,42 @@ export const collections: Capability = {
       {
         schema: {
           tags,
-          summary: 'Whether an address meets ownership requirements: the must-own-badges evaluation, with each top-level group',
-          description: 'Answers 200 either way: success false carries errorMessage (the first failing reason) and groups says which groups pass and why.',
+          summary:
+            'Whether an address meets ownership requirements: the must-own-badges evaluation, with each top-level group',
+          description:
+            'Answers 200 either way: success false carries errorMessage (the first failing reason) and groups says which groups pass and why.',
           body: Type.Object(
-            { address: AddressString, assetOwnershipRequirements: Type.Object({}, { additionalProperties: true, description: 'As must-own-badges ownershipRequirements: $and / $or groups of assets' }) },
+            {
+              address: AddressString,
+              assetOwnershipRequirements: Type.Object(
+                {},
+                {
+                  additionalProperties: true,
+                  description: 'As must-own-badges ownershipRequirements: $and / $or groups of assets',
+                },
+              ),
+            },
             { additionalProperties: false },
           ),
           response: {
             200: Type.Object({
               success: Type.Boolean(),
               errorMessage: Type.Optional(Type.String()),
-              groups: Type.Array(Type.Object({ group: Type.String(), success: Type.Boolean(), error: Type.Optional(Type.String()) })),
+              groups: Type.Array(
+                Type.Object({ group: Type.String(), success: Type.Boolean(), error: Type.Optional(Type.String()) }),
+              ),
             }),
             ...errorResponses(400),
           },
         },
       },
       async (request) =>
-        verifyOwnershipRequirements(ctx, toCanonical(request.body.address, 'body.address'), request.body.assetOwnershipRequirements, 'body.assetOwnershipRequirements'),
+        verifyOwnershipRequirements(
+          ctx,
+          toCanonical(request.body.address, 'body.address'),
+          request.body.assetOwnershipRequirements,
+          'body.assetOwnershipRequirements',
+        ),
     );
 
     app.get(

@@ -92,17 +92,38 @@ export interface IndexState {
 export async function readIndexState(db: DB | Tx): Promise<IndexState | null> {
   const r = await db.selectFrom('chain_index_state').selectAll().where('id', '=', STATE_ID).executeTakeFirst();
   if (!r) return null;
-  return { height: Number(r.height), blockTime: Number(r.block_time), chainHeight: Number(r.chain_height), holder: r.holder, leaseExpiresAt: Number(r.lease_expires_at), updatedAt: Number(r.updated_at) };
+  return {
+    height: Number(r.height),
+    blockTime: Number(r.block_time),
+    chainHeight: Number(r.chain_height),
+    holder: r.holder,
+    leaseExpiresAt: Number(r.lease_expires_at),
+    updatedAt: Number(r.updated_at),
+  };
 }
 
 /**
  * Takes (or renews) the indexing lease: granted when free, expired, or already ours. Creates the
  * cursor at `startHeight − 1` on first use.
  */
-export async function acquireLease(db: DB, holder: string, now: number, leaseMs: number, startHeight: number): Promise<boolean> {
+export async function acquireLease(
+  db: DB,
+  holder: string,
+  now: number,
+  leaseMs: number,
+  startHeight: number,
+): Promise<boolean> {
   await db
     .insertInto('chain_index_state')
-    .values({ id: STATE_ID, height: startHeight - 1, block_time: 0, chain_height: 0, holder: null, lease_expires_at: 0, updated_at: now })
+    .values({
+      id: STATE_ID,
+      height: startHeight - 1,
+      block_time: 0,
+      chain_height: 0,
+      holder: null,
+      lease_expires_at: 0,
+      updated_at: now,
+    })
     .onConflict((oc) => oc.column('id').doNothing())
     .execute();
   const r = await db
@@ -115,10 +136,19 @@ export async function acquireLease(db: DB, holder: string, now: number, leaseMs:
 }
 
 /** Renews a lease we hold; false when it was taken over. */
-export async function renewLease(db: DB, holder: string, now: number, leaseMs: number, chainHeight?: number): Promise<boolean> {
+export async function renewLease(
+  db: DB,
+  holder: string,
+  now: number,
+  leaseMs: number,
+  chainHeight?: number,
+): Promise<boolean> {
   const r = await db
     .updateTable('chain_index_state')
-    .set({ lease_expires_at: now + leaseMs, ...(chainHeight !== undefined ? { chain_height: chainHeight, updated_at: now } : {}) })
+    .set({
+      lease_expires_at: now + leaseMs,
+      ...(chainHeight !== undefined ? { chain_height: chainHeight, updated_at: now } : {}),
+    })
     .where('id', '=', STATE_ID)
     .where('holder', '=', holder)
     .executeTakeFirst();
@@ -126,7 +156,12 @@ export async function renewLease(db: DB, holder: string, now: number, leaseMs: n
 }
 
 export async function releaseLease(db: DB, holder: string): Promise<void> {
-  await db.updateTable('chain_index_state').set({ holder: null, lease_expires_at: 0 }).where('id', '=', STATE_ID).where('holder', '=', holder).execute();
+  await db
+    .updateTable('chain_index_state')
+    .set({ holder: null, lease_expires_at: 0 })
+    .where('id', '=', STATE_ID)
+    .where('holder', '=', holder)
+    .execute();
 }
 
 /** The commit found the cursor elsewhere or the lease gone: another indexer (or an import) moved on. */
@@ -134,7 +169,11 @@ export class FencedError extends Error {}
 
 export async function knownCollections(db: DB, ids: string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
-  const rows = await db.selectFrom('chain_collections').select('collection_id').where('collection_id', 'in', ids).execute();
+  const rows = await db
+    .selectFrom('chain_collections')
+    .select('collection_id')
+    .where('collection_id', 'in', ids)
+    .execute();
   return new Set(rows.map((r) => r.collection_id));
 }
 
@@ -145,7 +184,13 @@ function chunks<T>(items: T[], size = CHUNK): T[][] {
 }
 
 /** Writes one block's results and advances the cursor to it, all or nothing. */
-export async function commitBlock(db: DB, work: BlockWork, holder: string, now: number, leaseMs: number): Promise<void> {
+export async function commitBlock(
+  db: DB,
+  work: BlockWork,
+  holder: string,
+  now: number,
+  leaseMs: number,
+): Promise<void> {
   const h = work.height;
   const blockTimestamp = String(work.time);
   const entry = (txHash: string): UpdateEntry => ({ txHash, block: String(h), blockTimestamp, timestamp: String(now) });
@@ -157,7 +202,8 @@ export async function commitBlock(db: DB, work: BlockWork, holder: string, now: 
       .where('height', '=', h - 1)
       .where('holder', '=', holder)
       .executeTakeFirst();
-    if (Number(fence.numUpdatedRows) !== 1) throw new FencedError(`block ${h} was not committed: the cursor is no longer at ${h - 1} or the lease was lost`);
+    if (Number(fence.numUpdatedRows) !== 1)
+      throw new FencedError(`block ${h} was not committed: the cursor is no longer at ${h - 1} or the lease was lost`);
 
     // collections: upsert, or purge everything of a deleted one (its activity stays: it happened)
     for (const c of work.collections) {
@@ -168,13 +214,36 @@ export async function commitBlock(db: DB, work: BlockWork, holder: string, now: 
         await tx.deleteFrom('chain_challenge_trackers').where('collection_id', '=', c.collectionId).execute();
         continue;
       }
-      const prev = await tx.selectFrom('chain_collections').select('update_history').where('collection_id', '=', c.collectionId).executeTakeFirst();
+      const prev = await tx
+        .selectFrom('chain_collections')
+        .select('update_history')
+        .where('collection_id', '=', c.collectionId)
+        .executeTakeFirst();
       const doc_json = JSON.stringify(c.doc);
       const history = appendHistory(prev?.update_history, entry(c.txHash));
       await tx
         .insertInto('chain_collections')
-        .values({ collection_id: c.collectionId, doc_json, manager: String(c.doc.manager ?? ''), created_by: String(c.doc.createdBy ?? ''), created_block: h, created_time: work.time, updated_block: h, update_history: history })
-        .onConflict((oc) => oc.column('collection_id').doUpdateSet({ doc_json, manager: String(c.doc!.manager ?? ''), created_by: String(c.doc!.createdBy ?? ''), updated_block: h, update_history: history }))
+        .values({
+          collection_id: c.collectionId,
+          doc_json,
+          manager: String(c.doc.manager ?? ''),
+          created_by: String(c.doc.createdBy ?? ''),
+          created_block: h,
+          created_time: work.time,
+          updated_block: h,
+          update_history: history,
+        })
+        .onConflict((oc) =>
+          oc
+            .column('collection_id')
+            .doUpdateSet({
+              doc_json,
+              manager: String(c.doc!.manager ?? ''),
+              created_by: String(c.doc!.createdBy ?? ''),
+              updated_block: h,
+              update_history: history,
+            }),
+        )
         .execute();
     }
 
@@ -182,10 +251,16 @@ export async function commitBlock(db: DB, work: BlockWork, holder: string, now: 
       // previous histories, per collection, in one query each
       const prev = new Map<string, string>();
       const byCollection = new Map<string, string[]>();
-      for (const b of work.balances) byCollection.set(b.collectionId, [...(byCollection.get(b.collectionId) ?? []), b.address]);
+      for (const b of work.balances)
+        byCollection.set(b.collectionId, [...(byCollection.get(b.collectionId) ?? []), b.address]);
       for (const [collectionId, addresses] of byCollection) {
         for (const part of chunks(addresses, 500)) {
-          const rows = await tx.selectFrom('chain_balances').select(['address', 'update_history']).where('collection_id', '=', collectionId).where('address', 'in', part).execute();
+          const rows = await tx
+            .selectFrom('chain_balances')
+            .select(['address', 'update_history'])
+            .where('collection_id', '=', collectionId)
+            .where('address', 'in', part)
+            .execute();
           for (const r of rows) prev.set(ownerDocId(collectionId, r.address), r.update_history);
         }
       }
@@ -218,29 +293,68 @@ export async function commitBlock(db: DB, work: BlockWork, holder: string, now: 
     for (const part of chunks(work.activity)) {
       await tx
         .insertInto('chain_activity')
-        .values(part.map((a) => ({ doc_id: a.docId, collection_id: a.collectionId, block: h, tx_index: a.txIndex, leg_index: a.legIndex, doc_json: JSON.stringify(a.doc) })))
+        .values(
+          part.map((a) => ({
+            doc_id: a.docId,
+            collection_id: a.collectionId,
+            block: h,
+            tx_index: a.txIndex,
+            leg_index: a.legIndex,
+            doc_json: JSON.stringify(a.doc),
+          })),
+        )
         .execute();
     }
-    const parties = work.activity.flatMap((a) => a.parties.map((address) => ({ address, collection_id: a.collectionId, block: h, tx_index: a.txIndex, leg_index: a.legIndex, doc_id: a.docId })));
+    const parties = work.activity.flatMap((a) =>
+      a.parties.map((address) => ({
+        address,
+        collection_id: a.collectionId,
+        block: h,
+        tx_index: a.txIndex,
+        leg_index: a.legIndex,
+        doc_id: a.docId,
+      })),
+    );
     for (const part of chunks(parties)) await tx.insertInto('chain_activity_parties').values(part).execute();
 
     for (const t of work.amountTrackers) {
       const doc_json = JSON.stringify({ _docId: t.docId, ...t.key, ...t.tracker });
       await tx
         .insertInto('chain_amount_trackers')
-        .values({ collection_id: t.key.collectionId, doc_id: t.docId, approver_address: t.key.approverAddress, approved_address: t.key.approvedAddress, doc_json, updated_block: h })
+        .values({
+          collection_id: t.key.collectionId,
+          doc_id: t.docId,
+          approver_address: t.key.approverAddress,
+          approved_address: t.key.approvedAddress,
+          doc_json,
+          updated_block: h,
+        })
         .onConflict((oc) => oc.columns(['collection_id', 'doc_id']).doUpdateSet({ doc_json, updated_block: h }))
         .execute();
     }
 
     for (const c of work.challenges) {
-      const prev = await tx.selectFrom('chain_challenge_trackers').select('doc_json').where('collection_id', '=', c.key.collectionId).where('doc_id', '=', c.docId).executeTakeFirst();
-      const used: { leafIndex: string; usedBy: string }[] = prev ? (JSON.parse(prev.doc_json) as { usedLeafIndices: { leafIndex: string; usedBy: string }[] }).usedLeafIndices : [];
-      for (const leaf of c.leaves) if (!used.some((u) => u.leafIndex === leaf.leafIndex && u.usedBy === leaf.usedBy)) used.push(leaf);
+      const prev = await tx
+        .selectFrom('chain_challenge_trackers')
+        .select('doc_json')
+        .where('collection_id', '=', c.key.collectionId)
+        .where('doc_id', '=', c.docId)
+        .executeTakeFirst();
+      const used: { leafIndex: string; usedBy: string }[] = prev
+        ? (JSON.parse(prev.doc_json) as { usedLeafIndices: { leafIndex: string; usedBy: string }[] }).usedLeafIndices
+        : [];
+      for (const leaf of c.leaves)
+        if (!used.some((u) => u.leafIndex === leaf.leafIndex && u.usedBy === leaf.usedBy)) used.push(leaf);
       const doc_json = JSON.stringify({ _docId: c.docId, ...c.key, usedLeafIndices: used });
       await tx
         .insertInto('chain_challenge_trackers')
-        .values({ collection_id: c.key.collectionId, doc_id: c.docId, approver_address: c.key.approverAddress, doc_json, updated_block: h })
+        .values({
+          collection_id: c.key.collectionId,
+          doc_id: c.docId,
+          approver_address: c.key.approverAddress,
+          doc_json,
+          updated_block: h,
+        })
         .onConflict((oc) => oc.columns(['collection_id', 'doc_id']).doUpdateSet({ doc_json, updated_block: h }))
         .execute();
     }

@@ -28,17 +28,32 @@ const USER_PERMISSION_KEYS = [
 export const COLLECTION_ID = /^[0-9]{1,20}$/;
 
 export function checkCollectionId(id: string, field = 'collectionId'): string {
-  if (!COLLECTION_ID.test(id) || /^0\d/.test(id) || id === '0') throw badRequest(`${field} must be a collection id: a positive integer as a decimal string (got ${JSON.stringify(id)})`);
+  if (!COLLECTION_ID.test(id) || /^0\d/.test(id) || id === '0')
+    throw badRequest(
+      `${field} must be a collection id: a positive integer as a decimal string (got ${JSON.stringify(id)})`,
+    );
   return id;
 }
 
-const keys = (oldestFirst: boolean | undefined, ...columns: string[]): SortKey[] => columns.map((column) => ({ column, direction: oldestFirst ? 'asc' : 'desc' }));
-const scopeOf = (view: string, o: ViewOptions, address: string | null) => `chain:${view}:${address ?? ''}:${o.oldestFirst ? 'asc' : 'desc'}`;
-const mapPage = <R extends Record<string, unknown>>(page: Page<R>, fn: (row: R) => Doc): Page<Doc> => ({ docs: page.docs.map(fn), bookmark: page.bookmark, hasMore: page.hasMore });
+const keys = (oldestFirst: boolean | undefined, ...columns: string[]): SortKey[] =>
+  columns.map((column) => ({ column, direction: oldestFirst ? 'asc' : 'desc' }));
+const scopeOf = (view: string, o: ViewOptions, address: string | null) =>
+  `chain:${view}:${address ?? ''}:${o.oldestFirst ? 'asc' : 'desc'}`;
+const mapPage = <R extends Record<string, unknown>>(page: Page<R>, fn: (row: R) => Doc): Page<Doc> => ({
+  docs: page.docs.map(fn),
+  bookmark: page.bookmark,
+  hasMore: page.hasMore,
+});
 
 // ---- document builders --------------------------------------------------------------------------
 
-export function collectionDocFromRow(r: { collection_id: string; doc_json: string; created_block: number; created_time: number; update_history: string }): Doc {
+export function collectionDocFromRow(r: {
+  collection_id: string;
+  doc_json: string;
+  created_block: number;
+  created_time: number;
+  update_history: string;
+}): Doc {
   return {
     ...(JSON.parse(r.doc_json) as Record<string, unknown>),
     _docId: r.collection_id,
@@ -50,8 +65,16 @@ export function collectionDocFromRow(r: { collection_id: string; doc_json: strin
 }
 
 /** Owner document exactly as SPEC §2.12 lists it. */
-export function ownerDoc(collectionId: string, address: string, store: Record<string, unknown>, updateHistory: unknown[]): Doc {
-  const perms = typeof store.userPermissions === 'object' && store.userPermissions !== null ? (store.userPermissions as Record<string, unknown>) : {};
+export function ownerDoc(
+  collectionId: string,
+  address: string,
+  store: Record<string, unknown>,
+  updateHistory: unknown[],
+): Doc {
+  const perms =
+    typeof store.userPermissions === 'object' && store.userPermissions !== null
+      ? (store.userPermissions as Record<string, unknown>)
+      : {};
   const userPermissions: Record<string, unknown> = {};
   for (const k of USER_PERMISSION_KEYS) userPermissions[k] = Array.isArray(perms[k]) ? perms[k] : [];
   for (const [k, v] of Object.entries(perms)) if (!(k in userPermissions)) userPermissions[k] = v;
@@ -70,15 +93,29 @@ export function ownerDoc(collectionId: string, address: string, store: Record<st
   };
 }
 
-const ownerDocFromRow = (r: { collection_id: string; address: string; store_json: string; update_history: string }): Doc =>
-  ownerDoc(r.collection_id, r.address, JSON.parse(r.store_json) as Record<string, unknown>, JSON.parse(r.update_history) as unknown[]);
+const ownerDocFromRow = (r: {
+  collection_id: string;
+  address: string;
+  store_json: string;
+  update_history: string;
+}): Doc =>
+  ownerDoc(
+    r.collection_id,
+    r.address,
+    JSON.parse(r.store_json) as Record<string, unknown>,
+    JSON.parse(r.update_history) as unknown[],
+  );
 
 const jsonDoc = (r: { doc_json: string }): Doc => JSON.parse(r.doc_json) as Doc;
 
 // ---- single documents ---------------------------------------------------------------------------
 
 export async function getCollection(ctx: AppContext, collectionId: string): Promise<Doc | null> {
-  const r = await ctx.db.selectFrom('chain_collections').selectAll().where('collection_id', '=', collectionId).executeTakeFirst();
+  const r = await ctx.db
+    .selectFrom('chain_collections')
+    .selectAll()
+    .where('collection_id', '=', collectionId)
+    .executeTakeFirst();
   return r ? collectionDocFromRow(r) : null;
 }
 
@@ -88,9 +125,18 @@ export async function getCollection(ctx: AppContext, collectionId: string): Prom
  */
 export async function getBalance(ctx: AppContext, collectionId: string, address: string): Promise<Doc | null> {
   const native = toCanonical(address, 'address');
-  const r = await ctx.db.selectFrom('chain_balances').selectAll().where('collection_id', '=', collectionId).where('address', '=', native).executeTakeFirst();
+  const r = await ctx.db
+    .selectFrom('chain_balances')
+    .selectAll()
+    .where('collection_id', '=', collectionId)
+    .where('address', '=', native)
+    .executeTakeFirst();
   if (r) return ownerDocFromRow(r);
-  const c = await ctx.db.selectFrom('chain_collections').select('doc_json').where('collection_id', '=', collectionId).executeTakeFirst();
+  const c = await ctx.db
+    .selectFrom('chain_collections')
+    .select('doc_json')
+    .where('collection_id', '=', collectionId)
+    .executeTakeFirst();
   if (!c) return null;
   const defaults = (JSON.parse(c.doc_json) as { defaultBalances?: Record<string, unknown> }).defaultBalances ?? {};
   return ownerDoc(collectionId, native, defaults, []);
@@ -107,17 +153,39 @@ export async function ownersView(ctx: AppContext, collectionId: string, o: ViewO
     .where('collection_id', '=', collectionId)
     .where('has_balance', '=', 1);
   if (address) query = query.where('address', '=', address);
-  const page = await paginate({ query, keys: keys(o.oldestFirst, 'first_block', 'address'), bookmark: o.bookmark, keyring: ctx.keyring, scope: scopeOf(`owners:${collectionId}`, o, address) });
+  const page = await paginate({
+    query,
+    keys: keys(o.oldestFirst, 'first_block', 'address'),
+    bookmark: o.bookmark,
+    keyring: ctx.keyring,
+    scope: scopeOf(`owners:${collectionId}`, o, address),
+  });
   return mapPage(page, ownerDocFromRow);
 }
 
 /** Transfer legs of the collection in chain order; `address`: legs it sent or received. */
-export async function collectionActivityView(ctx: AppContext, collectionId: string, o: ViewOptions): Promise<Page<Doc>> {
+export async function collectionActivityView(
+  ctx: AppContext,
+  collectionId: string,
+  o: ViewOptions,
+): Promise<Page<Doc>> {
   const address = o.address ? toCanonical(o.address, 'address') : null;
   const scope = scopeOf(`activity:${collectionId}`, o, address);
   if (!address) {
-    const query = ctx.db.selectFrom('chain_activity').select(['doc_json', 'block', 'tx_index', 'leg_index']).where('collection_id', '=', collectionId);
-    return mapPage(await paginate({ query, keys: keys(o.oldestFirst, 'block', 'tx_index', 'leg_index'), bookmark: o.bookmark, keyring: ctx.keyring, scope }), jsonDoc);
+    const query = ctx.db
+      .selectFrom('chain_activity')
+      .select(['doc_json', 'block', 'tx_index', 'leg_index'])
+      .where('collection_id', '=', collectionId);
+    return mapPage(
+      await paginate({
+        query,
+        keys: keys(o.oldestFirst, 'block', 'tx_index', 'leg_index'),
+        bookmark: o.bookmark,
+        keyring: ctx.keyring,
+        scope,
+      }),
+      jsonDoc,
+    );
   }
   const query = ctx.db
     .selectFrom('chain_activity_parties as p')
@@ -125,23 +193,57 @@ export async function collectionActivityView(ctx: AppContext, collectionId: stri
     .select(['a.doc_json', 'p.block', 'p.tx_index', 'p.leg_index'])
     .where('p.address', '=', address)
     .where('p.collection_id', '=', collectionId);
-  return mapPage(await paginate({ query, keys: keys(o.oldestFirst, 'p.block', 'p.tx_index', 'p.leg_index'), bookmark: o.bookmark, keyring: ctx.keyring, scope }), jsonDoc);
+  return mapPage(
+    await paginate({
+      query,
+      keys: keys(o.oldestFirst, 'p.block', 'p.tx_index', 'p.leg_index'),
+      bookmark: o.bookmark,
+      keyring: ctx.keyring,
+      scope,
+    }),
+    jsonDoc,
+  );
 }
 
 /** Amount trackers, most recently moved first; `address`: trackers it approves or is tracked in. */
 export async function amountTrackersView(ctx: AppContext, collectionId: string, o: ViewOptions): Promise<Page<Doc>> {
   const address = o.address ? toCanonical(o.address, 'address') : null;
-  let query = ctx.db.selectFrom('chain_amount_trackers').select(['doc_json', 'updated_block', 'doc_id']).where('collection_id', '=', collectionId);
-  if (address) query = query.where((eb) => eb.or([eb('approver_address', '=', address), eb('approved_address', '=', address)]));
-  return mapPage(await paginate({ query, keys: keys(o.oldestFirst, 'updated_block', 'doc_id'), bookmark: o.bookmark, keyring: ctx.keyring, scope: scopeOf(`amountTrackers:${collectionId}`, o, address) }), jsonDoc);
+  let query = ctx.db
+    .selectFrom('chain_amount_trackers')
+    .select(['doc_json', 'updated_block', 'doc_id'])
+    .where('collection_id', '=', collectionId);
+  if (address)
+    query = query.where((eb) => eb.or([eb('approver_address', '=', address), eb('approved_address', '=', address)]));
+  return mapPage(
+    await paginate({
+      query,
+      keys: keys(o.oldestFirst, 'updated_block', 'doc_id'),
+      bookmark: o.bookmark,
+      keyring: ctx.keyring,
+      scope: scopeOf(`amountTrackers:${collectionId}`, o, address),
+    }),
+    jsonDoc,
+  );
 }
 
 /** Challenge trackers, most recently used first; `address`: trackers of approvals it owns. */
 export async function challengeTrackersView(ctx: AppContext, collectionId: string, o: ViewOptions): Promise<Page<Doc>> {
   const address = o.address ? toCanonical(o.address, 'address') : null;
-  let query = ctx.db.selectFrom('chain_challenge_trackers').select(['doc_json', 'updated_block', 'doc_id']).where('collection_id', '=', collectionId);
+  let query = ctx.db
+    .selectFrom('chain_challenge_trackers')
+    .select(['doc_json', 'updated_block', 'doc_id'])
+    .where('collection_id', '=', collectionId);
   if (address) query = query.where('approver_address', '=', address);
-  return mapPage(await paginate({ query, keys: keys(o.oldestFirst, 'updated_block', 'doc_id'), bookmark: o.bookmark, keyring: ctx.keyring, scope: scopeOf(`challengeTrackers:${collectionId}`, o, address) }), jsonDoc);
+  return mapPage(
+    await paginate({
+      query,
+      keys: keys(o.oldestFirst, 'updated_block', 'doc_id'),
+      bookmark: o.bookmark,
+      keyring: ctx.keyring,
+      scope: scopeOf(`challengeTrackers:${collectionId}`, o, address),
+    }),
+    jsonDoc,
+  );
 }
 
 // ---- per-token views ----------------------------------------------------------------------------
@@ -152,12 +254,16 @@ export const TOKEN_ID = /^[1-9][0-9]{0,19}$/;
 const MAX_UINT64 = 18446744073709551615n;
 
 export function checkTokenId(id: string): bigint {
-  if (!TOKEN_ID.test(id) || BigInt(id) > MAX_UINT64) throw badRequest(`tokenId must be a token id: a positive integer up to 2^64 - 1 as a decimal string (got ${JSON.stringify(id)})`);
+  if (!TOKEN_ID.test(id) || BigInt(id) > MAX_UINT64)
+    throw badRequest(
+      `tokenId must be a token id: a positive integer up to 2^64 - 1 as a decimal string (got ${JSON.stringify(id)})`,
+    );
   return BigInt(id);
 }
 
 type JsonBalance = { amount: string; tokenIds?: { start: string; end: string }[]; ownershipTimes?: unknown[] };
-const covers = (b: JsonBalance, tokenId: bigint) => (b.tokenIds ?? []).some((r) => BigInt(r.start) <= tokenId && tokenId <= BigInt(r.end));
+const covers = (b: JsonBalance, tokenId: bigint) =>
+  (b.tokenIds ?? []).some((r) => BigInt(r.start) <= tokenId && tokenId <= BigInt(r.end));
 const amountOf = (b: JsonBalance) => BigInt(b.amount);
 
 /** The pieces of a balance list that cover `tokenId`, each narrowed to that one id. */
@@ -167,10 +273,16 @@ export function balancesOfToken(balances: unknown, tokenId: bigint): JsonBalance
   return list.filter((b) => covers(b, tokenId)).map((b) => ({ ...b, tokenIds: [{ start: id, end: id }] }));
 }
 
-const holdsToken = (balances: unknown, tokenId: bigint) => balancesOfToken(balances, tokenId).some((b) => amountOf(b) > 0n);
+const holdsToken = (balances: unknown, tokenId: bigint) =>
+  balancesOfToken(balances, tokenId).some((b) => amountOf(b) > 0n);
 
 /** Owners holding some amount of `tokenId`, in the owners view's order. */
-export async function tokenOwnersView(ctx: AppContext, collectionId: string, tokenId: bigint, o: ViewOptions): Promise<Page<Doc>> {
+export async function tokenOwnersView(
+  ctx: AppContext,
+  collectionId: string,
+  tokenId: bigint,
+  o: ViewOptions,
+): Promise<Page<Doc>> {
   const address = o.address ? toCanonical(o.address, 'address') : null;
   let query = ctx.db
     .selectFrom('chain_balances')
@@ -190,13 +302,32 @@ export async function tokenOwnersView(ctx: AppContext, collectionId: string, tok
 }
 
 /** Transfer legs of the collection that moved some of `tokenId`, in the activity view's order. */
-export async function tokenActivityView(ctx: AppContext, collectionId: string, tokenId: bigint, o: ViewOptions): Promise<Page<Doc>> {
+export async function tokenActivityView(
+  ctx: AppContext,
+  collectionId: string,
+  tokenId: bigint,
+  o: ViewOptions,
+): Promise<Page<Doc>> {
   const address = o.address ? toCanonical(o.address, 'address') : null;
   const scope = scopeOf(`activity:${collectionId}:${tokenId}`, o, address);
-  const keep = (r: { doc_json: string }) => holdsToken((JSON.parse(r.doc_json) as { balances?: unknown }).balances, tokenId);
+  const keep = (r: { doc_json: string }) =>
+    holdsToken((JSON.parse(r.doc_json) as { balances?: unknown }).balances, tokenId);
   if (!address) {
-    const query = ctx.db.selectFrom('chain_activity').select(['doc_json', 'block', 'tx_index', 'leg_index']).where('collection_id', '=', collectionId);
-    return mapPage(await paginateFiltered({ query, keys: keys(o.oldestFirst, 'block', 'tx_index', 'leg_index'), bookmark: o.bookmark, keyring: ctx.keyring, scope, keep }), jsonDoc);
+    const query = ctx.db
+      .selectFrom('chain_activity')
+      .select(['doc_json', 'block', 'tx_index', 'leg_index'])
+      .where('collection_id', '=', collectionId);
+    return mapPage(
+      await paginateFiltered({
+        query,
+        keys: keys(o.oldestFirst, 'block', 'tx_index', 'leg_index'),
+        bookmark: o.bookmark,
+        keyring: ctx.keyring,
+        scope,
+        keep,
+      }),
+      jsonDoc,
+    );
   }
   const query = ctx.db
     .selectFrom('chain_activity_parties as p')
@@ -204,7 +335,17 @@ export async function tokenActivityView(ctx: AppContext, collectionId: string, t
     .select(['a.doc_json', 'p.block', 'p.tx_index', 'p.leg_index'])
     .where('p.address', '=', address)
     .where('p.collection_id', '=', collectionId);
-  return mapPage(await paginateFiltered({ query, keys: keys(o.oldestFirst, 'p.block', 'p.tx_index', 'p.leg_index'), bookmark: o.bookmark, keyring: ctx.keyring, scope, keep }), jsonDoc);
+  return mapPage(
+    await paginateFiltered({
+      query,
+      keys: keys(o.oldestFirst, 'p.block', 'p.tx_index', 'p.leg_index'),
+      bookmark: o.bookmark,
+      keyring: ctx.keyring,
+      scope,
+      keep,
+    }),
+    jsonDoc,
+  );
 }
 
 // ---- account views ------------------------------------------------------------------------------
@@ -215,7 +356,16 @@ export async function addressActivityView(ctx: AppContext, address: string, o: V
     .innerJoin('chain_activity as a', 'a.doc_id', 'p.doc_id')
     .select(['a.doc_json', 'p.block', 'p.tx_index', 'p.leg_index'])
     .where('p.address', '=', address);
-  return mapPage(await paginate({ query, keys: keys(o.oldestFirst, 'p.block', 'p.tx_index', 'p.leg_index'), bookmark: o.bookmark, keyring: ctx.keyring, scope: scopeOf('account-activity', o, address) }), jsonDoc);
+  return mapPage(
+    await paginate({
+      query,
+      keys: keys(o.oldestFirst, 'p.block', 'p.tx_index', 'p.leg_index'),
+      bookmark: o.bookmark,
+      keyring: ctx.keyring,
+      scope: scopeOf('account-activity', o, address),
+    }),
+    jsonDoc,
+  );
 }
 
 /** Owner documents of the address in every collection where it holds something. */
@@ -225,11 +375,37 @@ export async function tokensCollectedView(ctx: AppContext, address: string, o: V
     .select(['collection_id', 'address', 'store_json', 'update_history', 'first_block'])
     .where('address', '=', address)
     .where('has_balance', '=', 1);
-  return mapPage(await paginate({ query, keys: keys(o.oldestFirst, 'first_block', 'collection_id'), bookmark: o.bookmark, keyring: ctx.keyring, scope: scopeOf('tokens-collected', o, address) }), ownerDocFromRow);
+  return mapPage(
+    await paginate({
+      query,
+      keys: keys(o.oldestFirst, 'first_block', 'collection_id'),
+      bookmark: o.bookmark,
+      keyring: ctx.keyring,
+      scope: scopeOf('tokens-collected', o, address),
+    }),
+    ownerDocFromRow,
+  );
 }
 
 /** Collections the address created (`createdBy`) or manages (`manager`), newest first. */
-export async function collectionsByRoleView(ctx: AppContext, role: 'created_by' | 'manager', address: string, o: ViewOptions): Promise<Page<Doc>> {
-  const query = ctx.db.selectFrom('chain_collections').select(['collection_id', 'doc_json', 'created_block', 'created_time', 'update_history']).where(role, '=', address);
-  return mapPage(await paginate({ query, keys: keys(o.oldestFirst, 'created_block', 'collection_id'), bookmark: o.bookmark, keyring: ctx.keyring, scope: scopeOf(`collections-${role}`, o, address) }), collectionDocFromRow);
+export async function collectionsByRoleView(
+  ctx: AppContext,
+  role: 'created_by' | 'manager',
+  address: string,
+  o: ViewOptions,
+): Promise<Page<Doc>> {
+  const query = ctx.db
+    .selectFrom('chain_collections')
+    .select(['collection_id', 'doc_json', 'created_block', 'created_time', 'update_history'])
+    .where(role, '=', address);
+  return mapPage(
+    await paginate({
+      query,
+      keys: keys(o.oldestFirst, 'created_block', 'collection_id'),
+      bookmark: o.bookmark,
+      keyring: ctx.keyring,
+      scope: scopeOf(`collections-${role}`, o, address),
+    }),
+    collectionDocFromRow,
+  );
 }

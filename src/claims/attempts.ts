@@ -64,10 +64,21 @@ export async function attemptClaim(
     }
   }
   if (complete && !numUsesInstance(claim)) {
-    throw badRequest(`Claim ${claimId} is an on-demand claim (no numUses): it is not completed; check success with GET /api/v0/claims/success/${claimId}/{address}`);
+    throw badRequest(
+      `Claim ${claimId} is an on-demand claim (no numUses): it is not completed; check success with GET /api/v0/claims/success/${claimId}/{address}`,
+    );
   }
-  const attemptSession: AttemptSession | null = session ? { platformAddress: session.platformAddress, scopes: [...session.scopes] } : null;
-  const attempt = { platformAddress, inputs, expectedVersion, session: attemptSession, ...(specificInstanceIds ? { specificInstanceIds } : {}), ...(locale !== 'en' ? { locale } : {}) };
+  const attemptSession: AttemptSession | null = session
+    ? { platformAddress: session.platformAddress, scopes: [...session.scopes] }
+    : null;
+  const attempt = {
+    platformAddress,
+    inputs,
+    expectedVersion,
+    session: attemptSession,
+    ...(specificInstanceIds ? { specificInstanceIds } : {}),
+    ...(locale !== 'en' ? { locale } : {}),
+  };
   // passwords and codes can be guessed: such claims are throttled per address, IP and claim
   const guessable = claim.plugins.some((p) => findPlugin(p.pluginId)?.requiresUserInput);
   const ticket = guessable ? await admitGuess(ctx, claimId, { ip, platformAddress }, now) : null;
@@ -123,7 +134,10 @@ async function flushInserts(ctx: AppContext, batch: PendingInsert[]): Promise<vo
   for (let i = 0; i < batch.length; i += 500) {
     const chunk = batch.slice(i, i + 500);
     try {
-      await ctx.db.insertInto('claim_attempts').values(chunk.map((p) => p.row)).execute();
+      await ctx.db
+        .insertInto('claim_attempts')
+        .values(chunk.map((p) => p.row))
+        .execute();
       for (const p of chunk) p.resolve();
     } catch (err) {
       for (const p of chunk) p.reject(err);
@@ -143,7 +157,11 @@ export interface AttemptStatus {
  * `code` (on-chain claims, successful attempts) only for a session of the claiming address with
  * completeClaims, or of the creator / manager with readPrivateClaimData.
  */
-export async function attemptStatus(ctx: AppContext, claimAttemptId: string, session: Session | null): Promise<AttemptStatus> {
+export async function attemptStatus(
+  ctx: AppContext,
+  claimAttemptId: string,
+  session: Session | null,
+): Promise<AttemptStatus> {
   if (claimAttemptId === SIMULATED_ATTEMPT_ID) return { success: true, error: '', platformAddress: '' };
   const row = await ctx.db
     .selectFrom('claim_attempts')
@@ -193,7 +211,15 @@ export async function listAttempts(
   };
   const [page, count] = await Promise.all([
     paginate({
-      query: filtered().select(['seq', 'claim_attempt_id', 'platform_address', 'status', 'error', 'claim_number', 'attempted_at']),
+      query: filtered().select([
+        'seq',
+        'claim_attempt_id',
+        'platform_address',
+        'status',
+        'error',
+        'claim_number',
+        'attempted_at',
+      ]),
       keys: [
         { column: 'attempted_at', direction: 'desc' },
         { column: 'seq', direction: 'desc' },
@@ -202,7 +228,9 @@ export async function listAttempts(
       keyring: ctx.keyring,
       scope: `claims/attempts:${claimId}:${address ?? ''}:${opts.includeErrors ? 1 : 0}`,
     }),
-    filtered().select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+    filtered()
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow(),
   ]);
   const docs = page.docs.map((r) => ({
     success: r.status === 'success',

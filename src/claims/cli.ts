@@ -10,11 +10,17 @@ import { drainQueue } from './queue.ts';
 
 /** `--only a,b`: at least one name, each a known loop. */
 async function onlyLoops(value: string): Promise<string[]> {
-  const names = value.split(',').map((s) => s.trim()).filter(Boolean);
+  const names = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (names.length === 0) throw new UsageError('worker --only needs at least one loop name (comma-separated)');
   const known = (await listLoops()).map((l) => l.name).sort();
   const unknown = names.filter((n) => !known.includes(n));
-  if (unknown.length) throw new UsageError(`worker --only: unknown background loop ${unknown.map((n) => `"${n}"`).join(', ')}; known: ${known.join(', ')}`);
+  if (unknown.length)
+    throw new UsageError(
+      `worker --only: unknown background loop ${unknown.map((n) => `"${n}"`).join(', ')}; known: ${known.join(', ')}`,
+    );
   return names;
 }
 
@@ -26,7 +32,11 @@ registerCommand({
     '--once                drain the claim queue, print {"resolved": n} and exit; runs no loop, so takes no --only',
   ].join('\n'),
   async run(args) {
-    const { values } = parseArgs({ args, options: { once: { type: 'boolean' }, only: { type: 'string' } }, strict: true });
+    const { values } = parseArgs({
+      args,
+      options: { once: { type: 'boolean' }, only: { type: 'string' } },
+      strict: true,
+    });
     const only = values.only === undefined ? undefined : await onlyLoops(values.only);
     if (values.once && only) throw new UsageError('worker --once drains the claim queue and takes no --only');
     const ctx = await createContext(loadConfig());
@@ -38,6 +48,9 @@ registerCommand({
       }
       return;
     }
-    await runLoopsUntilSignal(ctx, only, { started: 'worker started', stopping: 'worker stopping: finishing the current work' });
+    await runLoopsUntilSignal(ctx, only, {
+      started: 'worker started',
+      stopping: 'worker stopping: finishing the current work',
+    });
   },
 });

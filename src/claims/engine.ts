@@ -3,7 +3,14 @@
 // reads through the given handle and returns the changes to commit; simulate and execute share it.
 import { HALTED } from '../plugins/halt.ts';
 import { findPlugin, resolvePlugin } from '../plugins/registry.ts';
-import type { AttemptRun, AttemptSession, ClaimInfo, EvaluateContext, PluginResult, StatusWebhook } from '../plugins/types.ts';
+import type {
+  AttemptRun,
+  AttemptSession,
+  ClaimInfo,
+  EvaluateContext,
+  PluginResult,
+  StatusWebhook,
+} from '../plugins/types.ts';
 import { assignerOf, maxUsesOf, numUsesInstance, type ClaimRecord } from './model.ts';
 import { evaluateSatisfyMethod } from './satisfy.ts';
 import { claimNumberUsed, readStateValue } from './storage.ts';
@@ -27,7 +34,12 @@ export interface StateWrite {
 
 export type AttemptOutcome =
   | { success: true; claimNumber: number | null; writes: StateWrite[]; replay: Record<string, unknown> }
-  | { success: false; error: string; status: number; /** A user-input plugin (password, codes) failed: a wrong guess. */ inputRejected?: true };
+  | {
+      success: false;
+      error: string;
+      status: number /** A user-input plugin (password, codes) failed: a wrong guess. */;
+      inputRejected?: true;
+    };
 
 export const versionMismatchError = (expected: number, actual: number) =>
   `Claim has been updated since last fetch: expected version ${expected}, current version ${actual}`;
@@ -41,7 +53,11 @@ export interface EvaluateEnv extends AttemptRun {
   claimNumberUsed?: (claimId: string, claimNumber: number) => Promise<boolean>;
 }
 
-export async function evaluateAttempt(claim: ClaimRecord, input: AttemptInput, env: EvaluateEnv): Promise<AttemptOutcome> {
+export async function evaluateAttempt(
+  claim: ClaimRecord,
+  input: AttemptInput,
+  env: EvaluateEnv,
+): Promise<AttemptOutcome> {
   const readState = env.readState ?? ((c: string, i: string, k: string) => readStateValue(env.db, c, i, k));
   const numberUsed = env.claimNumberUsed ?? ((c: string, n: number) => claimNumberUsed(env.db, c, n));
   if (input.expectedVersion !== -1 && input.expectedVersion !== claim.version) {
@@ -58,7 +74,12 @@ export async function evaluateAttempt(claim: ClaimRecord, input: AttemptInput, e
   let toRun = claim.plugins;
   if (input.specificInstanceIds) {
     for (const id of input.specificInstanceIds) {
-      if (!claim.plugins.some((p) => p.instanceId === id)) return { success: false, error: `_specificInstanceIds names "${id}", which is not an instance id of this claim`, status: 400 };
+      if (!claim.plugins.some((p) => p.instanceId === id))
+        return {
+          success: false,
+          error: `_specificInstanceIds names "${id}", which is not an instance id of this claim`,
+          status: 400,
+        };
     }
     const wanted = new Set(input.specificInstanceIds);
     toRun = claim.plugins.filter((p) => wanted.has(p.instanceId) || mandatory.has(p.instanceId));
@@ -73,7 +94,9 @@ export async function evaluateAttempt(claim: ClaimRecord, input: AttemptInput, e
         results.set(inst.instanceId, { success: false, error: `Unknown plugin: ${inst.pluginId}` });
         return;
       }
-      const result = await plugin.evaluate(pluginContext(claim, info, inst, input, env, readState, assigner?.instanceId === inst.instanceId));
+      const result = await plugin.evaluate(
+        pluginContext(claim, info, inst, input, env, readState, assigner?.instanceId === inst.instanceId),
+      );
       results.set(inst.instanceId, result);
     }),
   );
@@ -81,7 +104,10 @@ export async function evaluateAttempt(claim: ClaimRecord, input: AttemptInput, e
   // a wrong password or code counts as a failed guess (guess-throttle.ts), whatever error is shown;
   // a right one that cannot be used (a used code) does not
   const wrong = (r: PluginResult | undefined) => r?.success === false && !r.rightAnswer;
-  if (!outcome.success && claim.plugins.some((p) => findPlugin(p.pluginId)?.requiresUserInput && wrong(results.get(p.instanceId)))) {
+  if (
+    !outcome.success &&
+    claim.plugins.some((p) => findPlugin(p.pluginId)?.requiresUserInput && wrong(results.get(p.instanceId)))
+  ) {
     return { ...outcome, inputRejected: true };
   }
   return outcome;
@@ -103,7 +129,8 @@ async function conclude(
     for (const inst of claim.plugins) {
       if (!ids.includes(inst.instanceId)) continue;
       const r = results.get(inst.instanceId);
-      if (r && !r.success) return { success: false as const, error: r.error ?? 'Plugin failed', status: r.status ?? 400 };
+      if (r && !r.success)
+        return { success: false as const, error: r.error ?? 'Plugin failed', status: r.status ?? 400 };
     }
     return null;
   };
@@ -124,7 +151,8 @@ async function conclude(
   } else {
     const failure = firstFailure(claim.plugins.map((p) => p.instanceId));
     if (failure) return failure;
-    if (claim.plugins.some((p) => !results.has(p.instanceId))) return { success: false, error: notRunOrUnsatisfied(claim, results), status: 400 };
+    if (claim.plugins.some((p) => !results.has(p.instanceId)))
+      return { success: false, error: notRunOrUnsatisfied(claim, results), status: 400 };
     path = new Set(claim.plugins.map((p) => p.instanceId));
   }
 
@@ -133,11 +161,13 @@ async function conclude(
     const n = results.get(assigner.instanceId)?.claimNumber;
     const maxUses = maxUsesOf(claim) ?? 0;
     if (n === undefined) return { success: false, error: 'Claim number not found', status: 400 };
-    if (!Number.isInteger(n) || n < 0 || n >= maxUses) return { success: false, error: `Invalid claim number: ${n}`, status: 400 };
+    if (!Number.isInteger(n) || n < 0 || n >= maxUses)
+      return { success: false, error: `Invalid claim number: ${n}`, status: 400 };
     // The numUses counter cannot collide unless its state was edited, so the pre-check skips that
     // lookup; execution always checks (and the ledger's primary key is the last guard).
     const counter = mode === 'simulate' && assigner.pluginId === 'numUses';
-    if (!counter && (await numberUsed(claim.claimId, n))) return { success: false, error: `Claim number already used: ${n}`, status: 400 };
+    if (!counter && (await numberUsed(claim.claimId, n)))
+      return { success: false, error: `Claim number already used: ${n}`, status: 400 };
     claimNumber = n;
   }
 
@@ -211,7 +241,10 @@ export async function statusWebhooks(
   for (const inst of claim.plugins) {
     const plugin = await resolvePlugin(inst, env);
     if (!plugin?.statusWebhook) continue;
-    const hook = await plugin.statusWebhook(pluginContext(claim, info, inst, input, env, readState, assigner?.instanceId === inst.instanceId), success ? 'success' : 'failure');
+    const hook = await plugin.statusWebhook(
+      pluginContext(claim, info, inst, input, env, readState, assigner?.instanceId === inst.instanceId),
+      success ? 'success' : 'failure',
+    );
     if (hook) out.push({ ...hook, pluginId: inst.pluginId, instanceId: inst.instanceId });
   }
   return out;
@@ -221,12 +254,21 @@ export async function statusWebhooks(
  * The instances of a queued attempt whose execution-time work is still to do outside the
  * transaction (plugins with `prepareExecution` and no replayed value), in claim order.
  */
-export async function unpreparedInstances(claim: ClaimRecord, input: AttemptInput, env: Pick<EvaluateEnv, 'db' | 'keyring' | 'replay'>): Promise<string[]> {
+export async function unpreparedInstances(
+  claim: ClaimRecord,
+  input: AttemptInput,
+  env: Pick<EvaluateEnv, 'db' | 'keyring' | 'replay'>,
+): Promise<string[]> {
   const out: string[] = [];
   const assigner = assignerOf(claim)?.instanceId;
   for (const inst of claim.plugins) {
     if (env.replay && inst.instanceId in env.replay) continue;
-    if (input.specificInstanceIds && !input.specificInstanceIds.includes(inst.instanceId) && inst.instanceId !== assigner) continue;
+    if (
+      input.specificInstanceIds &&
+      !input.specificInstanceIds.includes(inst.instanceId) &&
+      inst.instanceId !== assigner
+    )
+      continue;
     const plugin = await resolvePlugin(inst, env);
     if (plugin?.prepareExecution) out.push(inst.instanceId);
   }
@@ -234,7 +276,12 @@ export async function unpreparedInstances(claim: ClaimRecord, input: AttemptInpu
 }
 
 /** Runs `prepareExecution` of the named instances (in parallel); their values, by instance id. */
-export async function prepareExecution(claim: ClaimRecord, input: AttemptInput, env: EvaluateEnv, instanceIds: string[]): Promise<Record<string, unknown>> {
+export async function prepareExecution(
+  claim: ClaimRecord,
+  input: AttemptInput,
+  env: EvaluateEnv,
+  instanceIds: string[],
+): Promise<Record<string, unknown>> {
   const info = claimInfo(claim);
   const assigner = assignerOf(claim);
   const readState = env.readState ?? ((c: string, i: string, k: string) => readStateValue(env.db, c, i, k));
@@ -245,7 +292,9 @@ export async function prepareExecution(claim: ClaimRecord, input: AttemptInput, 
       .map(async (inst) => {
         const plugin = await resolvePlugin(inst, env);
         if (!plugin?.prepareExecution) return;
-        out[inst.instanceId] = await plugin.prepareExecution(pluginContext(claim, info, inst, input, env, readState, assigner?.instanceId === inst.instanceId));
+        out[inst.instanceId] = await plugin.prepareExecution(
+          pluginContext(claim, info, inst, input, env, readState, assigner?.instanceId === inst.instanceId),
+        );
       }),
   );
   return out;
@@ -258,11 +307,14 @@ function referencedIds(node: string | { conditions: Array<unknown> }): string[] 
 
 function hasNot(node: string | { type: string; conditions: Array<unknown> }): boolean {
   if (typeof node === 'string') return false;
-  return node.type === 'NOT' || node.conditions.some((c) => hasNot(c as string | { type: string; conditions: unknown[] }));
+  return (
+    node.type === 'NOT' || node.conditions.some((c) => hasNot(c as string | { type: string; conditions: unknown[] }))
+  );
 }
 
 function notRunOrUnsatisfied(claim: ClaimRecord, results: Map<string, PluginResult>): string {
   const skipped = claim.plugins.filter((p) => !results.has(p.instanceId)).map((p) => p.instanceId);
-  if (skipped.length) return `The claim's success logic is not satisfied: ${skipped.join(', ')} did not run (not in _specificInstanceIds)`;
+  if (skipped.length)
+    return `The claim's success logic is not satisfied: ${skipped.join(', ')} did not run (not in _specificInstanceIds)`;
   return "The claim's success logic is not satisfied";
 }

@@ -69,7 +69,10 @@ function networkOf(ip: string): string | null {
   try {
     const addr = ipaddr.parse(ip);
     if (addr.kind() !== 'ipv6' || (addr as ipaddr.IPv6).isIPv4MappedAddress()) return null;
-    return `net:${(addr as ipaddr.IPv6).parts.slice(0, 3).map((p) => p.toString(16)).join(':')}::/48`;
+    return `net:${(addr as ipaddr.IPv6).parts
+      .slice(0, 3)
+      .map((p) => p.toString(16))
+      .join(':')}::/48`;
   } catch {
     return null;
   }
@@ -112,7 +115,8 @@ function addressReservation(now: number): { count: RawBuilder<number>; tat: RawB
   const stale = now - GUESS_RETENTION_MS;
   const count = sql<number>`(case when claim_guess_buckets.last_failure_at < ${big(stale)} and claim_guess_buckets.tat < ${big(stale)} then 1 else claim_guess_buckets.failures + 1 end)`;
   const waits: RawBuilder<unknown>[] = [];
-  for (let n = GUESS_FREE_FAILURES; addressWaitMs(n - 1) < LONGEST_WAIT_MS; n++) waits.push(sql`when ${count} = ${n} then ${big(addressWaitMs(n))}`);
+  for (let n = GUESS_FREE_FAILURES; addressWaitMs(n - 1) < LONGEST_WAIT_MS; n++)
+    waits.push(sql`when ${count} = ${n} then ${big(addressWaitMs(n))}`);
   const longest = GUESS_FREE_FAILURES + waits.length;
   const tat = sql<number>`${big(now)} + (case ${sql.join(waits, sql` `)} when ${count} >= ${longest} then ${big(LONGEST_WAIT_MS)} else ${big(0)} end)`;
   return { count, tat };
@@ -140,7 +144,12 @@ export async function admitGuess(ctx: AppContext, claimId: string, who: Guesser,
   const scopes = [ticket.address, ticket.ip, ...(ticket.net ? [ticket.net] : []), 'claim'];
   const rows = await run<BucketRow>(
     ctx,
-    ctx.db.selectFrom('claim_guess_buckets').select(['scope', 'tat', 'failures', 'last_failure_at']).where('claim_id', '=', claimId).where('scope', 'in', scopes).compile(),
+    ctx.db
+      .selectFrom('claim_guess_buckets')
+      .select(['scope', 'tat', 'failures', 'last_failure_at'])
+      .where('claim_id', '=', claimId)
+      .where('scope', 'in', scopes)
+      .compile(),
   );
   const row = (scope: string | null) => {
     const r = rows.find((x) => x.scope === scope);
@@ -151,11 +160,15 @@ export async function admitGuess(ctx: AppContext, claimId: string, who: Guesser,
   const claim = row('claim');
 
   const addressRefusal = (count: number, waitMs: number) =>
-    tooManyRequests(`Too many failed guesses for this address on claim ${claimId}: ${count} in a row. Try again in ${seconds(waitMs)} s.`, seconds(waitMs));
+    tooManyRequests(
+      `Too many failed guesses for this address on claim ${claimId}: ${count} in a row. Try again in ${seconds(waitMs)} s.`,
+      seconds(waitMs),
+    );
   // Only a count past the free ones carries a wait: below it, `tat` is merely the time of the last
   // reservation, which a parallel request of the same address may have stamped a moment after this
   // request's `now` (PostgreSQL runs them in any order), and is no reason to refuse.
-  if (ipLimit && address && address.failures >= GUESS_FREE_FAILURES && address.tat > now) throw addressRefusal(address.failures, address.tat - now);
+  if (ipLimit && address && address.failures >= GUESS_FREE_FAILURES && address.tat > now)
+    throw addressRefusal(address.failures, address.tat - now);
 
   const claimRefusal = () => {
     const waitMs = claim!.tat - claimLimit!.toleranceMs - now;
@@ -175,21 +188,30 @@ export async function admitGuess(ctx: AppContext, claimId: string, who: Guesser,
   // Outside the claim's budget an IP is evaluated once at a time: its slot must be free (no tolerance).
   const tolerance = exhausted ? 0 : ipLimit.toleranceMs;
   const ipRefusal = (waitMs: number) =>
-    exhausted ? claimRefusal() : tooManyRequests(`Too many failed guesses from this IP address on claim ${claimId}: ${ipLimit.limit} per minute. Try again in ${seconds(waitMs)} s.`, seconds(waitMs));
+    exhausted
+      ? claimRefusal()
+      : tooManyRequests(
+          `Too many failed guesses from this IP address on claim ${claimId}: ${ipLimit.limit} per minute. Try again in ${seconds(waitMs)} s.`,
+          seconds(waitMs),
+        );
   if (ip && ip.tat - now > tolerance) throw ipRefusal(ip.tat - tolerance - now);
 
   const { count, tat } = addressReservation(now);
   const [ipTaken, addressTaken] = await Promise.all([
     run<{ tat: number }>(
       ctx,
-      sql<{ tat: number }>`insert into claim_guess_buckets (claim_id, scope, tat, failures, last_failure_at) values (${claimId}, ${ticket.ip}, ${big(now + ipLimit.intervalMs)}, 0, 0)
+      sql<{
+        tat: number;
+      }>`insert into claim_guess_buckets (claim_id, scope, tat, failures, last_failure_at) values (${claimId}, ${ticket.ip}, ${big(now + ipLimit.intervalMs)}, 0, 0)
         on conflict (claim_id, scope) do update set tat = (case when claim_guess_buckets.tat > ${big(now)} then claim_guess_buckets.tat else ${big(now)} end) + ${big(ipLimit.intervalMs)}
         where claim_guess_buckets.tat <= ${big(now + tolerance)}
         returning tat`.compile(ctx.db),
     ),
     run<{ failures: number }>(
       ctx,
-      sql<{ failures: number }>`insert into claim_guess_buckets (claim_id, scope, tat, failures, last_failure_at) values (${claimId}, ${ticket.address}, ${big(now)}, 1, 0)
+      sql<{
+        failures: number;
+      }>`insert into claim_guess_buckets (claim_id, scope, tat, failures, last_failure_at) values (${claimId}, ${ticket.address}, ${big(now)}, 1, 0)
         on conflict (claim_id, scope) do update set failures = ${count}, tat = ${tat}
         where claim_guess_buckets.tat <= ${big(now)} or claim_guess_buckets.failures < ${GUESS_FREE_FAILURES}
         returning failures`.compile(ctx.db),
@@ -224,7 +246,11 @@ async function giveBack(ctx: AppContext, t: GuessTicket): Promise<void> {
  * `right` gives the IP's slot back and starts the address's count again; `other` (an answer that
  * says nothing about the password or code, e.g. a version mismatch) gives back what was taken.
  */
-export async function settleGuess(ctx: AppContext, t: GuessTicket, outcome: 'wrong' | 'right' | 'other'): Promise<void> {
+export async function settleGuess(
+  ctx: AppContext,
+  t: GuessTicket,
+  outcome: 'wrong' | 'right' | 'other',
+): Promise<void> {
   if (outcome === 'other') return giveBack(ctx, t);
   if (outcome === 'right') {
     const scopes = [...(t.addressTatBefore !== null ? [t.address] : []), ...(t.ipInterval > 0 ? [t.ip] : [])];
@@ -267,7 +293,11 @@ export async function settleGuess(ctx: AppContext, t: GuessTicket, outcome: 'wro
 }
 
 /** What the claim's owner sees: all failed guesses since creation, and those of the last hour. */
-export async function failedGuesses(db: DB | Tx, claimId: string, now: number): Promise<{ total: number; lastHour: number }> {
+export async function failedGuesses(
+  db: DB | Tx,
+  claimId: string,
+  now: number,
+): Promise<{ total: number; lastHour: number }> {
   const rows = await db
     .selectFrom('claim_guess_buckets')
     .select(['scope', 'tat', 'failures'])

@@ -66,7 +66,8 @@ export const laneOf = (c: Pick<ClaimRecord, 'claimId' | 'collectionId' | 'standa
 export const trackerKey = (t: TrackerDetails): string =>
   [t.collectionId, t.approvalId, t.challengeTrackerId, t.approvalLevel, t.approverAddress].join('|');
 
-export const numUsesInstance = (c: ClaimRecord): PluginInstance | undefined => c.plugins.find((p) => p.pluginId === 'numUses');
+export const numUsesInstance = (c: ClaimRecord): PluginInstance | undefined =>
+  c.plugins.find((p) => p.pluginId === 'numUses');
 export const maxUsesOf = (c: ClaimRecord): number | null => {
   const n = numUsesInstance(c);
   return n ? Number(n.publicParams.maxUses) : null;
@@ -74,7 +75,8 @@ export const maxUsesOf = (c: ClaimRecord): number | null => {
 
 /** The instance assigning claim numbers: `assignMethod` when it names one, else numUses. */
 export function assignerOf(c: ClaimRecord): PluginInstance | undefined {
-  if (c.assignMethod && c.assignMethod !== 'firstComeFirstServe') return c.plugins.find((p) => p.instanceId === c.assignMethod);
+  if (c.assignMethod && c.assignMethod !== 'firstComeFirstServe')
+    return c.plugins.find((p) => p.instanceId === c.assignMethod);
   return numUsesInstance(c);
 }
 
@@ -169,11 +171,18 @@ export interface LoadOptions {
 }
 
 /** The live claim (not deleted, not an expired test claim), or null. */
-export async function loadClaim(db: DB | Tx, keyring: Keyring, claimId: string, now: number, opts: LoadOptions = {}): Promise<ClaimRecord | null> {
+export async function loadClaim(
+  db: DB | Tx,
+  keyring: Keyring,
+  claimId: string,
+  now: number,
+  opts: LoadOptions = {},
+): Promise<ClaimRecord | null> {
   const cache = cacheOf(keyring);
   if (opts.maxAgeMs) {
     const c = cache.get(claimId);
-    if (c && performance.now() - c.checkedAt <= opts.maxAgeMs) return c.claim.testExpiresAt !== null && c.claim.testExpiresAt <= now ? null : c.claim;
+    if (c && performance.now() - c.checkedAt <= opts.maxAgeMs)
+      return c.claim.testExpiresAt !== null && c.claim.testExpiresAt <= now ? null : c.claim;
   }
   let head = db
     .selectFrom('claims')

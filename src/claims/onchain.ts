@@ -51,13 +51,29 @@ function toOnChain(c: ClaimRecord | null): OnChainClaim | null {
 }
 
 /** null: missing, deleted (or an expired test claim at `now`), or not on-chain. */
-export async function loadOnChainClaim(db: DB | Tx, keyring: Keyring, claimId: string, now: number): Promise<OnChainClaim | null> {
+export async function loadOnChainClaim(
+  db: DB | Tx,
+  keyring: Keyring,
+  claimId: string,
+  now: number,
+): Promise<OnChainClaim | null> {
   return toOnChain(await loadClaim(db, keyring, claimId, now));
 }
 
-export async function findOnChainClaimByTracker(db: DB | Tx, keyring: Keyring, t: TrackerDetails, now: number): Promise<OnChainClaim | null> {
-  const approverAddress = t.approverAddress === '' ? '' : (tryParseAddress(t.approverAddress)?.platformAddress ?? t.approverAddress);
-  const rows = await db.selectFrom('claims').select('claim_id').where('tracker_key', '=', trackerKey({ ...t, approverAddress })).where('deleted_at', 'is', null).execute();
+export async function findOnChainClaimByTracker(
+  db: DB | Tx,
+  keyring: Keyring,
+  t: TrackerDetails,
+  now: number,
+): Promise<OnChainClaim | null> {
+  const approverAddress =
+    t.approverAddress === '' ? '' : (tryParseAddress(t.approverAddress)?.platformAddress ?? t.approverAddress);
+  const rows = await db
+    .selectFrom('claims')
+    .select('claim_id')
+    .where('tracker_key', '=', trackerKey({ ...t, approverAddress }))
+    .where('deleted_at', 'is', null)
+    .execute();
   for (const r of rows) {
     const c = await loadOnChainClaim(db, keyring, r.claim_id, now);
     if (c) return c;

@@ -19,11 +19,11 @@ export interface AttemptPayload {
  */
 export function encodePayload(keyring: Keyring, p: AttemptPayload): string {
   const json = JSON.stringify(p);
-  const secret = Object.keys(p.inputs).length > 0 || Object.values(p.replay).some((v) => typeof v === 'object' && v !== null);
+  const secret =
+    Object.keys(p.inputs).length > 0 || Object.values(p.replay).some((v) => typeof v === 'object' && v !== null);
   return secret ? keyring.encrypt(json) : `j:${json}`;
 }
 
 export function decodePayload(keyring: Keyring, stored: string): AttemptPayload {
   return JSON.parse(stored.startsWith('j:') ? stored.slice(2) : keyring.decrypt(stored)) as AttemptPayload;
 }
-

@@ -26,13 +26,21 @@ export function pluginEnv(app: AppContext, now: number, db: DB | Tx = app.db): P
 }
 
 /** Indexed claims: the address's claim numbers. On-demand claims: the criteria, evaluated now. */
-export async function successOf(ctx: AppContext, claimId: string, address: string): Promise<{ successCount: number; claimNumbers: number[] }> {
+export async function successOf(
+  ctx: AppContext,
+  claimId: string,
+  address: string,
+): Promise<{ successCount: number; claimNumbers: number[] }> {
   const platformAddress = toCanonical(address, 'address');
   const now = ctx.clock.now();
   const claim = await loadClaim(ctx.db, ctx.keyring, claimId, now);
   if (!claim) throw notFound(`Claim ${claimId} not found`);
   if (!numUsesInstance(claim)) {
-    const outcome = await evaluateAttempt(claim, { platformAddress, inputs: {}, expectedVersion: -1, session: null }, { ...pluginEnv(ctx, now), mode: 'simulate', claimAttemptId: '' });
+    const outcome = await evaluateAttempt(
+      claim,
+      { platformAddress, inputs: {}, expectedVersion: -1, session: null },
+      { ...pluginEnv(ctx, now), mode: 'simulate', claimAttemptId: '' },
+    );
     return { successCount: outcome.success ? 1 : 0, claimNumbers: [] };
   }
   const claimNumbers = await claimNumbersOf(ctx.db, claimId, platformAddress);

@@ -30,7 +30,12 @@ export class Batch {
   private readonly values = new Map<string, { claimId: string; instanceId: string; key: string; value: unknown }>();
   private readonly dirty = new Set<string>();
   private readonly numbers = new Set<string>();
-  private readonly ledger: Array<{ claim_id: string; claim_number: number; platform_address: string; claim_attempt_id: string }> = [];
+  private readonly ledger: Array<{
+    claim_id: string;
+    claim_number: number;
+    platform_address: string;
+    claim_attempt_id: string;
+  }> = [];
 
   private readonly checked: boolean;
   readonly results: Array<{ id: string; success: boolean; error: string; claimNumber: number }> = [];
@@ -74,7 +79,12 @@ export class Batch {
 
   useNumber(claimId: string, n: number, platformAddress: string, claimAttemptId: string): void {
     this.numbers.add(`${claimId}\u0000${n}`);
-    this.ledger.push({ claim_id: claimId, claim_number: n, platform_address: platformAddress, claim_attempt_id: claimAttemptId });
+    this.ledger.push({
+      claim_id: claimId,
+      claim_number: n,
+      platform_address: platformAddress,
+      claim_attempt_id: claimAttemptId,
+    });
   }
 
   resolve(id: string, success: boolean, error: string, claimNumber: number): void {
@@ -87,7 +97,10 @@ export class Batch {
     // lane re-runs in checked mode, where every number was looked up before it was used.
     for (let i = 0; i < this.ledger.length; i += 500) {
       try {
-        await this.tx.insertInto('claim_numbers').values(this.ledger.slice(i, i + 500)).execute();
+        await this.tx
+          .insertInto('claim_numbers')
+          .values(this.ledger.slice(i, i + 500))
+          .execute();
       } catch (err) {
         if (!this.checked && isUniqueViolation(err)) throw new NumberCollision();
         throw err;
@@ -99,7 +112,9 @@ export class Batch {
     // statistics say almost nothing is queued) hash every queued row of the table instead.
     for (let i = 0; i < this.results.length; i += 200) {
       const chunk = this.results.slice(i, i + 200);
-      const values = sql.join(chunk.map((r) => sql`(${r.id}, ${r.success ? 1 : 0}, ${r.error}, ${r.claimNumber}, 'queued')`));
+      const values = sql.join(
+        chunk.map((r) => sql`(${r.id}, ${r.success ? 1 : 0}, ${r.error}, ${r.claimNumber}, 'queued')`),
+      );
       const res = await sql`
         update claim_attempts
         set status = case when cast(v.column2 as integer) = 1 then 'success' else 'failure' end,
@@ -110,21 +125,26 @@ export class Batch {
             payload = null
         from (values ${values}) as v
         where claim_attempts.claim_attempt_id = v.column1 and claim_attempts.status = v.column5`.execute(this.tx);
-      if (Number(res.numAffectedRows ?? 0) !== chunk.length) throw new Error('a claim attempt of this batch was resolved by someone else');
+      if (Number(res.numAffectedRows ?? 0) !== chunk.length)
+        throw new Error('a claim attempt of this batch was resolved by someone else');
     }
     const upserts: Array<{ claim_id: string; instance_id: string; key: string; value: string }> = [];
     for (const k of this.dirty) {
       const e = this.values.get(k)!;
-      if (e.value === null || e.value === undefined) await writeStateValue(this.tx, e.claimId, e.instanceId, e.key, null);
+      if (e.value === null || e.value === undefined)
+        await writeStateValue(this.tx, e.claimId, e.instanceId, e.key, null);
       else upserts.push({ claim_id: e.claimId, instance_id: e.instanceId, key: e.key, value: JSON.stringify(e.value) });
     }
     for (let i = 0; i < upserts.length; i += 200) {
       await this.tx
         .insertInto('claim_state')
         .values(upserts.slice(i, i + 200))
-        .onConflict((oc) => oc.columns(['claim_id', 'instance_id', 'key']).doUpdateSet((eb) => ({ value: eb.ref('excluded.value') })))
+        .onConflict((oc) =>
+          oc.columns(['claim_id', 'instance_id', 'key']).doUpdateSet((eb) => ({ value: eb.ref('excluded.value') })),
+        )
         .execute();
     }
-    for (let i = 0; i < this.deliveries.length; i += 200) await enqueueDeliveries(this.tx, this.deliveries.slice(i, i + 200), now, keyring);
+    for (let i = 0; i < this.deliveries.length; i += 200)
+      await enqueueDeliveries(this.tx, this.deliveries.slice(i, i + 200), now, keyring);
   }
 }

@@ -21,7 +21,9 @@ function hubOf(ctx: AppContext): WakeHub {
   let h = hubs.get(ctx);
   if (!h) {
     const notify = new TurnBatcher<void>(() => {
-      sql`select pg_notify(${channelOf(ctx)}, '')`.execute(ctx.db).catch((err) => ctx.log.warn({ err }, 'claim queue: notify failed'));
+      sql`select pg_notify(${channelOf(ctx)}, '')`
+        .execute(ctx.db)
+        .catch((err) => ctx.log.warn({ err }, 'claim queue: notify failed'));
     });
     hubs.set(ctx, (h = { worker: null, notify }));
   }

@@ -20,7 +20,14 @@ import { sql } from 'kysely';
 import type { AppContext } from '../context.ts';
 import type { Tx } from '../db/index.ts';
 import { startPollLoop, type PollLoop } from '../shared/poll-loop.ts';
-import { evaluateAttempt, prepareExecution, statusWebhooks, unpreparedInstances, type AttemptOutcome, type EvaluateEnv } from './engine.ts';
+import {
+  evaluateAttempt,
+  prepareExecution,
+  statusWebhooks,
+  unpreparedInstances,
+  type AttemptOutcome,
+  type EvaluateEnv,
+} from './engine.ts';
 import { loadClaim } from './model.ts';
 import { decodePayload } from './payload.ts';
 import { pluginEnv } from './plugin-env.ts';
@@ -140,7 +147,9 @@ export class ClaimWorker {
     this.fullLanes.clear();
     let total = 0;
     for (let i = 0; i < list.lanes.length && !this.stopped; i += this.concurrency) {
-      const counts = await Promise.all(list.lanes.slice(i, i + this.concurrency).map((lane) => this.processLane(lane, this.batchSize)));
+      const counts = await Promise.all(
+        list.lanes.slice(i, i + this.concurrency).map((lane) => this.processLane(lane, this.batchSize)),
+      );
       total += counts.reduce((a, b) => a + b, 0);
     }
     // every lane still has more: the next pass serves the same lanes without reading the list
@@ -158,7 +167,11 @@ export class ClaimWorker {
     try {
       const resolved = await ctx.db.transaction().execute(async (tx) => {
         if (isPg && lane !== null) {
-          const r = await sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(${ADVISORY_CLASS}, hashtext(current_schema() || ':' || ${lane})) as locked`.execute(tx);
+          const r = await sql<{
+            locked: boolean;
+          }>`select pg_try_advisory_xact_lock(${ADVISORY_CLASS}, hashtext(current_schema() || ':' || ${lane})) as locked`.execute(
+            tx,
+          );
           if (!r.rows[0]?.locked) return 0; // another worker owns this lane right now
         }
         let q = tx
@@ -201,7 +214,9 @@ export class ClaimWorker {
         this.faults.set(head, n);
         if (n >= MAX_FAULTS) {
           this.faults.delete(head);
-          await this.resolveFaulted(head).catch((e) => ctx.log.error({ err: e }, 'claim queue: could not resolve a faulted attempt'));
+          await this.resolveFaulted(head).catch((e) =>
+            ctx.log.error({ err: e }, 'claim queue: could not resolve a faulted attempt'),
+          );
           return 1;
         }
       }
@@ -252,9 +267,15 @@ export class ClaimWorker {
     }
     if (outcome.success) {
       for (const w of outcome.writes) batch.write(row.claim_id, w.instanceId, w.key, w.value);
-      if (outcome.claimNumber !== null) batch.useNumber(row.claim_id, outcome.claimNumber, row.platform_address, row.claim_attempt_id);
+      if (outcome.claimNumber !== null)
+        batch.useNumber(row.claim_id, outcome.claimNumber, row.platform_address, row.claim_attempt_id);
     }
-    batch.resolve(row.claim_attempt_id, outcome.success, outcome.success ? '' : outcome.error, outcome.success && outcome.claimNumber !== null ? outcome.claimNumber : -1);
+    batch.resolve(
+      row.claim_attempt_id,
+      outcome.success,
+      outcome.success ? '' : outcome.error,
+      outcome.success && outcome.claimNumber !== null ? outcome.claimNumber : -1,
+    );
   }
 
   /**
@@ -273,7 +294,12 @@ export class ClaimWorker {
         const payload = decodePayload(ctx.keyring, row.payload ?? '');
         const input = { ...payload, platformAddress: row.platform_address };
         const replay = { ...payload.replay, ...this.prepared.get(row.claim_attempt_id) };
-        const env: EvaluateEnv = { ...pluginEnv(ctx, now), mode: 'execute', claimAttemptId: row.claim_attempt_id, replay };
+        const env: EvaluateEnv = {
+          ...pluginEnv(ctx, now),
+          mode: 'execute',
+          claimAttemptId: row.claim_attempt_id,
+          replay,
+        };
         const ids = await unpreparedInstances(claim, input, env);
         if (!ids.length) return;
         const values = await prepareExecution(claim, input, env, ids);
@@ -286,12 +312,18 @@ export class ClaimWorker {
   private async resolveFaulted(id: string): Promise<void> {
     await this.ctx.db
       .updateTable('claim_attempts')
-      .set({ status: 'failure', success: 0, error: 'Internal error while processing the attempt', claim_number: -1, resolved_at: this.ctx.clock.now(), payload: null })
+      .set({
+        status: 'failure',
+        success: 0,
+        error: 'Internal error while processing the attempt',
+        claim_number: -1,
+        resolved_at: this.ctx.clock.now(),
+        payload: null,
+      })
       .where('claim_attempt_id', '=', id)
       .where('status', '=', 'queued')
       .execute();
   }
-
 }
 
 /** Runs passes until no attempt is queued (tests, and `platform worker --once`). */
@@ -302,7 +334,12 @@ export async function drainQueue(ctx: AppContext, opts: WorkerOptions = {}): Pro
     const n = await worker.pass();
     total += n;
     if (n === 0) {
-      const left = await ctx.db.selectFrom('claim_attempts').select('seq').where('status', '=', 'queued').limit(1).executeTakeFirst();
+      const left = await ctx.db
+        .selectFrom('claim_attempts')
+        .select('seq')
+        .where('status', '=', 'queued')
+        .limit(1)
+        .executeTakeFirst();
       if (!left) return total;
     }
   }

@@ -68,12 +68,21 @@ export const mayReadPrivate = (claim: ClaimRecord, session: Session | null): boo
 
 async function instanceState(db: DB | Tx, claimId: string, instanceId: string, keys?: string[]) {
   if (keys && keys.length === 0) return [];
-  let q = db.selectFrom('claim_state').select(['key', 'value']).where('claim_id', '=', claimId).where('instance_id', '=', instanceId);
+  let q = db
+    .selectFrom('claim_state')
+    .select(['key', 'value'])
+    .where('claim_id', '=', claimId)
+    .where('instance_id', '=', instanceId);
   if (keys) q = q.where('key', 'in', keys);
   return (await q.execute()).map((r) => ({ key: r.key, value: JSON.parse(r.value) as unknown }));
 }
 
-export async function renderClaim(db: DB | Tx, claim: ClaimRecord, session: Session | null, opts: ReadOptions = {}): Promise<ClaimDocument> {
+export async function renderClaim(
+  db: DB | Tx,
+  claim: ClaimRecord,
+  session: Session | null,
+  opts: ReadOptions = {},
+): Promise<ClaimDocument> {
   const privileged = isCreatorOrManager(claim, session?.platformAddress);
   const includePrivate = !!opts.fetchPrivateParams && mayReadPrivate(claim, session);
   const privateStates = mayReadPrivate(claim, session) ? new Set(opts.privateStatesToFetch ?? []) : new Set<string>();
@@ -91,7 +100,11 @@ export async function renderClaim(db: DB | Tx, claim: ClaimRecord, session: Sess
       };
       if (plugin?.publicState) {
         const entries = await instanceState(db, claim.claimId, inst.instanceId, plugin.publicStateKeys);
-        doc.publicState = plugin.publicState(entries, inst, { fetchAllClaimedUsers: !!opts.fetchAllClaimedUsers, privileged, ...(claimNumbers ? { claimNumbers } : {}) });
+        doc.publicState = plugin.publicState(entries, inst, {
+          fetchAllClaimedUsers: !!opts.fetchAllClaimedUsers,
+          privileged,
+          ...(claimNumbers ? { claimNumbers } : {}),
+        });
       }
       if (plugin?.privateState && privateStates.has(inst.instanceId)) {
         doc.privateState = plugin.privateState(await instanceState(db, claim.claimId, inst.instanceId));
@@ -131,9 +144,20 @@ export async function renderClaim(db: DB | Tx, claim: ClaimRecord, session: Sess
 }
 
 /** trackerDetails of a claim with no on-chain link: every field present, empty. */
-export const NO_TRACKER = { collectionId: '', approvalId: '', challengeTrackerId: '', approvalLevel: '', approverAddress: '' } as const;
+export const NO_TRACKER = {
+  collectionId: '',
+  approvalId: '',
+  challengeTrackerId: '',
+  approvalLevel: '',
+  approverAddress: '',
+} as const;
 
-export async function getClaimDocument(ctx: AppContext, claimId: string, session: Session | null, opts: ReadOptions): Promise<ClaimDocument | null> {
+export async function getClaimDocument(
+  ctx: AppContext,
+  claimId: string,
+  session: Session | null,
+  opts: ReadOptions,
+): Promise<ClaimDocument | null> {
   const claim = await loadClaim(ctx.db, ctx.keyring, claimId, ctx.clock.now());
   return claim ? renderClaim(ctx.db, claim, session, { ...opts, now: ctx.clock.now() }) : null;
 }
@@ -148,7 +172,8 @@ export const MAX_SEARCH_PATTERN = 256;
  */
 function searchPattern(searchValue: string): RE2JS | null {
   if (searchValue === '') return null;
-  if (searchValue.length > MAX_SEARCH_PATTERN) throw badRequest(`searchValue must be at most ${MAX_SEARCH_PATTERN} characters`);
+  if (searchValue.length > MAX_SEARCH_PATTERN)
+    throw badRequest(`searchValue must be at most ${MAX_SEARCH_PATTERN} characters`);
   try {
     RE2JS.compile(searchValue); // first without the flag: its error quotes the pattern as sent
     return RE2JS.compile(searchValue, RE2JS.CASE_INSENSITIVE);
@@ -162,7 +187,12 @@ function searchPattern(searchValue: string): RE2JS | null {
  * runs here in JavaScript over the listed claims in order (never in SQL), so both databases give
  * the same answers; paginateFiltered keeps pages full and bounds the rows one request reads.
  */
-export async function searchClaims(ctx: AppContext, searchValue: string, bookmark: string | undefined, session: Session | null): Promise<Page<ClaimDocument>> {
+export async function searchClaims(
+  ctx: AppContext,
+  searchValue: string,
+  bookmark: string | undefined,
+  session: Session | null,
+): Promise<Page<ClaimDocument>> {
   const pattern = searchPattern(searchValue);
   const query = liveClaimQuery(ctx.db, ctx.clock.now())
     .selectAll()
@@ -178,7 +208,8 @@ export async function searchClaims(ctx: AppContext, searchValue: string, bookmar
     keyring: ctx.keyring,
     scope: `claims/search-re:${searchValue}`,
     // the name from the public details only: nothing is decrypted for a row that is not kept
-    keep: (row) => pattern === null || pattern.test((JSON.parse(row.details) as { metadata: { name: string } }).metadata.name),
+    keep: (row) =>
+      pattern === null || pattern.test((JSON.parse(row.details) as { metadata: { name: string } }).metadata.name),
   });
   const docs = await Promise.all(page.docs.map((row) => renderClaim(ctx.db, parseClaimRow(row, ctx.keyring), session)));
   return { docs, bookmark: page.bookmark, hasMore: page.hasMore };

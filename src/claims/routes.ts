@@ -15,7 +15,13 @@ import { notFound } from '../shared/errors.ts';
 import { errorResponses } from '../shared/schemas.ts';
 import { localeFromAcceptLanguage } from '../shared/locale.ts';
 import { getSession, requireSession } from '../shared/session.ts';
-import { attemptClaim, attemptStatus, listAttempts, successOf, type AttemptBody as AttemptBodyType } from './attempts.ts';
+import {
+  attemptClaim,
+  attemptStatus,
+  listAttempts,
+  successOf,
+  type AttemptBody as AttemptBodyType,
+} from './attempts.ts';
 import { createClaims, deleteClaims, updateClaims, type ClaimInput } from './documents.ts';
 import { getClaimDocument, searchClaims } from './read.ts';
 import {
@@ -44,7 +50,10 @@ const tags = ['claims'];
 
 function instanceList(v: string | string[] | undefined): string[] {
   if (v === undefined) return [];
-  return (Array.isArray(v) ? v : [v]).flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean);
+  return (Array.isArray(v) ? v : [v])
+    .flatMap((s) => s.split(','))
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 export const claims: Capability = {
@@ -73,7 +82,15 @@ export const claims: Capability = {
         },
         async (request) => {
           const { claimId, address } = request.params;
-          return attemptClaim(ctx, claimId, address, request.body as AttemptBodyType, await getSession(request), complete, { ip: endUserIp(request), locale: localeFromAcceptLanguage(request.headers['accept-language']) });
+          return attemptClaim(
+            ctx,
+            claimId,
+            address,
+            request.body as AttemptBodyType,
+            await getSession(request),
+            complete,
+            { ip: endUserIp(request), locale: localeFromAcceptLanguage(request.headers['accept-language']) },
+          );
         },
       );
     }
@@ -84,8 +101,12 @@ export const claims: Capability = {
       params: AttemptIdParams,
       response: { 200: StatusResponse, ...errorResponses(400, 404) },
     };
-    app.get('/api/v0/claims/status/:claimAttemptId', { schema: statusSchema }, async (request) => attemptStatus(ctx, request.params.claimAttemptId, await getSession(request)));
-    app.post('/api/v0/claims/status/:claimAttemptId', { schema: statusSchema }, async (request) => attemptStatus(ctx, request.params.claimAttemptId, await getSession(request)));
+    app.get('/api/v0/claims/status/:claimAttemptId', { schema: statusSchema }, async (request) =>
+      attemptStatus(ctx, request.params.claimAttemptId, await getSession(request)),
+    );
+    app.post('/api/v0/claims/status/:claimAttemptId', { schema: statusSchema }, async (request) =>
+      attemptStatus(ctx, request.params.claimAttemptId, await getSession(request)),
+    );
 
     app.get(
       '/api/v0/claims/success/:claimId/:address',
@@ -168,13 +189,19 @@ export const claims: Capability = {
       {
         schema: {
           tags,
-          summary: 'Claims whose name matches searchValue, a regular expression (RE2 syntax, case-insensitive, anywhere in the name; at most 256 characters); only showInSearchResults claims',
+          summary:
+            'Claims whose name matches searchValue, a regular expression (RE2 syntax, case-insensitive, anywhere in the name; at most 256 characters); only showInSearchResults claims',
           querystring: SearchQuery,
           response: { 200: SearchResponse, ...errorResponses(400) },
         },
       },
       async (request) => {
-        const page = await searchClaims(ctx, request.query.searchValue ?? '', request.query.bookmark, await getSession(request));
+        const page = await searchClaims(
+          ctx,
+          request.query.searchValue ?? '',
+          request.query.bookmark,
+          await getSession(request),
+        );
         return { claims: page.docs, bookmark: page.bookmark, hasMore: page.hasMore };
       },
     );
@@ -229,6 +256,5 @@ export const claims: Capability = {
         return {};
       },
     );
-
   },
 };

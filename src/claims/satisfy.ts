@@ -15,28 +15,37 @@ export const MAX_SATISFY_DEPTH = 5;
 
 /** Checks the tree against the claim's instance ids; returns a normalised copy. */
 export function validateSatisfyMethod(v: unknown, instanceIds: string[], path: string, depth = 1): SatisfyMethod {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw badRequest(`${path} must be an object { type, conditions, options? }`);
+  if (typeof v !== 'object' || v === null || Array.isArray(v))
+    throw badRequest(`${path} must be an object { type, conditions, options? }`);
   const node = v as Record<string, unknown>;
-  for (const k of Object.keys(node)) if (!['type', 'conditions', 'options'].includes(k)) throw badRequest(`${path} has unknown field "${k}"`);
+  for (const k of Object.keys(node))
+    if (!['type', 'conditions', 'options'].includes(k)) throw badRequest(`${path} has unknown field "${k}"`);
   if (depth > MAX_SATISFY_DEPTH) throw badRequest(`${path} nests deeper than ${MAX_SATISFY_DEPTH} levels`);
-  if (node.type !== 'AND' && node.type !== 'OR' && node.type !== 'NOT') throw badRequest(`${path}.type must be AND, OR or NOT`);
-  if (!Array.isArray(node.conditions) || node.conditions.length === 0) throw badRequest(`${path}.conditions must be a non-empty array`);
+  if (node.type !== 'AND' && node.type !== 'OR' && node.type !== 'NOT')
+    throw badRequest(`${path}.type must be AND, OR or NOT`);
+  if (!Array.isArray(node.conditions) || node.conditions.length === 0)
+    throw badRequest(`${path}.conditions must be a non-empty array`);
   const conditions = node.conditions.map((c, i): string | SatisfyMethod => {
     if (typeof c === 'string') {
-      if (!instanceIds.includes(c)) throw badRequest(`${path}.conditions[${i}] names "${c}", which is not an instance id of this claim`);
+      if (!instanceIds.includes(c))
+        throw badRequest(`${path}.conditions[${i}] names "${c}", which is not an instance id of this claim`);
       return c;
     }
     return validateSatisfyMethod(c, instanceIds, `${path}.conditions[${i}]`, depth + 1);
   });
   const out: SatisfyMethod = { type: node.type, conditions };
   if (node.options !== undefined) {
-    if (typeof node.options !== 'object' || node.options === null || Array.isArray(node.options)) throw badRequest(`${path}.options must be an object`);
+    if (typeof node.options !== 'object' || node.options === null || Array.isArray(node.options))
+      throw badRequest(`${path}.options must be an object`);
     const o = node.options as Record<string, unknown>;
-    for (const k of Object.keys(o)) if (k !== 'minNumSatisfied') throw badRequest(`${path}.options has unknown field "${k}"`);
+    for (const k of Object.keys(o))
+      if (k !== 'minNumSatisfied') throw badRequest(`${path}.options has unknown field "${k}"`);
     if (o.minNumSatisfied !== undefined) {
       const n = o.minNumSatisfied;
       if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > conditions.length) {
-        throw badRequest(`${path}.options.minNumSatisfied must be an integer from 1 to the number of conditions (${conditions.length})`);
+        throw badRequest(
+          `${path}.options.minNumSatisfied must be an integer from 1 to the number of conditions (${conditions.length})`,
+        );
       }
       if (node.type !== 'OR') throw badRequest(`${path}.options.minNumSatisfied applies to OR only`);
       out.options = { minNumSatisfied: n };
@@ -53,7 +62,8 @@ export interface LogicResult {
 
 /** `passed(id)`: whether that instance ran and passed. */
 export function evaluateSatisfyMethod(node: SatisfyMethod | string, passed: (id: string) => boolean): LogicResult {
-  if (typeof node === 'string') return passed(node) ? { ok: true, path: new Set([node]) } : { ok: false, path: new Set() };
+  if (typeof node === 'string')
+    return passed(node) ? { ok: true, path: new Set([node]) } : { ok: false, path: new Set() };
   const results = node.conditions.map((c) => evaluateSatisfyMethod(c, passed));
   if (node.type === 'AND') {
     const ok = results.every((r) => r.ok);

@@ -4,17 +4,32 @@ import { Type } from 'typebox';
 import { AddressString, Bookmark, MAX_PATH_PARAM_LENGTH, UintRangeSchema } from '../shared/schemas.ts';
 
 const AnyObject = Type.Object({}, { additionalProperties: true });
-export const ClaimId = Type.String({ minLength: 1, maxLength: MAX_PATH_PARAM_LENGTH, pattern: '^[A-Za-z0-9_-]+$', description: 'Claim id (letters, digits, _ and -)' });
+export const ClaimId = Type.String({
+  minLength: 1,
+  maxLength: MAX_PATH_PARAM_LENGTH,
+  pattern: '^[A-Za-z0-9_-]+$',
+  description: 'Claim id (letters, digits, _ and -)',
+});
 const InstanceIdPattern = '^[A-Za-z0-9]{1,64}$';
 
 export const ClaimParams = Type.Object({ claimId: ClaimId });
 export const ClaimAddressParams = Type.Object({ claimId: ClaimId, address: AddressString });
-export const AttemptIdParams = Type.Object({ claimAttemptId: Type.String({ pattern: '^[0-9a-f]{32}$', description: '32 hex characters' }) });
+export const AttemptIdParams = Type.Object({
+  claimAttemptId: Type.String({ pattern: '^[0-9a-f]{32}$', description: '32 hex characters' }),
+});
 
 export const AttemptBody = Type.Object(
   {
-    _expectedVersion: Type.Integer({ minimum: -1, description: 'The claim version the caller fetched; -1 skips the check' }),
-    _specificInstanceIds: Type.Optional(Type.Array(Type.String({ pattern: InstanceIdPattern }), { maxItems: 50, description: 'Run only these instances (numUses and the claim-number assigner always run)' })),
+    _expectedVersion: Type.Integer({
+      minimum: -1,
+      description: 'The claim version the caller fetched; -1 skips the check',
+    }),
+    _specificInstanceIds: Type.Optional(
+      Type.Array(Type.String({ pattern: InstanceIdPattern }), {
+        maxItems: 50,
+        description: 'Run only these instances (numUses and the claim-number assigner always run)',
+      }),
+    ),
   },
   {
     patternProperties: { [InstanceIdPattern]: AnyObject },
@@ -34,7 +49,10 @@ export const StatusResponse = Type.Object(
   { additionalProperties: false },
 );
 
-export const SuccessResponse = Type.Object({ successCount: Type.Integer(), claimNumbers: Type.Array(Type.Integer()) }, { additionalProperties: false });
+export const SuccessResponse = Type.Object(
+  { successCount: Type.Integer(), claimNumbers: Type.Array(Type.Integer()) },
+  { additionalProperties: false },
+);
 
 export const AttemptsQuery = Type.Object(
   {
@@ -56,7 +74,10 @@ const AttemptItem = Type.Object(
   },
   { additionalProperties: false },
 );
-export const AttemptsResponse = Type.Object({ docs: Type.Array(AttemptItem), bookmark: Type.String(), hasMore: Type.Boolean(), total: Type.Integer() }, { additionalProperties: false });
+export const AttemptsResponse = Type.Object(
+  { docs: Type.Array(AttemptItem), bookmark: Type.String(), hasMore: Type.Boolean(), total: Type.Integer() },
+  { additionalProperties: false },
+);
 
 const TrackerDetailsSchema = Type.Object(
   {
@@ -70,14 +91,22 @@ const TrackerDetailsSchema = Type.Object(
 );
 /** What reads answer for a claim with no on-chain link; accepted back on writes as "no link". */
 const NoTrackerSchema = Type.Object(
-  { collectionId: Type.Literal(''), approvalId: Type.Literal(''), challengeTrackerId: Type.Literal(''), approvalLevel: Type.Literal(''), approverAddress: Type.Literal('') },
+  {
+    collectionId: Type.Literal(''),
+    approvalId: Type.Literal(''),
+    challengeTrackerId: Type.Literal(''),
+    approvalLevel: Type.Literal(''),
+    approverAddress: Type.Literal(''),
+  },
   { additionalProperties: false },
 );
 const SatisfyMethodSchema = Type.Object(
   {
     type: Type.Union([Type.Literal('AND'), Type.Literal('OR'), Type.Literal('NOT')]),
     conditions: Type.Array(Type.Union([Type.String(), AnyObject]), { minItems: 1 }),
-    options: Type.Optional(Type.Object({ minNumSatisfied: Type.Optional(Type.Integer({ minimum: 1 })) }, { additionalProperties: false })),
+    options: Type.Optional(
+      Type.Object({ minNumSatisfied: Type.Optional(Type.Integer({ minimum: 1 })) }, { additionalProperties: false }),
+    ),
   },
   { additionalProperties: false, description: 'Success logic over instance ids (nested nodes allowed, depth ≤ 5)' },
 );
@@ -131,23 +160,46 @@ const UpdatePluginItem = Type.Object(
   {
     ...pluginInputProps,
     resetState: Type.Optional(Type.Boolean({ description: "Clear this instance's state" })),
-    newState: Type.Optional(Type.Object({}, { additionalProperties: true, description: "Replace this instance's state (numUses { numUses }, codes { usedCodeRanges }, whitelist { addresses })" })),
+    newState: Type.Optional(
+      Type.Object(
+        {},
+        {
+          additionalProperties: true,
+          description:
+            "Replace this instance's state (numUses { numUses }, codes { usedCodeRanges }, whitelist { addresses })",
+        },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
 const UpdateClaimItem = Type.Object(
   {
     ...claimProps,
-    plugins: Type.Optional(Type.Array(UpdatePluginItem, { maxItems: 50, description: 'The full new list; omitted keeps the current plugins. Omitted privateParams keep the stored ones.' })),
+    plugins: Type.Optional(
+      Type.Array(UpdatePluginItem, {
+        maxItems: 50,
+        description:
+          'The full new list; omitted keeps the current plugins. Omitted privateParams keep the stored ones.',
+      }),
+    ),
     satisfyMethod: Type.Optional(Type.Union([SatisfyMethodSchema, Type.Null()])),
     trackerDetails: Type.Optional(Type.Union([TrackerDetailsSchema, NoTrackerSchema, Type.Null()])),
-    _expectedVersion: Type.Optional(Type.Integer({ minimum: -1, description: 'The version the caller read (409 on mismatch); -1 skips' })),
+    _expectedVersion: Type.Optional(
+      Type.Integer({ minimum: -1, description: 'The version the caller read (409 on mismatch); -1 skips' }),
+    ),
   },
   { additionalProperties: false, description: 'Omitted fields keep their current value' },
 );
-export const UpdateBody = Type.Object({ claims: Type.Array(UpdateClaimItem, { minItems: 1, maxItems: 100 }) }, { additionalProperties: false });
+export const UpdateBody = Type.Object(
+  { claims: Type.Array(UpdateClaimItem, { minItems: 1, maxItems: 100 }) },
+  { additionalProperties: false },
+);
 
-export const DeleteBody = Type.Object({ claimIds: Type.Array(ClaimId, { minItems: 1, maxItems: 100 }) }, { additionalProperties: false });
+export const DeleteBody = Type.Object(
+  { claimIds: Type.Array(ClaimId, { minItems: 1, maxItems: 100 }) },
+  { additionalProperties: false },
+);
 export const EmptyResponse = Type.Object({}, { additionalProperties: false });
 
 const StringList = Type.Array(Type.String({ maxLength: 64 }), { maxItems: 50 });
@@ -155,7 +207,11 @@ export const ClaimQuery = Type.Object(
   {
     fetchAllClaimedUsers: Type.Optional(Type.Boolean()),
     fetchPrivateParams: Type.Optional(Type.Boolean()),
-    privateStatesToFetch: Type.Optional(Type.Union([StringList, Type.String({ maxLength: 4096 })], { description: 'Instance ids: repeated, or comma-separated' })),
+    privateStatesToFetch: Type.Optional(
+      Type.Union([StringList, Type.String({ maxLength: 4096 })], {
+        description: 'Instance ids: repeated, or comma-separated',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -207,11 +263,17 @@ const PluginDocumentSchema = Type.Object(
 export const ClaimDocumentSchema = Type.Object(
   {
     _includesPrivateParams: Type.Boolean(),
-    _seedCode: Type.Optional(Type.String({ description: 'Claim-level seed of an on-chain claim (with private params only)' })),
+    _seedCode: Type.Optional(
+      Type.String({ description: 'Claim-level seed of an on-chain claim (with private params only)' }),
+    ),
     _failedGuesses: Type.Optional(
       Type.Object(
         { total: Type.Integer(), lastHour: Type.Integer() },
-        { additionalProperties: false, description: "Wrong passwords and codes tried on this claim (creator or manager only; claims with a password or codes plugin)" },
+        {
+          additionalProperties: false,
+          description:
+            'Wrong passwords and codes tried on this claim (creator or manager only; claims with a password or codes plugin)',
+        },
       ),
     ),
     claimId: Type.String(),
@@ -243,4 +305,8 @@ export const ClaimDocumentSchema = Type.Object(
 
 export const ClaimResponse = Type.Object({ claim: ClaimDocumentSchema });
 export const ClaimsResponse = Type.Object({ claims: Type.Array(ClaimDocumentSchema) });
-export const SearchResponse = Type.Object({ claims: Type.Array(ClaimDocumentSchema), bookmark: Type.String(), hasMore: Type.Boolean() });
+export const SearchResponse = Type.Object({
+  claims: Type.Array(ClaimDocumentSchema),
+  bookmark: Type.String(),
+  hasMore: Type.Boolean(),
+});

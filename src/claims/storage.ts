@@ -102,13 +102,30 @@ export function liveClaimQuery(db: Db, now: number) {
 }
 
 export async function readStateValue(db: Db, claimId: string, instanceId: string, key: string): Promise<unknown> {
-  const row = await db.selectFrom('claim_state').select('value').where('claim_id', '=', claimId).where('instance_id', '=', instanceId).where('key', '=', key).executeTakeFirst();
+  const row = await db
+    .selectFrom('claim_state')
+    .select('value')
+    .where('claim_id', '=', claimId)
+    .where('instance_id', '=', instanceId)
+    .where('key', '=', key)
+    .executeTakeFirst();
   return row ? (JSON.parse(row.value) as unknown) : undefined;
 }
 
-export async function writeStateValue(db: Db, claimId: string, instanceId: string, key: string, value: unknown): Promise<void> {
+export async function writeStateValue(
+  db: Db,
+  claimId: string,
+  instanceId: string,
+  key: string,
+  value: unknown,
+): Promise<void> {
   if (value === null || value === undefined) {
-    await db.deleteFrom('claim_state').where('claim_id', '=', claimId).where('instance_id', '=', instanceId).where('key', '=', key).execute();
+    await db
+      .deleteFrom('claim_state')
+      .where('claim_id', '=', claimId)
+      .where('instance_id', '=', instanceId)
+      .where('key', '=', key)
+      .execute();
     return;
   }
   await db
@@ -119,7 +136,12 @@ export async function writeStateValue(db: Db, claimId: string, instanceId: strin
 }
 
 export async function claimNumberUsed(db: Db, claimId: string, claimNumber: number): Promise<boolean> {
-  const row = await db.selectFrom('claim_numbers').select('claim_number').where('claim_id', '=', claimId).where('claim_number', '=', claimNumber).executeTakeFirst();
+  const row = await db
+    .selectFrom('claim_numbers')
+    .select('claim_number')
+    .where('claim_id', '=', claimId)
+    .where('claim_number', '=', claimNumber)
+    .executeTakeFirst();
   return row !== undefined;
 }
 
@@ -134,7 +156,15 @@ export async function claimNumbersOf(db: Db, claimId: string, platformAddress: s
   return rows.map((r) => r.claim_number);
 }
 
-export async function allClaimNumbers(db: Db, claimId: string): Promise<Array<{ claimNumber: number; platformAddress: string }>> {
-  const rows = await db.selectFrom('claim_numbers').select(['claim_number', 'platform_address']).where('claim_id', '=', claimId).orderBy('claim_number').execute();
+export async function allClaimNumbers(
+  db: Db,
+  claimId: string,
+): Promise<Array<{ claimNumber: number; platformAddress: string }>> {
+  const rows = await db
+    .selectFrom('claim_numbers')
+    .select(['claim_number', 'platform_address'])
+    .where('claim_id', '=', claimId)
+    .orderBy('claim_number')
+    .execute();
   return rows.map((r) => ({ claimNumber: r.claim_number, platformAddress: r.platform_address }));
 }

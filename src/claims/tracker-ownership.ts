@@ -9,7 +9,12 @@ import { badRequest, forbidden } from '../shared/errors.ts';
 import type { TrackerDetails } from './model.ts';
 
 /** Throws unless `caller` (canonical) manages the approval `t` names (403), or the chain cannot tell (503/502). */
-export async function assertApprovalManager(ctx: AppContext, caller: string, t: TrackerDetails, path: string): Promise<void> {
+export async function assertApprovalManager(
+  ctx: AppContext,
+  caller: string,
+  t: TrackerDetails,
+  path: string,
+): Promise<void> {
   const chain = chainClientFor(ctx);
   if (!chain) {
     throw new ChainError(
@@ -29,6 +34,8 @@ export async function assertApprovalManager(ctx: AppContext, caller: string, t: 
     return;
   }
   if (t.approverAddress !== caller) {
-    throw forbidden(`${path}: only the approver ${t.approverAddress} may link a claim to its ${t.approvalLevel} approval ${t.approvalId} in collection ${t.collectionId}; you are ${caller}`);
+    throw forbidden(
+      `${path}: only the approver ${t.approverAddress} may link a claim to its ${t.approvalLevel} approval ${t.approvalId} in collection ${t.collectionId}; you are ${caller}`,
+    );
   }
 }

@@ -36,7 +36,8 @@ function httpUrl(env: Env, name: string, fallback: string): string {
   } catch {
     throw new ConfigError(name, `must be a URL (got "${v}")`);
   }
-  if (u.protocol !== 'https:' && u.protocol !== 'http:') throw new ConfigError(name, `must use http or https (got "${u.protocol.replace(':', '')}")`);
+  if (u.protocol !== 'https:' && u.protocol !== 'http:')
+    throw new ConfigError(name, `must use http or https (got "${u.protocol.replace(':', '')}")`);
   return v.replace(/\/+$/, '');
 }
 
@@ -60,7 +61,8 @@ export function connectionsConfig(env: Env, publicUrl: string): ConnectionsConfi
     };
   }
   const timeout = get(env, 'CONNECTIONS_TIMEOUT_MS') ?? '10000';
-  if (!/^\d+$/.test(timeout) || Number(timeout) < 100 || Number(timeout) > 120_000) throw new ConfigError('CONNECTIONS_TIMEOUT_MS', `must be an integer from 100 to 120000 (got "${timeout}")`);
+  if (!/^\d+$/.test(timeout) || Number(timeout) < 100 || Number(timeout) > 120_000)
+    throw new ConfigError('CONNECTIONS_TIMEOUT_MS', `must be an integer from 100 to 120000 (got "${timeout}")`);
   return {
     providers,
     returnUrl: httpUrl(env, 'CONNECTIONS_RETURN_URL', `${publicUrl}/`),

@@ -27,10 +27,15 @@ export const CONNECTION_REQUEST_TTL_MS = 10 * 60_000;
 const REQUEST_ID = /^[0-9a-f]{32}$/;
 
 export const linkPagePath = (provider: ProviderId) => `/connections/${provider}/link`;
-export const callbackUrl = (ctx: AppContext, provider: ProviderId) => `${ctx.config.publicUrl}/api/v0/connections/${provider}/callback`;
+export const callbackUrl = (ctx: AppContext, provider: ProviderId) =>
+  `${ctx.config.publicUrl}/api/v0/connections/${provider}/callback`;
 
 /** Records a request for the session's wallet; answers the link page's URL, where a browser must prove that wallet. */
-export async function createLinkRequest(ctx: AppContext, provider: ProviderId, who: Pick<Session, 'platformAddress' | 'address' | 'chain'>): Promise<string> {
+export async function createLinkRequest(
+  ctx: AppContext,
+  provider: ProviderId,
+  who: Pick<Session, 'platformAddress' | 'address' | 'chain'>,
+): Promise<string> {
   const requestId = randomHex(16);
   const now = ctx.clock.now();
   await insertRequest(ctx.db, {
@@ -51,12 +56,17 @@ export async function createLinkRequest(ctx: AppContext, provider: ProviderId, w
 }
 
 /** The pending request the link page names, not yet proven and not expired; the refusal otherwise. */
-export async function openLinkRequest(ctx: AppContext, provider: ProviderId, requestId: string): Promise<ConnectionRequestTable> {
+export async function openLinkRequest(
+  ctx: AppContext,
+  provider: ProviderId,
+  requestId: string,
+): Promise<ConnectionRequestTable> {
   const row = REQUEST_ID.test(requestId) ? await findRequest(ctx.db, requestId) : null;
   if (!row) throw notFound('Unknown link request. Start again.');
   if (row.provider !== provider) throw badRequest(`This link request is for ${row.provider}, not ${provider}.`);
   if (row.proven_at !== null) throw badRequest('This link request was already used in a browser. Start again.');
-  if (ctx.clock.now() >= row.expires_at) throw badRequest('This link request has expired (a link must be finished within 10 minutes). Start again.');
+  if (ctx.clock.now() >= row.expires_at)
+    throw badRequest('This link request has expired (a link must be finished within 10 minutes). Start again.');
   return row;
 }
 
@@ -85,14 +95,27 @@ export function linkMessage(ctx: AppContext, row: ConnectionRequestTable): strin
  * The wallet was proven by this browser: binds the request to a new cookie, creates the state and
  * PKCE verifier, and answers where to send the browser (the provider's authorization URL).
  */
-export async function proveLinkRequest(ctx: AppContext, p: ConfiguredProvider, row: ConnectionRequestTable): Promise<{ binding: string; maxAgeMs: number; url: string }> {
+export async function proveLinkRequest(
+  ctx: AppContext,
+  p: ConfiguredProvider,
+  row: ConnectionRequestTable,
+): Promise<{ binding: string; maxAgeMs: number; url: string }> {
   const state = randomHex(32);
   const binding = randomHex(32);
   const verifier = p.pkce ? oauth.generateRandomCodeVerifier() : null;
   const now = ctx.clock.now();
-  const proof = { state_hash: sha256Hex(state), binding_hash: sha256Hex(binding), code_verifier_enc: verifier ? ctx.keyring.encrypt(verifier) : null };
-  if (!(await markProven(ctx.db, row.request_id, proof, now))) throw badRequest('This link request was already used in a browser, or has expired. Start again.');
-  return { binding, maxAgeMs: row.expires_at - now, url: await authorizationUrl(p, callbackUrl(ctx, p.id), state, verifier) };
+  const proof = {
+    state_hash: sha256Hex(state),
+    binding_hash: sha256Hex(binding),
+    code_verifier_enc: verifier ? ctx.keyring.encrypt(verifier) : null,
+  };
+  if (!(await markProven(ctx.db, row.request_id, proof, now)))
+    throw badRequest('This link request was already used in a browser, or has expired. Start again.');
+  return {
+    binding,
+    maxAgeMs: row.expires_at - now,
+    url: await authorizationUrl(p, callbackUrl(ctx, p.id), state, verifier),
+  };
 }
 
 // ---- the binding cookie ---------------------------------------------------------------------
@@ -102,7 +125,8 @@ export async function proveLinkRequest(ctx: AppContext, p: ConfiguredProvider, r
 
 const isHttps = (ctx: AppContext) => new URL(ctx.config.publicUrl).protocol === 'https:';
 
-export const bindingCookieName = (ctx: AppContext, provider: ProviderId) => `${isHttps(ctx) ? '__Host-' : ''}platform_link_${provider}`;
+export const bindingCookieName = (ctx: AppContext, provider: ProviderId) =>
+  `${isHttps(ctx) ? '__Host-' : ''}platform_link_${provider}`;
 
 export function bindingCookie(ctx: AppContext, provider: ProviderId, value: string, maxAgeMs: number): string {
   return `${bindingCookieName(ctx, provider)}=${value}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${Math.max(0, Math.floor(maxAgeMs / 1000))}${isHttps(ctx) ? '; Secure' : ''}`;

@@ -9,7 +9,9 @@ registerLoop({
   description: 'deletes expired social-connection requests',
   start(ctx) {
     const timer = setInterval(() => {
-      purgeExpiredRequests(ctx.db, ctx.clock.now()).catch((err) => ctx.log.warn({ err }, 'connection request purge failed'));
+      purgeExpiredRequests(ctx.db, ctx.clock.now()).catch((err) =>
+        ctx.log.warn({ err }, 'connection request purge failed'),
+      );
     }, PURGE_INTERVAL_MS);
     timer.unref();
     return { stop: () => clearInterval(timer) };

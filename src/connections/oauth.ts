@@ -12,7 +12,12 @@ import type { SocialIdentity } from './providers.ts';
 /** A provider or its user endpoint failed; the message is safe to show to the user. */
 export class ConnectionError extends Error {}
 
-export async function authorizationUrl(p: ConfiguredProvider, redirectUri: string, state: string, codeVerifier: string | null): Promise<string> {
+export async function authorizationUrl(
+  p: ConfiguredProvider,
+  redirectUri: string,
+  state: string,
+  codeVerifier: string | null,
+): Promise<string> {
   const u = new URL(p.authorizationUrl);
   u.searchParams.set('response_type', 'code');
   u.searchParams.set('client_id', p.clientId);
@@ -53,38 +58,69 @@ export async function exchangeCode(
   codeVerifier: string | null,
   timeoutMs: number,
 ): Promise<string> {
-  const as: oauth.AuthorizationServer = { issuer: new URL(p.authorizationUrl).origin, authorization_endpoint: p.authorizationUrl, token_endpoint: p.tokenUrl };
+  const as: oauth.AuthorizationServer = {
+    issuer: new URL(p.authorizationUrl).origin,
+    authorization_endpoint: p.authorizationUrl,
+    token_endpoint: p.tokenUrl,
+  };
   const client: oauth.Client = { client_id: p.clientId };
-  const auth = p.clientAuth === 'basic' ? oauth.ClientSecretBasic(p.clientSecret) : oauth.ClientSecretPost(p.clientSecret);
+  const auth =
+    p.clientAuth === 'basic' ? oauth.ClientSecretBasic(p.clientSecret) : oauth.ClientSecretPost(p.clientSecret);
   try {
     const params = oauth.validateAuthResponse(as, client, callback, state);
-    const res = await oauth.authorizationCodeGrantRequest(as, client, auth, params, redirectUri, codeVerifier ?? oauth.nopkce, {
-      [oauth.customFetch]: normalisedTokenFetch,
-      [oauth.allowInsecureRequests]: new URL(p.tokenUrl).protocol === 'http:',
-      signal: AbortSignal.timeout(timeoutMs),
-    });
+    const res = await oauth.authorizationCodeGrantRequest(
+      as,
+      client,
+      auth,
+      params,
+      redirectUri,
+      codeVerifier ?? oauth.nopkce,
+      {
+        [oauth.customFetch]: normalisedTokenFetch,
+        [oauth.allowInsecureRequests]: new URL(p.tokenUrl).protocol === 'http:',
+        signal: AbortSignal.timeout(timeoutMs),
+      },
+    );
     const tokens = await oauth.processAuthorizationCodeResponse(as, client, res);
     return tokens.access_token;
   } catch (err) {
     if (err instanceof oauth.AuthorizationResponseError) {
-      throw new ConnectionError(err.error === 'access_denied' ? `You declined the ${p.id} authorization.` : `${p.id} refused the authorization: ${err.error}`);
+      throw new ConnectionError(
+        err.error === 'access_denied'
+          ? `You declined the ${p.id} authorization.`
+          : `${p.id} refused the authorization: ${err.error}`,
+      );
     }
-    if (err instanceof oauth.ResponseBodyError) throw new ConnectionError(`${p.id} refused the code exchange: ${err.error}`);
-    if ((err as Error).name === 'TimeoutError') throw new ConnectionError(`${p.id} did not answer the code exchange within ${timeoutMs} ms.`);
+    if (err instanceof oauth.ResponseBodyError)
+      throw new ConnectionError(`${p.id} refused the code exchange: ${err.error}`);
+    if ((err as Error).name === 'TimeoutError')
+      throw new ConnectionError(`${p.id} did not answer the code exchange within ${timeoutMs} ms.`);
     throw new ConnectionError(`The code exchange with ${p.id} failed: ${(err as Error).message}`);
   }
 }
 
 /** Reads the provider account (stable id and handle) with the access token. */
-export async function fetchIdentity(p: ConfiguredProvider, accessToken: string, timeoutMs: number): Promise<SocialIdentity> {
+export async function fetchIdentity(
+  p: ConfiguredProvider,
+  accessToken: string,
+  timeoutMs: number,
+): Promise<SocialIdentity> {
   let res: Response;
   try {
     res = await fetch(p.userInfoUrl, {
-      headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json', ...p.userInfoHeaders?.(p.clientId) },
+      headers: {
+        authorization: `Bearer ${accessToken}`,
+        accept: 'application/json',
+        ...p.userInfoHeaders?.(p.clientId),
+      },
       signal: AbortSignal.timeout(timeoutMs),
     });
   } catch (err) {
-    throw new ConnectionError((err as Error).name === 'TimeoutError' ? `${p.id} did not answer the account read within ${timeoutMs} ms.` : `${p.id} could not be reached to read the account.`);
+    throw new ConnectionError(
+      (err as Error).name === 'TimeoutError'
+        ? `${p.id} did not answer the account read within ${timeoutMs} ms.`
+        : `${p.id} could not be reached to read the account.`,
+    );
   }
   if (!res.ok) throw new ConnectionError(`${p.id} answered ${res.status} when reading the account.`);
   const identity = p.identity(await res.json().catch(() => null));

@@ -92,4 +92,8 @@ ${input.otherSession ? `<p class="error" data-testid="other-session">You are sig
 }
 
 export const linkErrorPage = (message: string, nonce: string) =>
-  layout('Link error', `<h1>This link is not valid</h1><p class="error" id="error">${esc(message)}</p><p class="muted">Go back to the app or the console and start again.</p>`, nonce);
+  layout(
+    'Link error',
+    `<h1>This link is not valid</h1><p class="error" id="error">${esc(message)}</p><p class="muted">Go back to the app or the console and start again.</p>`,
+    nonce,
+  );

@@ -5,7 +5,13 @@
 export type ProviderId = 'discord' | 'github' | 'google' | 'twitch' | 'twitter';
 export const PROVIDER_IDS: readonly ProviderId[] = ['discord', 'github', 'google', 'twitch', 'twitter'];
 /** How pages and signed texts name each provider. */
-export const PROVIDER_NAMES: Record<ProviderId, string> = { discord: 'Discord', github: 'GitHub', google: 'Google', twitch: 'Twitch', twitter: 'X (Twitter)' };
+export const PROVIDER_NAMES: Record<ProviderId, string> = {
+  discord: 'Discord',
+  github: 'GitHub',
+  google: 'Google',
+  twitch: 'Twitch',
+  twitter: 'X (Twitter)',
+};
 
 /** The provider account a wallet links to: a stable id (always a string) and the handle. */
 export interface SocialIdentity {
@@ -30,11 +36,14 @@ export interface ProviderSpec {
   identity(body: unknown): SocialIdentity | null;
 }
 
-const obj = (v: unknown): Record<string, unknown> | null => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null);
+const obj = (v: unknown): Record<string, unknown> | null =>
+  v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
 /** Ids travel as strings everywhere (Discord's snowflakes exceed 2^53; GitHub's are JSON numbers). */
-const idString = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : typeof v === 'number' && Number.isSafeInteger(v) ? String(v) : null);
+const idString = (v: unknown): string | null =>
+  typeof v === 'string' && v !== '' ? v : typeof v === 'number' && Number.isSafeInteger(v) ? String(v) : null;
 const nonEmpty = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
-const both = (id: string | null, username: string | null): SocialIdentity | null => (id && username ? { id, username } : null);
+const both = (id: string | null, username: string | null): SocialIdentity | null =>
+  id && username ? { id, username } : null;
 
 export const PROVIDERS: Record<ProviderId, ProviderSpec> = {
   discord: {

@@ -50,7 +50,10 @@ export async function insertRequest(db: DB, row: ConnectionRequestTable): Promis
 }
 
 export async function findRequest(db: DB, requestId: string): Promise<ConnectionRequestTable | null> {
-  return (await db.selectFrom('connection_requests').selectAll().where('request_id', '=', requestId).executeTakeFirst()) ?? null;
+  return (
+    (await db.selectFrom('connection_requests').selectAll().where('request_id', '=', requestId).executeTakeFirst()) ??
+    null
+  );
 }
 
 /** Records the proof: once per request and before its expiry (false when another proof came first or it expired). */
@@ -80,13 +83,27 @@ export type Taken =
  * binding cookie hashes to `bindingHash` (compared in constant time). Taken once: it is deleted in
  * the same transaction. A request presented without its browser's cookie stays for that browser.
  */
-export async function takeRequest(db: DB, stateHash: string, provider: ProviderId, now: number, bindingHash: string | null): Promise<Taken> {
+export async function takeRequest(
+  db: DB,
+  stateHash: string,
+  provider: ProviderId,
+  now: number,
+  bindingHash: string | null,
+): Promise<Taken> {
   return db.transaction().execute(async (tx): Promise<Taken> => {
-    const row = await tx.selectFrom('connection_requests').selectAll().where('state_hash', '=', stateHash).executeTakeFirst();
-    if (!row || row.binding_hash === null || row.provider !== provider || row.expires_at < now) return { outcome: 'unknown' };
+    const row = await tx
+      .selectFrom('connection_requests')
+      .selectAll()
+      .where('state_hash', '=', stateHash)
+      .executeTakeFirst();
+    if (!row || row.binding_hash === null || row.provider !== provider || row.expires_at < now)
+      return { outcome: 'unknown' };
     if (bindingHash === null) return { outcome: 'missing-binding', row };
     if (!safeEqual(bindingHash, row.binding_hash)) return { outcome: 'binding-mismatch', row };
-    const { numDeletedRows } = await tx.deleteFrom('connection_requests').where('request_id', '=', row.request_id).executeTakeFirst();
+    const { numDeletedRows } = await tx
+      .deleteFrom('connection_requests')
+      .where('request_id', '=', row.request_id)
+      .executeTakeFirst();
     return numDeletedRows > 0n ? { outcome: 'taken', row } : { outcome: 'unknown' };
   });
 }
@@ -97,20 +114,50 @@ export async function purgeExpiredRequests(db: DB, now: number): Promise<number>
 }
 
 /** Links (or re-links) the wallet's account at this provider. */
-export async function saveConnection(db: DB, platformAddress: string, provider: ProviderId, identity: SocialIdentity, now: number): Promise<void> {
+export async function saveConnection(
+  db: DB,
+  platformAddress: string,
+  provider: ProviderId,
+  identity: SocialIdentity,
+  now: number,
+): Promise<void> {
   await db
     .insertInto('social_connections')
-    .values({ platform_address: platformAddress, provider, provider_user_id: identity.id, username: identity.username, linked_at: now })
-    .onConflict((oc) => oc.columns(['platform_address', 'provider']).doUpdateSet({ provider_user_id: identity.id, username: identity.username, linked_at: now }))
+    .values({
+      platform_address: platformAddress,
+      provider,
+      provider_user_id: identity.id,
+      username: identity.username,
+      linked_at: now,
+    })
+    .onConflict((oc) =>
+      oc
+        .columns(['platform_address', 'provider'])
+        .doUpdateSet({ provider_user_id: identity.id, username: identity.username, linked_at: now }),
+    )
     .execute();
 }
 
 export async function listConnections(db: DB | Tx, platformAddress: string): Promise<SocialConnection[]> {
-  const rows = await db.selectFrom('social_connections').selectAll().where('platform_address', '=', platformAddress).orderBy('provider').execute();
-  return rows.map((r) => ({ provider: r.provider as ProviderId, id: r.provider_user_id, username: r.username, linkedAt: Number(r.linked_at) }));
+  const rows = await db
+    .selectFrom('social_connections')
+    .selectAll()
+    .where('platform_address', '=', platformAddress)
+    .orderBy('provider')
+    .execute();
+  return rows.map((r) => ({
+    provider: r.provider as ProviderId,
+    id: r.provider_user_id,
+    username: r.username,
+    linkedAt: Number(r.linked_at),
+  }));
 }
 
-export async function findConnection(db: DB | Tx, platformAddress: string, provider: ProviderId): Promise<SocialIdentity | null> {
+export async function findConnection(
+  db: DB | Tx,
+  platformAddress: string,
+  provider: ProviderId,
+): Promise<SocialIdentity | null> {
   const r = await db
     .selectFrom('social_connections')
     .select(['provider_user_id', 'username'])
@@ -121,6 +168,10 @@ export async function findConnection(db: DB | Tx, platformAddress: string, provi
 }
 
 export async function deleteConnection(db: DB, platformAddress: string, provider: ProviderId): Promise<boolean> {
-  const r = await db.deleteFrom('social_connections').where('platform_address', '=', platformAddress).where('provider', '=', provider).executeTakeFirst();
+  const r = await db
+    .deleteFrom('social_connections')
+    .where('platform_address', '=', platformAddress)
+    .where('provider', '=', provider)
+    .executeTakeFirst();
   return r.numDeletedRows > 0n;
 }

@@ -68,7 +68,10 @@ class ImmediateSqliteDriver extends SqliteDriver {
     await connection.executeQuery(CompiledQuery.raw('begin immediate'));
   }
 }
-function immediateSqliteDialect(driver: ImmediateSqliteDriver, config: ConstructorParameters<typeof SqliteDialect>[0]): Dialect {
+function immediateSqliteDialect(
+  driver: ImmediateSqliteDriver,
+  config: ConstructorParameters<typeof SqliteDialect>[0],
+): Dialect {
   const base = new SqliteDialect(config);
   return {
     createDriver: () => driver,
@@ -91,7 +94,11 @@ export interface SqliteFastPath {
   transaction<T>(fn: (run: <R>(query: CompiledQuery) => QueryResult<R>) => T): { value: T } | null;
 }
 
-function sqliteFastPath(database: SQLite.Database, statements: { prepare(sql: string): SQLite.Statement }, driver: ImmediateSqliteDriver): SqliteFastPath {
+function sqliteFastPath(
+  database: SQLite.Database,
+  statements: { prepare(sql: string): SQLite.Statement },
+  driver: ImmediateSqliteDriver,
+): SqliteFastPath {
   const execute = <R>(query: CompiledQuery): QueryResult<R> => {
     const stmt = statements.prepare(query.sql);
     const params = query.parameters as unknown[];
@@ -185,7 +192,8 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   if (typeof code === 'string') {
     // class 08: connection exceptions; 57P01-57P03: shutdown, crash shutdown, cannot connect now;
     // E…: the socket's own errors (reset, refused, timed out)
-    if (code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03' || /^E[A-Z]+$/.test(code)) return true;
+    if (code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03' || /^E[A-Z]+$/.test(code))
+      return true;
   }
   // node-postgres's own texts for a connection that ended under a query or was already broken
   return typeof message === 'string' && /^Connection terminated|not queryable/.test(message);
@@ -261,13 +269,19 @@ export async function openPostgres(databaseUrl: string, poolSize = 10, opts: Sto
   });
   // Every connection gets the listener, not only idle ones (the pool's 'error' event): a connection
   // checked out between two queries emits on itself. The pool's event repeats an idle one's error.
-  const lost = opts.onConnectionError ?? ((err: Error) => process.emitWarning(`database connection lost: ${err.message}`));
+  const lost =
+    opts.onConnectionError ?? ((err: Error) => process.emitWarning(`database connection lost: ${err.message}`));
   pool.on('connect', (client) => client.on('error', lost));
   pool.on('error', () => {});
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { db, dialect: 'postgres', pool, ...(schema ? { schema } : {}), close: () => db.destroy() };
 }
 
-export async function openStorage(config: { databaseUrl: string | null; dataDir: string }, opts: StorageOptions = {}): Promise<Storage> {
-  return config.databaseUrl ? openPostgres(config.databaseUrl, undefined, opts) : openSqlite(config.dataDir, undefined, opts);
+export async function openStorage(
+  config: { databaseUrl: string | null; dataDir: string },
+  opts: StorageOptions = {},
+): Promise<Storage> {
+  return config.databaseUrl
+    ? openPostgres(config.databaseUrl, undefined, opts)
+    : openSqlite(config.dataDir, undefined, opts);
 }

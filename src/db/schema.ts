@@ -17,7 +17,17 @@ import type { StoreTables } from '../stores/storage.ts';
 import type { SwapTables } from '../swap/storage.ts';
 import type { ConsoleTables } from '../portal/console-session.ts';
 
-export interface Database extends SigninTables, StoreTables, ClaimTables, SwapTables, ConnectionTables, PluginDocumentTables, WebhookTables, AccountTables, ChainTables, ConsoleTables {
+export interface Database
+  extends SigninTables,
+    StoreTables,
+    ClaimTables,
+    SwapTables,
+    ConnectionTables,
+    PluginDocumentTables,
+    WebhookTables,
+    AccountTables,
+    ChainTables,
+    ConsoleTables {
   api_keys: ApiKeyTable;
   rate_limit_windows: RateLimitWindowTable;
   /** One row (id 1): a constant sealed with SECRET_KEY (src/ops/secret-key-check.ts). */

@@ -71,7 +71,8 @@ export function parseAddress(text: string): Address | null {
 export function canonicalAddress(text: string): string | null {
   const address = parseAddress(text);
   if (!address) return null;
-  if (address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress()) return (address as ipaddr.IPv6).toIPv4Address().toString();
+  if (address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress())
+    return (address as ipaddr.IPv6).toIPv4Address().toString();
   return address.toString();
 }
 
@@ -109,8 +110,12 @@ export function refusalOfAddress(text: string, allowed: readonly Cidr[] = []): s
   const v6 = address as ipaddr.IPv6;
   const embedded = embeddedV4(v6);
   if (embedded) {
-    const inner = allowed.some((range) => inRange(embedded.address, range)) ? null : refusalOfV4(embedded.address, embedded.address.toString());
-    return inner === null ? null : `${text} is ${embedded.form} carrying ${embedded.address.toString()}, which ${inner.replace(/^\S+ is /, 'is ')}`;
+    const inner = allowed.some((range) => inRange(embedded.address, range))
+      ? null
+      : refusalOfV4(embedded.address, embedded.address.toString());
+    return inner === null
+      ? null
+      : `${text} is ${embedded.form} carrying ${embedded.address.toString()}, which ${inner.replace(/^\S+ is /, 'is ')}`;
   }
   for (const [range, words] of V6_DENIED) if (inRange(v6, range)) return `${text} is ${words}`;
   if (!inRange(v6, GLOBAL_UNICAST_V6)) return `${text} is a reserved address (outside global unicast 2000::/3)`;

@@ -77,9 +77,21 @@ export interface EgressStats {
 }
 
 /** Headers the caller may not set: the framing and the Host are ours. */
-const RESERVED_HEADERS = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive', 'upgrade', 'te', 'trailer', 'expect', 'proxy-connection']);
+const RESERVED_HEADERS = new Set([
+  'host',
+  'connection',
+  'content-length',
+  'transfer-encoding',
+  'keep-alive',
+  'upgrade',
+  'te',
+  'trailer',
+  'expect',
+  'proxy-connection',
+]);
 
-const systemResolver: Resolver = async (hostname) => (await lookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
+const systemResolver: Resolver = async (hostname) =>
+  (await lookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
 
 export class Egress {
   private readonly rules: UrlRules;
@@ -110,7 +122,10 @@ export class Egress {
    */
   async checkUrl(input: string): Promise<{ url: URL; address: string }> {
     const target = this.target(input);
-    return { url: target.url, address: target.literal ?? this.notSelf(target, await this.resolveChecked(target.host, (p) => p)) };
+    return {
+      url: target.url,
+      address: target.literal ?? this.notSelf(target, await this.resolveChecked(target.host, (p) => p)),
+    };
   }
 
   /**
@@ -143,13 +158,17 @@ export class Egress {
       addresses = await bounded(this.resolve(host));
     } catch (err) {
       if (err instanceof EgressError) throw err;
-      throw new EgressError('network', `${host} could not be resolved (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+      throw new EgressError(
+        'network',
+        `${host} could not be resolved (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+      );
     }
     if (addresses.length === 0) throw new EgressError('network', `${host} has no address`);
     // every answer must be public: a resolver could otherwise pick the private one later
     for (const address of addresses) {
       const refusal = refusalOfAddress(address, this.allowed);
-      if (refusal) throw new EgressError('refused', `${host} resolves to ${refusal}; only public addresses may be called`);
+      if (refusal)
+        throw new EgressError('refused', `${host} resolves to ${refusal}; only public addresses may be called`);
     }
     return addresses[0]!;
   }
@@ -165,9 +184,20 @@ export class Egress {
     // one deadline for resolution, connection, request and response
     const deadline = new Deadline(timeoutMs);
     try {
-      const address = target.literal ?? this.notSelf(target, await this.resolveChecked(target.host, (p) => deadline.race(p)));
+      const address =
+        target.literal ?? this.notSelf(target, await this.resolveChecked(target.host, (p) => deadline.race(p)));
       const pool = this.poolFor(target.url, address);
-      return await exchange(pool, { path: `${target.url.pathname}${target.url.search}`, method: req.method ?? 'POST', headers, body: req.body ?? null }, maxBytes, deadline);
+      return await exchange(
+        pool,
+        {
+          path: `${target.url.pathname}${target.url.search}`,
+          method: req.method ?? 'POST',
+          headers,
+          body: req.body ?? null,
+        },
+        maxBytes,
+        deadline,
+      );
     } finally {
       deadline.clear();
     }
@@ -196,7 +226,10 @@ export class Egress {
     // SNI carries the name without brackets or a trailing dot (servers match certificates on that)
     const hostname = url.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '');
     const isLiteral = hostname.includes(':') || /^[\d.]+$/.test(hostname);
-    const connector = buildConnector({ ...(this.ca ? { ca: this.ca } : {}), ALPNProtocols: ['http/1.1'] } as buildConnector.BuildOptions);
+    const connector = buildConnector({
+      ...(this.ca ? { ca: this.ca } : {}),
+      ALPNProtocols: ['http/1.1'],
+    } as buildConnector.BuildOptions);
     pool = new Pool(url.origin, {
       connections: CONNECTIONS_PER_POOL,
       keepAliveTimeout: KEEP_ALIVE_MS,
@@ -281,11 +314,24 @@ function exchange(pool: Pool, req: Exchange, maxBytes: number, deadline: Deadlin
     };
     // a request that never started (it waited for a free connection, or its connection was still
     // being opened) was not sent at all, and says so: the endpoint cannot have seen it
-    deadline.whenExpired((err) => fail(controller ? err : new EgressError('timeout', `not sent: no connection to the endpoint was ready within ${deadline.ms} ms`)));
+    deadline.whenExpired((err) =>
+      fail(
+        controller
+          ? err
+          : new EgressError('timeout', `not sent: no connection to the endpoint was ready within ${deadline.ms} ms`),
+      ),
+    );
     if (settled) return;
     pool.dispatch(
       // the deadline bounds the exchange; undici's own (longer) timers stay out of the way
-      { path: req.path, method: req.method as Dispatcher.HttpMethod, headers: req.headers, body: req.body, headersTimeout: 0, bodyTimeout: 0 },
+      {
+        path: req.path,
+        method: req.method as Dispatcher.HttpMethod,
+        headers: req.headers,
+        body: req.body,
+        headersTimeout: 0,
+        bodyTimeout: 0,
+      },
       {
         onRequestStart(c) {
           controller = c;
@@ -295,8 +341,14 @@ function exchange(pool: Pool, req: Exchange, maxBytes: number, deadline: Deadlin
           if (statusCode < 200) return; // 1xx: the real answer follows
           if (statusCode >= 300 && statusCode < 400) {
             // the target is named (clipped: it is the endpoint's text) so an owner can see where it pointed
-            const location = typeof responseHeaders.location === 'string' ? responseHeaders.location.slice(0, 200) : null;
-            return fail(new EgressError('redirect', `the endpoint answered ${statusCode} (a redirect${location ? ` to ${location}` : ''}); redirects are not followed`));
+            const location =
+              typeof responseHeaders.location === 'string' ? responseHeaders.location.slice(0, 200) : null;
+            return fail(
+              new EgressError(
+                'redirect',
+                `the endpoint answered ${statusCode} (a redirect${location ? ` to ${location}` : ''}); redirects are not followed`,
+              ),
+            );
           }
           const declared = Number(responseHeaders['content-length']);
           if (Number.isFinite(declared) && declared > maxBytes) return fail(tooLarge(maxBytes));
@@ -332,9 +384,12 @@ function tooLarge(maxBytes: number): EgressError {
 
 function validHeaders(headers: Record<string, string>): Record<string, string> {
   for (const [name, value] of Object.entries(headers)) {
-    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw new EgressError('invalid-request', `"${name}" is not a valid header name`);
-    if (RESERVED_HEADERS.has(name.toLowerCase())) throw new EgressError('invalid-request', `the header "${name}" may not be set`);
-    if (typeof value !== 'string' || /[\r\n\0]/.test(value)) throw new EgressError('invalid-request', `the header "${name}" has an invalid value`);
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name))
+      throw new EgressError('invalid-request', `"${name}" is not a valid header name`);
+    if (RESERVED_HEADERS.has(name.toLowerCase()))
+      throw new EgressError('invalid-request', `the header "${name}" may not be set`);
+    if (typeof value !== 'string' || /[\r\n\0]/.test(value))
+      throw new EgressError('invalid-request', `the header "${name}" has an invalid value`);
   }
   return headers;
 }

@@ -127,9 +127,17 @@ function ownHost(publicUrl: string | undefined, allowed: readonly Cidr[]): OwnHo
   } catch {
     return null;
   }
-  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase().replace(/\.$/, '');
+  const host = url.hostname
+    .replace(/^\[|\]$/g, '')
+    .toLowerCase()
+    .replace(/\.$/, '');
   const address = carriedAddress(host === 'localhost' ? '127.0.0.1' : host);
   // a name is never "opened": refusalOfAddress refuses it as not an address, with or without ranges
   const opened = address !== null && refusalOfAddress(address) !== null && refusalOfAddress(address, allowed) === null;
-  return { host, port: opened ? effectivePort(url) : null, address, loopback: address !== null && parseAddress(address)?.range() === 'loopback' };
+  return {
+    host,
+    port: opened ? effectivePort(url) : null,
+    address,
+    loopback: address !== null && parseAddress(address)?.range() === 'loopback',
+  };
 }

@@ -17,7 +17,23 @@ import type { JsonObject } from '../shared/json.ts';
 import { errorResponses } from '../shared/schemas.ts';
 
 /** Body keys that are context, not params (SPEC §4.25's reserved keys). */
-const CONTEXT_KEYS = new Set(['pluginSecret', 'version', 'claimId', 'claimAttemptId', 'instanceId', 'platformAddress', 'ethAddress', 'isAddressSignedIn', '_isSimulation', '_isQueueHandler', '_attemptStatus', 'lastUpdated', 'createdAt', 'email', 'locale']);
+const CONTEXT_KEYS = new Set([
+  'pluginSecret',
+  'version',
+  'claimId',
+  'claimAttemptId',
+  'instanceId',
+  'platformAddress',
+  'ethAddress',
+  'isAddressSignedIn',
+  '_isSimulation',
+  '_isQueueHandler',
+  '_attemptStatus',
+  'lastUpdated',
+  'createdAt',
+  'email',
+  'locale',
+]);
 
 export const integrations: Capability = {
   name: 'integrations',
@@ -37,23 +53,36 @@ export const integrations: Capability = {
       async (request) => {
         const base = hostedBaseId(request.params.pluginId);
         const plugin = base ? findPlugin(base) : undefined;
-        if (!plugin) throw notFound(`No hosted plugin "${request.params.pluginId}" (hosted plugins: ${HOSTED_PLUGIN_IDS.join(', ')})`);
+        if (!plugin)
+          throw notFound(
+            `No hosted plugin "${request.params.pluginId}" (hosted plugins: ${HOSTED_PLUGIN_IDS.join(', ')})`,
+          );
         const body = request.body as JsonObject;
         const params: JsonObject = {};
         for (const [k, v] of Object.entries(body)) if (!CONTEXT_KEYS.has(k)) params[k] = v;
         const claimId = typeof body.claimId === 'string' ? body.claimId : '';
-        const addressField = body.platformAddress !== undefined && body.platformAddress !== null ? 'platformAddress' : 'ethAddress';
+        const addressField =
+          body.platformAddress !== undefined && body.platformAddress !== null ? 'platformAddress' : 'ethAddress';
         const rawAddress = body[addressField];
         const parsed = rawAddress === undefined || rawAddress === null ? null : tryParseAddress(rawAddress);
-        if (rawAddress !== undefined && rawAddress !== null && !parsed) throw badRequest(`body.${addressField} is not a valid address: ${JSON.stringify(rawAddress)}`);
+        if (rawAddress !== undefined && rawAddress !== null && !parsed)
+          throw badRequest(`body.${addressField} is not a valid address: ${JSON.stringify(rawAddress)}`);
         // without one the check would run for '' (and must-own-badges of nothing would pass)
         if (!parsed && !DISPLAY_ONLY_PLUGIN_IDS.has(base!)) {
-          throw badRequest(`body.platformAddress is required: ${request.params.pluginId} checks an address (give it in either form; ethAddress is also accepted)`);
+          throw badRequest(
+            `body.platformAddress is required: ${request.params.pluginId} checks an address (give it in either form; ethAddress is also accepted)`,
+          );
         }
         // plugins name fields as `<path>.publicParams.x`; here the params are the body itself
         const env = pluginEnv(ctx, ctx.clock.now());
-        const validated = await (async () => plugin.validate(params, {}, { path: 'body', claimId, creator: parsed?.platformAddress ?? '', ...env }))().catch((err: unknown) => {
-          if (err instanceof ApiError) throw new ApiError(err.statusCode, err.message.replaceAll('body.publicParams', 'body'));
+        const validated = await (async () =>
+          plugin.validate(
+            params,
+            {},
+            { path: 'body', claimId, creator: parsed?.platformAddress ?? '', ...env },
+          ))().catch((err: unknown) => {
+          if (err instanceof ApiError)
+            throw new ApiError(err.statusCode, err.message.replaceAll('body.publicParams', 'body'));
           throw err;
         });
         const result = await evaluateStandalone(env, plugin, {
@@ -64,7 +93,8 @@ export const integrations: Capability = {
           instanceId: typeof body.instanceId === 'string' ? body.instanceId : base!,
           locale: typeof body.locale === 'string' ? body.locale : 'en',
         });
-        if (!result.success) throw badRequest(result.error ?? 'Plugin failed', { message: result.error ?? 'Plugin failed' });
+        if (!result.success)
+          throw badRequest(result.error ?? 'Plugin failed', { message: result.error ?? 'Plugin failed' });
         return {};
       },
     );

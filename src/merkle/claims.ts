@@ -2,14 +2,29 @@
 // from the claims capability (src/claims/onchain.ts); trees come from the per-process cache.
 import type { AppContext } from '../context.ts';
 import { loadClaim } from '../claims/model.ts';
-import { claimCode, findOnChainClaimByTracker, loadOnChainClaim, successfulClaimNumbers, type OnChainClaim, type TrackerDetails } from '../claims/onchain.ts';
+import {
+  claimCode,
+  findOnChainClaimByTracker,
+  loadOnChainClaim,
+  successfulClaimNumbers,
+  type OnChainClaim,
+  type TrackerDetails,
+} from '../claims/onchain.ts';
 import { toCanonical } from '../shared/addresses.ts';
 import { sha256Hex } from '../shared/crypto.ts';
 import { badRequest, conflict, forbidden, notFound } from '../shared/errors.ts';
 import type { Session } from '../shared/session.ts';
 import type { LeafSource } from './leaves.ts';
 import { merkleService } from './service.ts';
-import { buildTreeParallel, MAX_LEAVES, MAX_PROOF_LENGTH, proveLeaf, rootHex, type MerkleTree, type ProofDetails } from './tree.ts';
+import {
+  buildTreeParallel,
+  MAX_LEAVES,
+  MAX_PROOF_LENGTH,
+  proveLeaf,
+  rootHex,
+  type MerkleTree,
+  type ProofDetails,
+} from './tree.ts';
 
 export const NOT_ON_CHAIN = 'Invalid configuration. Reserved codes can only be fetched for on-chain claims.';
 
@@ -30,14 +45,20 @@ function leafCount(claim: OnChainClaim): number {
 export async function treeOf(ctx: AppContext, claim: OnChainClaim): Promise<MerkleTree> {
   const count = leafCount(claim);
   if (count > MAX_LEAVES) {
-    const what = claim.useCreatorAddressAsLeaf ? `The whitelist holds ${count} addresses` : `numUses.maxUses is ${count}`;
-    throw badRequest(`${what}; a merkle challenge can hold at most ${MAX_LEAVES} leaves (the chain accepts proofs of at most ${MAX_PROOF_LENGTH} aunts)`);
+    const what = claim.useCreatorAddressAsLeaf
+      ? `The whitelist holds ${count} addresses`
+      : `numUses.maxUses is ${count}`;
+    throw badRequest(
+      `${what}; a merkle challenge can hold at most ${MAX_LEAVES} leaves (the chain accepts proofs of at most ${MAX_PROOF_LENGTH} aunts)`,
+    );
   }
   // The inputs of the leaves are part of the key, so a tree can never outlive what it was built from.
   const fingerprint = claim.useCreatorAddressAsLeaf
     ? `addresses:${claim.version}:${claim.lastUpdated}:${sha256Hex(claim.whitelistAddresses.join('\n'))}`
     : `codes:${claim.version}:${claim.lastUpdated}:${count}`;
-  const source: LeafSource = claim.useCreatorAddressAsLeaf ? { kind: 'strings', values: claim.whitelistAddresses } : { kind: 'codes', seedCode: claim.seedCode };
+  const source: LeafSource = claim.useCreatorAddressAsLeaf
+    ? { kind: 'strings', values: claim.whitelistAddresses }
+    : { kind: 'codes', seedCode: claim.seedCode };
   const { trees, builders } = merkleService(ctx);
   return trees.get(claim.claimId, fingerprint, () => buildTreeParallel(count, source, builders));
 }
@@ -48,10 +69,18 @@ export interface ReservedCodes {
 }
 
 /** SPEC §4.15: the codes of every claim number the address won, in claim-number order, each signed. */
-export async function reservedCodes(ctx: AppContext, session: Session, claimId: string, address: string, expectedVersion: number): Promise<ReservedCodes> {
+export async function reservedCodes(
+  ctx: AppContext,
+  session: Session,
+  claimId: string,
+  address: string,
+  expectedVersion: number,
+): Promise<ReservedCodes> {
   const platformAddress = toCanonical(address, 'address');
   if (session.platformAddress !== platformAddress) {
-    throw forbidden(`Reserved codes are only given to the address they were reserved for: the session is signed in as ${session.platformAddress}, not ${platformAddress}`);
+    throw forbidden(
+      `Reserved codes are only given to the address they were reserved for: the session is signed in as ${session.platformAddress}, not ${platformAddress}`,
+    );
   }
   const claim = await onChainClaim(ctx, claimId);
   if (expectedVersion !== -1 && expectedVersion !== claim.version) {
@@ -104,22 +133,36 @@ async function claimOfTracker(ctx: AppContext, tracker: TrackerDetails): Promise
  * `platformAddress` is required and every leaf must be its SHA-256. A leaf that is not in the
  * tree is answered with `isValidProof: false` (never another leaf's proof).
  */
-export async function merkleProofInfo(ctx: AppContext, body: MerkleProofRequest): Promise<{ allProofDetails: ProofDetails[] }> {
+export async function merkleProofInfo(
+  ctx: AppContext,
+  body: MerkleProofRequest,
+): Promise<{ allProofDetails: ProofDetails[] }> {
   const claim = await claimOfTracker(ctx, trackerOf(body));
   const leaves = body.leaves.map((l) => l.toLowerCase());
   if (claim.useCreatorAddressAsLeaf) {
-    if (body.platformAddress === undefined) throw badRequest('body.platformAddress is required: this challenge uses address leaves (useCreatorAddressAsLeaf)');
+    if (body.platformAddress === undefined)
+      throw badRequest(
+        'body.platformAddress is required: this challenge uses address leaves (useCreatorAddressAsLeaf)',
+      );
     const platformAddress = toCanonical(body.platformAddress, 'body.platformAddress');
     const expected = sha256Hex(platformAddress);
     leaves.forEach((leaf, i) => {
-      if (leaf !== expected) throw badRequest(`body.leaves[${i}] is not the SHA-256 of platformAddress ${platformAddress} (expected ${expected})`);
+      if (leaf !== expected)
+        throw badRequest(
+          `body.leaves[${i}] is not the SHA-256 of platformAddress ${platformAddress} (expected ${expected})`,
+        );
     });
   } else {
     const codes = body.claimCodes;
-    if (codes === undefined) throw badRequest('body.claimCodes is required for code claims: the reserved codes, in the order of leaves');
-    if (codes.length !== leaves.length) throw badRequest(`body.claimCodes must hold one code per leaf (${leaves.length}), got ${codes.length}`);
+    if (codes === undefined)
+      throw badRequest('body.claimCodes is required for code claims: the reserved codes, in the order of leaves');
+    if (codes.length !== leaves.length)
+      throw badRequest(`body.claimCodes must hold one code per leaf (${leaves.length}), got ${codes.length}`);
     codes.forEach((code, i) => {
-      if (sha256Hex(code) !== leaves[i]) throw badRequest(`body.claimCodes[${i}] does not hash to body.leaves[${i}] (leaves are the SHA-256 of the codes)`);
+      if (sha256Hex(code) !== leaves[i])
+        throw badRequest(
+          `body.claimCodes[${i}] does not hash to body.leaves[${i}] (leaves are the SHA-256 of the codes)`,
+        );
     });
   }
   const tree = await treeOf(ctx, claim);

@@ -5,7 +5,11 @@ import { NODE_BYTES, viewOf, type TreeHasher } from './digest.ts';
 
 export type LeafSource =
   | { kind: 'codes'; seedCode: string }
-  | { kind: 'strings'; values: readonly string[]; /** index of values[0] in the tree (a slice sent to a worker) */ first?: number };
+  | {
+      kind: 'strings';
+      values: readonly string[] /** index of values[0] in the tree (a slice sent to a worker) */;
+      first?: number;
+    };
 
 /** Writes leaves [from, to) of a leaf layer (32 bytes per leaf). */
 export type LeafFiller = (layer: Uint8Array, from: number, to: number, hasher: TreeHasher) => void;

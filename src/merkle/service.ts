@@ -15,7 +15,11 @@ const services = new WeakMap<AppContext, MerkleService>();
 export function merkleService(ctx: AppContext): MerkleService {
   let service = services.get(ctx);
   if (!service) {
-    service = { signer: createLeafSigner(ctx.config.leafSignerKey), trees: new TreeCache(), builders: new BuildPool(ctx.config.merkleBuildThreads) };
+    service = {
+      signer: createLeafSigner(ctx.config.leafSignerKey),
+      trees: new TreeCache(),
+      builders: new BuildPool(ctx.config.merkleBuildThreads),
+    };
     services.set(ctx, service);
     const { trees, builders } = service;
     ctx.onClose.push(async () => {

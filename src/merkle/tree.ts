@@ -50,7 +50,8 @@ function sameNode(a: Uint8Array, ao: number, b: Uint8Array, bo: number): boolean
 }
 
 // Digests are uniformly distributed, so their first four bytes are a good hash-table key.
-const slotKey = (bytes: Uint8Array, off: number) => (bytes[off] << 24) | (bytes[off + 1] << 16) | (bytes[off + 2] << 8) | bytes[off + 3];
+const slotKey = (bytes: Uint8Array, off: number) =>
+  (bytes[off] << 24) | (bytes[off + 1] << 16) | (bytes[off + 2] << 8) | bytes[off + 3];
 
 /** Index of the first leaf equal to the 32 bytes `node`, or -1. */
 export function findLeaf(tree: MerkleTree, node: Uint8Array): number {
@@ -168,12 +169,18 @@ export async function buildTreeParallel(leafCount: number, source: LeafSource, p
   const tasks: Promise<void>[] = [];
   for (let start = 0; start < size; start += chunk) {
     // A chunk past the last leaf is all padding: only its subtree of zero leaves is hashed.
-    const chunkSource = source.kind === 'strings' ? { kind: 'strings' as const, values: source.values.slice(start, start + chunk), first: start } : source;
-    tasks.push(pool.run({ source: chunkSource, leafCount, start, size: chunk, layers: layers.slice(0, chunkLevels + 1) }));
+    const chunkSource =
+      source.kind === 'strings'
+        ? { kind: 'strings' as const, values: source.values.slice(start, start + chunk), first: start }
+        : source;
+    tasks.push(
+      pool.run({ source: chunkSource, leafCount, start, size: chunk, layers: layers.slice(0, chunkLevels + 1) }),
+    );
   }
   await Promise.all(tasks);
   const hasher = new TreeHasher();
-  for (let level = chunkLevels; level < layers.length - 1; level++) hasher.hashPairs(layers[level], layers[level + 1], 0, size >>> (level + 1));
+  for (let level = chunkLevels; level < layers.length - 1; level++)
+    hasher.hashPairs(layers[level], layers[level + 1], 0, size >>> (level + 1));
   return finishTree(layers, leafCount);
 }
 

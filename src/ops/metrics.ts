@@ -22,7 +22,8 @@ export function metricsEnabled(ctx: AppContext): boolean {
   return ctx.config.metricsToken !== null || ctx.config.metricsPort !== null;
 }
 
-const ageSeconds = (now: number, ms: unknown) => (ms === null || ms === undefined ? 0 : Math.max(0, (now - Number(ms)) / 1000));
+const ageSeconds = (now: number, ms: unknown) =>
+  ms === null || ms === undefined ? 0 : Math.max(0, (now - Number(ms)) / 1000);
 
 /** Webhook deliveries not yet delivered (or given up): count and age of the oldest. */
 async function webhookBacklog(ctx: AppContext): Promise<{ pending: number; oldestAge: number }> {
@@ -32,7 +33,10 @@ async function webhookBacklog(ctx: AppContext): Promise<{ pending: number; oldes
     .where('status', '=', 'pending')
     .executeTakeFirst();
   const oldest = row?.oldest === null || row?.oldest === undefined ? null : Number(row.oldest);
-  return { pending: Number(row?.n ?? 0), oldestAge: oldest === null ? 0 : Math.max(0, (ctx.clock.now() - oldest) / 1000) };
+  return {
+    pending: Number(row?.n ?? 0),
+    oldestAge: oldest === null ? 0 : Math.max(0, (ctx.clock.now() - oldest) / 1000),
+  };
 }
 
 /** Runs a scrape-time reading; a failing one is skipped (logged), never a failed scrape. */
@@ -55,12 +59,24 @@ class RequestHistogram {
   readonly help = 'HTTP request latency by route pattern, method and status (its _count is the request rate)';
   readonly type = 'histogram';
   readonly aggregator = 'sum';
-  private readonly series = new Map<string, { labels: Record<string, string>; buckets: Float64Array; sum: number; count: number }>();
+  private readonly series = new Map<
+    string,
+    { labels: Record<string, string>; buckets: Float64Array; sum: number; count: number }
+  >();
 
   observe(method: string, route: string, status: number, seconds: number): void {
     const key = `${method} ${status} ${route}`;
     let s = this.series.get(key);
-    if (!s) this.series.set(key, (s = { labels: { method, route, status_code: String(status) }, buckets: new Float64Array(BUCKETS.length), sum: 0, count: 0 }));
+    if (!s)
+      this.series.set(
+        key,
+        (s = {
+          labels: { method, route, status_code: String(status) },
+          buckets: new Float64Array(BUCKETS.length),
+          sum: 0,
+          count: 0,
+        }),
+      );
     for (let i = 0; i < BUCKETS.length; i++) {
       if (seconds <= BUCKETS[i]) {
         s.buckets[i]++;
@@ -99,20 +115,67 @@ export function createMetrics(ctx: AppContext) {
   registry.registerMetric(requests as unknown as Parameters<Registry['registerMetric']>[0]);
   const observe = requests.observe.bind(requests);
 
-  const queueDepth = new Gauge({ name: 'platform_claim_queue_depth', help: 'Claim attempts queued and not yet resolved', registers: [registry] });
-  const queueAge = new Gauge({ name: 'platform_claim_queue_oldest_age_seconds', help: 'Age of the oldest queued claim attempt (0 when none)', registers: [registry] });
+  const queueDepth = new Gauge({
+    name: 'platform_claim_queue_depth',
+    help: 'Claim attempts queued and not yet resolved',
+    registers: [registry],
+  });
+  const queueAge = new Gauge({
+    name: 'platform_claim_queue_oldest_age_seconds',
+    help: 'Age of the oldest queued claim attempt (0 when none)',
+    registers: [registry],
+  });
   // labelled with the table read, so that without such a table no series is exported at all
-  const webhookPending = new Gauge({ name: 'platform_webhook_backlog', help: 'Webhook deliveries not yet delivered (only when webhooks exist)', labelNames: ['table'], registers: [registry] });
-  const webhookAge = new Gauge({ name: 'platform_webhook_oldest_pending_age_seconds', help: 'Age of the oldest undelivered webhook (only when webhooks exist)', labelNames: ['table'], registers: [registry] });
-  const indexerAge = new Gauge({ name: 'platform_indexer_last_update_age_seconds', help: 'Seconds since the indexer last recorded progress (only when an indexer exists)', labelNames: ['table'], registers: [registry] });
-  const indexerBlocks = new Gauge({ name: 'platform_indexer_lag_blocks', help: 'Blocks between the chain head and the last indexed block (only when recorded)', labelNames: ['table'], registers: [registry] });
-  const pool = new Gauge({ name: 'platform_db_pool_connections', help: 'Database connections by state (PostgreSQL pool: total, idle, waiting clients; SQLite: one connection)', labelNames: ['state'], registers: [registry] });
-  const poolMax = new Gauge({ name: 'platform_db_pool_max', help: 'Largest number of database connections this process opens', registers: [registry] });
+  const webhookPending = new Gauge({
+    name: 'platform_webhook_backlog',
+    help: 'Webhook deliveries not yet delivered (only when webhooks exist)',
+    labelNames: ['table'],
+    registers: [registry],
+  });
+  const webhookAge = new Gauge({
+    name: 'platform_webhook_oldest_pending_age_seconds',
+    help: 'Age of the oldest undelivered webhook (only when webhooks exist)',
+    labelNames: ['table'],
+    registers: [registry],
+  });
+  const indexerAge = new Gauge({
+    name: 'platform_indexer_last_update_age_seconds',
+    help: 'Seconds since the indexer last recorded progress (only when an indexer exists)',
+    labelNames: ['table'],
+    registers: [registry],
+  });
+  const indexerBlocks = new Gauge({
+    name: 'platform_indexer_lag_blocks',
+    help: 'Blocks between the chain head and the last indexed block (only when recorded)',
+    labelNames: ['table'],
+    registers: [registry],
+  });
+  const pool = new Gauge({
+    name: 'platform_db_pool_connections',
+    help: 'Database connections by state (PostgreSQL pool: total, idle, waiting clients; SQLite: one connection)',
+    labelNames: ['state'],
+    registers: [registry],
+  });
+  const poolMax = new Gauge({
+    name: 'platform_db_pool_max',
+    help: 'Largest number of database connections this process opens',
+    registers: [registry],
+  });
 
   /** Reads the database-backed gauges; called once per scrape. */
   async function refresh(): Promise<void> {
-    const queue = await safely(ctx, 'claim queue', async () =>
-      (await sql<{ n: number | string; oldest: number | null }>`select count(*) as n, min(attempted_at) as oldest from claim_attempts where status = 'queued'`.execute(ctx.db)).rows[0],
+    const queue = await safely(
+      ctx,
+      'claim queue',
+      async () =>
+        (
+          await sql<{
+            n: number | string;
+            oldest: number | null;
+          }>`select count(*) as n, min(attempted_at) as oldest from claim_attempts where status = 'queued'`.execute(
+            ctx.db,
+          )
+        ).rows[0],
     );
     if (queue) {
       queueDepth.set(Number(queue.n));
@@ -161,7 +224,9 @@ function authorized(token: string | null, header: string | undefined): boolean {
   return m !== null && safeEqual(sha256Hex(m[1]), sha256Hex(token));
 }
 
-const UNAUTHORIZED = JSON.stringify({ errorMessage: 'Unauthorized request. /metrics needs Authorization: Bearer <METRICS_TOKEN>.' });
+const UNAUTHORIZED = JSON.stringify({
+  errorMessage: 'Unauthorized request. /metrics needs Authorization: Bearer <METRICS_TOKEN>.',
+});
 
 /** Installs the request hook and /metrics (on the API port, or on METRICS_PORT). */
 export async function registerMetrics(app: FastifyInstance, ctx: AppContext): Promise<void> {
@@ -185,16 +250,23 @@ export async function registerMetrics(app: FastifyInstance, ctx: AppContext): Pr
   });
   const { metricsToken: token, metricsPort: port, metricsHost: host } = ctx.config;
   if (port === null) {
-    app.get('/metrics', { schema: { tags: ['operations'], summary: 'Prometheus metrics (Authorization: Bearer <METRICS_TOKEN>)' } }, async (request, reply) => {
-      if (!authorized(token, request.headers.authorization)) return reply.code(401).header('content-type', 'application/json; charset=utf-8').send(UNAUTHORIZED);
-      return reply.header('content-type', metrics.registry.contentType).send(await metrics.render());
-    });
+    app.get(
+      '/metrics',
+      { schema: { tags: ['operations'], summary: 'Prometheus metrics (Authorization: Bearer <METRICS_TOKEN>)' } },
+      async (request, reply) => {
+        if (!authorized(token, request.headers.authorization))
+          return reply.code(401).header('content-type', 'application/json; charset=utf-8').send(UNAUTHORIZED);
+        return reply.header('content-type', metrics.registry.contentType).send(await metrics.render());
+      },
+    );
     return;
   }
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0];
     if (req.method !== 'GET' || path !== '/metrics') {
-      res.writeHead(404, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify({ errorMessage: 'Only GET /metrics is served here' }));
+      res
+        .writeHead(404, { 'content-type': 'application/json; charset=utf-8' })
+        .end(JSON.stringify({ errorMessage: 'Only GET /metrics is served here' }));
       return;
     }
     if (!authorized(token, req.headers.authorization)) {
@@ -205,7 +277,9 @@ export async function registerMetrics(app: FastifyInstance, ctx: AppContext): Pr
       (body) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(body),
       (err) => {
         ctx.log.error({ err }, 'metrics: render failed');
-        res.writeHead(500, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify({ errorMessage: 'Internal server error' }));
+        res
+          .writeHead(500, { 'content-type': 'application/json; charset=utf-8' })
+          .end(JSON.stringify({ errorMessage: 'Internal server error' }));
       },
     );
   });

@@ -14,7 +14,10 @@ const Ready = Type.Object({
           indexedHeight: Type.Integer(),
           chainHeight: Type.Integer({ description: 'Chain head last seen by the indexer' }),
           lag: Type.Integer({ description: 'chainHeight − indexedHeight, in blocks' }),
-          updatedAt: Type.Integer({ description: 'UNIX ms of the indexer\'s last report (a poll of the chain head or a commit); old when no indexer runs' }),
+          updatedAt: Type.Integer({
+            description:
+              "UNIX ms of the indexer's last report (a poll of the chain head or a commit); old when no indexer runs",
+          }),
         }),
       ),
     }),
@@ -24,17 +27,23 @@ const Ready = Type.Object({
 export const operations: Capability = {
   name: 'operations',
   register(app, ctx) {
-    app.get('/healthz', { schema: { tags: ['operations'], response: { 200: Health } } }, async () => ({ status: 'ok' }));
-    app.get('/readyz', { schema: { tags: ['operations'], response: { 200: Ready, 503: Type.Ref('ErrorResponse') } } }, async (_req, reply) => {
-      try {
-        await sql`select 1`.execute(ctx.db);
-        // lag is reported, not judged: a lagging indexer does not make the API unready
-        const chainIndexer = ctx.config.chainRestUrl ? await indexerLag(ctx.db) : null;
-        return { status: 'ready', ...(chainIndexer ? { details: { chainIndexer } } : {}) };
-      } catch (err) {
-        ctx.log.warn({ err }, 'readiness check failed');
-        return reply.code(503).send({ errorMessage: 'Database is not reachable' });
-      }
-    });
+    app.get('/healthz', { schema: { tags: ['operations'], response: { 200: Health } } }, async () => ({
+      status: 'ok',
+    }));
+    app.get(
+      '/readyz',
+      { schema: { tags: ['operations'], response: { 200: Ready, 503: Type.Ref('ErrorResponse') } } },
+      async (_req, reply) => {
+        try {
+          await sql`select 1`.execute(ctx.db);
+          // lag is reported, not judged: a lagging indexer does not make the API unready
+          const chainIndexer = ctx.config.chainRestUrl ? await indexerLag(ctx.db) : null;
+          return { status: 'ready', ...(chainIndexer ? { details: { chainIndexer } } : {}) };
+        } catch (err) {
+          ctx.log.warn({ err }, 'readiness check failed');
+          return reply.code(503).send({ errorMessage: 'Database is not reachable' });
+        }
+      },
+    );
   },
 };

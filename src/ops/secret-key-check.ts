@@ -32,7 +32,11 @@ export async function checkSecretKey(db: DB, keyring: Keyring): Promise<void> {
       (await db.selectFrom('claims').select('private_params as sealed').limit(1).executeTakeFirst()) ??
       (await db.selectFrom('dynamic_stores').select('data_secret_enc as sealed').limit(1).executeTakeFirst());
     if (sample && !opens(keyring, sample.sealed)) throw new Error(SECRET_KEY_MISMATCH);
-    await db.insertInto('secret_key_check').values({ id: 1, sealed: keyring.encrypt(CHECK_TEXT) }).onConflict((oc) => oc.column('id').doNothing()).execute();
+    await db
+      .insertInto('secret_key_check')
+      .values({ id: 1, sealed: keyring.encrypt(CHECK_TEXT) })
+      .onConflict((oc) => oc.column('id').doNothing())
+      .execute();
     // two first starts at once: the row kept may be the other process's
     row = await read();
   }

@@ -34,11 +34,20 @@ export function forgetPlugin(keyring: Keyring, pluginId: string): void {
 }
 
 /** The live document with its versions and decrypted secret, or null. */
-export async function resolveDocument(db: DB | Tx, keyring: Keyring, pluginId: string): Promise<ResolvedDocument | null> {
+export async function resolveDocument(
+  db: DB | Tx,
+  keyring: Keyring,
+  pluginId: string,
+): Promise<ResolvedDocument | null> {
   const cache = cacheOf(keyring);
   const hit = cache.get(pluginId);
   if (hit && performance.now() - hit.checkedAt <= TRUST_MS) return hit.value;
-  const row = await db.selectFrom('plugin_docs').selectAll().where('plugin_id', '=', pluginId).where('deleted_at', 'is', null).executeTakeFirst();
+  const row = await db
+    .selectFrom('plugin_docs')
+    .selectAll()
+    .where('plugin_id', '=', pluginId)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
   if (!row) {
     cache.delete(pluginId);
     return null;

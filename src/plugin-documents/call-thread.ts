@@ -18,7 +18,9 @@ const WORKER_URL = new URL('./call-worker.ts', import.meta.url);
 /** Main thread → call thread: a batch of calls, or a stats request. */
 export type ToCallThread = { calls: Array<[id: number, context: CallContext, now: number]> } | { stats: number };
 /** Call thread → main thread: a batch of outcomes (or an unexpected error's message), or stats. */
-export type FromCallThread = { outcomes: Array<[id: number, outcome: CallOutcome] | [id: number, null, error: string]> } | { stats: number; value: EgressStats };
+export type FromCallThread =
+  | { outcomes: Array<[id: number, outcome: CallOutcome] | [id: number, null, error: string]> }
+  | { stats: number; value: EgressStats };
 
 interface Pending {
   resolve: (o: CallOutcome) => void;
@@ -135,7 +137,10 @@ export class CallThread {
 
 /** The counters of a thread that is not running. */
 const NO_STATS: EgressStats = Object.freeze({ requests: 0, tlsHandshakes: 0, openPools: 0 });
-const closedOutcome: CallOutcome = { ok: false, error: 'Plugin endpoint could not be called: the egress client is closed' };
+const closedOutcome: CallOutcome = {
+  ok: false,
+  error: 'Plugin endpoint could not be called: the egress client is closed',
+};
 
 const perContext = new WeakMap<AppContext, CallThread>();
 

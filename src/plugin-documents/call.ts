@@ -70,7 +70,16 @@ const headerKeysCache = new WeakMap<PluginVersion, Set<string>>();
 function headerKeysOf(v: PluginVersion): Set<string> {
   let keys = headerKeysCache.get(v);
   if (!keys) {
-    keys = new Set([...v.userInputsSchema, ...v.publicParamsSchema, ...v.privateParamsSchema, ...(v.verificationCall?.hardcodedInputs ?? [])].filter((f) => f.headerField).map((f) => f.key));
+    keys = new Set(
+      [
+        ...v.userInputsSchema,
+        ...v.publicParamsSchema,
+        ...v.privateParamsSchema,
+        ...(v.verificationCall?.hardcodedInputs ?? []),
+      ]
+        .filter((f) => f.headerField)
+        .map((f) => f.key),
+    );
     headerKeysCache.set(v, keys);
   }
   return keys;
@@ -139,13 +148,16 @@ export async function callEndpoint(egress: Egress, c: CallContext, now: number):
     });
   } catch (err) {
     if (err instanceof EgressError) {
-      if (err.kind === 'timeout') return { ok: false, error: `Plugin endpoint did not answer within ${CALL_TIMEOUT_MS / 1000} seconds` };
-      if (err.kind === 'too-large') return { ok: false, error: `Plugin endpoint response is larger than ${MAX_RESPONSE_BYTES} bytes` };
+      if (err.kind === 'timeout')
+        return { ok: false, error: `Plugin endpoint did not answer within ${CALL_TIMEOUT_MS / 1000} seconds` };
+      if (err.kind === 'too-large')
+        return { ok: false, error: `Plugin endpoint response is larger than ${MAX_RESPONSE_BYTES} bytes` };
       return { ok: false, error: NOT_CALLED, detail: `${NOT_CALLED}: ${err.reason}` };
     }
     throw err;
   }
-  if (res.status !== 200) return { ok: false, error: messageOf(res.body) ?? `Plugin endpoint answered HTTP ${res.status}` };
+  if (res.status !== 200)
+    return { ok: false, error: messageOf(res.body) ?? `Plugin endpoint answered HTTP ${res.status}` };
   let parsed: unknown;
   const text = res.body.toString('utf8');
   if (text.trim() === '') parsed = {};
@@ -156,9 +168,14 @@ export async function callEndpoint(egress: Egress, c: CallContext, now: number):
       return { ok: false, error: 'Invalid response from API: the 200 body is not JSON' };
     }
   }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return { ok: false, error: 'Invalid response from API: the 200 body is not a JSON object' };
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+    return { ok: false, error: 'Invalid response from API: the 200 body is not a JSON object' };
   // the answer is stored, replayed and handed to plugins: nested as deep as a request body may be
-  if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) return { ok: false, error: `Invalid response from API: the 200 body is nested deeper than ${MAX_JSON_DEPTH} levels` };
+  if (jsonDepthExceeds(text, MAX_JSON_DEPTH))
+    return {
+      ok: false,
+      error: `Invalid response from API: the 200 body is nested deeper than ${MAX_JSON_DEPTH} levels`,
+    };
   const dotted = dottedKey(parsed);
   if (dotted !== null) return { ok: false, error: `Invalid response from API: key "${dotted}" contains a dot` };
   return { ok: true, response: parsed as JsonObject };

@@ -9,12 +9,19 @@ registerCommand({
   name: 'plugin review',
   usage: 'plugin review ID [--undo]  mark a plugin document reviewed (published when toPublish); --undo clears it',
   async run(args) {
-    const { values, positionals } = parseArgs({ args, options: { undo: { type: 'boolean' } }, allowPositionals: true, strict: true });
+    const { values, positionals } = parseArgs({
+      args,
+      options: { undo: { type: 'boolean' } },
+      allowPositionals: true,
+      strict: true,
+    });
     if (positionals.length !== 1) throw new UsageError('plugin review needs exactly one plugin id');
     const pluginId = positionals[0]!;
     try {
       const p = await withContext((ctx) => setReviewCompleted(ctx, pluginId, !values.undo));
-      process.stdout.write(JSON.stringify({ pluginId: p.pluginId, toPublish: p.toPublish, reviewCompleted: p.reviewCompleted }) + '\n');
+      process.stdout.write(
+        JSON.stringify({ pluginId: p.pluginId, toPublish: p.toPublish, reviewCompleted: p.reviewCompleted }) + '\n',
+      );
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
       process.stderr.write(`${err.message}\n`);

@@ -41,18 +41,28 @@ async function checkPluginId(db: DB | Tx, pluginId: string, locale: string, acto
     const localised = /-([a-z]{2}(?:-[a-z]{2})?)$/i.exec(pluginId);
     if (localised) {
       const suffix = localised[1]!;
-      if (suffix.toLowerCase() === 'en') throw badRequest(`pluginId "${pluginId}" ends in -${suffix}, but English is the base document: its id has no locale suffix ("${pluginId.slice(0, localised.index)}")`);
-      throw badRequest(`pluginId "${pluginId}" ends in -${suffix}, the form <id>-<locale> of a localised document: give that locale, or choose an English id without a -<locale> ending`);
+      if (suffix.toLowerCase() === 'en')
+        throw badRequest(
+          `pluginId "${pluginId}" ends in -${suffix}, but English is the base document: its id has no locale suffix ("${pluginId.slice(0, localised.index)}")`,
+        );
+      throw badRequest(
+        `pluginId "${pluginId}" ends in -${suffix}, the form <id>-<locale> of a localised document: give that locale, or choose an English id without a -<locale> ending`,
+      );
     }
     return;
   }
   const suffix = `-${locale}`;
-  if (!pluginId.endsWith(suffix) || pluginId.length === suffix.length) throw badRequest(`pluginId of a document in locale ${locale} must be <id>${suffix} (the English document has the bare <id>)`);
+  if (!pluginId.endsWith(suffix) || pluginId.length === suffix.length)
+    throw badRequest(
+      `pluginId of a document in locale ${locale} must be <id>${suffix} (the English document has the bare <id>)`,
+    );
   const base = pluginId.slice(0, -suffix.length);
   const original = await loadPlugin(db, base);
   // a localised document translates an English one, not another translation
-  if (!original || original.locale !== 'en') throw badRequest(`pluginId "${pluginId}": the English document "${base}" does not exist; create it first`);
-  if (!isOwner(original, actor)) throw forbidden(`Only the creator or manager of plugin ${base} may add its ${locale} document`);
+  if (!original || original.locale !== 'en')
+    throw badRequest(`pluginId "${pluginId}": the English document "${base}" does not exist; create it first`);
+  if (!isOwner(original, actor))
+    throw forbidden(`Only the creator or manager of plugin ${base} may add its ${locale} document`);
 }
 
 async function checkUri(ctx: AppContext, uri: string): Promise<string | null> {
@@ -98,10 +108,18 @@ export async function createPlugin(ctx: AppContext, session: Session, input: Cre
       })
       .onConflict((oc) => oc.column('plugin_id').doNothing())
       .executeTakeFirst();
-    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) throw conflict(`A plugin with pluginId "${input.pluginId}" already exists`);
+    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0)
+      throw conflict(`A plugin with pluginId "${input.pluginId}" already exists`);
     await tx
       .insertInto('plugin_versions')
-      .values({ plugin_id: input.pluginId, version: 1, finalized: input.initialVersion.finalized ? 1 : 0, config: JSON.stringify(config), created_at: now, last_updated: now })
+      .values({
+        plugin_id: input.pluginId,
+        version: 1,
+        finalized: input.initialVersion.finalized ? 1 : 0,
+        config: JSON.stringify(config),
+        created_at: now,
+        last_updated: now,
+      })
       .execute();
   });
   return (await loadPlugin(ctx.db, input.pluginId))!;
@@ -120,7 +138,10 @@ export async function updatePlugin(ctx: AppContext, session: Session, input: Upd
   try {
     await ctx.db.transaction().execute(async (tx) => {
       const plugin = await loadOwned(tx, ctx, input.pluginId, actor);
-      if (input.locale !== undefined && input.locale !== plugin.locale) throw badRequest(`locale of plugin ${input.pluginId} is ${plugin.locale}; it cannot change (a localised document has its own id)`);
+      if (input.locale !== undefined && input.locale !== plugin.locale)
+        throw badRequest(
+          `locale of plugin ${input.pluginId} is ${plugin.locale}; it cannot change (a localised document has its own id)`,
+        );
       // strictly increasing: the engine's cache confirms entries by last_updated
       const changes: Partial<PluginDocTable> = { last_updated: Math.max(now, plugin.lastUpdated + 1) };
       if (input.metadata) {
@@ -129,11 +150,13 @@ export async function updatePlugin(ctx: AppContext, session: Session, input: Upd
         changes.name_search = metadata.name.toLowerCase();
       }
       if (input.toPublish !== undefined) changes.to_publish = input.toPublish ? 1 : 0;
-      if (input.approvedUsers !== undefined) changes.approved_users = JSON.stringify(approvedUsersOf(input.approvedUsers, 'approvedUsers'));
+      if (input.approvedUsers !== undefined)
+        changes.approved_users = JSON.stringify(approvedUsersOf(input.approvedUsers, 'approvedUsers'));
       if (input.rotatePluginSecret) changes.plugin_secret_enc = ctx.keyring.encrypt(newSecret());
       if (input.managedBy !== undefined) {
         const managedBy = toCanonical(input.managedBy, 'managedBy');
-        if (managedBy !== plugin.managedBy && plugin.createdBy !== actor) throw forbidden(`Only the creator of plugin ${input.pluginId} may change managedBy`);
+        if (managedBy !== plugin.managedBy && plugin.createdBy !== actor)
+          throw forbidden(`Only the creator of plugin ${input.pluginId} may change managedBy`);
         changes.managed_by = managedBy;
       }
 
@@ -146,7 +169,14 @@ export async function updatePlugin(ctx: AppContext, session: Session, input: Upd
         const finalized = input.versionCreate.finalized === true;
         await tx
           .insertInto('plugin_versions')
-          .values({ plugin_id: input.pluginId, version: last + 1, finalized: finalized ? 1 : 0, config: JSON.stringify(config), created_at: now, last_updated: now })
+          .values({
+            plugin_id: input.pluginId,
+            version: last + 1,
+            finalized: finalized ? 1 : 0,
+            config: JSON.stringify(config),
+            created_at: now,
+            last_updated: now,
+          })
           .execute();
         versions.push({ ...config, version: last + 1, finalized, createdAt: now, lastUpdated: now });
       }
@@ -155,7 +185,10 @@ export async function updatePlugin(ctx: AppContext, session: Session, input: Upd
         const n = Number(u.version);
         const existing = versions.find((v) => v.version === n);
         if (!existing) throw notFound(`${path}: plugin ${input.pluginId} has no version ${n}`);
-        if (existing.finalized) throw badRequest(`${path}: version ${n} of plugin ${input.pluginId} is finalized; its config cannot change (append a new version with versionCreate)`);
+        if (existing.finalized)
+          throw badRequest(
+            `${path}: version ${n} of plugin ${input.pluginId} is finalized; its config cannot change (append a new version with versionCreate)`,
+          );
         const { version: _v, finalized: _f, createdAt: _c, lastUpdated: _l, ...current } = existing;
         const merged = { ...current, ...u.config } as VersionConfigInput;
         const config = await validateConfig(ctx, merged, `${path}.config`);
@@ -167,7 +200,13 @@ export async function updatePlugin(ctx: AppContext, session: Session, input: Upd
           .where('finalized', '=', 0)
           .execute();
         // a later entry for the same version merges into this one (and sees it finalized)
-        versions[versions.indexOf(existing)] = { ...config, version: n, finalized: u.config.finalized === true, createdAt: existing.createdAt, lastUpdated: now };
+        versions[versions.indexOf(existing)] = {
+          ...config,
+          version: n,
+          finalized: u.config.finalized === true,
+          createdAt: existing.createdAt,
+          lastUpdated: now,
+        };
       }
       await tx.updateTable('plugin_docs').set(changes).where('plugin_id', '=', input.pluginId).execute();
     });
@@ -181,7 +220,11 @@ export async function deletePlugin(ctx: AppContext, session: Session, pluginId: 
   try {
     await ctx.db.transaction().execute(async (tx) => {
       await loadOwned(tx, ctx, pluginId, session.platformAddress);
-      await tx.updateTable('plugin_docs').set({ deleted_at: ctx.clock.now() }).where('plugin_id', '=', pluginId).execute();
+      await tx
+        .updateTable('plugin_docs')
+        .set({ deleted_at: ctx.clock.now() })
+        .where('plugin_id', '=', pluginId)
+        .execute();
     });
   } finally {
     forgetPlugin(ctx.keyring, pluginId);
@@ -189,7 +232,11 @@ export async function deletePlugin(ctx: AppContext, session: Session, pluginId: 
 }
 
 /** Operator review (CLI): marks the plugin reviewed, so published (with toPublish) for everyone. */
-export async function setReviewCompleted(ctx: AppContext, pluginId: string, reviewCompleted: boolean): Promise<PluginRecord> {
+export async function setReviewCompleted(
+  ctx: AppContext,
+  pluginId: string,
+  reviewCompleted: boolean,
+): Promise<PluginRecord> {
   await ctx.db.transaction().execute(async (tx) => {
     const p = await loadPlugin(tx, pluginId, { forUpdate: ctx.dialect === 'postgres' });
     if (!p) throw notFound(`Plugin ${pluginId} not found`);
@@ -218,17 +265,31 @@ export interface PluginDocument {
   pluginSecret?: string;
   lastUpdated: string;
   createdAt: string;
-  versions: Array<Omit<PluginVersion, 'version' | 'createdAt' | 'lastUpdated'> & { version: string; createdAt: string; lastUpdated: string }>;
+  versions: Array<
+    Omit<PluginVersion, 'version' | 'createdAt' | 'lastUpdated'> & {
+      version: string;
+      createdAt: string;
+      lastUpdated: string;
+    }
+  >;
 }
 
 /** Hosted plugins store their URI as `{base_url}/…`: shown with this deployment's PUBLIC_URL. */
 function withBaseUrl(ctx: AppContext, v: PluginVersion): PluginVersion {
   const uri = v.verificationCall?.uri;
   if (!uri?.startsWith('{base_url}')) return v;
-  return { ...v, verificationCall: { ...v.verificationCall!, uri: ctx.config.publicUrl + uri.slice('{base_url}'.length) } };
+  return {
+    ...v,
+    verificationCall: { ...v.verificationCall!, uri: ctx.config.publicUrl + uri.slice('{base_url}'.length) },
+  };
 }
 
-export async function renderPlugin(ctx: AppContext, p: PluginRecord, reader: string | null, returnSensitiveData = false): Promise<PluginDocument> {
+export async function renderPlugin(
+  ctx: AppContext,
+  p: PluginRecord,
+  reader: string | null,
+  returnSensitiveData = false,
+): Promise<PluginDocument> {
   const owner = isOwner(p, reader);
   const doc: PluginDocument = {
     _docId: p.pluginId,
@@ -242,10 +303,19 @@ export async function renderPlugin(ctx: AppContext, p: PluginRecord, reader: str
     ...(owner ? { approvedUsers: p.approvedUsers } : {}),
     lastUpdated: String(p.lastUpdated),
     createdAt: String(p.createdAt),
-    versions: p.versions.map((v) => ({ ...withBaseUrl(ctx, v), version: String(v.version), createdAt: String(v.createdAt), lastUpdated: String(v.lastUpdated) })),
+    versions: p.versions.map((v) => ({
+      ...withBaseUrl(ctx, v),
+      version: String(v.version),
+      createdAt: String(v.createdAt),
+      lastUpdated: String(v.lastUpdated),
+    })),
   };
   if (owner && returnSensitiveData) {
-    const row = await ctx.db.selectFrom('plugin_docs').select('plugin_secret_enc').where('plugin_id', '=', p.pluginId).executeTakeFirstOrThrow();
+    const row = await ctx.db
+      .selectFrom('plugin_docs')
+      .select('plugin_secret_enc')
+      .where('plugin_id', '=', p.pluginId)
+      .executeTakeFirstOrThrow();
     doc.pluginSecret = ctx.keyring.decrypt(row.plugin_secret_enc);
   }
   return doc;
@@ -264,7 +334,12 @@ export async function getPlugin(ctx: AppContext, pluginId: string, session: Sess
  * holding managePlugins: the route refuses the flag to any other (its entry in
  * src/shared/access.ts), and this check keeps the secret from any other caller as well.
  */
-export async function fetchPlugins(ctx: AppContext, pluginIds: string[], returnSensitiveData: boolean, session: Session | null): Promise<PluginDocument[]> {
+export async function fetchPlugins(
+  ctx: AppContext,
+  pluginIds: string[],
+  returnSensitiveData: boolean,
+  session: Session | null,
+): Promise<PluginDocument[]> {
   const reader = session?.platformAddress ?? null;
   const sensitive = returnSensitiveData && session !== null && session.scopes.includes(PLUGIN_SCOPE);
   const found = await loadPlugins(ctx.db, [...new Set(pluginIds)]);
@@ -303,10 +378,27 @@ export async function searchPlugins(
     scope: `plugins/search:${locale}:${needle}:${opts.mine ?? ''}`,
   });
   const versions = page.docs.length
-    ? await ctx.db.selectFrom('plugin_versions').selectAll().where('plugin_id', 'in', page.docs.map((d) => d.plugin_id)).execute()
+    ? await ctx.db
+        .selectFrom('plugin_versions')
+        .selectAll()
+        .where(
+          'plugin_id',
+          'in',
+          page.docs.map((d) => d.plugin_id),
+        )
+        .execute()
     : [];
   const docs = await Promise.all(
-    page.docs.map((d) => renderPlugin(ctx, recordFromRows(d, versions.filter((v) => v.plugin_id === d.plugin_id)), opts.mine ?? null)),
+    page.docs.map((d) =>
+      renderPlugin(
+        ctx,
+        recordFromRows(
+          d,
+          versions.filter((v) => v.plugin_id === d.plugin_id),
+        ),
+        opts.mine ?? null,
+      ),
+    ),
   );
   return { plugins: docs, bookmark: page.bookmark, hasMore: page.hasMore };
 }
@@ -361,7 +453,9 @@ export async function listPluginErrors(
       keyring: ctx.keyring,
       scope: pluginId !== undefined ? `plugins/errors:${pluginId}` : `plugins/errors-of:${actor}`,
     }),
-    filtered().select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+    filtered()
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow(),
   ]);
   return {
     docs: page.docs.map((r) => ({

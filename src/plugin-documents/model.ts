@@ -82,5 +82,7 @@ export interface PluginRecord {
   versions: PluginVersion[];
 }
 
-export const isOwner = (p: Pick<PluginRecord, 'createdBy' | 'managedBy'>, address: string | null | undefined): boolean =>
-  !!address && (p.createdBy === address || p.managedBy === address);
+export const isOwner = (
+  p: Pick<PluginRecord, 'createdBy' | 'managedBy'>,
+  address: string | null | undefined,
+): boolean => !!address && (p.createdBy === address || p.managedBy === address);

@@ -6,7 +6,14 @@
 // ClaimNumbers claim number) commits with the attempt's result, only when the claim succeeds.
 import { sha256Hex } from '../shared/crypto.ts';
 import { badRequest, ApiError } from '../shared/errors.ts';
-import type { AnyClaimPlugin, ClaimPlugin, EvaluateContext, JsonObject, PluginResult, PluginSource } from '../plugins/types.ts';
+import type {
+  AnyClaimPlugin,
+  ClaimPlugin,
+  EvaluateContext,
+  JsonObject,
+  PluginResult,
+  PluginSource,
+} from '../plugins/types.ts';
 import { resolveDocument, type ResolvedDocument } from './cache.ts';
 import { buildRequest, type CallContext, type CallOutcome } from './call.ts';
 import { callThreadFor } from './call-thread.ts';
@@ -40,7 +47,8 @@ function extract(version: PluginVersion, body: JsonObject): Replay {
       return true;
     case 'ClaimToken': {
       const token = body.claimToken;
-      if (typeof token !== 'string' || token === '' || token.length > 4096) return { error: 'Invalid response from API: expected { claimToken: string }' };
+      if (typeof token !== 'string' || token === '' || token.length > 4096)
+        return { error: 'Invalid response from API: expected { claimToken: string }' };
       return { claimToken: token };
     }
     case 'ClaimNumbers': {
@@ -77,7 +85,13 @@ function pluginFor(pluginId: string, version: PluginVersion): AnyClaimPlugin {
     return d;
   }
 
-  function callContext(d: ResolvedDocument, ctx: EvaluateContext, inputs: JsonObject, isSimulation: boolean, status: CallContext['attemptStatus']): CallContext {
+  function callContext(
+    d: ResolvedDocument,
+    ctx: EvaluateContext,
+    inputs: JsonObject,
+    isSimulation: boolean,
+    status: CallContext['attemptStatus'],
+  ): CallContext {
     return {
       pluginId,
       pluginSecret: d.secret,
@@ -110,7 +124,13 @@ function pluginFor(pluginId: string, version: PluginVersion): AnyClaimPlugin {
   }
 
   async function recordError(ctx: EvaluateContext, error: string, simulate: boolean): Promise<void> {
-    await recordPluginError(ctx.db, pluginId, error, { claimId: ctx.claim.claimId, claimAttemptId: simulate ? '' : ctx.claimAttemptId, instanceId: ctx.instanceId }, ctx.now);
+    await recordPluginError(
+      ctx.db,
+      pluginId,
+      error,
+      { claimId: ctx.claim.claimId, claimAttemptId: simulate ? '' : ctx.claimAttemptId, instanceId: ctx.instanceId },
+      ctx.now,
+    );
   }
 
   /** One call, reduced to what the preset reads; a failure is recorded as a plugin error. */
@@ -122,7 +142,10 @@ function pluginFor(pluginId: string, version: PluginVersion): AnyClaimPlugin {
       if (err instanceof PluginGone) return { error: err.message };
       throw err;
     }
-    const outcome: CallOutcome = await callThreadFor(ctx.app).call(callContext(d, ctx, inputs, simulate, 'executing'), ctx.app.clock.now());
+    const outcome: CallOutcome = await callThreadFor(ctx.app).call(
+      callContext(d, ctx, inputs, simulate, 'executing'),
+      ctx.app.clock.now(),
+    );
     const replay = outcome.ok ? extract(cfg, outcome.response) : { error: outcome.error };
     const error = failedWith(replay);
     // the owner's log keeps the detail; the replay (what claimers see) only the plain text
@@ -137,16 +160,22 @@ function pluginFor(pluginId: string, version: PluginVersion): AnyClaimPlugin {
     requiresUserInput: cfg.requiresUserInputs,
     requiresSession: needsSession,
     onDemand: cfg.reuseForNonIndexed,
-    ...(cfg.stateFunctionPreset === 'ClaimNumbers' ? { canAssignClaimNumbers: () => null, answersClaimNumber: true } : {}),
+    ...(cfg.stateFunctionPreset === 'ClaimNumbers'
+      ? { canAssignClaimNumbers: () => null, answersClaimNumber: true }
+      : {}),
 
     async validate(pub, priv, { path, creator, db, keyring }) {
       const d = await resolveDocument(db, keyring, pluginId);
       if (!d) throw badRequest(`${path}.pluginId: unknown plugin "${pluginId}"`);
       if (!cfg.finalized && !isOwner(d, creator)) {
-        throw badRequest(`${path}.version: version ${cfg.version} of plugin ${pluginId} is not finalized; only its creator or manager may use it`);
+        throw badRequest(
+          `${path}.version: version ${cfg.version} of plugin ${pluginId} is not finalized; only its creator or manager may use it`,
+        );
       }
       if (!isPublished(d) && !isOwner(d, creator) && !d.approvedUsers.includes(creator)) {
-        throw badRequest(`${path}: You must be the owner of non-published plugins or approved to use them by the owner.`);
+        throw badRequest(
+          `${path}: You must be the owner of non-published plugins or approved to use them by the owner.`,
+        );
       }
       return {
         publicParams: checkValues(cfg.publicParamsSchema, pub, `${path}.publicParams`),

@@ -55,7 +55,12 @@ type Db = DB | Tx;
 
 /** The plugin's secret (decrypted), or null for an unknown or deleted plugin. */
 export async function readPluginSecret(db: Db, keyring: Keyring, pluginId: string): Promise<string | null> {
-  const row = await db.selectFrom('plugin_docs').select('plugin_secret_enc').where('plugin_id', '=', pluginId).where('deleted_at', 'is', null).executeTakeFirst();
+  const row = await db
+    .selectFrom('plugin_docs')
+    .select('plugin_secret_enc')
+    .where('plugin_id', '=', pluginId)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
   return row ? keyring.decrypt(row.plugin_secret_enc) : null;
 }
 
@@ -71,7 +76,13 @@ export async function isPluginOwner(db: Db, pluginId: string, address: string): 
 }
 
 export function versionFromRow(r: PluginVersionTable): PluginVersion {
-  return { version: r.version, finalized: r.finalized === 1, createdAt: r.created_at, lastUpdated: r.last_updated, ...(JSON.parse(r.config) as VersionConfig) };
+  return {
+    version: r.version,
+    finalized: r.finalized === 1,
+    createdAt: r.created_at,
+    lastUpdated: r.last_updated,
+    ...(JSON.parse(r.config) as VersionConfig),
+  };
 }
 
 export function recordFromRows(doc: PluginDocTable, versions: PluginVersionTable[]): PluginRecord {
@@ -91,7 +102,11 @@ export function recordFromRows(doc: PluginDocTable, versions: PluginVersionTable
 }
 
 /** A live plugin document with its versions, or null. */
-export async function loadPlugin(db: Db, pluginId: string, opts: { forUpdate?: boolean } = {}): Promise<PluginRecord | null> {
+export async function loadPlugin(
+  db: Db,
+  pluginId: string,
+  opts: { forUpdate?: boolean } = {},
+): Promise<PluginRecord | null> {
   let q = db.selectFrom('plugin_docs').selectAll().where('plugin_id', '=', pluginId).where('deleted_at', 'is', null);
   if (opts.forUpdate) q = q.forUpdate();
   const doc = await q.executeTakeFirst();
@@ -103,10 +118,28 @@ export async function loadPlugin(db: Db, pluginId: string, opts: { forUpdate?: b
 /** Several live documents at once (fetch route), in no particular order. */
 export async function loadPlugins(db: Db, pluginIds: string[]): Promise<PluginRecord[]> {
   if (!pluginIds.length) return [];
-  const docs = await db.selectFrom('plugin_docs').selectAll().where('plugin_id', 'in', pluginIds).where('deleted_at', 'is', null).execute();
+  const docs = await db
+    .selectFrom('plugin_docs')
+    .selectAll()
+    .where('plugin_id', 'in', pluginIds)
+    .where('deleted_at', 'is', null)
+    .execute();
   if (!docs.length) return [];
-  const versions = await db.selectFrom('plugin_versions').selectAll().where('plugin_id', 'in', docs.map((d) => d.plugin_id)).execute();
-  return docs.map((d) => recordFromRows(d, versions.filter((v) => v.plugin_id === d.plugin_id)));
+  const versions = await db
+    .selectFrom('plugin_versions')
+    .selectAll()
+    .where(
+      'plugin_id',
+      'in',
+      docs.map((d) => d.plugin_id),
+    )
+    .execute();
+  return docs.map((d) =>
+    recordFromRows(
+      d,
+      versions.filter((v) => v.plugin_id === d.plugin_id),
+    ),
+  );
 }
 
 export interface PluginErrorContext {
@@ -115,9 +148,22 @@ export interface PluginErrorContext {
   instanceId: string;
 }
 
-export async function recordPluginError(db: Db, pluginId: string, error: string, context: PluginErrorContext, timestamp: number): Promise<void> {
+export async function recordPluginError(
+  db: Db,
+  pluginId: string,
+  error: string,
+  context: PluginErrorContext,
+  timestamp: number,
+): Promise<void> {
   await db
     .insertInto('plugin_errors')
-    .values({ plugin_id: pluginId, timestamp, error, claim_id: context.claimId, claim_attempt_id: context.claimAttemptId, instance_id: context.instanceId })
+    .values({
+      plugin_id: pluginId,
+      timestamp,
+      error,
+      claim_id: context.claimId,
+      claim_attempt_id: context.claimAttemptId,
+      instance_id: context.instanceId,
+    })
     .execute();
 }

@@ -31,7 +31,21 @@ export const RESERVED_KEYS = [
 const RESERVED_LOWER = new Set(RESERVED_KEYS.map((k) => k.toLowerCase()));
 
 /** Headers the HTTP exchange itself owns; a header field may not set them. */
-const FORBIDDEN_HEADERS = new Set(['host', 'content-length', 'content-type', 'content-encoding', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'expect', 'proxy-authorization', 'cookie']);
+const FORBIDDEN_HEADERS = new Set([
+  'host',
+  'content-length',
+  'content-type',
+  'content-encoding',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'te',
+  'trailer',
+  'expect',
+  'proxy-authorization',
+  'cookie',
+]);
 
 // letters, digits, _ and -: valid as a JSON key without dots and as an HTTP header name
 const KEY = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
@@ -46,13 +60,17 @@ export const MAX_ARRAY_VALUES = 1000;
 const HEADER_VALUE = /^[\t\x20-\x7e]*$/;
 
 function checkHeaderValue(field: SchemaField, v: unknown, path: string): void {
-  if (field.headerField && !HEADER_VALUE.test(String(v))) throw badRequest(`${path} must be a valid HTTP header value (headerField): printable ASCII characters, space and tab only`);
+  if (field.headerField && !HEADER_VALUE.test(String(v)))
+    throw badRequest(
+      `${path} must be a valid HTTP header value (headerField): printable ASCII characters, space and tab only`,
+    );
 }
 
 function checkScalar(field: SchemaField, v: unknown, path: string): void {
   switch (field.type) {
     case 'string':
-      if (typeof v !== 'string' || v.length > MAX_STRING_VALUE) throw badRequest(`${path} must be a string of at most ${MAX_STRING_VALUE} characters`);
+      if (typeof v !== 'string' || v.length > MAX_STRING_VALUE)
+        throw badRequest(`${path} must be a string of at most ${MAX_STRING_VALUE} characters`);
       return;
     case 'number':
       if (typeof v !== 'number' || !Number.isFinite(v)) throw badRequest(`${path} must be a number`);
@@ -61,7 +79,8 @@ function checkScalar(field: SchemaField, v: unknown, path: string): void {
       if (typeof v !== 'boolean') throw badRequest(`${path} must be a boolean`);
       return;
     case 'date':
-      if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw badRequest(`${path} must be a date as UNIX milliseconds (a non-negative integer)`);
+      if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0)
+        throw badRequest(`${path} must be a date as UNIX milliseconds (a non-negative integer)`);
       return;
     case 'url': {
       let ok = false;
@@ -77,7 +96,8 @@ function checkScalar(field: SchemaField, v: unknown, path: string): void {
       return;
     }
     case 'ownershipRequirements':
-      if (typeof v !== 'object' || v === null || Array.isArray(v)) throw badRequest(`${path} must be an ownershipRequirements object`);
+      if (typeof v !== 'object' || v === null || Array.isArray(v))
+        throw badRequest(`${path} must be an ownershipRequirements object`);
       return;
   }
 }
@@ -94,7 +114,9 @@ export function checkFieldValue(field: SchemaField, v: unknown, path: string): v
     checkScalar(field, x, p);
     checkHeaderValue(field, x, p);
     if (field.options && !field.options.some((o) => o.value === x)) {
-      throw badRequest(`${p} must be one of the options: ${field.options.map((o) => JSON.stringify(o.value)).join(', ')}`);
+      throw badRequest(
+        `${p} must be one of the options: ${field.options.map((o) => JSON.stringify(o.value)).join(', ')}`,
+      );
     }
   });
 }
@@ -109,7 +131,11 @@ export function checkValues(schema: SchemaField[], input: unknown, path: string)
   const obj = input as JsonObject;
   for (const k of Object.keys(obj)) {
     if (!schema.some((f) => f.key === k)) {
-      throw badRequest(schema.length ? `${path} has unknown field "${k}" (allowed: ${schema.map((f) => f.key).join(', ')})` : `${path} has unknown field "${k}" (this plugin takes none here)`);
+      throw badRequest(
+        schema.length
+          ? `${path} has unknown field "${k}" (allowed: ${schema.map((f) => f.key).join(', ')})`
+          : `${path} has unknown field "${k}" (this plugin takes none here)`,
+      );
     }
   }
   const out: JsonObject = {};
@@ -126,40 +152,66 @@ export function checkValues(schema: SchemaField[], input: unknown, path: string)
   return out;
 }
 
-function checkField(f: SchemaField, path: string, where: 'userInputsSchema' | 'publicParamsSchema' | 'privateParamsSchema' | 'hardcodedInputs'): void {
-  if (!KEY.test(f.key)) throw badRequest(`${path}.key "${f.key}" must be 1 to 64 letters, digits, _ or - and start with a letter or _ (no dots)`);
-  if (RESERVED_LOWER.has(f.key.toLowerCase())) throw badRequest(`${path}.key "${f.key}" is reserved (reserved keys: ${RESERVED_KEYS.join(', ')})`);
+function checkField(
+  f: SchemaField,
+  path: string,
+  where: 'userInputsSchema' | 'publicParamsSchema' | 'privateParamsSchema' | 'hardcodedInputs',
+): void {
+  if (!KEY.test(f.key))
+    throw badRequest(
+      `${path}.key "${f.key}" must be 1 to 64 letters, digits, _ or - and start with a letter or _ (no dots)`,
+    );
+  if (RESERVED_LOWER.has(f.key.toLowerCase()))
+    throw badRequest(`${path}.key "${f.key}" is reserved (reserved keys: ${RESERVED_KEYS.join(', ')})`);
   if (f.headerField) {
-    if (FORBIDDEN_HEADERS.has(f.key.toLowerCase()) || f.key.toLowerCase().startsWith('x-platform-')) throw badRequest(`${path}.key "${f.key}" cannot be sent as a header (headerField): the HTTP exchange owns that header`);
+    if (FORBIDDEN_HEADERS.has(f.key.toLowerCase()) || f.key.toLowerCase().startsWith('x-platform-'))
+      throw badRequest(
+        `${path}.key "${f.key}" cannot be sent as a header (headerField): the HTTP exchange owns that header`,
+      );
     if (f.arrayField) throw badRequest(`${path}: a headerField cannot be an arrayField`);
-    if (f.type === 'ownershipRequirements') throw badRequest(`${path}: a headerField must hold a string, number, boolean, date or url`);
+    if (f.type === 'ownershipRequirements')
+      throw badRequest(`${path}: a headerField must hold a string, number, boolean, date or url`);
   }
-  if (f.hideFromDetailsDisplay !== undefined && where !== 'publicParamsSchema') throw badRequest(`${path}.hideFromDetailsDisplay applies to publicParamsSchema fields only`);
+  if (f.hideFromDetailsDisplay !== undefined && where !== 'publicParamsSchema')
+    throw badRequest(`${path}.hideFromDetailsDisplay applies to publicParamsSchema fields only`);
   if (f.options) {
-    if (f.type === 'ownershipRequirements' || f.type === 'boolean') throw badRequest(`${path}.options: a ${f.type} field takes no options`);
-    f.options.forEach((o, i) => checkFieldValue({ ...f, options: undefined, arrayField: false }, o.value, `${path}.options[${i}].value`));
+    if (f.type === 'ownershipRequirements' || f.type === 'boolean')
+      throw badRequest(`${path}.options: a ${f.type} field takes no options`);
+    f.options.forEach((o, i) =>
+      checkFieldValue({ ...f, options: undefined, arrayField: false }, o.value, `${path}.options[${i}].value`),
+    );
   }
-  if (f.defaultValue !== undefined) checkFieldValue({ ...f, arrayField: false }, f.defaultValue, `${path}.defaultValue`);
+  if (f.defaultValue !== undefined)
+    checkFieldValue({ ...f, arrayField: false }, f.defaultValue, `${path}.defaultValue`);
   if (f.hyperlink) checkScalar({ ...f, type: 'url' }, f.hyperlink.url, `${path}.hyperlink.url`);
 }
 
 /** `{{key}}` references of a customDetailsDisplay template. */
-export const templateKeys = (template: string): string[] => [...template.matchAll(/\{\{\s*([^{}\s]*)\s*\}\}/g)].map((m) => m[1]);
+export const templateKeys = (template: string): string[] =>
+  [...template.matchAll(/\{\{\s*([^{}\s]*)\s*\}\}/g)].map((m) => m[1]);
 
 /**
  * Validates a version's config (as sent) and returns it normalised (absent booleans false,
  * absent schemas empty). `checkUri` applies the egress rules to verificationCall.uri.
  */
-export async function validateVersionConfig(input: VersionConfigInput, path: string, checkUri: (uri: string) => Promise<string | null>): Promise<VersionConfig> {
+export async function validateVersionConfig(
+  input: VersionConfigInput,
+  path: string,
+  checkUri: (uri: string) => Promise<string | null>,
+): Promise<VersionConfig> {
   const { finalized: _finalized, ...c } = input;
   // The reference client sends both fields on every version. Calls are always POST, and this
   // service runs no creator-supplied code, so only those values are accepted (and not stored).
   const call = c.verificationCall;
   if (call?.method !== undefined && call.method !== 'POST') {
-    throw badRequest(`${path}.verificationCall.method must be "POST": this service always calls plugin endpoints with POST (got ${JSON.stringify(call.method)})`);
+    throw badRequest(
+      `${path}.verificationCall.method must be "POST": this service always calls plugin endpoints with POST (got ${JSON.stringify(call.method)})`,
+    );
   }
   if (call?.postProcessingJs !== undefined && call.postProcessingJs !== '') {
-    throw badRequest(`${path}.verificationCall.postProcessingJs must be empty: this service runs no creator-supplied code`);
+    throw badRequest(
+      `${path}.verificationCall.postProcessingJs must be empty: this service runs no creator-supplied code`,
+    );
   }
   const config: VersionConfig = {
     stateFunctionPreset: c.stateFunctionPreset,
@@ -175,7 +227,13 @@ export async function validateVersionConfig(input: VersionConfigInput, path: str
     publicParamsSchema: (c.publicParamsSchema ?? []) as SchemaField[],
     privateParamsSchema: (c.privateParamsSchema ?? []) as SchemaField[],
     ...(c.verificationCall
-      ? { verificationCall: { uri: c.verificationCall.uri, hardcodedInputs: (c.verificationCall.hardcodedInputs ?? []) as HardcodedInput[], ...(c.verificationCall.passAddress !== undefined ? { passAddress: c.verificationCall.passAddress } : {}) } }
+      ? {
+          verificationCall: {
+            uri: c.verificationCall.uri,
+            hardcodedInputs: (c.verificationCall.hardcodedInputs ?? []) as HardcodedInput[],
+            ...(c.verificationCall.passAddress !== undefined ? { passAddress: c.verificationCall.passAddress } : {}),
+          },
+        }
       : {}),
     ...(c.customDetailsDisplay !== undefined ? { customDetailsDisplay: c.customDetailsDisplay } : {}),
   };
@@ -195,7 +253,10 @@ export async function validateVersionConfig(input: VersionConfigInput, path: str
       checkField(f, p, where);
       const lower = f.key.toLowerCase();
       const other = seen.get(lower);
-      if (other) throw badRequest(`${p}.key "${f.key}" is already used by ${other}; a key may appear once across the schemas and hardcodedInputs`);
+      if (other)
+        throw badRequest(
+          `${p}.key "${f.key}" is already used by ${other}; a key may appear once across the schemas and hardcodedInputs`,
+        );
       seen.set(lower, p);
     });
   }
@@ -208,22 +269,31 @@ export async function validateVersionConfig(input: VersionConfigInput, path: str
   if (config.customDetailsDisplay !== undefined) {
     for (const key of templateKeys(config.customDetailsDisplay)) {
       if (!config.publicParamsSchema.some((f) => f.key === key)) {
-        throw badRequest(`${path}.customDetailsDisplay references {{${key}}}, which is not a key of publicParamsSchema`);
+        throw badRequest(
+          `${path}.customDetailsDisplay references {{${key}}}, which is not a key of publicParamsSchema`,
+        );
       }
     }
   }
 
-  if (config.userInputsSchema.length && !config.requiresUserInputs) throw badRequest(`${path}.requiresUserInputs must be true when userInputsSchema has fields`);
+  if (config.userInputsSchema.length && !config.requiresUserInputs)
+    throw badRequest(`${path}.requiresUserInputs must be true when userInputsSchema has fields`);
   if (config.reuseForNonIndexed) {
     const why =
-      config.stateFunctionPreset !== 'Stateless' ? `the preset is ${config.stateFunctionPreset}, not Stateless`
-      : config.requiresUserInputs ? 'it requires user inputs'
-      : config.requiresSessions || config.requireSignIn ? 'it requires a session'
-      : null;
-    if (why) throw badRequest(`${path}.reuseForNonIndexed needs a stateless plugin without user inputs or sessions: ${why}`);
+      config.stateFunctionPreset !== 'Stateless'
+        ? `the preset is ${config.stateFunctionPreset}, not Stateless`
+        : config.requiresUserInputs
+          ? 'it requires user inputs'
+          : config.requiresSessions || config.requireSignIn
+            ? 'it requires a session'
+            : null;
+    if (why)
+      throw badRequest(`${path}.reuseForNonIndexed needs a stateless plugin without user inputs or sessions: ${why}`);
   }
-  if (!config.verificationCall && !config.skipProcessingWebhook) throw badRequest(`${path}.verificationCall is required (unless skipProcessingWebhook is true)`);
-  if (config.receiveStatusWebhook && !config.verificationCall) throw badRequest(`${path}.receiveStatusWebhook needs a verificationCall (the webhook goes to its uri)`);
+  if (!config.verificationCall && !config.skipProcessingWebhook)
+    throw badRequest(`${path}.verificationCall is required (unless skipProcessingWebhook is true)`);
+  if (config.receiveStatusWebhook && !config.verificationCall)
+    throw badRequest(`${path}.receiveStatusWebhook needs a verificationCall (the webhook goes to its uri)`);
   if (config.verificationCall) {
     const refusal = await checkUri(config.verificationCall.uri);
     if (refusal) throw badRequest(`${path}.verificationCall.uri is refused: ${refusal}`);

@@ -38,7 +38,8 @@ function indexOf(codes: string[], code: string): number {
 }
 
 const usedKey = (i: number) => `c${i}`;
-const usedIndices = (entries: StoredStateEntry[]) => entries.filter((e) => /^c\d+$/.test(e.key)).map((e) => Number(e.key.slice(1)));
+const usedIndices = (entries: StoredStateEntry[]) =>
+  entries.filter((e) => /^c\d+$/.test(e.key)).map((e) => Number(e.key.slice(1)));
 
 export const codes: ClaimPlugin<Pub, Priv> = {
   id: 'codes',
@@ -64,14 +65,19 @@ export const codes: ClaimPlugin<Pub, Priv> = {
     }
     if (s.codes !== undefined) {
       if (!Array.isArray(s.codes)) throw badRequest(`${path}.privateParams.codes must be an array of strings`);
-      if (s.codes.length > MAX_CODES_LIST) throw badRequest(`${path}.privateParams.codes must hold at most ${MAX_CODES_LIST} codes`);
+      if (s.codes.length > MAX_CODES_LIST)
+        throw badRequest(`${path}.privateParams.codes must hold at most ${MAX_CODES_LIST} codes`);
       s.codes.forEach((c, i) => {
-        if (typeof c !== 'string' || c.length === 0 || c.length > 512) throw badRequest(`${path}.privateParams.codes[${i}] must be a non-empty string of at most 512 characters`);
+        if (typeof c !== 'string' || c.length === 0 || c.length > 512)
+          throw badRequest(`${path}.privateParams.codes[${i}] must be a non-empty string of at most 512 characters`);
       });
-      if (new Set(s.codes).size !== s.codes.length) throw badRequest(`${path}.privateParams.codes must not repeat a code`);
+      if (new Set(s.codes).size !== s.codes.length)
+        throw badRequest(`${path}.privateParams.codes must not repeat a code`);
       list = s.codes as string[];
       if (seedCode === undefined && list.length !== numCodes) {
-        throw badRequest(`${path}.privateParams.codes has ${list.length} codes but publicParams.numCodes is ${numCodes}; they must be equal`);
+        throw badRequest(
+          `${path}.privateParams.codes has ${list.length} codes but publicParams.numCodes is ${numCodes}; they must be equal`,
+        );
       }
     }
     if (seedCode === undefined && list === undefined) {
@@ -87,12 +93,14 @@ export const codes: ClaimPlugin<Pub, Priv> = {
   },
   async evaluate({ publicParams, privateParams, input, state }) {
     const code = (input as { code?: unknown } | undefined)?.code;
-    if (typeof code !== 'string' || code.length === 0 || code.length > 512) return { success: false, error: INVALID_INPUT };
+    if (typeof code !== 'string' || code.length === 0 || code.length > 512)
+      return { success: false, error: INVALID_INPUT };
     let index: number;
     if (privateParams.seedCode !== undefined) {
       const m = /-(\d{1,9})$/.exec(code);
       index = m ? Number(m[1]) : -1;
-      if (index < 0 || index >= publicParams.numCodes || !safeEqual(code, codeFor(privateParams.seedCode, index))) return { success: false, error: NOT_FOUND };
+      if (index < 0 || index >= publicParams.numCodes || !safeEqual(code, codeFor(privateParams.seedCode, index)))
+        return { success: false, error: NOT_FOUND };
     } else {
       index = indexOf(privateParams.codes ?? [], code);
       if (index < 0) return { success: false, error: NOT_FOUND };
@@ -102,7 +110,11 @@ export const codes: ClaimPlugin<Pub, Priv> = {
   },
   publicState(entries, params, { privileged }) {
     if (params.publicParams.hideCurrentState && !privileged) return {};
-    return { usedCodeRanges: rangesToJson(sortAndMerge(usedIndices(entries).map((i) => ({ start: BigInt(i), end: BigInt(i) })))) };
+    return {
+      usedCodeRanges: rangesToJson(
+        sortAndMerge(usedIndices(entries).map((i) => ({ start: BigInt(i), end: BigInt(i) }))),
+      ),
+    };
   },
   stateFromDocument(newState, path) {
     const s = asObject(newState, path);
@@ -110,7 +122,8 @@ export const codes: ClaimPlugin<Pub, Priv> = {
     const ranges = sortAndMerge(parseUintRanges(s.usedCodeRanges ?? [], `${path}.usedCodeRanges`));
     const out: StoredStateEntry[] = [];
     for (const r of ranges) {
-      if (r.end >= BigInt(MAX_NUM_CODES)) throw badRequest(`${path}.usedCodeRanges goes beyond the largest code index (${MAX_NUM_CODES - 1})`);
+      if (r.end >= BigInt(MAX_NUM_CODES))
+        throw badRequest(`${path}.usedCodeRanges goes beyond the largest code index (${MAX_NUM_CODES - 1})`);
       for (let i = Number(r.start); i <= Number(r.end); i++) out.push({ key: usedKey(i), value: 1 });
       if (out.length > 1_000_000) throw badRequest(`${path}.usedCodeRanges covers more than 1000000 codes`);
     }

@@ -20,7 +20,11 @@ function displayOnly(id: string, key: string, check: (v: unknown, field: string)
       return { publicParams: { [key]: check(p[key], `${pp}.${key}`) }, privateParams: {} };
     },
     async evaluate(ctx) {
-      if (ctx.input !== undefined && ctx.input !== null && (typeof ctx.input !== 'object' || Array.isArray(ctx.input) || Object.keys(ctx.input).length > 0)) {
+      if (
+        ctx.input !== undefined &&
+        ctx.input !== null &&
+        (typeof ctx.input !== 'object' || Array.isArray(ctx.input) || Object.keys(ctx.input).length > 0)
+      ) {
         return { success: false, error: `${id} takes no input` };
       }
       return { success: true };
@@ -35,12 +39,14 @@ export const urlClicker = displayOnly('url-clicker', 'url', (v, field) => {
   } catch {
     u = null;
   }
-  if (!u || (u.protocol !== 'https:' && u.protocol !== 'http:')) throw badRequest(`${field} must be an http(s) URL of at most 4096 characters`);
+  if (!u || (u.protocol !== 'https:' && u.protocol !== 'http:'))
+    throw badRequest(`${field} must be an http(s) URL of at most 4096 characters`);
   return v as string;
 });
 
 export const customInstructions = displayOnly('custom-instructions', 'instructions', (v, field) => {
-  if (typeof v !== 'string' || v.trim() === '' || v.length > 10_000) throw badRequest(`${field} must be a non-empty string of at most 10000 characters`);
+  if (typeof v !== 'string' || v.trim() === '' || v.length > 10_000)
+    throw badRequest(`${field} must be a non-empty string of at most 10000 characters`);
   return v;
 });
 

@@ -40,9 +40,16 @@ async function fetchContributors(cfg: ConnectionsConfig, repository: string): Pr
         signal: AbortSignal.timeout(cfg.timeoutMs),
       });
     } catch (err) {
-      throw new GithubError((err as Error).name === 'TimeoutError' ? `GitHub API did not answer within ${cfg.timeoutMs} ms.` : 'GitHub API could not be reached.');
+      throw new GithubError(
+        (err as Error).name === 'TimeoutError'
+          ? `GitHub API did not answer within ${cfg.timeoutMs} ms.`
+          : 'GitHub API could not be reached.',
+      );
     }
-    if ((res.status === 403 || res.status === 429) && (res.headers.get('x-ratelimit-remaining') === '0' || res.headers.has('retry-after'))) {
+    if (
+      (res.status === 403 || res.status === 429) &&
+      (res.headers.get('x-ratelimit-remaining') === '0' || res.headers.has('retry-after'))
+    ) {
       const reset = Number(res.headers.get('x-ratelimit-reset'));
       const after = Number.isFinite(reset) && reset > 0 ? ` after ${new Date(reset * 1000).toISOString()}` : ' later';
       throw new GithubError(`GitHub API rate limit reached; try again${after}.`);
@@ -53,7 +60,8 @@ async function fetchContributors(cfg: ConnectionsConfig, repository: string): Pr
     const body = (await res.json().catch(() => null)) as unknown;
     if (!Array.isArray(body)) throw new GithubError(`GitHub API answered an unexpected body for ${repository}.`);
     for (const c of body as Array<{ id?: unknown; contributions?: unknown }>) {
-      if ((typeof c.id === 'number' || typeof c.id === 'string') && typeof c.contributions === 'number') out.set(String(c.id), c.contributions);
+      if ((typeof c.id === 'number' || typeof c.id === 'string') && typeof c.contributions === 'number')
+        out.set(String(c.id), c.contributions);
     }
     url = /<([^>]+)>;\s*rel="next"/.exec(res.headers.get('link') ?? '')?.[1] ?? null;
   }
@@ -81,12 +89,23 @@ export const githubContributions: ClaimPlugin<Pub> = {
     const p = asObject(pub, pp);
     onlyKeys(p, ['repository', 'minContributions'], pp);
     onlyKeys(asObject(priv, `${path}.privateParams`), [], `${path}.privateParams`);
-    if (typeof p.repository !== 'string' || !REPO.test(p.repository)) throw badRequest(`${pp}.repository must be "owner/name" (letters, digits, _ . -)`);
-    return { publicParams: compact({ repository: p.repository, minContributions: int(p, 'minContributions', pp, 1, 1_000_000_000) }), privateParams: {} };
+    if (typeof p.repository !== 'string' || !REPO.test(p.repository))
+      throw badRequest(`${pp}.repository must be "owner/name" (letters, digits, _ . -)`);
+    return {
+      publicParams: compact({
+        repository: p.repository,
+        minContributions: int(p, 'minContributions', pp, 1, 1_000_000_000),
+      }),
+      privateParams: {},
+    };
   },
   async evaluate(ctx) {
     const account = await findConnection(ctx.db, ctx.platformAddress, 'github');
-    if (!account) return { success: false, error: 'No GitHub account is linked to this address. Link one through the connections flow first.' };
+    if (!account)
+      return {
+        success: false,
+        error: 'No GitHub account is linked to this address. Link one through the connections flow first.',
+      };
     const { repository, minContributions = 1 } = ctx.publicParams;
     let list: Contributors;
     try {
@@ -97,7 +116,11 @@ export const githubContributions: ClaimPlugin<Pub> = {
     }
     const n = list.get(account.id) ?? 0;
     // the text names no account: anyone with an API key may simulate a claim for any address
-    if (n < minContributions) return { success: false, error: `The linked GitHub account has ${n} contribution${n === 1 ? '' : 's'} to ${repository}; at least ${minContributions} required.` };
+    if (n < minContributions)
+      return {
+        success: false,
+        error: `The linked GitHub account has ${n} contribution${n === 1 ? '' : 's'} to ${repository}; at least ${minContributions} required.`,
+      };
     return { success: true };
   },
 };

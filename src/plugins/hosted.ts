@@ -1,7 +1,15 @@
 // The hosted plugins (SPEC §2.9): plugins of the service itself, listed as plugin documents (seeded
 // by migration 0016, in English and Spanish) and run in-process. A localised id (`min-badge-es`)
 // runs the same plugin as the bare one.
-export const HOSTED_PLUGIN_IDS = ['must-own-badges', 'min-badge', 'satisfies-claim', 'username-set', 'url-clicker', 'custom-instructions', 'github-contributions'] as const;
+export const HOSTED_PLUGIN_IDS = [
+  'must-own-badges',
+  'min-badge',
+  'satisfies-claim',
+  'username-set',
+  'url-clicker',
+  'custom-instructions',
+  'github-contributions',
+] as const;
 
 /** The hosted plugin an id names, localised or not (`min-badge-es` → `min-badge`); null otherwise. */
 export function hostedBaseId(pluginId: string): string | null {

@@ -11,9 +11,14 @@ export const initiatedBy: ClaimPlugin = {
   requiresSession: true,
   validate: noParams,
   async evaluate({ session, platformAddress }) {
-    if (!session || !session.scopes.includes('completeClaims')) return { success: false, error: 'Must be authenticated to claim', status: 401 };
+    if (!session || !session.scopes.includes('completeClaims'))
+      return { success: false, error: 'Must be authenticated to claim', status: 401 };
     if (session.platformAddress !== platformAddress) {
-      return { success: false, error: 'Invalid address. Provided address does not match the address of the signed in user.', status: 403 };
+      return {
+        success: false,
+        error: 'Invalid address. Provided address does not match the address of the signed in user.',
+        status: 403,
+      };
     }
     return { success: true };
   },

@@ -29,15 +29,18 @@ export const minBadge: ClaimPlugin<Pub> = {
     onlyKeys(p, ['minBalance'], pp);
     onlyKeys(asObject(priv, `${path}.privateParams`), [], `${path}.privateParams`);
     const m = p.minBalance;
-    if (typeof m !== 'number' || !Number.isSafeInteger(m) || m < 0) throw badRequest(`${pp}.minBalance must be a non-negative integer number of whole units`);
+    if (typeof m !== 'number' || !Number.isSafeInteger(m) || m < 0)
+      throw badRequest(`${pp}.minBalance must be a non-negative integer number of whole units`);
     return { publicParams: { minBalance: m }, privateParams: {} };
   },
   async evaluate(ctx) {
     const client = chainClientFor(ctx.app);
-    if (!client) return { success: false, error: 'The chain is not configured on this service, so balances cannot be checked.' };
+    if (!client)
+      return { success: false, error: 'The chain is not configured on this service, so balances cannot be checked.' };
     const key = `${client.baseUrl}|${ctx.platformAddress}|${ctx.publicParams.minBalance}`;
     const hit = cache.get(key);
-    if (hit && hit.expires > ctx.now) return hit.pass ? { success: true } : { success: false, error: 'Insufficient balance' };
+    if (hit && hit.expires > ctx.now)
+      return hit.pass ? { success: true } : { success: false, error: 'Insufficient balance' };
     let amount: bigint;
     try {
       amount = BigInt(await client.nativeBalance(ctx.platformAddress));

@@ -18,17 +18,39 @@ interface Pub {
 class UnreadableBalance extends Error {}
 
 /** An address's balances in a collection: read model first (with the collection's defaults for an address never touched), then the chain. */
-export async function readBalances(app: AppContext, db: DB | Tx, collectionId: string, address: string): Promise<Balance[]> {
-  const row = await db.selectFrom('chain_balances').select('store_json').where('collection_id', '=', collectionId).where('address', '=', address).executeTakeFirst();
+export async function readBalances(
+  app: AppContext,
+  db: DB | Tx,
+  collectionId: string,
+  address: string,
+): Promise<Balance[]> {
+  const row = await db
+    .selectFrom('chain_balances')
+    .select('store_json')
+    .where('collection_id', '=', collectionId)
+    .where('address', '=', address)
+    .executeTakeFirst();
   if (row) return balancesFromJson((JSON.parse(row.store_json) as { balances?: [] }).balances ?? []);
-  const collection = await db.selectFrom('chain_collections').select('doc_json').where('collection_id', '=', collectionId).executeTakeFirst();
-  if (collection) return balancesFromJson((JSON.parse(collection.doc_json) as { defaultBalances?: { balances?: [] } }).defaultBalances?.balances ?? []);
+  const collection = await db
+    .selectFrom('chain_collections')
+    .select('doc_json')
+    .where('collection_id', '=', collectionId)
+    .executeTakeFirst();
+  if (collection)
+    return balancesFromJson(
+      (JSON.parse(collection.doc_json) as { defaultBalances?: { balances?: [] } }).defaultBalances?.balances ?? [],
+    );
   const client = chainClientFor(app);
-  if (!client) throw new UnreadableBalance(`Collection ${collectionId} is not indexed by this service and no chain is configured to read it from.`);
+  if (!client)
+    throw new UnreadableBalance(
+      `Collection ${collectionId} is not indexed by this service and no chain is configured to read it from.`,
+    );
   try {
     return balancesFromJson((await client.balance(collectionId, address)).balances);
   } catch (err) {
-    throw new UnreadableBalance(`Could not read balances of collection ${collectionId} from the chain: ${(err as Error).message}`);
+    throw new UnreadableBalance(
+      `Could not read balances of collection ${collectionId} from the chain: ${(err as Error).message}`,
+    );
   }
 }
 
@@ -36,20 +58,49 @@ export async function readBalances(app: AppContext, db: DB | Tx, collectionId: s
  * The address's stored balance stores in these collections, by collection: one query, run on the
  * SQLite fast path when Kysely is idle (the project's way for hot reads, db/index.ts).
  */
-async function indexedBalances(app: AppContext, db: DB | Tx, collectionIds: string[], address: string): Promise<Map<string, Balance[]>> {
-  const query = db.selectFrom('chain_balances').select(['collection_id', 'store_json']).where('address', '=', address).where('collection_id', 'in', collectionIds).compile();
-  const rows = ((db === app.db ? app.sqlite?.run<{ collection_id: string; store_json: string }>(query) : null) ?? (await db.executeQuery(query))).rows;
-  return new Map(rows.map((r) => [r.collection_id, balancesFromJson((JSON.parse(r.store_json) as { balances?: [] }).balances ?? [])]));
+async function indexedBalances(
+  app: AppContext,
+  db: DB | Tx,
+  collectionIds: string[],
+  address: string,
+): Promise<Map<string, Balance[]>> {
+  const query = db
+    .selectFrom('chain_balances')
+    .select(['collection_id', 'store_json'])
+    .where('address', '=', address)
+    .where('collection_id', 'in', collectionIds)
+    .compile();
+  const rows = (
+    (db === app.db ? app.sqlite?.run<{ collection_id: string; store_json: string }>(query) : null) ??
+    (await db.executeQuery(query))
+  ).rows;
+  return new Map(
+    rows.map((r) => [
+      r.collection_id,
+      balancesFromJson((JSON.parse(r.store_json) as { balances?: [] }).balances ?? []),
+    ]),
+  );
 }
 
 /** Balances for one requirement and address: one read model query, then defaults or the chain per collection. */
-async function requirementReader(app: AppContext, db: DB | Tx, req: Requirement, address: string): Promise<(collectionId: string) => Promise<Balance[]>> {
+async function requirementReader(
+  app: AppContext,
+  db: DB | Tx,
+  req: Requirement,
+  address: string,
+): Promise<(collectionId: string) => Promise<Balance[]>> {
   const indexed = await indexedBalances(app, db, collectionsOf(req), address);
   return async (collectionId) => indexed.get(collectionId) ?? readBalances(app, db, collectionId, address);
 }
 
 /** The plugin's verdict: null when the address meets the requirement, else why (an unreadable chain is a failure). */
-async function verdict(app: AppContext, db: DB | Tx, req: Requirement, address: string, now: number): Promise<string | null> {
+async function verdict(
+  app: AppContext,
+  db: DB | Tx,
+  req: Requirement,
+  address: string,
+  now: number,
+): Promise<string | null> {
   try {
     return await checkRequirement(req, address, now, await requirementReader(app, db, req, address));
   } catch (err) {
@@ -78,7 +129,12 @@ export async function verifyOwnershipRequirements(
 ): Promise<{ success: boolean; errorMessage?: string; groups: OwnershipGroupResult[] }> {
   const req = parseRequirement(requirement, path);
   const now = app.clock.now();
-  const members: Array<[string, Requirement]> = '$and' in req ? req.$and.map((r, i) => [`${path}.$and[${i}]`, r]) : '$or' in req ? req.$or.map((r, i) => [`${path}.$or[${i}]`, r]) : [[path, req]];
+  const members: Array<[string, Requirement]> =
+    '$and' in req
+      ? req.$and.map((r, i) => [`${path}.$and[${i}]`, r])
+      : '$or' in req
+        ? req.$or.map((r, i) => [`${path}.$or[${i}]`, r])
+        : [[path, req]];
   const groups = await Promise.all(
     members.map(async ([group, r]) => {
       const why = await verdict(app, app.db, r, address, now);
@@ -104,11 +160,22 @@ export const mustOwnBadges: ClaimPlugin<Pub> = {
     onlyKeys(p, ['ownershipRequirements'], pp);
     onlyKeys(asObject(priv, `${path}.privateParams`), [], `${path}.privateParams`);
     if (p.ownershipRequirements === undefined) throw badRequest(`${pp}.ownershipRequirements is required`);
-    return { publicParams: { ownershipRequirements: requirementToJson(parseRequirement(p.ownershipRequirements, `${pp}.ownershipRequirements`)) } as JsonObject, privateParams: {} };
+    return {
+      publicParams: {
+        ownershipRequirements: requirementToJson(
+          parseRequirement(p.ownershipRequirements, `${pp}.ownershipRequirements`),
+        ),
+      } as JsonObject,
+      privateParams: {},
+    };
   },
   async evaluate(ctx) {
     let req = parsed.get(ctx.publicParams);
-    if (!req) parsed.set(ctx.publicParams, (req = parseRequirement(ctx.publicParams.ownershipRequirements, 'ownershipRequirements')));
+    if (!req)
+      parsed.set(
+        ctx.publicParams,
+        (req = parseRequirement(ctx.publicParams.ownershipRequirements, 'ownershipRequirements')),
+      );
     const why = await verdict(ctx.app, ctx.db, req, ctx.platformAddress, ctx.now);
     return why ? { success: false, error: why } : { success: true };
   },

@@ -49,8 +49,11 @@ export const numUses: ClaimPlugin<Params> = {
     const out: Record<string, unknown> = { numUses: count(entries) };
     if (claimNumbers) {
       const claimedUsers: Record<string, number[]> = {};
-      for (const { claimNumber, platformAddress } of claimNumbers) (claimedUsers[platformAddress] ??= []).push(claimNumber);
-      out.usedClaimNumbers = rangesToJson(sortAndMerge(claimNumbers.map((c) => ({ start: BigInt(c.claimNumber), end: BigInt(c.claimNumber) }))));
+      for (const { claimNumber, platformAddress } of claimNumbers)
+        (claimedUsers[platformAddress] ??= []).push(claimNumber);
+      out.usedClaimNumbers = rangesToJson(
+        sortAndMerge(claimNumbers.map((c) => ({ start: BigInt(c.claimNumber), end: BigInt(c.claimNumber) }))),
+      );
       out.claimedUsers = claimedUsers;
     }
     return out;

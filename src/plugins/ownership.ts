@@ -6,7 +6,16 @@
 // evaluation itself is pure and exact (bigint).
 import { badRequest } from '../shared/errors.ts';
 import { balancesForIds, type Balance } from '../shared/balances.ts';
-import { MAX_UINT64, parseUintRange, parseUintRanges, rangesSize, rangesToJson, sortAndMerge, subtractRanges, type UintRange } from '../shared/uint-ranges.ts';
+import {
+  MAX_UINT64,
+  parseUintRange,
+  parseUintRanges,
+  rangesSize,
+  rangesToJson,
+  sortAndMerge,
+  subtractRanges,
+  type UintRange,
+} from '../shared/uint-ranges.ts';
 
 export interface Asset {
   collectionId: string;
@@ -16,7 +25,10 @@ export interface Asset {
   mustOwnAmounts: UintRange;
 }
 
-export type Requirement = { $and: Requirement[] } | { $or: Requirement[] } | { assets: Asset[]; options: { numMatchesForVerification?: bigint } };
+export type Requirement =
+  | { $and: Requirement[] }
+  | { $or: Requirement[] }
+  | { assets: Asset[]; options: { numMatchesForVerification?: bigint } };
 
 export const MAX_DEPTH = 5;
 export const MAX_ASSETS = 100;
@@ -33,7 +45,8 @@ export function parseRequirement(v: unknown, path: string, depth = 1, count = { 
     const extra = Object.keys(v).find((k) => k !== op);
     if (extra) throw badRequest(`${path} has unknown field "${extra}" beside ${op}`);
     const list = v[op];
-    if (!Array.isArray(list) || list.length === 0) throw badRequest(`${path}.${op} must be a non-empty array of groups`);
+    if (!Array.isArray(list) || list.length === 0)
+      throw badRequest(`${path}.${op} must be a non-empty array of groups`);
     const children = list.map((c, i) => parseRequirement(c, `${path}.${op}[${i}]`, depth + 1, count));
     return op === '$and' ? { $and: children } : { $or: children };
   }
@@ -50,7 +63,10 @@ export function parseRequirement(v: unknown, path: string, depth = 1, count = { 
     if (extraOpt) throw badRequest(`${path}.options has unknown field "${extraOpt}"`);
     const n = v.options.numMatchesForVerification;
     if (n !== undefined) {
-      if (!(typeof n === 'number' && Number.isSafeInteger(n) && n >= 0) && !(typeof n === 'string' && /^\d{1,20}$/.test(n))) {
+      if (
+        !(typeof n === 'number' && Number.isSafeInteger(n) && n >= 0) &&
+        !(typeof n === 'string' && /^\d{1,20}$/.test(n))
+      ) {
         throw badRequest(`${path}.options.numMatchesForVerification must be a non-negative integer`);
       }
       if (BigInt(n) > 0n) options.numMatchesForVerification = BigInt(n);
@@ -61,24 +77,45 @@ export function parseRequirement(v: unknown, path: string, depth = 1, count = { 
 
 function parseAsset(v: unknown, path: string): Asset {
   if (!isObj(v)) throw badRequest(`${path} must be an object`);
-  const extra = Object.keys(v).find((k) => !['chain', 'collectionId', 'assetIds', 'ownershipTimes', 'mustOwnAmounts'].includes(k));
+  const extra = Object.keys(v).find(
+    (k) => !['chain', 'collectionId', 'assetIds', 'ownershipTimes', 'mustOwnAmounts'].includes(k),
+  );
   if (extra) throw badRequest(`${path} has unknown field "${extra}"`);
   const chain = v.chain ?? 'BitBadges';
-  if (typeof chain !== 'string' || !CHAINS.includes(chain)) throw badRequest(`${path}.chain ${JSON.stringify(chain)} is not supported: this service reads only its own chain ("BitBadges")`);
-  if (typeof v.collectionId !== 'string' || !/^[1-9]\d{0,19}$/.test(v.collectionId)) throw badRequest(`${path}.collectionId must be a positive integer string (lists are not supported)`);
+  if (typeof chain !== 'string' || !CHAINS.includes(chain))
+    throw badRequest(
+      `${path}.chain ${JSON.stringify(chain)} is not supported: this service reads only its own chain ("BitBadges")`,
+    );
+  if (typeof v.collectionId !== 'string' || !/^[1-9]\d{0,19}$/.test(v.collectionId))
+    throw badRequest(`${path}.collectionId must be a positive integer string (lists are not supported)`);
   const assetIds = parseUintRanges(v.assetIds, `${path}.assetIds`);
   if (assetIds.length === 0) throw badRequest(`${path}.assetIds must name at least one token id range`);
   if (assetIds.some((r) => r.start === 0n)) throw badRequest(`${path}.assetIds start at token id 1`);
-  const ownershipTimes = v.ownershipTimes === undefined ? [] : parseUintRanges(v.ownershipTimes, `${path}.ownershipTimes`);
-  return { collectionId: v.collectionId, assetIds: sortAndMerge(assetIds), ownershipTimes, mustOwnAmounts: parseUintRange(v.mustOwnAmounts, `${path}.mustOwnAmounts`) };
+  const ownershipTimes =
+    v.ownershipTimes === undefined ? [] : parseUintRanges(v.ownershipTimes, `${path}.ownershipTimes`);
+  return {
+    collectionId: v.collectionId,
+    assetIds: sortAndMerge(assetIds),
+    ownershipTimes,
+    mustOwnAmounts: parseUintRange(v.mustOwnAmounts, `${path}.mustOwnAmounts`),
+  };
 }
 
 export function requirementToJson(r: Requirement): unknown {
   if ('$and' in r) return { $and: r.$and.map(requirementToJson) };
   if ('$or' in r) return { $or: r.$or.map(requirementToJson) };
   return {
-    assets: r.assets.map((a) => ({ chain: 'BitBadges', collectionId: a.collectionId, assetIds: rangesToJson(a.assetIds), ownershipTimes: rangesToJson(a.ownershipTimes), mustOwnAmounts: { start: a.mustOwnAmounts.start.toString(), end: a.mustOwnAmounts.end.toString() } })),
-    options: r.options.numMatchesForVerification !== undefined ? { numMatchesForVerification: r.options.numMatchesForVerification.toString() } : {},
+    assets: r.assets.map((a) => ({
+      chain: 'BitBadges',
+      collectionId: a.collectionId,
+      assetIds: rangesToJson(a.assetIds),
+      ownershipTimes: rangesToJson(a.ownershipTimes),
+      mustOwnAmounts: { start: a.mustOwnAmounts.start.toString(), end: a.mustOwnAmounts.end.toString() },
+    })),
+    options:
+      r.options.numMatchesForVerification !== undefined
+        ? { numMatchesForVerification: r.options.numMatchesForVerification.toString() }
+        : {},
   };
 }
 
@@ -94,7 +131,12 @@ export type BalanceReader = (collectionId: string) => Promise<Balance[]>;
 const fmt = (rs: UintRange[]) => rs.map((r) => (r.start === r.end ? `${r.start}` : `${r.start}-${r.end}`)).join(', ');
 
 /** null when the address meets the requirement; otherwise the reason. */
-export async function checkRequirement(r: Requirement, address: string, now: number, read: BalanceReader): Promise<string | null> {
+export async function checkRequirement(
+  r: Requirement,
+  address: string,
+  now: number,
+  read: BalanceReader,
+): Promise<string | null> {
   if ('$and' in r) {
     for (const c of r.$and) {
       const why = await checkRequirement(c, address, now, read);
@@ -114,8 +156,10 @@ export async function checkRequirement(r: Requirement, address: string, now: num
     const { start: min, end: max } = a.mustOwnAmounts;
     if (need === undefined) {
       for (const p of pieces) {
-        if (p.amount < min) return `Address does not own enough of IDs ${fmt(p.tokenIds)} in collection ${a.collectionId} to meet minimum balance requirement of ${min}`;
-        if (p.amount > max) return `Address owns too much of IDs ${fmt(p.tokenIds)} in collection ${a.collectionId} to meet maximum balance requirement of ${max}`;
+        if (p.amount < min)
+          return `Address does not own enough of IDs ${fmt(p.tokenIds)} in collection ${a.collectionId} to meet minimum balance requirement of ${min}`;
+        if (p.amount > max)
+          return `Address owns too much of IDs ${fmt(p.tokenIds)} in collection ${a.collectionId} to meet maximum balance requirement of ${max}`;
       }
     } else {
       const failing = pieces.filter((p) => p.amount < min || p.amount > max).flatMap((p) => p.tokenIds);

@@ -12,7 +12,11 @@ export function asObject(v: unknown, path: string): JsonObject {
 export function onlyKeys(obj: JsonObject, allowed: string[], path: string): void {
   for (const k of Object.keys(obj)) {
     if (!allowed.includes(k)) {
-      throw badRequest(allowed.length ? `${path} has unknown field "${k}" (allowed: ${allowed.join(', ')})` : `${path} has unknown field "${k}" (this plugin takes no params here)`);
+      throw badRequest(
+        allowed.length
+          ? `${path} has unknown field "${k}" (allowed: ${allowed.join(', ')})`
+          : `${path} has unknown field "${k}" (this plugin takes no params here)`,
+      );
     }
   }
 }
@@ -33,8 +37,22 @@ export function optString(obj: JsonObject, key: string, path: string, maxLength 
 }
 
 export function int(obj: JsonObject, key: string, path: string, min: number, max: number, required: true): number;
-export function int(obj: JsonObject, key: string, path: string, min: number, max: number, required?: false): number | undefined;
-export function int(obj: JsonObject, key: string, path: string, min: number, max: number, required = false): number | undefined {
+export function int(
+  obj: JsonObject,
+  key: string,
+  path: string,
+  min: number,
+  max: number,
+  required?: false,
+): number | undefined;
+export function int(
+  obj: JsonObject,
+  key: string,
+  path: string,
+  min: number,
+  max: number,
+  required = false,
+): number | undefined {
   const v = obj[key];
   if (v === undefined) {
     if (required) throw badRequest(`${path}.${key} is required`);
@@ -52,7 +70,11 @@ export function compact(obj: Record<string, unknown>): JsonObject {
 }
 
 /** `validate` of a plugin that takes no params: both objects must be empty. */
-export function noParams(pub: unknown, priv: unknown, { path }: { path: string }): { publicParams: JsonObject; privateParams: JsonObject } {
+export function noParams(
+  pub: unknown,
+  priv: unknown,
+  { path }: { path: string },
+): { publicParams: JsonObject; privateParams: JsonObject } {
   onlyKeys(asObject(pub, `${path}.publicParams`), [], `${path}.publicParams`);
   onlyKeys(asObject(priv, `${path}.privateParams`), [], `${path}.privateParams`);
   return { publicParams: {}, privateParams: {} };

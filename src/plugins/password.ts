@@ -22,7 +22,8 @@ export const password: ClaimPlugin<Record<string, never>, { password: string }> 
   },
   async evaluate({ privateParams, input }) {
     const given = (input as { password?: unknown } | undefined)?.password;
-    if (typeof given !== 'string' || !safeEqual(given, privateParams.password)) return { success: false, error: 'Incorrect password.' };
+    if (typeof given !== 'string' || !safeEqual(given, privateParams.password))
+      return { success: false, error: 'Incorrect password.' };
     return { success: true };
   },
 };

@@ -61,7 +61,10 @@ export const findPlugin = (pluginId: string): AnyClaimPlugin | undefined => plug
 /** Every registered plugin id, in registration order (named by the "unknown plugin" error). */
 export const pluginIds = (): string[] => [...plugins.keys()];
 /** The plugin of an instance: a core plugin, else the pinned version of a plugin document. */
-export async function resolvePlugin(inst: { pluginId: string; version: string }, env: { db: DB | Tx; keyring: Keyring }): Promise<AnyClaimPlugin | undefined> {
+export async function resolvePlugin(
+  inst: { pluginId: string; version: string },
+  env: { db: DB | Tx; keyring: Keyring },
+): Promise<AnyClaimPlugin | undefined> {
   const core = plugins.get(inst.pluginId) ?? plugins.get(hostedBaseId(inst.pluginId) ?? '');
   if (core) return core;
   for (const source of sources) {
@@ -72,4 +75,5 @@ export async function resolvePlugin(inst: { pluginId: string; version: string },
 }
 
 /** Usable on an on-demand claim (no numUses): stateless, no user input, no session. */
-export const onDemandCompatible = (p: AnyClaimPlugin): boolean => p.onDemand ?? (!p.stateful && !p.requiresUserInput && !p.requiresSession);
+export const onDemandCompatible = (p: AnyClaimPlugin): boolean =>
+  p.onDemand ?? (!p.stateful && !p.requiresUserInput && !p.requiresSession);

@@ -39,8 +39,12 @@ async function referrerChain(db: DB | Tx, now: number, claimId: string, seen: Re
   let longest: string[] = [];
   for (const row of rows) {
     if (seen.has(row.claim_id)) continue;
-    const instances = JSON.parse(row.plugins) as Array<{ pluginId: string; publicParams?: { claimIdToCheck?: unknown } }>;
-    if (!instances.some((i) => i.pluginId === 'satisfies-claim' && i.publicParams?.claimIdToCheck === claimId)) continue;
+    const instances = JSON.parse(row.plugins) as Array<{
+      pluginId: string;
+      publicParams?: { claimIdToCheck?: unknown };
+    }>;
+    if (!instances.some((i) => i.pluginId === 'satisfies-claim' && i.publicParams?.claimIdToCheck === claimId))
+      continue;
     const chain = [...(await referrerChain(db, now, row.claim_id, new Set([...seen, row.claim_id]))), row.claim_id];
     if (chain.length > longest.length) longest = chain;
   }
@@ -59,11 +63,16 @@ export const satisfiesClaim: ClaimPlugin<Pub> = {
     onlyKeys(p, ['claimIdToCheck'], pp);
     onlyKeys(asObject(priv, `${path}.privateParams`), [], `${path}.privateParams`);
     const target = p.claimIdToCheck;
-    if (typeof target !== 'string' || !CLAIM_ID.test(target)) throw badRequest(`${pp}.claimIdToCheck must be a claim id (1 to 128 letters, digits, _ or -)`);
+    if (typeof target !== 'string' || !CLAIM_ID.test(target))
+      throw badRequest(`${pp}.claimIdToCheck must be a claim id (1 to 128 letters, digits, _ or -)`);
     // the longest chain of satisfies-claim references from `id` down; a cycle is refused on the way
     const down = async (id: string, chain: string[]): Promise<string[]> => {
-      if (id === claimId || chain.includes(id)) throw badRequest(`${pp}.claimIdToCheck forms a cycle: ${[...chain, id].join(' → ')}`);
-      if (chain.length >= MAX_CHAIN) throw badRequest(`${pp}.claimIdToCheck makes a satisfies-claim chain longer than ${MAX_CHAIN}: ${[...chain, id].join(' → ')}`);
+      if (id === claimId || chain.includes(id))
+        throw badRequest(`${pp}.claimIdToCheck forms a cycle: ${[...chain, id].join(' → ')}`);
+      if (chain.length >= MAX_CHAIN)
+        throw badRequest(
+          `${pp}.claimIdToCheck makes a satisfies-claim chain longer than ${MAX_CHAIN}: ${[...chain, id].join(' → ')}`,
+        );
       const c = await claims.load(id);
       if (!c) {
         if (chain.length === 1) throw badRequest(`${pp}.claimIdToCheck names claim "${id}", which does not exist`);
@@ -81,21 +90,33 @@ export const satisfiesClaim: ClaimPlugin<Pub> = {
     // claims that check this one lengthen every chain through it: joining two short chains is refused too
     const above = await referrerChain(db, now, claimId, new Set(below));
     if (above.length + below.length > MAX_CHAIN) {
-      throw badRequest(`${pp}.claimIdToCheck makes a satisfies-claim chain longer than ${MAX_CHAIN}: ${[...above, ...below].join(' → ')}`);
+      throw badRequest(
+        `${pp}.claimIdToCheck makes a satisfies-claim chain longer than ${MAX_CHAIN}: ${[...above, ...below].join(' → ')}`,
+      );
     }
     return { publicParams: { claimIdToCheck: target }, privateParams: {} };
   },
   async evaluate(ctx) {
     const target = ctx.publicParams.claimIdToCheck;
     const chain = evaluating.getStore() ?? [ctx.claim.claimId];
-    if (chain.includes(target)) return { success: false, error: `Claim ${target} refers back to itself through satisfies-claim (${[...chain, target].join(' → ')})` };
+    if (chain.includes(target))
+      return {
+        success: false,
+        error: `Claim ${target} refers back to itself through satisfies-claim (${[...chain, target].join(' → ')})`,
+      };
     // chain + target must stay within MAX_CHAIN claims, the bound creation and update enforce
-    if (chain.length >= MAX_CHAIN) return { success: false, error: `satisfies-claim chains are limited to ${MAX_CHAIN} claims` };
+    if (chain.length >= MAX_CHAIN)
+      return { success: false, error: `satisfies-claim chains are limited to ${MAX_CHAIN} claims` };
     try {
-      const { successCount } = await evaluating.run([...chain, target], () => ctx.claims.successOf(target, ctx.platformAddress));
-      return successCount > 0 ? { success: true } : { success: false, error: `Address has not satisfied claim ${target}.` };
+      const { successCount } = await evaluating.run([...chain, target], () =>
+        ctx.claims.successOf(target, ctx.platformAddress),
+      );
+      return successCount > 0
+        ? { success: true }
+        : { success: false, error: `Address has not satisfied claim ${target}.` };
     } catch (err) {
-      if (err instanceof ApiError && err.statusCode === 404) return { success: false, error: `Claim ${target} to check does not exist.` };
+      if (err instanceof ApiError && err.statusCode === 404)
+        return { success: false, error: `Claim ${target} to check does not exist.` };
       throw err;
     }
   },

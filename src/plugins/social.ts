@@ -35,7 +35,8 @@ function parseNames(v: unknown, path: string): string[] | undefined {
   if (!Array.isArray(v)) throw badRequest(`${path} must be an array of usernames`);
   if (v.length > MAX_SOCIAL_LIST) throw badRequest(`${path} must hold at most ${MAX_SOCIAL_LIST} usernames`);
   return v.map((n, i) => {
-    if (typeof n !== 'string' || n.trim() === '' || n.length > 320) throw badRequest(`${path}[${i}] must be a non-empty string of at most 320 characters`);
+    if (typeof n !== 'string' || n.trim() === '' || n.length > 320)
+      throw badRequest(`${path}[${i}] must be a non-empty string of at most 320 characters`);
     if (n.includes(RESERVED)) throw badRequest(`${path}[${i}]: Invalid reserved sequence in ID (${RESERVED})`);
     return n.trim();
   });
@@ -69,19 +70,24 @@ export function socialPlugin(provider: ProviderId): ClaimPlugin<Pub, Priv> {
         hasPrivateList: optBool(p, 'hasPrivateList', pp),
       }) as Pub;
       const usernames = parseNames(s.usernames, `${sp}.usernames`);
-      if (publicParams.hasPrivateList && publicParams.users?.length) throw badRequest(`${pp}.users must be empty when hasPrivateList is true (the list is privateParams.usernames)`);
-      if (!publicParams.hasPrivateList && usernames !== undefined) throw badRequest(`${sp}.usernames needs publicParams.hasPrivateList: true`);
+      if (publicParams.hasPrivateList && publicParams.users?.length)
+        throw badRequest(`${pp}.users must be empty when hasPrivateList is true (the list is privateParams.usernames)`);
+      if (!publicParams.hasPrivateList && usernames !== undefined)
+        throw badRequest(`${sp}.usernames needs publicParams.hasPrivateList: true`);
       return { publicParams: publicParams as JsonObject, privateParams: compact({ usernames }) };
     },
     async evaluate(ctx) {
       const identity = await findConnection(ctx.db, ctx.platformAddress, provider);
       if (!identity) return { success: false, error: 'Invalid details. Could not get user.' };
-      if (identity.id.includes(RESERVED) || identity.username.includes(RESERVED)) return { success: false, error: `Invalid reserved sequence in ID (${RESERVED})` };
+      if (identity.id.includes(RESERVED) || identity.username.includes(RESERVED))
+        return { success: false, error: `Invalid reserved sequence in ID (${RESERVED})` };
       const list = ctx.publicParams.hasPrivateList ? ctx.privateParams.usernames : ctx.publicParams.users;
-      if (list?.length && !listed(list, identity.id, identity.username)) return { success: false, error: 'User not in list of whitelisted users.' };
+      if (list?.length && !listed(list, identity.id, identity.username))
+        return { success: false, error: 'User not in list of whitelisted users.' };
       const used = Number((await ctx.state.get(idKey(identity.id))) ?? 0);
       const max = ctx.publicParams.maxUsesPerUser;
-      if (max !== undefined && max > 0 && used >= max) return { success: false, error: 'User already exceeded max uses' };
+      if (max !== undefined && max > 0 && used >= max)
+        return { success: false, error: 'User already exceeded max uses' };
       return {
         success: true,
         stateChanges: [
@@ -109,7 +115,8 @@ export function socialPlugin(provider: ProviderId): ClaimPlugin<Pub, Priv> {
       onlyKeys(s, ['ids', 'usernames'], path);
       const out: StoredStateEntry[] = [];
       for (const [id, n] of Object.entries(asObject(s.ids, `${path}.ids`))) {
-        if (typeof n !== 'number' || !Number.isInteger(n) || n < 0) throw badRequest(`${path}.ids.${id} must be a non-negative integer`);
+        if (typeof n !== 'number' || !Number.isInteger(n) || n < 0)
+          throw badRequest(`${path}.ids.${id} must be a non-negative integer`);
         out.push({ key: idKey(unescapeKey(id)), value: n });
       }
       for (const [name, id] of Object.entries(asObject(s.usernames, `${path}.usernames`))) {

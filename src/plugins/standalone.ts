@@ -15,12 +15,24 @@ export interface StandaloneCheck {
 }
 
 /** `env`: the deployment's, at the time of the check (claims/plugin-env.ts). */
-export function evaluateStandalone(env: PluginEnv, plugin: AnyClaimPlugin, check: StandaloneCheck): Promise<PluginResult> {
+export function evaluateStandalone(
+  env: PluginEnv,
+  plugin: AnyClaimPlugin,
+  check: StandaloneCheck,
+): Promise<PluginResult> {
   const { now } = env;
   return plugin.evaluate({
     ...env,
     mode: 'simulate',
-    claim: { claimId: check.claimId ?? '', version: 0, createdAt: now, lastUpdated: now, createdBy: '', managedBy: '', maxUses: null },
+    claim: {
+      claimId: check.claimId ?? '',
+      version: 0,
+      createdAt: now,
+      lastUpdated: now,
+      createdBy: '',
+      managedBy: '',
+      maxUses: null,
+    },
     instanceId: check.instanceId,
     publicParams: check.publicParams,
     privateParams: check.privateParams ?? {},

@@ -15,12 +15,19 @@ export const transferTimes: ClaimPlugin<{ transferTimes: UintRangeJson[] }> = {
     onlyKeys(p, ['transferTimes'], `${path}.publicParams`);
     onlyKeys(asObject(priv, `${path}.privateParams`), [], `${path}.privateParams`);
     if (p.transferTimes === undefined) throw badRequest(`${path}.publicParams.transferTimes is required`);
-    if (Array.isArray(p.transferTimes) && p.transferTimes.length > 1000) throw badRequest(`${path}.publicParams.transferTimes must hold at most 1000 ranges`);
-    return { publicParams: { transferTimes: rangesToJson(parseUintRanges(p.transferTimes, `${path}.publicParams.transferTimes`)) }, privateParams: {} };
+    if (Array.isArray(p.transferTimes) && p.transferTimes.length > 1000)
+      throw badRequest(`${path}.publicParams.transferTimes must hold at most 1000 ranges`);
+    return {
+      publicParams: {
+        transferTimes: rangesToJson(parseUintRanges(p.transferTimes, `${path}.publicParams.transferTimes`)),
+      },
+      privateParams: {},
+    };
   },
   async evaluate({ publicParams, now }) {
     const ranges = publicParams.transferTimes.map((r) => ({ start: BigInt(r.start), end: BigInt(r.end) }));
-    if (!rangesContain(ranges, BigInt(now))) return { success: false, error: 'We are currently outside the approved time window.' };
+    if (!rangesContain(ranges, BigInt(now)))
+      return { success: false, error: 'We are currently outside the approved time window.' };
     return { success: true };
   },
 };

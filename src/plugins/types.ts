@@ -171,7 +171,11 @@ export interface ClaimPlugin<Pub = JsonObject, Priv = JsonObject> {
   /** May be named by `assignMethod`. Return a problem text when this instance cannot assign. */
   canAssignClaimNumbers?: (params: ValidatedParams) => string | null;
   /** Checks and normalises params at create and update; throws a 400 naming the problem. */
-  validate(publicParams: unknown, privateParams: unknown, ctx: ValidateContext): Promise<ValidatedParams> | ValidatedParams;
+  validate(
+    publicParams: unknown,
+    privateParams: unknown,
+    ctx: ValidateContext,
+  ): Promise<ValidatedParams> | ValidatedParams;
   evaluate(ctx: EvaluateContext<Pub, Priv>): Promise<PluginResult>;
   /** State keys `publicState` needs (all of the instance's keys when absent). */
   publicStateKeys?: string[];
@@ -194,7 +198,11 @@ export interface ClaimPlugin<Pub = JsonObject, Priv = JsonObject> {
 /** Where plugins that are not core plugins come from (plugin documents: custom and hosted plugins). */
 export interface PluginSource {
   /** The plugin for this id and version, or undefined when this source does not know it. */
-  resolve(pluginId: string, version: string, env: { db: DB | Tx; keyring: Keyring }): Promise<AnyClaimPlugin | undefined>;
+  resolve(
+    pluginId: string,
+    version: string,
+    env: { db: DB | Tx; keyring: Keyring },
+  ): Promise<AnyClaimPlugin | undefined>;
 }
 
 /** Any plugin, whatever its param types (the registry holds these). */

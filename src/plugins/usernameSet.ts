@@ -12,6 +12,8 @@ export const usernameSet: ClaimPlugin = {
   validate: noParams,
   async evaluate(ctx) {
     const names = await usernamesOf(ctx.db, [ctx.platformAddress]);
-    return names.has(ctx.platformAddress) ? { success: true } : { success: false, error: 'No username is set for this address.' };
+    return names.has(ctx.platformAddress)
+      ? { success: true }
+      : { success: false, error: 'No username is set for this address.' };
   },
 };

@@ -38,12 +38,14 @@ function parseList(v: unknown, path: string): AddressList {
   const l = asObject(v, path);
   onlyKeys(l, ['addresses', 'whitelist', 'listId', 'label', 'description', 'uri', 'customData'], path);
   if (!Array.isArray(l.addresses)) throw badRequest(`${path}.addresses must be an array of addresses`);
-  if (l.addresses.length > MAX_LIST_ADDRESSES) throw badRequest(`${path}.addresses must hold at most ${MAX_LIST_ADDRESSES} addresses`);
+  if (l.addresses.length > MAX_LIST_ADDRESSES)
+    throw badRequest(`${path}.addresses must hold at most ${MAX_LIST_ADDRESSES} addresses`);
   const seen = new Set<string>();
   const addresses = l.addresses.map((a, i) => {
     const parsed = tryParseAddress(a);
     if (!parsed) throw badRequest(`${path}.addresses[${i}] is not a valid address: ${JSON.stringify(a)}`);
-    if (seen.has(parsed.platformAddress)) throw badRequest(`${path}.addresses[${i}] repeats ${parsed.platformAddress} (both address forms name one user)`);
+    if (seen.has(parsed.platformAddress))
+      throw badRequest(`${path}.addresses[${i}] repeats ${parsed.platformAddress} (both address forms name one user)`);
     seen.add(parsed.platformAddress);
     return parsed.platformAddress;
   });
@@ -110,15 +112,34 @@ export const whitelist: ClaimPlugin<Pub, Priv> = {
       listId: optString(s, 'listId', sp),
       list: s.list === undefined ? undefined : parseList(s.list, `${sp}.list`),
     });
-    const sources = [publicParams.list !== undefined, privateParams.list !== undefined, useDynamicStore === true].filter(Boolean).length;
+    const sources = [
+      publicParams.list !== undefined,
+      privateParams.list !== undefined,
+      useDynamicStore === true,
+    ].filter(Boolean).length;
     if (sources !== 1) {
-      throw badRequest(`${path} must gate on exactly one of publicParams.list, privateParams.list or a dynamic store (privateParams.useDynamicStore with dynamicDataId)`);
+      throw badRequest(
+        `${path} must gate on exactly one of publicParams.list, privateParams.list or a dynamic store (privateParams.useDynamicStore with dynamicDataId)`,
+      );
     }
     if (useDynamicStore) {
-      if (!privateParams.dynamicDataId) throw badRequest(`${sp}.dynamicDataId is required when useDynamicStore is true`);
+      if (!privateParams.dynamicDataId)
+        throw badRequest(`${sp}.dynamicDataId is required when useDynamicStore is true`);
       const before = previous?.privateParams as Priv | undefined;
-      if (!before || before.dynamicDataId !== privateParams.dynamicDataId || before.dataSecret !== privateParams.dataSecret) {
-        await assertCanAttachStore(db, keyring, { dynamicDataId: privateParams.dynamicDataId as string, dataSecret: privateParams.dataSecret as string | undefined }, creator);
+      if (
+        !before ||
+        before.dynamicDataId !== privateParams.dynamicDataId ||
+        before.dataSecret !== privateParams.dataSecret
+      ) {
+        await assertCanAttachStore(
+          db,
+          keyring,
+          {
+            dynamicDataId: privateParams.dynamicDataId as string,
+            dataSecret: privateParams.dataSecret as string | undefined,
+          },
+          creator,
+        );
       }
     }
     return { publicParams, privateParams };
@@ -133,14 +154,26 @@ export const whitelist: ClaimPlugin<Pub, Priv> = {
       if (!list.whitelist && index >= 0) return { success: false, error: 'User in denylist' };
       if (list.whitelist) claimNumber = index;
     } else {
-      const r = await readStoreMembership(ctx.db, ctx.keyring, { dynamicDataId: privateParams.dynamicDataId ?? '', ...(privateParams.dataSecret !== undefined ? { dataSecret: privateParams.dataSecret } : {}) }, platformAddress);
+      const r = await readStoreMembership(
+        ctx.db,
+        ctx.keyring,
+        {
+          dynamicDataId: privateParams.dynamicDataId ?? '',
+          ...(privateParams.dataSecret !== undefined ? { dataSecret: privateParams.dataSecret } : {}),
+        },
+        platformAddress,
+      );
       if ('error' in r) return { success: false, error: r.error };
       if (!r.inStore) return { success: false, error: 'User not in whitelist' };
     }
     const used = Number((await state.get(countKey(platformAddress))) ?? 0);
     const max = publicParams.maxUsesPerAddress;
     if (max !== undefined && max > 0 && used >= max) return { success: false, error: 'User already exceeded max uses' };
-    return { success: true, stateChanges: [{ key: countKey(platformAddress), value: used + 1 }], ...(claimNumber !== undefined ? { claimNumber } : {}) };
+    return {
+      success: true,
+      stateChanges: [{ key: countKey(platformAddress), value: used + 1 }],
+      ...(claimNumber !== undefined ? { claimNumber } : {}),
+    };
   },
   publicStateKeys: [],
   publicState() {
@@ -158,7 +191,8 @@ export const whitelist: ClaimPlugin<Pub, Priv> = {
     return Object.entries(a).map(([addr, n]) => {
       const parsed = tryParseAddress(addr);
       if (!parsed) throw badRequest(`${path}.addresses has an invalid address key: ${JSON.stringify(addr)}`);
-      if (typeof n !== 'number' || !Number.isInteger(n) || n < 0) throw badRequest(`${path}.addresses.${addr} must be a non-negative integer`);
+      if (typeof n !== 'number' || !Number.isInteger(n) || n < 0)
+        throw badRequest(`${path}.addresses.${addr} must be a non-negative integer`);
       return { key: countKey(parsed.platformAddress), value: n };
     });
   },

@@ -75,7 +75,10 @@ export function readCookie(request: FastifyRequest, name: string): string | null
 
 export function setSessionCookie(ctx: AppContext, reply: FastifyReply, value: string, maxAgeMs: number): void {
   const secure = new URL(ctx.config.publicUrl).protocol === 'https:' ? '; Secure' : '';
-  reply.header('set-cookie', `${cookieName(ctx)}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${Math.max(0, Math.floor(maxAgeMs / 1000))}${secure}`);
+  reply.header(
+    'set-cookie',
+    `${cookieName(ctx)}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${Math.max(0, Math.floor(maxAgeMs / 1000))}${secure}`,
+  );
 }
 
 export const csrfTokenFor = (ctx: AppContext, id: string): string => ctx.keyring.sign(`console-csrf|${id}`);
@@ -93,8 +96,13 @@ export async function findConsoleSession(ctx: AppContext, value: string): Promis
   const now = ctx.clock.now();
   const s = SESSION_RE.exec(value);
   if (s) {
-    const row = await ctx.db.selectFrom('console_sessions').selectAll().where('session_id', '=', s[1]).executeTakeFirst();
-    if (!row || !safeEqual(sha256Hex(s[2]), row.token_hash) || row.revoked_at !== null || now >= row.expires_at) return null;
+    const row = await ctx.db
+      .selectFrom('console_sessions')
+      .selectAll()
+      .where('session_id', '=', s[1])
+      .executeTakeFirst();
+    if (!row || !safeEqual(sha256Hex(s[2]), row.token_hash) || row.revoked_at !== null || now >= row.expires_at)
+      return null;
     return {
       kind: 'session',
       id: row.session_id,
@@ -110,7 +118,8 @@ export async function findConsoleSession(ctx: AppContext, value: string): Promis
     };
   }
   const v = VISITOR_RE.exec(value);
-  if (v && ctx.keyring.verify(`console-visitor|${v[1]}`, v[4]) && now < Number(v[2])) return { kind: 'visitor', id: v[3], session: null };
+  if (v && ctx.keyring.verify(`console-visitor|${v[1]}`, v[4]) && now < Number(v[2]))
+    return { kind: 'visitor', id: v[3], session: null };
   return null;
 }
 
@@ -121,14 +130,19 @@ function portalOrigin(ctx: AppContext): string {
 /** Refuses a cookie-carrying request that did not come from the portal's own pages. */
 export function assertSameOrigin(ctx: AppContext, request: FastifyRequest): void {
   const site = request.headers['sec-fetch-site'];
-  if (site !== undefined && site !== 'same-origin') throw forbidden(`Cross-site request refused: the console session is only accepted from ${portalOrigin(ctx)} (Sec-Fetch-Site: ${String(site)}).`);
+  if (site !== undefined && site !== 'same-origin')
+    throw forbidden(
+      `Cross-site request refused: the console session is only accepted from ${portalOrigin(ctx)} (Sec-Fetch-Site: ${String(site)}).`,
+    );
   const origin = request.headers.origin;
-  if (origin !== undefined && origin !== portalOrigin(ctx)) throw forbidden(`Cross-site request refused: Origin ${String(origin)} is not ${portalOrigin(ctx)}.`);
+  if (origin !== undefined && origin !== portalOrigin(ctx))
+    throw forbidden(`Cross-site request refused: Origin ${String(origin)} is not ${portalOrigin(ctx)}.`);
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD']);
 
-export const CONSOLE_ONLY = 'Unauthorized request. This route is only available to a signed-in console session (sign in at the console).';
+export const CONSOLE_ONLY =
+  'Unauthorized request. This route is only available to a signed-in console session (sign in at the console).';
 
 /**
  * Authenticates a request by its console cookie (called by the API-key gate when no `x-api-key`
@@ -139,17 +153,26 @@ export async function authenticateBrowser(ctx: AppContext, request: FastifyReque
   const value = readCookie(request, cookieName(ctx));
   if (value === null) return null;
   const auth = await findConsoleSession(ctx, value);
-  if (!auth) throw unauthorized('Unauthorized request. The console session has expired or was signed out; sign in again.');
+  if (!auth)
+    throw unauthorized('Unauthorized request. The console session has expired or was signed out; sign in again.');
   assertSameOrigin(ctx, request);
   // A visitor (no wallet yet) reads only what the public claim page shows (the routes whose entry
   // in src/shared/access.ts says `console: 'visitor'`); elsewhere the cookie is no stand-in for an API key.
-  if (auth.kind === 'visitor' && SAFE_METHODS.has(request.method) && request.routeOptions.config?.access?.console !== 'visitor') {
-    throw unauthorized('Unauthorized request. Send your x-api-key, or sign in to the console: a visitor may only read claim pages.');
+  if (
+    auth.kind === 'visitor' &&
+    SAFE_METHODS.has(request.method) &&
+    request.routeOptions.config?.access?.console !== 'visitor'
+  ) {
+    throw unauthorized(
+      'Unauthorized request. Send your x-api-key, or sign in to the console: a visitor may only read claim pages.',
+    );
   }
   if (!SAFE_METHODS.has(request.method)) {
-    if (auth.kind === 'visitor') throw unauthorized('Unauthorized request. Connect a wallet (sign in) before changing anything.');
+    if (auth.kind === 'visitor')
+      throw unauthorized('Unauthorized request. Connect a wallet (sign in) before changing anything.');
     const token = request.headers[CSRF_HEADER];
-    if (typeof token !== 'string' || token === '') throw forbidden(`Missing CSRF token: send the ${CSRF_HEADER} header from GET /api/v0/console/session.`);
+    if (typeof token !== 'string' || token === '')
+      throw forbidden(`Missing CSRF token: send the ${CSRF_HEADER} header from GET /api/v0/console/session.`);
     if (!safeEqual(token, csrfTokenFor(ctx, auth.id))) throw forbidden('Invalid CSRF token.');
   }
   request.browserAuth = auth;
@@ -176,7 +199,10 @@ export async function createConsoleSession(
   const expiresAt = now + SESSION_TTL_MS;
   // Ended sessions are dropped a day after their end, here rather than in a background loop
   // (an index range delete per sign-in; nothing accumulates without sign-ins).
-  await tx.deleteFrom('console_sessions').where('expires_at', '<', now - 24 * 60 * 60 * 1000).execute();
+  await tx
+    .deleteFrom('console_sessions')
+    .where('expires_at', '<', now - 24 * 60 * 60 * 1000)
+    .execute();
   await tx
     .insertInto('console_sessions')
     .values({

@@ -36,7 +36,9 @@ const ConsoleSessionInfo = Type.Object({
   scopes: Type.Array(Type.String()),
   expiresAt: Type.String({ description: 'UNIX ms; "0" for a visitor' }),
   csrfToken: Type.String({ description: 'Send as x-csrf-token on every non-GET call; "" for a visitor' }),
-  nativeChainId: Type.String({ description: 'Chain id a Keplr-style wallet is asked to enable (SIGNIN_NATIVE_CHAIN_ID)' }),
+  nativeChainId: Type.String({
+    description: 'Chain id a Keplr-style wallet is asked to enable (SIGNIN_NATIVE_CHAIN_ID)',
+  }),
 });
 
 const OwnedApiKeyDoc = Type.Object({
@@ -62,9 +64,13 @@ const AppSignin = Type.Object({
   chain: Type.String(),
   scopes: Type.Array(Type.String()),
   createdAt: Type.String(),
-  status: Type.Union([Type.Literal('pending'), Type.Literal('active'), Type.Literal('revoked'), Type.Literal('ended')], {
-    description: 'pending: approved, code not exchanged yet; active: tokens live; revoked; ended: expired or never exchanged',
-  }),
+  status: Type.Union(
+    [Type.Literal('pending'), Type.Literal('active'), Type.Literal('revoked'), Type.Literal('ended')],
+    {
+      description:
+        'pending: approved, code not exchanged yet; active: tokens live; revoked; ended: expired or never exchanged',
+    },
+  ),
 });
 
 export const portal: Capability = {
@@ -84,7 +90,11 @@ export const portal: Capability = {
           description:
             'First POST /api/v0/signin/challenge with client_id "console" (and every scope the console needs), have the wallet sign the message, then send the signature here. Sets an HttpOnly SameSite=Strict cookie; answers the session and its CSRF token. Same-origin only.',
           body: Type.Object(
-            { requestId: Type.String({ maxLength: 64 }), signature: Type.String({ maxLength: MAX_SIGNATURE_LENGTH, description: SIGNATURE_DESCRIPTION }), publicKey: Type.Optional(Type.String({ maxLength: 128 })) },
+            {
+              requestId: Type.String({ maxLength: 64 }),
+              signature: Type.String({ maxLength: MAX_SIGNATURE_LENGTH, description: SIGNATURE_DESCRIPTION }),
+              publicKey: Type.Optional(Type.String({ maxLength: 128 })),
+            },
             { additionalProperties: false },
           ),
           response: { 200: ConsoleSessionInfo, ...errorResponses(400, 401, 403, 404, 424) },
@@ -96,11 +106,19 @@ export const portal: Capability = {
         const req = await verifyChallenge(ctx, request.body, now);
         // Only a challenge made for the console opens a console session: a proof given to another
         // app ("Sign in to My App") never does.
-        if (req.client_id !== CONSOLE_CLIENT_ID || req.redirect_uri !== null) throw badRequest(`This sign-in request was made for another app; start the console sign-in with client_id "${CONSOLE_CLIENT_ID}".`);
+        if (req.client_id !== CONSOLE_CLIENT_ID || req.redirect_uri !== null)
+          throw badRequest(
+            `This sign-in request was made for another app; start the console sign-in with client_id "${CONSOLE_CLIENT_ID}".`,
+          );
         const scopes = parseList(req.scopes);
         const created = await ctx.db.transaction().execute(async (tx) => {
           if (!(await consumeRequest(tx, req.request_id, now))) return null;
-          return createConsoleSession(ctx, tx, { address: req.address, platformAddress: req.platform_address, chain: req.chain, scopes }, now);
+          return createConsoleSession(
+            ctx,
+            tx,
+            { address: req.address, platformAddress: req.platform_address, chain: req.chain, scopes },
+            now,
+          );
         });
         if (!created) throw badRequest('This sign-in request was already used. Start a new sign-in.');
         setSessionCookie(ctx, reply, created.cookie, SESSION_TTL_MS);
@@ -132,17 +150,47 @@ export const portal: Capability = {
         const auth = request.browserAuth;
         const s = auth?.session;
         const nativeChainId = ctx.config.signinNativeChainId;
-        if (!auth || !s) return { signedIn: false, address: '', platformAddress: '', chain: '', scopes: [], expiresAt: '0', csrfToken: '', nativeChainId };
-        return { signedIn: true, address: s.address, platformAddress: s.platformAddress, chain: s.chain, scopes: s.scopes, expiresAt: String(s.expiresAt), csrfToken: csrfTokenFor(ctx, auth.id), nativeChainId };
+        if (!auth || !s)
+          return {
+            signedIn: false,
+            address: '',
+            platformAddress: '',
+            chain: '',
+            scopes: [],
+            expiresAt: '0',
+            csrfToken: '',
+            nativeChainId,
+          };
+        return {
+          signedIn: true,
+          address: s.address,
+          platformAddress: s.platformAddress,
+          chain: s.chain,
+          scopes: s.scopes,
+          expiresAt: String(s.expiresAt),
+          csrfToken: csrfTokenFor(ctx, auth.id),
+          nativeChainId,
+        };
       },
     );
 
     app.delete(
       '/api/v0/console/session',
-      { schema: { tags, summary: 'Sign out of the console', response: { 200: Type.Object({}), ...errorResponses(401, 403) } } },
+      {
+        schema: {
+          tags,
+          summary: 'Sign out of the console',
+          response: { 200: Type.Object({}), ...errorResponses(401, 403) },
+        },
+      },
       async (request, reply) => {
         const s = requireConsoleSession(request);
-        await ctx.db.updateTable('console_sessions').set({ revoked_at: ctx.clock.now() }).where('session_id', '=', s.authorizationId).where('revoked_at', 'is', null).execute();
+        await ctx.db
+          .updateTable('console_sessions')
+          .set({ revoked_at: ctx.clock.now() })
+          .where('session_id', '=', s.authorizationId)
+          .where('revoked_at', 'is', null)
+          .execute();
         setSessionCookie(ctx, reply, mintVisitorCookie(ctx), VISITOR_TTL_MS);
         return {};
       },
@@ -151,7 +199,13 @@ export const portal: Capability = {
     // ---- API keys owned by the console user ---------------------------------------------------
     app.get(
       '/api/v0/apiKeys',
-      { schema: { tags, summary: 'Your API keys (never their values), newest first', response: { 200: Type.Object({ apiKeys: Type.Array(OwnedApiKeyDoc) }), ...errorResponses(401, 403) } } },
+      {
+        schema: {
+          tags,
+          summary: 'Your API keys (never their values), newest first',
+          response: { 200: Type.Object({ apiKeys: Type.Array(OwnedApiKeyDoc) }), ...errorResponses(401, 403) },
+        },
+      },
       async (request) => ({ apiKeys: await listOwnedApiKeys(ctx.db, requireConsoleSession(request).platformAddress) }),
     );
 
@@ -162,14 +216,27 @@ export const portal: Capability = {
           tags,
           summary: 'Create an API key (the key is returned once)',
           body: Type.Object({ label: Type.String({ minLength: 1, maxLength: 128 }) }, { additionalProperties: false }),
-          response: { 200: Type.Object({ apiKey: OwnedApiKeyDoc, key: Type.String() }), ...errorResponses(400, 401, 403) },
+          response: {
+            200: Type.Object({ apiKey: OwnedApiKeyDoc, key: Type.String() }),
+            ...errorResponses(400, 401, 403),
+          },
         },
       },
       async (request) => {
         const owner = requireConsoleSession(request).platformAddress;
-        if ((await countActiveOwnedApiKeys(ctx.db, owner)) >= MAX_KEYS_PER_USER) throw badRequest(`You already have ${MAX_KEYS_PER_USER} active API keys; revoke one first.`);
+        if ((await countActiveOwnedApiKeys(ctx.db, owner)) >= MAX_KEYS_PER_USER)
+          throw badRequest(`You already have ${MAX_KEYS_PER_USER} active API keys; revoke one first.`);
         const created = await createApiKey(ctx.db, request.body.label, ctx.clock.now(), owner);
-        return { apiKey: { id: created.id, label: created.label, createdAt: String(created.createdAt), lastUsedAt: null, revokedAt: null }, key: created.key };
+        return {
+          apiKey: {
+            id: created.id,
+            label: created.label,
+            createdAt: String(created.createdAt),
+            lastUsedAt: null,
+            revokedAt: null,
+          },
+          key: created.key,
+        };
       },
     );
 
@@ -185,7 +252,8 @@ export const portal: Capability = {
       },
       async (request) => {
         const owner = requireConsoleSession(request).platformAddress;
-        if (!(await revokeOwnedApiKey(ctx.db, request.body.id, owner, ctx.clock.now()))) throw notFound(`You have no API key with id ${request.body.id}`);
+        if (!(await revokeOwnedApiKey(ctx.db, request.body.id, owner, ctx.clock.now())))
+          throw notFound(`You have no API key with id ${request.body.id}`);
         return {};
       },
     );
@@ -206,7 +274,15 @@ export const portal: Capability = {
         const rows = await ctx.db
           .selectFrom('signin_authorizations as a')
           .innerJoin('signin_apps as p', 'p.client_id', 'a.client_id')
-          .select(['a.authorization_id', 'a.client_id', 'p.name', 'a.scopes', 'a.created_at', 'a.expires_at', 'a.refresh_expires_at'])
+          .select([
+            'a.authorization_id',
+            'a.client_id',
+            'p.name',
+            'a.scopes',
+            'a.created_at',
+            'a.expires_at',
+            'a.refresh_expires_at',
+          ])
           .where('a.platform_address', '=', me)
           .where('a.revoked_at', 'is', null)
           // a live sign-in: its refresh token still renews, within the optional absolute end
@@ -247,7 +323,12 @@ export const portal: Capability = {
           .where('platform_address', '=', me)
           .executeTakeFirst();
         if (!row) throw notFound(`You have no sign-in with authorizationId ${request.body.authorizationId}`);
-        await ctx.db.updateTable('signin_authorizations').set({ revoked_at: ctx.clock.now() }).where('authorization_id', '=', row.authorization_id).where('revoked_at', 'is', null).execute();
+        await ctx.db
+          .updateTable('signin_authorizations')
+          .set({ revoked_at: ctx.clock.now() })
+          .where('authorization_id', '=', row.authorization_id)
+          .where('revoked_at', 'is', null)
+          .execute();
         return {};
       },
     );
@@ -262,7 +343,10 @@ export const portal: Capability = {
           params: Type.Object({ clientId: Type.String({ maxLength: 128 }) }),
           querystring: Type.Object({ bookmark: Type.Optional(Bookmark) }, { additionalProperties: false }),
           response: {
-            200: Type.Object({ signins: Type.Array(AppSignin), pagination: Type.Object({ bookmark: Type.String(), hasMore: Type.Boolean() }) }),
+            200: Type.Object({
+              signins: Type.Array(AppSignin),
+              pagination: Type.Object({ bookmark: Type.String(), hasMore: Type.Boolean() }),
+            }),
             ...errorResponses(400, 401, 403, 404),
           },
         },
@@ -270,14 +354,31 @@ export const portal: Capability = {
       async (request) => {
         const session = await requireSession(request, 'manageDeveloperApps');
         const { clientId } = request.params;
-        const appRow = await ctx.db.selectFrom('signin_apps').select(['created_by']).where('client_id', '=', clientId).executeTakeFirst();
+        const appRow = await ctx.db
+          .selectFrom('signin_apps')
+          .select(['created_by'])
+          .where('client_id', '=', clientId)
+          .executeTakeFirst();
         if (!appRow) throw notFound(`No developer app with clientId ${clientId}`);
-        if (appRow.created_by !== session.platformAddress) throw forbidden('Only the owner of the app may list its sign-ins.');
+        if (appRow.created_by !== session.platformAddress)
+          throw forbidden('Only the owner of the app may list its sign-ins.');
         const now = ctx.clock.now();
         const page = await paginate({
           query: ctx.db
             .selectFrom('signin_authorizations')
-            .select(['authorization_id', 'address', 'platform_address', 'chain', 'scopes', 'created_at', 'code_consumed_at', 'code_expires_at', 'expires_at', 'refresh_expires_at', 'revoked_at'])
+            .select([
+              'authorization_id',
+              'address',
+              'platform_address',
+              'chain',
+              'scopes',
+              'created_at',
+              'code_consumed_at',
+              'code_expires_at',
+              'expires_at',
+              'refresh_expires_at',
+              'revoked_at',
+            ])
             .where('client_id', '=', clientId),
           keys: [
             { column: 'created_at', direction: 'desc' },
@@ -316,11 +417,21 @@ export const portal: Capability = {
       {
         schema: {
           tags: ['claims'],
-          summary: 'Claims you created (live ones), newest first, 25 per page; read each with GET /api/v0/claim/{claimId}',
+          summary:
+            'Claims you created (live ones), newest first, 25 per page; read each with GET /api/v0/claim/{claimId}',
           querystring: Type.Object({ bookmark: Type.Optional(Bookmark) }, { additionalProperties: false }),
           response: {
             200: Type.Object({
-              claims: Type.Array(Type.Object({ claimId: Type.String(), name: Type.String(), createdAt: Type.String(), lastUpdated: Type.String(), version: Type.String(), testOnly: Type.Boolean() })),
+              claims: Type.Array(
+                Type.Object({
+                  claimId: Type.String(),
+                  name: Type.String(),
+                  createdAt: Type.String(),
+                  lastUpdated: Type.String(),
+                  version: Type.String(),
+                  testOnly: Type.Boolean(),
+                }),
+              ),
               pagination: Type.Object({ bookmark: Type.String(), hasMore: Type.Boolean() }),
             }),
             ...errorResponses(400, 401),
@@ -365,7 +476,8 @@ export const portal: Capability = {
       {
         schema: {
           tags: ['plugins'],
-          summary: 'Form descriptions of the core plugins (SPEC §2.10 schema fields); GET /api/v0/plugin/{id} never returns core ids',
+          summary:
+            'Form descriptions of the core plugins (SPEC §2.10 schema fields); GET /api/v0/plugin/{id} never returns core ids',
           response: { 200: Type.Object({ plugins: Type.Array(Type.Ref('PluginDescription')) }) },
         },
       },

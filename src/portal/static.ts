@@ -8,7 +8,14 @@ import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
-import { cookieName, findConsoleSession, mintVisitorCookie, readCookie, setSessionCookie, VISITOR_TTL_MS } from './console-session.ts';
+import {
+  cookieName,
+  findConsoleSession,
+  mintVisitorCookie,
+  readCookie,
+  setSessionCookie,
+  VISITOR_TTL_MS,
+} from './console-session.ts';
 
 export const PORTAL_DIST = fileURLToPath(new URL('../../portal/dist/', import.meta.url));
 
@@ -48,14 +55,20 @@ function load(path: string): Asset {
 }
 
 function send(request: FastifyRequest, reply: FastifyReply, asset: Asset) {
-  reply.header('content-type', asset.type).header('vary', 'accept-encoding').header('x-content-type-options', 'nosniff');
-  if (asset.gz && /\bgzip\b/.test(String(request.headers['accept-encoding'] ?? ''))) return reply.header('content-encoding', 'gzip').send(asset.gz);
+  reply
+    .header('content-type', asset.type)
+    .header('vary', 'accept-encoding')
+    .header('x-content-type-options', 'nosniff');
+  if (asset.gz && /\bgzip\b/.test(String(request.headers['accept-encoding'] ?? '')))
+    return reply.header('content-encoding', 'gzip').send(asset.gz);
   return reply.send(asset.raw);
 }
 
 export function registerPortalStatic(app: FastifyInstance, ctx: AppContext): void {
   const built = existsSync(join(PORTAL_DIST, 'index.html'));
-  const pages = built ? { console: load(join(PORTAL_DIST, 'index.html')), claim: load(join(PORTAL_DIST, 'claim.html')) } : null;
+  const pages = built
+    ? { console: load(join(PORTAL_DIST, 'index.html')), claim: load(join(PORTAL_DIST, 'claim.html')) }
+    : null;
   const assets = new Map<string, Asset>();
   if (built && existsSync(join(PORTAL_DIST, 'assets'))) {
     for (const f of readdirSync(join(PORTAL_DIST, 'assets'))) assets.set(f, load(join(PORTAL_DIST, 'assets', f)));
@@ -71,20 +84,26 @@ export function registerPortalStatic(app: FastifyInstance, ctx: AppContext): voi
     return { type: pages!.claim.type, raw, gz: null };
   };
 
-  const page = (which: 'console' | 'claim') => async (request: FastifyRequest<{ Params: { claimId?: string } }>, reply: FastifyReply) => {
-    reply
-      .header('cache-control', 'no-cache')
-      .header('content-security-policy', CSP)
-      .header('x-frame-options', 'DENY')
-      .header('referrer-policy', 'same-origin');
-    // A visitor cookie lets the page read the API before its user signs in (console-session.ts).
-    const current = readCookie(request, cookieName(ctx));
-    if (current === null || !(await findConsoleSession(ctx, current))) setSessionCookie(ctx, reply, mintVisitorCookie(ctx), VISITOR_TTL_MS);
-    if (!pages) {
-      return reply.code(503).header('content-type', 'text/plain; charset=utf-8').send('The web portal is not built. Run `npm install` (it builds portal/dist), then restart.');
-    }
-    return send(request, reply, which === 'claim' ? claimPage(request.params.claimId ?? '') : pages[which]);
-  };
+  const page =
+    (which: 'console' | 'claim') =>
+    async (request: FastifyRequest<{ Params: { claimId?: string } }>, reply: FastifyReply) => {
+      reply
+        .header('cache-control', 'no-cache')
+        .header('content-security-policy', CSP)
+        .header('x-frame-options', 'DENY')
+        .header('referrer-policy', 'same-origin');
+      // A visitor cookie lets the page read the API before its user signs in (console-session.ts).
+      const current = readCookie(request, cookieName(ctx));
+      if (current === null || !(await findConsoleSession(ctx, current)))
+        setSessionCookie(ctx, reply, mintVisitorCookie(ctx), VISITOR_TTL_MS);
+      if (!pages) {
+        return reply
+          .code(503)
+          .header('content-type', 'text/plain; charset=utf-8')
+          .send('The web portal is not built. Run `npm install` (it builds portal/dist), then restart.');
+      }
+      return send(request, reply, which === 'claim' ? claimPage(request.params.claimId ?? '') : pages[which]);
+    };
   const hidden = { schema: { hide: true } };
   app.get('/', hidden, page('console'));
   app.get('/claim/:claimId', hidden, page('claim'));

@@ -51,10 +51,25 @@ export interface AccessRule {
   note?: string;
 }
 
-const apiKey = (rule: Omit<AccessRule, 'key' | 'session'> & { session?: AccessRule['session'] } = {}): AccessRule => ({ key: 'apiKey', session: 'none', ...rule });
-const withSession = (scopes: readonly string[] = [], rule: Omit<AccessRule, 'key' | 'session' | 'scopes'> = {}): AccessRule => ({ key: 'apiKey', session: 'required', ...(scopes.length ? { scopes } : {}), ...rule });
-const optionalSession = (rule: Omit<AccessRule, 'key' | 'session'> = {}): AccessRule => ({ key: 'apiKey', session: 'optional', ...rule });
-const publicRoute = (rule: Omit<AccessRule, 'key' | 'session'> = {}): AccessRule => ({ key: 'public', session: 'none', ...rule });
+const apiKey = (rule: Omit<AccessRule, 'key' | 'session'> & { session?: AccessRule['session'] } = {}): AccessRule => ({
+  key: 'apiKey',
+  session: 'none',
+  ...rule,
+});
+const withSession = (
+  scopes: readonly string[] = [],
+  rule: Omit<AccessRule, 'key' | 'session' | 'scopes'> = {},
+): AccessRule => ({ key: 'apiKey', session: 'required', ...(scopes.length ? { scopes } : {}), ...rule });
+const optionalSession = (rule: Omit<AccessRule, 'key' | 'session'> = {}): AccessRule => ({
+  key: 'apiKey',
+  session: 'optional',
+  ...rule,
+});
+const publicRoute = (rule: Omit<AccessRule, 'key' | 'session'> = {}): AccessRule => ({
+  key: 'public',
+  session: 'none',
+  ...rule,
+});
 const consoleOnly: AccessRule = { key: 'apiKey', session: 'required', console: 'only' };
 
 const PLUGIN_OWNER = 'creator or manager of the plugin';
@@ -62,8 +77,10 @@ const CLAIM_OWNER = 'creator or manager of the claim';
 const APP_OWNER = 'creator of the developer app';
 const STORE_READ =
   "the store's creator or manager (a session holding manageDynamicStores), anyone presenting the store's dataSecret, or anyone for a publicUseInClaims store";
-const STORE_EDIT = "the store's creator or manager (a session holding manageDynamicStores), or anyone presenting the store's dataSecret";
-const PRIVATE_CLAIM_DATA = 'private params, private state and seeds only for the creator or manager holding readPrivateClaimData';
+const STORE_EDIT =
+  "the store's creator or manager (a session holding manageDynamicStores), or anyone presenting the store's dataSecret";
+const PRIVATE_CLAIM_DATA =
+  'private params, private state and seeds only for the creator or manager holding readPrivateClaimData';
 
 /** Every route of the service. Keys: `METHOD path` with Fastify's `:param` syntax; HEAD follows GET. */
 export const ACCESS = {
@@ -89,20 +106,24 @@ export const ACCESS = {
   'GET /signin/authorize': publicRoute(),
   'POST /api/v0/signin/challenge': publicRoute({ note: 'limited per IP and per app' }),
   'POST /api/v0/signin/approve': publicRoute(),
-  'POST /api/v0/signin/token': apiKey({ note: 'the developer app authenticates with its client secret (body or HTTP Basic)' }),
+  'POST /api/v0/signin/token': apiKey({
+    note: 'the developer app authenticates with its client secret (body or HTTP Basic)',
+  }),
   'POST /api/v0/signin/token/revoke': apiKey({ note: 'client credentials optional' }),
   'POST /api/v0/auth/status': optionalSession({ note: 'answers signedIn: false without a live session' }),
   'POST /api/v0/developerApps': withSession(['manageDeveloperApps']),
   'PUT /api/v0/developerApps': withSession(['manageDeveloperApps'], { owner: APP_OWNER }),
   'DELETE /api/v0/developerApps': withSession(['manageDeveloperApps'], { owner: APP_OWNER }),
-  'POST /api/v0/developerApps/fetch': optionalSession({ note: 'without clientId (your own apps): a session holding manageDeveloperApps' }),
+  'POST /api/v0/developerApps/fetch': optionalSession({
+    note: 'without clientId (your own apps): a session holding manageDeveloperApps',
+  }),
   'GET /api/v0/developerApp/:clientId': apiKey(),
   'GET /api/v0/developerApps/:clientId/signins': withSession(['manageDeveloperApps'], { owner: APP_OWNER }),
 
   // ---- dynamic stores -------------------------------------------------------------------------
   'POST /api/v0/dynamicStores': withSession(['manageDynamicStores']),
-  'PUT /api/v0/dynamicStores': withSession(['manageDynamicStores'], { owner: "creator or manager of the store" }),
-  'DELETE /api/v0/dynamicStores': withSession(['manageDynamicStores'], { owner: "creator or manager of the store" }),
+  'PUT /api/v0/dynamicStores': withSession(['manageDynamicStores'], { owner: 'creator or manager of the store' }),
+  'DELETE /api/v0/dynamicStores': withSession(['manageDynamicStores'], { owner: 'creator or manager of the store' }),
   'POST /api/v0/dynamicStores/fetch': optionalSession({ note: `a document only for ${STORE_READ} (null otherwise)` }),
   'GET /api/v0/dynamicStores/search': withSession(['manageDynamicStores'], { note: 'your own stores' }),
   'GET /api/v0/dynamicStores/activity': optionalSession({ owner: STORE_READ, ownerScopes: ['manageDynamicStores'] }),
@@ -114,8 +135,12 @@ export const ACCESS = {
   'POST /api/v0/storeActions/batch': optionalSession({ owner: STORE_EDIT, ownerScopes: ['manageDynamicStores'] }),
 
   // ---- claims ---------------------------------------------------------------------------------
-  'POST /api/v0/claims/complete/:claimId/:address': optionalSession({ note: 'a claim with an initiatedBy plugin needs a session of the claiming address holding completeClaims' }),
-  'POST /api/v0/claims/simulate/:claimId/:address': optionalSession({ note: 'a claim with an initiatedBy plugin needs a session of the claiming address holding completeClaims' }),
+  'POST /api/v0/claims/complete/:claimId/:address': optionalSession({
+    note: 'a claim with an initiatedBy plugin needs a session of the claiming address holding completeClaims',
+  }),
+  'POST /api/v0/claims/simulate/:claimId/:address': optionalSession({
+    note: 'a claim with an initiatedBy plugin needs a session of the claiming address holding completeClaims',
+  }),
   'GET /api/v0/claims/status/:claimAttemptId': optionalSession({
     console: 'visitor',
     note: '`code` only for the claiming address holding completeClaims, or the creator or manager holding readPrivateClaimData',
@@ -125,7 +150,10 @@ export const ACCESS = {
   }),
   'GET /api/v0/claims/success/:claimId/:address': apiKey({ console: 'visitor' }),
   'GET /api/v0/claims/:claimId/attempts': apiKey(),
-  'GET /api/v0/claim/:claimId': optionalSession({ console: 'visitor', note: `${PRIVATE_CLAIM_DATA}; failed-guess counts for the creator or manager` }),
+  'GET /api/v0/claim/:claimId': optionalSession({
+    console: 'visitor',
+    note: `${PRIVATE_CLAIM_DATA}; failed-guess counts for the creator or manager`,
+  }),
   'POST /api/v1/claims/fetch': optionalSession({ note: PRIVATE_CLAIM_DATA }),
   'GET /api/v0/claims/search': optionalSession(),
   'POST /api/v0/claims': withSession(['manageClaims']),
@@ -136,7 +164,9 @@ export const ACCESS = {
   // ---- merkle codes ---------------------------------------------------------------------------
   'GET /api/v0/merkle/leafSigner': apiKey(),
   'GET /api/v0/merkle/challenge/:claimId': apiKey(),
-  'POST /api/v0/claims/reserved/:claimId/:address': withSession(['completeClaims'], { owner: 'the session of that address' }),
+  'POST /api/v0/claims/reserved/:claimId/:address': withSession(['completeClaims'], {
+    owner: 'the session of that address',
+  }),
   'POST /api/v0/merkleProofInfo': apiKey(),
 
   // ---- swap -----------------------------------------------------------------------------------
@@ -144,34 +174,60 @@ export const ACCESS = {
   'POST /api/v0/swaps/estimate': apiKey(),
 
   // ---- connections ----------------------------------------------------------------------------
-  'POST /api/v0/connections/:provider/start': withSession(['manageConnections'], { consoleAnyScope: true, note: 'links the session wallet' }),
-  'GET /connections/:provider/link': publicRoute({ note: "the link page; a console cookie of the request's own wallet is the wallet's proof, otherwise the wallet signs" }),
-  'POST /api/v0/connections/:provider/link': publicRoute({ note: "the wallet's signature is the credential; only from the link page (same origin); sets the binding cookie" }),
-  'GET /api/v0/connections/:provider/callback': publicRoute({ note: "the provider's redirect; links only in the browser holding the binding cookie of a proven request" }),
-  'GET /api/v0/connections': withSession([], { note: 'the session wallet\'s links' }),
-  'DELETE /api/v0/connections/:provider': withSession(['manageConnections'], { consoleAnyScope: true, note: 'the session wallet\'s link' }),
+  'POST /api/v0/connections/:provider/start': withSession(['manageConnections'], {
+    consoleAnyScope: true,
+    note: 'links the session wallet',
+  }),
+  'GET /connections/:provider/link': publicRoute({
+    note: "the link page; a console cookie of the request's own wallet is the wallet's proof, otherwise the wallet signs",
+  }),
+  'POST /api/v0/connections/:provider/link': publicRoute({
+    note: "the wallet's signature is the credential; only from the link page (same origin); sets the binding cookie",
+  }),
+  'GET /api/v0/connections/:provider/callback': publicRoute({
+    note: "the provider's redirect; links only in the browser holding the binding cookie of a proven request",
+  }),
+  'GET /api/v0/connections': withSession([], { note: "the session wallet's links" }),
+  'DELETE /api/v0/connections/:provider': withSession(['manageConnections'], {
+    consoleAnyScope: true,
+    note: "the session wallet's link",
+  }),
 
   // ---- plugin documents and their webhooks ----------------------------------------------------
   'POST /api/v0/plugins': withSession(['managePlugins']),
-  'PUT /api/v0/plugins': withSession(['managePlugins'], { owner: `${PLUGIN_OWNER} (only the creator changes managedBy)` }),
+  'PUT /api/v0/plugins': withSession(['managePlugins'], {
+    owner: `${PLUGIN_OWNER} (only the creator changes managedBy)`,
+  }),
   'DELETE /api/v0/plugins': withSession(['managePlugins'], { owner: PLUGIN_OWNER }),
-  'GET /api/v0/plugin/:pluginId': optionalSession({ console: 'visitor', note: `approvedUsers only for the ${PLUGIN_OWNER}` }),
-  'GET /api/v0/plugins/:pluginId': optionalSession({ console: 'visitor', note: `approvedUsers only for the ${PLUGIN_OWNER}` }),
+  'GET /api/v0/plugin/:pluginId': optionalSession({
+    console: 'visitor',
+    note: `approvedUsers only for the ${PLUGIN_OWNER}`,
+  }),
+  'GET /api/v0/plugins/:pluginId': optionalSession({
+    console: 'visitor',
+    note: `approvedUsers only for the ${PLUGIN_OWNER}`,
+  }),
   'POST /api/v0/plugins/fetch': optionalSession({
     when: { in: 'body', field: 'returnSensitiveData', equals: true, scopes: ['managePlugins'] },
     note: 'pluginSecret only in the documents whose creator or manager is the session user',
   }),
-  'GET /api/v0/plugins/search': optionalSession({ when: { in: 'query', field: 'pluginsForSignedInUser', equals: true } }),
+  'GET /api/v0/plugins/search': optionalSession({
+    when: { in: 'query', field: 'pluginsForSignedInUser', equals: true },
+  }),
   'GET /api/v0/plugins/errors': withSession(['managePlugins'], { owner: PLUGIN_OWNER }),
   'GET /api/v0/plugins/deliveries': withSession(['managePlugins'], { owner: PLUGIN_OWNER }),
-  'POST /api/v0/plugins/deliveries/redeliver': withSession(['managePlugins'], { owner: `${PLUGIN_OWNER} the delivery belongs to` }),
+  'POST /api/v0/plugins/deliveries/redeliver': withSession(['managePlugins'], {
+    owner: `${PLUGIN_OWNER} the delivery belongs to`,
+  }),
   'GET /api/v0/plugins/core': apiKey({ console: 'visitor' }),
   'POST /api/v0/integrations/query/:pluginId': apiKey(),
 
   // ---- accounts and chain data ----------------------------------------------------------------
   'POST /api/v0/user/updateAccount': withSession(['manageAccount'], { note: "the session user's own account" }),
   'GET /api/v0/user': apiKey(),
-  'POST /api/v0/users': optionalSession({ note: 'private views only for the account itself, with a session holding manageAccount' }),
+  'POST /api/v0/users': optionalSession({
+    note: 'private views only for the account itself, with a session holding manageAccount',
+  }),
   'POST /api/v0/collections': apiKey(),
   'GET /api/v0/collection/:collectionId': apiKey(),
   'GET /api/v0/collection/:collectionId/owners': apiKey(),
@@ -184,10 +240,15 @@ export const ACCESS = {
   'GET /api/v0/collection/:collectionId/:tokenId/owners': apiKey(),
   'GET /api/v0/collection/:collectionId/:tokenId/activity': apiKey(),
   'POST /api/v0/verifyOwnershipRequirements': apiKey(),
-  'GET /api/v0/account/:address/activity/claims': optionalSession({ note: 'viewType=all only for the account itself, with a session holding manageAccount' }),
+  'GET /api/v0/account/:address/activity/claims': optionalSession({
+    note: 'viewType=all only for the account itself, with a session holding manageAccount',
+  }),
   'GET /api/v0/account/:address/activity/badges': apiKey(),
   'GET /api/v0/account/:address/badges': apiKey(),
-  'GET /api/v0/account/:address/requests/signin': optionalSession({ owner: 'the account itself', ownerScopes: ['manageAccount'] }),
+  'GET /api/v0/account/:address/requests/signin': optionalSession({
+    owner: 'the account itself',
+    ownerScopes: ['manageAccount'],
+  }),
 
   // ---- the web console ------------------------------------------------------------------------
   'GET /': publicRoute({ note: 'the console page; sets a visitor cookie' }),
@@ -215,7 +276,12 @@ export function accessOf(method: string, url: string): AccessRule | undefined {
 
 /** Scopes named by an entry: its own, its `when`'s and its owner rule's. */
 export const namedScopes = (rule: AccessRule): string[] => [
-  ...new Set([...(rule.scopes ?? []), ...(rule.when?.scopes ?? []), ...(rule.ownerScopes ?? []), ...(rule.bearerScopes ?? [])]),
+  ...new Set([
+    ...(rule.scopes ?? []),
+    ...(rule.when?.scopes ?? []),
+    ...(rule.ownerScopes ?? []),
+    ...(rule.bearerScopes ?? []),
+  ]),
 ];
 
 type Security = Array<Record<string, string[]>>;
@@ -227,7 +293,8 @@ export function openApiSecurity(rule: AccessRule): Security {
   if (rule.console === 'only') return [{ consoleSession: [] }];
   if (rule.bearerScopes) return [{ apiKey: [], bearer: [...rule.bearerScopes] }];
   const bearer = { apiKey: [], bearer: [...(rule.scopes ?? [])] };
-  const options: Security = rule.session === 'required' ? [bearer] : rule.session === 'optional' ? [{ apiKey: [] }, bearer] : [{ apiKey: [] }];
+  const options: Security =
+    rule.session === 'required' ? [bearer] : rule.session === 'optional' ? [{ apiKey: [] }, bearer] : [{ apiKey: [] }];
   return [...options, { consoleSession: [] }];
 }
 
@@ -237,9 +304,20 @@ const code = (s: string) => `\`${s}\``;
 export function renderAccessTable(): string {
   const rows = Object.entries(ACCESS as Record<string, AccessRule>).map(([key, rule]) => {
     const route = code(key.replace(/:([A-Za-z]+)/g, '{$1}'));
-    const credential = rule.key === 'apiKey' ? 'API key' : rule.key === 'metricsToken' ? '`METRICS_TOKEN` (bearer)' : rule.sameOrigin ? 'none (same origin only)' : 'none';
+    const credential =
+      rule.key === 'apiKey'
+        ? 'API key'
+        : rule.key === 'metricsToken'
+          ? '`METRICS_TOKEN` (bearer)'
+          : rule.sameOrigin
+            ? 'none (same origin only)'
+            : 'none';
     const when = rule.when ? `required with ${code(`${rule.when.field}: ${JSON.stringify(rule.when.equals)}`)}` : '';
-    const session = rule.bearerScopes ? 'required (bearer token, RFC 6750 errors)' : rule.session === 'optional' && when ? `optional; ${when}` : rule.session;
+    const session = rule.bearerScopes
+      ? 'required (bearer token, RFC 6750 errors)'
+      : rule.session === 'optional' && when
+        ? `optional; ${when}`
+        : rule.session;
     const scopes = [
       ...(rule.scopes ?? []).map(code),
       ...(rule.when?.scopes ?? []).map((s) => `${code(s)} with ${code(rule.when!.field)}`),
@@ -247,12 +325,27 @@ export function renderAccessTable(): string {
       ...(rule.bearerScopes ?? []).map(code),
     ].join(', ');
     const cookie =
-      rule.key !== 'apiKey' ? '—' : rule.console === 'only' ? 'only a signed-in console session' : rule.console === 'visitor' ? 'signed-in or visitor' : rule.consoleAnyScope ? 'signed-in, without the scopes' : 'signed-in';
+      rule.key !== 'apiKey'
+        ? '—'
+        : rule.console === 'only'
+          ? 'only a signed-in console session'
+          : rule.console === 'visitor'
+            ? 'signed-in or visitor'
+            : rule.consoleAnyScope
+              ? 'signed-in, without the scopes'
+              : 'signed-in';
     const rule_ = [rule.owner ? `only the ${rule.owner}` : '', rule.note ?? ''].filter(Boolean).join('; ');
     return `| ${route} | ${credential} | ${session} | ${scopes || '—'} | ${cookie} | ${rule_ || '—'} |`;
   });
-  return ['| Route | Credential | Session | Scopes | Console cookie | Owner rule (handler) / what a session changes |', '| --- | --- | --- | --- | --- | --- |', ...rows].join('\n');
+  return [
+    '| Route | Credential | Session | Scopes | Console cookie | Owner rule (handler) / what a session changes |',
+    '| --- | --- | --- | --- | --- | --- |',
+    ...rows,
+  ].join('\n');
 }
 
 /** The markers between which docs/security.md holds the rendered table. */
-export const ACCESS_TABLE_MARKERS = ['<!-- access-table: generated from src/shared/access.ts by `node scripts/access-table.ts`; do not edit by hand -->', '<!-- access-table end -->'] as const;
+export const ACCESS_TABLE_MARKERS = [
+  '<!-- access-table: generated from src/shared/access.ts by `node scripts/access-table.ts`; do not edit by hand -->',
+  '<!-- access-table end -->',
+] as const;

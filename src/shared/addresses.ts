@@ -75,7 +75,8 @@ export function tryParseAddress(input: unknown): ParsedAddress | null {
 
 /** Why `input` is not an address: a wrong EIP-55 checksum is told apart from a wrong shape. */
 export function invalidAddressMessage(input: unknown, field = 'address'): string {
-  const shown = typeof input === 'string' && input.length > 100 ? `${JSON.stringify(input.slice(0, 100))}…` : JSON.stringify(input);
+  const shown =
+    typeof input === 'string' && input.length > 100 ? `${JSON.stringify(input.slice(0, 100))}…` : JSON.stringify(input);
   if (typeof input === 'string' && HEX40.test(input)) {
     const expected = toChecksumAddress(hexToBytes(input.slice(2).toLowerCase()));
     return `Invalid address in ${field}: ${shown} has a wrong EIP-55 checksum (mixed case must be exactly ${expected}, or write it all in lower case)`;
@@ -118,7 +119,8 @@ export function tryCanonical(input: unknown): string | null {
 }
 
 /** Canonical (native) form of either address form; throws a 400 naming `field` when invalid. */
-export const toCanonical = (input: unknown, field?: string): string => tryCanonical(input) ?? parseAddress(input, field).platformAddress;
+export const toCanonical = (input: unknown, field?: string): string =>
+  tryCanonical(input) ?? parseAddress(input, field).platformAddress;
 
 /**
  * The EIP-55 0x form of an address already known to be canonical (a stored `platformAddress`):

@@ -58,7 +58,17 @@ export function balancesForIds(ids: UintRange[], times: UintRange[], stored: Bal
 }
 
 /** Parses the chain's JSON balances (decimal strings). */
-export function balancesFromJson(json: Array<{ amount: string; tokenIds: { start: string; end: string }[]; ownershipTimes: { start: string; end: string }[] }>): Balance[] {
+export function balancesFromJson(
+  json: Array<{
+    amount: string;
+    tokenIds: { start: string; end: string }[];
+    ownershipTimes: { start: string; end: string }[];
+  }>,
+): Balance[] {
   const r = (x: { start: string; end: string }) => ({ start: BigInt(x.start), end: BigInt(x.end) });
-  return json.map((b) => ({ amount: BigInt(b.amount), tokenIds: b.tokenIds.map(r), ownershipTimes: b.ownershipTimes.map(r) }));
+  return json.map((b) => ({
+    amount: BigInt(b.amount),
+    tokenIds: b.tokenIds.map(r),
+    ownershipTimes: b.ownershipTimes.map(r),
+  }));
 }

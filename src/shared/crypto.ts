@@ -1,6 +1,15 @@
 // Small, audited primitives used across capabilities: hashing of secrets, random tokens,
 // constant-time comparison, and AES-256-GCM for data encrypted at rest.
-import { createCipheriv, createDecipheriv, createHmac, createSecretKey, hash, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHmac,
+  createSecretKey,
+  hash,
+  hkdfSync,
+  randomBytes,
+  timingSafeEqual,
+} from 'node:crypto';
 
 // one-shot `hash` avoids the Hash object that createHash allocates: it is on every request's path
 export const sha256Hex = (data: string | Uint8Array): string => hash('sha256', data, 'hex');
@@ -40,11 +49,14 @@ export function createKeyring(master: Buffer): Keyring {
       const iv = randomBytes(12);
       const cipher = createCipheriv('aes-256-gcm', encKey, iv);
       const ct = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-      return ['v1', iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), ct.toString('base64url')].join('.');
+      return ['v1', iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), ct.toString('base64url')].join(
+        '.',
+      );
     },
     decrypt(sealed) {
       const [v, iv, tag, ct] = sealed.split('.');
-      if (v !== 'v1' || iv === undefined || tag === undefined || ct === undefined) throw new Error('Unsupported ciphertext format');
+      if (v !== 'v1' || iv === undefined || tag === undefined || ct === undefined)
+        throw new Error('Unsupported ciphertext format');
       const decipher = createDecipheriv('aes-256-gcm', encKey, Buffer.from(iv, 'base64url'));
       decipher.setAuthTag(Buffer.from(tag, 'base64url'));
       return Buffer.concat([decipher.update(Buffer.from(ct, 'base64url')), decipher.final()]).toString('utf8');

@@ -48,7 +48,10 @@ export function url(env: Env, name: string, protocols: string[]): string | null 
     throw new ConfigError(name, `must be a URL (got "${v}")`);
   }
   if (!protocols.includes(parsed.protocol)) {
-    throw new ConfigError(name, `must use ${protocols.map((p) => p.replace(':', '')).join(' or ')} (got "${parsed.protocol.replace(':', '')}")`);
+    throw new ConfigError(
+      name,
+      `must use ${protocols.map((p) => p.replace(':', '')).join(' or ')} (got "${parsed.protocol.replace(':', '')}")`,
+    );
   }
   return v.replace(/\/+$/, '');
 }

@@ -13,7 +13,12 @@ export class ApiError extends Error {
   readonly statusCode: number;
   readonly body: ErrorBody;
   readonly headers: Record<string, string>;
-  constructor(statusCode: number, errorMessage: string, extra: Partial<ErrorBody> = {}, headers: Record<string, string> = {}) {
+  constructor(
+    statusCode: number,
+    errorMessage: string,
+    extra: Partial<ErrorBody> = {},
+    headers: Record<string, string> = {},
+  ) {
     super(errorMessage);
     this.statusCode = statusCode;
     this.body = { errorMessage, ...extra };

@@ -117,7 +117,9 @@ const emptyJsonBodies = new WeakSet<FastifyRequest>();
 
 /** The text of a validation error: says the body was empty when it was (`{}` was validated). */
 export function validationMessage(request: FastifyRequest, err: FastifyError): string {
-  return err.validationContext === 'body' && emptyJsonBodies.has(request) ? `Request body is empty; ${err.message}` : err.message;
+  return err.validationContext === 'body' && emptyJsonBodies.has(request)
+    ? `Request body is empty; ${err.message}`
+    : err.message;
 }
 
 /**
@@ -125,7 +127,10 @@ export function validationMessage(request: FastifyRequest, err: FastifyError): s
  * only on routes with `config.formBody` (the form parser itself is registered by the caller), no
  * body at all on GET or HEAD. `gate` runs first on unknown /api/ paths, as on known ones.
  */
-export function installInputRules(app: FastifyInstance, gate: (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => void): void {
+export function installInputRules(
+  app: FastifyInstance,
+  gate: (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => void,
+): void {
   app.removeContentTypeParser(['application/json', 'text/plain']);
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
@@ -135,10 +140,19 @@ export function installInputRules(app: FastifyInstance, gate: (request: FastifyR
       emptyJsonBodies.add(request);
       return done(null, {});
     }
-    if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) return done(new ApiError(400, `Request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`));
+    if (jsonDepthExceeds(text, MAX_JSON_DEPTH))
+      return done(new ApiError(400, `Request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`));
     parseJson(request, text, (err, parsed) => {
       // the parser refuses prototype keys with the same error as broken JSON: tell them apart
-      if (err) return done(isJson(text) ? new ApiError(400, 'Request body must not contain the key "__proto__" (or "constructor" holding "prototype")') : err);
+      if (err)
+        return done(
+          isJson(text)
+            ? new ApiError(
+                400,
+                'Request body must not contain the key "__proto__" (or "constructor" holding "prototype")',
+              )
+            : err,
+        );
       // JSON can only carry U+0000 escaped: bodies without the escape are not walked
       const at = text.includes('\\u0000') ? nulPath(parsed, 'body') : null;
       done(at ? new ApiError(400, nulMessage(at)) : null, parsed);
@@ -150,7 +164,9 @@ export function installInputRules(app: FastifyInstance, gate: (request: FastifyR
     const at =
       nulPath(request.params, 'params') ??
       nulPath(request.query, 'querystring') ??
-      (request.body !== null && typeof request.body === 'object' && request.routeOptions.config.formBody ? nulPath(request.body, 'body') : null);
+      (request.body !== null && typeof request.body === 'object' && request.routeOptions.config.formBody
+        ? nulPath(request.body, 'body')
+        : null);
     done(at ? new ApiError(400, nulMessage(at)) : undefined);
   });
 
@@ -167,9 +183,12 @@ export function installInputRules(app: FastifyInstance, gate: (request: FastifyR
     const header = request.headers['content-type'];
     const media = header?.split(';', 1)[0].trim().toLowerCase();
     if (media === 'application/json') return done(null, payload);
-    if (media === 'application/x-www-form-urlencoded' && request.routeOptions.config.formBody) return done(null, payload);
+    if (media === 'application/x-www-form-urlencoded' && request.routeOptions.config.formBody)
+      return done(null, payload);
     const what = media ? `Unsupported content type "${media.slice(0, 100)}"` : 'Missing content type';
-    const expected = request.routeOptions.config.formBody ? 'application/x-www-form-urlencoded (or application/json)' : 'JSON with content-type: application/json';
+    const expected = request.routeOptions.config.formBody
+      ? 'application/x-www-form-urlencoded (or application/json)'
+      : 'JSON with content-type: application/json';
     done(refuse(415, `${what}: send the body as ${expected}`));
   });
 }
@@ -179,7 +198,9 @@ export function installInputRules(app: FastifyInstance, gate: (request: FastifyR
  * the limit. Answers in the service's error shape, echoes nothing of the URL, and lets the API-key
  * gate answer first on /api/ paths.
  */
-export function routerErrorHandler(gate: () => ((request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => void) | undefined) {
+export function routerErrorHandler(
+  gate: () => ((request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => void) | undefined,
+) {
   return (err: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
     const send = (e: ApiError) => void reply.code(e.statusCode).headers(e.headers).send(e.body);
     const answer = () =>
@@ -190,6 +211,8 @@ export function routerErrorHandler(gate: () => ((request: FastifyRequest, reply:
       );
     const g = gate();
     if (!g || !(request.raw.url ?? '').startsWith('/api/')) return answer();
-    g(request, reply, (e) => (e instanceof ApiError ? send(e) : e ? send(new ApiError(500, 'Internal server error')) : answer()));
+    g(request, reply, (e) =>
+      e instanceof ApiError ? send(e) : e ? send(new ApiError(500, 'Internal server error')) : answer(),
+    );
   };
 }

@@ -28,7 +28,12 @@ function encode(keyring: Keyring, scope: string, values: Cursor): string {
 }
 
 /** Decodes and verifies a bookmark; '' is the first page (null). Anything else invalid is a 400. */
-export function decodeBookmark(keyring: Keyring, scope: string, bookmark: string | undefined, arity: number): Cursor | null {
+export function decodeBookmark(
+  keyring: Keyring,
+  scope: string,
+  bookmark: string | undefined,
+  arity: number,
+): Cursor | null {
   if (bookmark === undefined || bookmark === '') return null;
   const [payload, sig, extra] = bookmark.split('.');
   if (!payload || !sig || extra !== undefined || !keyring.verify(`${scope}|${payload}`, sig)) {
@@ -42,7 +47,11 @@ export function decodeBookmark(keyring: Keyring, scope: string, bookmark: string
 const field = (column: string) => column.slice(column.lastIndexOf('.') + 1);
 
 /** Rows strictly after `cursor` in the order of `keys` (all rows when null). */
-function afterCursor<Row>(query: SelectQueryBuilder<any, any, Row>, keys: SortKey[], cursor: Cursor | null): SelectQueryBuilder<any, any, Row> {
+function afterCursor<Row>(
+  query: SelectQueryBuilder<any, any, Row>,
+  keys: SortKey[],
+  cursor: Cursor | null,
+): SelectQueryBuilder<any, any, Row> {
   if (!cursor) return query;
   // (k0 op v0) OR (k0 = v0 AND k1 op v1) OR ..., plus the redundant bound k0 op= v0 in front:
   // it lets the planner seek the index to the cursor instead of scanning every earlier row
@@ -100,9 +109,11 @@ export async function paginateFiltered<DB, TB extends keyof DB, Row extends Reco
         if (scanned >= maxScan) return { docs: kept, bookmark: encode(keyring, scope, cursor), hasMore: true };
         continue;
       }
-      if (kept.length === pageSize) return { docs: kept, bookmark: encode(keyring, scope, position(kept[kept.length - 1])), hasMore: true };
+      if (kept.length === pageSize)
+        return { docs: kept, bookmark: encode(keyring, scope, position(kept[kept.length - 1])), hasMore: true };
       kept.push(row);
-      if (scanned >= maxScan && kept.length < pageSize) return { docs: kept, bookmark: encode(keyring, scope, cursor), hasMore: true };
+      if (scanned >= maxScan && kept.length < pageSize)
+        return { docs: kept, bookmark: encode(keyring, scope, cursor), hasMore: true };
     }
     if (rows.length < batchSize) return { docs: kept, bookmark: '', hasMore: false };
   }
@@ -130,7 +141,14 @@ export async function paginate<DB, TB extends keyof DB, Row extends Record<strin
   const hasMore = rows.length > pageSize;
   const docs = hasMore ? rows.slice(0, pageSize) : rows;
   const last = docs[docs.length - 1];
-  const bookmark = hasMore && last ? encode(keyring, scope, keys.map((k) => last[field(k.column)] as string | number)) : '';
+  const bookmark =
+    hasMore && last
+      ? encode(
+          keyring,
+          scope,
+          keys.map((k) => last[field(k.column)] as string | number),
+        )
+      : '';
   return { docs, bookmark, hasMore };
 }
 

@@ -10,7 +10,13 @@ import addFormats from 'ajv-formats';
 function makeAjv(coerce: boolean): Ajv {
   // Unknown fields are refused, not silently dropped; body types are never coerced
   // ("1" is not a number), while path and query strings are (they are always strings).
-  const ajv = new Ajv({ allErrors: false, removeAdditional: false, useDefaults: true, coerceTypes: coerce ? 'array' : false, strict: false });
+  const ajv = new Ajv({
+    allErrors: false,
+    removeAdditional: false,
+    useDefaults: true,
+    coerceTypes: coerce ? 'array' : false,
+    strict: false,
+  });
   (addFormats as unknown as (a: Ajv) => void)(ajv);
   return ajv;
 }
@@ -54,7 +60,9 @@ const defaultSerializers = SerializerSelector();
  */
 export const buildSerializer: SerializerFactory = (externalSchemas, options) => {
   const compile = defaultSerializers(externalSchemas, options);
-  const key = Object.keys((externalSchemas as Record<string, unknown> | undefined) ?? {}).sort().join('\n');
+  const key = Object.keys((externalSchemas as Record<string, unknown> | undefined) ?? {})
+    .sort()
+    .join('\n');
   let byRoute = serializers.get(key);
   if (!byRoute) serializers.set(key, (byRoute = new Compiled()));
   const cache = byRoute;

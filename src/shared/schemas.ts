@@ -24,7 +24,11 @@ export const UintRangeSchema = Type.Object(
  */
 export const MAX_PATH_PARAM_LENGTH = 128;
 
-export const AddressString = Type.String({ minLength: 1, maxLength: MAX_PATH_PARAM_LENGTH, description: '0x… EVM address or native bech32 address' });
+export const AddressString = Type.String({
+  minLength: 1,
+  maxLength: MAX_PATH_PARAM_LENGTH,
+  description: '0x… EVM address or native bech32 address',
+});
 
 export const Bookmark = Type.String({ maxLength: 2048, description: "Opaque cursor; '' for the first page" });
 

@@ -56,7 +56,10 @@ export function getSession(request: FastifyRequest): Promise<Session | null> {
 /** A session holding every scope named; 401 without a valid session, 403 for a missing scope. */
 export async function requireSession(request: FastifyRequest, ...scopes: string[]): Promise<Session> {
   const session = await getSession(request);
-  if (!session) throw unauthorized('Unauthorized request. This route requires a signed-in session (Authorization: Bearer <access token>).');
+  if (!session)
+    throw unauthorized(
+      'Unauthorized request. This route requires a signed-in session (Authorization: Bearer <access token>).',
+    );
   const missing = scopes.filter((s) => !session.scopes.includes(s));
   if (missing.length) throw forbidden(`This route requires the session to hold the scope(s): ${missing.join(', ')}`);
   return session;

@@ -84,7 +84,8 @@ export function subtractRanges(ranges: UintRange[], remove: UintRange[]): UintRa
 }
 
 /** Adds one value to a set of ranges, merging. */
-export const addToRanges = (ranges: UintRange[], value: bigint): UintRange[] => sortAndMerge([...ranges, { start: value, end: value }]);
+export const addToRanges = (ranges: UintRange[], value: bigint): UintRange[] =>
+  sortAndMerge([...ranges, { start: value, end: value }]);
 
 /** Number of values covered (ranges are merged first so overlaps count once). */
 export function rangesSize(ranges: UintRange[]): bigint {

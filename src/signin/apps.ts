@@ -62,11 +62,18 @@ export function validateRedirectUri(uri: string, field = 'redirect_uri'): string
   } catch {
     throw badRequest(`Invalid ${field}: ${JSON.stringify(uri)} is not an absolute URI`);
   }
-  if (uri.length > MAX_REDIRECT_URI_LENGTH) throw badRequest(`Invalid ${field}: longer than ${MAX_REDIRECT_URI_LENGTH} characters`);
+  if (uri.length > MAX_REDIRECT_URI_LENGTH)
+    throw badRequest(`Invalid ${field}: longer than ${MAX_REDIRECT_URI_LENGTH} characters`);
   if (uri.includes('#')) throw badRequest(`Invalid ${field}: a redirect URI must not contain a fragment`);
   const scheme = u.protocol.slice(0, -1);
-  const ok = scheme === 'https' || (scheme === 'http' && isLoopback(u.hostname)) || (scheme.includes('.') && /^[a-z][a-z0-9+.-]*$/.test(scheme));
-  if (!ok) throw badRequest(`Invalid ${field}: ${JSON.stringify(uri)} must use https (http only on localhost / 127.0.0.1 / [::1], or a private-use scheme such as com.example.app:)`);
+  const ok =
+    scheme === 'https' ||
+    (scheme === 'http' && isLoopback(u.hostname)) ||
+    (scheme.includes('.') && /^[a-z][a-z0-9+.-]*$/.test(scheme));
+  if (!ok)
+    throw badRequest(
+      `Invalid ${field}: ${JSON.stringify(uri)} must use https (http only on localhost / 127.0.0.1 / [::1], or a private-use scheme such as com.example.app:)`,
+    );
   return uri;
 }
 
@@ -86,7 +93,11 @@ export interface CreateAppInput {
   createdBy?: string | null;
 }
 
-export async function createDeveloperApp(db: DB, input: CreateAppInput, now: number): Promise<{ app: DeveloperApp; clientSecret: string }> {
+export async function createDeveloperApp(
+  db: DB,
+  input: CreateAppInput,
+  now: number,
+): Promise<{ app: DeveloperApp; clientSecret: string }> {
   validateAppName(input.name);
   validateRedirectUris(input.redirectUris);
   const grantTypes = input.grantTypes ?? [...GRANT_TYPES];
@@ -122,7 +133,11 @@ export async function findAppRow(db: DB, clientId: string): Promise<SigninAppTab
 export const CLIENT_CACHE_MS = 1000;
 const clientCache = new WeakMap<DB, Map<string, { row: SigninAppTable; at: number }>>();
 
-export async function findAppRowCached(db: DB, dialect: DialectName, clientId: string): Promise<SigninAppTable | undefined> {
+export async function findAppRowCached(
+  db: DB,
+  dialect: DialectName,
+  clientId: string,
+): Promise<SigninAppTable | undefined> {
   let cache = clientCache.get(db);
   if (!cache) clientCache.set(db, (cache = new Map()));
   const now = performance.now();
@@ -144,7 +159,11 @@ const parsedLists = new WeakMap<SigninAppTable, { grantTypes: readonly string[];
 /** The client's allowed grant types and registered redirect URIs (parsed once per row object). */
 export function clientLists(row: SigninAppTable): { grantTypes: readonly string[]; redirectUris: readonly string[] } {
   let lists = parsedLists.get(row);
-  if (!lists) parsedLists.set(row, (lists = { grantTypes: parseList(row.grant_types), redirectUris: parseList(row.redirect_uris) }));
+  if (!lists)
+    parsedLists.set(
+      row,
+      (lists = { grantTypes: parseList(row.grant_types), redirectUris: parseList(row.redirect_uris) }),
+    );
   return lists;
 }
 
@@ -179,7 +198,13 @@ export interface UpdateAppInput {
   createdBy?: string | null;
 }
 
-export async function updateDeveloperApp(db: DB, clientId: string, actor: AppActor, patch: UpdateAppInput, now: number): Promise<{ app: DeveloperApp; clientSecret?: string }> {
+export async function updateDeveloperApp(
+  db: DB,
+  clientId: string,
+  actor: AppActor,
+  patch: UpdateAppInput,
+  now: number,
+): Promise<{ app: DeveloperApp; clientSecret?: string }> {
   const row = await ownedRow(db, clientId, actor);
   const set: Partial<SigninAppTable> = { updated_at: now };
   if (patch.createdBy !== undefined) {
@@ -204,7 +229,12 @@ export async function updateDeveloperApp(db: DB, clientId: string, actor: AppAct
 export async function deleteDeveloperApp(db: DB, clientId: string, actor: AppActor, now: number): Promise<void> {
   await ownedRow(db, clientId, actor);
   await db.transaction().execute(async (tx) => {
-    await tx.updateTable('signin_authorizations').set({ revoked_at: now }).where('client_id', '=', clientId).where('revoked_at', 'is', null).execute();
+    await tx
+      .updateTable('signin_authorizations')
+      .set({ revoked_at: now })
+      .where('client_id', '=', clientId)
+      .where('revoked_at', 'is', null)
+      .execute();
     await tx.deleteFrom('signin_apps').where('client_id', '=', clientId).execute();
   });
   forgetClient(db, clientId);

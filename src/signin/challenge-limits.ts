@@ -25,8 +25,17 @@ export function challengeLimits(ctx: AppContext): ChallengeLimits {
   const client = perClientPerMinute > 0 ? createRateLimiter(ctx, perClientPerMinute) : null;
   return {
     perIp(request, _reply, done) {
-      spend(ip, `challenge-${ipBucket(request.ip)}`, `Too many sign-in requests from this IP address (${perIpPerMinute} per minute).`).then(() => done(), done);
+      spend(
+        ip,
+        `challenge-${ipBucket(request.ip)}`,
+        `Too many sign-in requests from this IP address (${perIpPerMinute} per minute).`,
+      ).then(() => done(), done);
     },
-    perClient: (clientId) => spend(client, `challenge-client:${clientId}`, `Too many sign-in requests for this app (${perClientPerMinute} per minute).`),
+    perClient: (clientId) =>
+      spend(
+        client,
+        `challenge-client:${clientId}`,
+        `Too many sign-in requests for this app (${perClientPerMinute} per minute).`,
+      ),
   };
 }

@@ -83,10 +83,13 @@ registerCommand({
     });
     if (!values.name) throw new UsageError('app create needs --name <name>');
     const redirectUris = values['redirect-uri'] ?? [];
-    if (redirectUris.length === 0 && !values['no-redirect-uri']) throw new UsageError('app create needs --redirect-uri <uri>, or --no-redirect-uri for an app without one');
-    if (redirectUris.length > 0 && values['no-redirect-uri']) throw new UsageError('app create takes --redirect-uri or --no-redirect-uri, not both');
+    if (redirectUris.length === 0 && !values['no-redirect-uri'])
+      throw new UsageError('app create needs --redirect-uri <uri>, or --no-redirect-uri for an app without one');
+    if (redirectUris.length > 0 && values['no-redirect-uri'])
+      throw new UsageError('app create takes --redirect-uri or --no-redirect-uri, not both');
     const grantTypes = values['grant-type'];
-    if (grantTypes?.some((g) => !GRANT_TYPES.includes(g as GrantType))) throw new UsageError(`--grant-type must be one of ${GRANT_TYPES.join(', ')}`);
+    if (grantTypes?.some((g) => !GRANT_TYPES.includes(g as GrantType)))
+      throw new UsageError(`--grant-type must be one of ${GRANT_TYPES.join(', ')}`);
     const name = values.name;
     const { app, clientSecret } = await withOperator((ctx) =>
       createDeveloperApp(
@@ -101,7 +104,12 @@ registerCommand({
         ctx.clock.now(),
       ),
     );
-    print({ client_id: app.clientId, client_secret: clientSecret, redirect_uris: app.redirectUris, ...(app.createdBy ? { owner: app.createdBy } : {}) });
+    print({
+      client_id: app.clientId,
+      client_secret: clientSecret,
+      redirect_uris: app.redirectUris,
+      ...(app.createdBy ? { owner: app.createdBy } : {}),
+    });
   },
 });
 
@@ -110,7 +118,13 @@ registerCommand({
   usage: 'app list [--owner ADDRESS]    list developer apps (never their secrets)',
   async run(args) {
     const { values } = parseArgs({ args, options: { owner: { type: 'string' } }, strict: true });
-    print((await withOperator(async (ctx) => listAllDeveloperApps(ctx.db, values.owner === undefined ? undefined : owner(values.owner)))).map(appView));
+    print(
+      (
+        await withOperator(async (ctx) =>
+          listAllDeveloperApps(ctx.db, values.owner === undefined ? undefined : owner(values.owner)),
+        )
+      ).map(appView),
+    );
   },
 });
 
@@ -140,15 +154,25 @@ registerCommand({
       allowPositionals: true,
     });
     const clientId = oneClientId(positionals, 'app update');
-    if (values['redirect-uri'] && values['no-redirect-uri']) throw new UsageError('app update takes --redirect-uri or --no-redirect-uri, not both');
-    if (values.owner !== undefined && values['no-owner']) throw new UsageError('app update takes --owner or --no-owner, not both');
+    if (values['redirect-uri'] && values['no-redirect-uri'])
+      throw new UsageError('app update takes --redirect-uri or --no-redirect-uri, not both');
+    if (values.owner !== undefined && values['no-owner'])
+      throw new UsageError('app update takes --owner or --no-owner, not both');
     const app = await withOperator(async (ctx) => {
       const patch: UpdateAppInput = {
         ...(values.name !== undefined ? { name: values.name } : {}),
         ...(values.description !== undefined ? { description: values.description } : {}),
         ...(values.image !== undefined ? { image: values.image } : {}),
-        ...(values['redirect-uri'] ? { redirectUris: values['redirect-uri'] } : values['no-redirect-uri'] ? { redirectUris: [] } : {}),
-        ...(values.owner !== undefined ? { createdBy: owner(values.owner) } : values['no-owner'] ? { createdBy: null } : {}),
+        ...(values['redirect-uri']
+          ? { redirectUris: values['redirect-uri'] }
+          : values['no-redirect-uri']
+            ? { redirectUris: [] }
+            : {}),
+        ...(values.owner !== undefined
+          ? { createdBy: owner(values.owner) }
+          : values['no-owner']
+            ? { createdBy: null }
+            : {}),
       };
       if (Object.keys(patch).length === 0) throw new UsageError('app update needs at least one change (see --help)');
       return (await updateDeveloperApp(ctx.db, clientId, OPERATOR, patch, ctx.clock.now())).app;
@@ -163,7 +187,9 @@ registerCommand({
   async run(args) {
     const { positionals } = parseArgs({ args, options: {}, strict: true, allowPositionals: true });
     const clientId = oneClientId(positionals, 'app rotate-secret');
-    const r = await withOperator((ctx) => updateDeveloperApp(ctx.db, clientId, OPERATOR, { rotateClientSecret: true }, ctx.clock.now()));
+    const r = await withOperator((ctx) =>
+      updateDeveloperApp(ctx.db, clientId, OPERATOR, { rotateClientSecret: true }, ctx.clock.now()),
+    );
     print({ client_id: r.app.clientId, client_secret: r.clientSecret });
   },
 });
@@ -175,7 +201,8 @@ registerCommand({
     const { positionals } = parseArgs({ args, options: {}, strict: true, allowPositionals: true });
     const clientId = oneClientId(positionals, 'app delete');
     await withOperator(async (ctx) => {
-      if (!(await getDeveloperApp(ctx.db, clientId))) throw new CommandFailure(`No developer app with client id ${clientId}`);
+      if (!(await getDeveloperApp(ctx.db, clientId)))
+        throw new CommandFailure(`No developer app with client id ${clientId}`);
       await deleteDeveloperApp(ctx.db, clientId, OPERATOR, ctx.clock.now());
     });
     print({ client_id: clientId, deleted: true });
@@ -184,7 +211,8 @@ registerCommand({
 
 registerCommand({
   name: 'token create',
-  usage: 'token create --address A --scopes a,b [--expires 30d] [--label L]  mint an access token for an address (backends, scripts)',
+  usage:
+    'token create --address A --scopes a,b [--expires 30d] [--label L]  mint an access token for an address (backends, scripts)',
   details: [
     `--address A           the address the session acts as (0x… or native)`,
     `--scopes a,b          granted scopes: ${SCOPE_IDS.join(', ')}`,
@@ -196,15 +224,30 @@ registerCommand({
   async run(args) {
     const { values } = parseArgs({
       args,
-      options: { address: { type: 'string' }, scopes: { type: 'string' }, expires: { type: 'string' }, label: { type: 'string' } },
+      options: {
+        address: { type: 'string' },
+        scopes: { type: 'string' },
+        expires: { type: 'string' },
+        label: { type: 'string' },
+      },
       strict: true,
     });
     if (!values.address) throw new UsageError('token create needs --address <address>');
     if (!values.scopes) throw new UsageError(`token create needs --scopes (comma-separated: ${SCOPE_IDS.join(', ')})`);
     const ttlMs = values.expires === undefined ? undefined : parseDuration(values.expires);
     if (ttlMs === null) throw new UsageError('--expires must be a duration such as 90m, 12h or 30d');
-    const scopes = values.scopes.split(',').map((s) => s.trim()).filter(Boolean);
-    const t = await withOperator((ctx) => createOperatorToken(ctx, { address: values.address!, scopes, ...(ttlMs !== undefined ? { ttlMs } : {}), ...(values.label !== undefined ? { label: values.label } : {}) }));
+    const scopes = values.scopes
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+    const t = await withOperator((ctx) =>
+      createOperatorToken(ctx, {
+        address: values.address!,
+        scopes,
+        ...(ttlMs !== undefined ? { ttlMs } : {}),
+        ...(values.label !== undefined ? { label: values.label } : {}),
+      }),
+    );
     print({
       id: t.id,
       access_token: t.accessToken,
@@ -245,7 +288,8 @@ registerCommand({
 
 registerCommand({
   name: 'signin rotate-keys',
-  usage: 'signin rotate-keys            add a new id_token signing key (OpenID Connect); the old one stays in the JWKS until its id_tokens expire',
+  usage:
+    'signin rotate-keys            add a new id_token signing key (OpenID Connect); the old one stays in the JWKS until its id_tokens expire',
   details: [
     'Every process on the database reads the new key within a minute, and it signs from then on.',
     'The replaced key stays in the JWKS until the last id_token it signed has expired (1 hour after',

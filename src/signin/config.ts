@@ -23,8 +23,12 @@ export function evmRpcConfig(env: Env): EvmRpcConfig | null {
   } catch {
     throw new ConfigError('EVM_RPC_URL', 'must be a URL');
   }
-  if (parsed.protocol !== 'https:') throw new ConfigError('EVM_RPC_URL', `must use https (got "${parsed.protocol.replace(':', '')}")`);
-  if (parsed.username || parsed.password) throw new ConfigError('EVM_RPC_URL', `must not hold a user or password before the host (a provider key goes in the path) (host "${parsed.host}")`);
+  if (parsed.protocol !== 'https:')
+    throw new ConfigError('EVM_RPC_URL', `must use https (got "${parsed.protocol.replace(':', '')}")`);
+  if (parsed.username || parsed.password)
+    throw new ConfigError(
+      'EVM_RPC_URL',
+      `must not hold a user or password before the host (a provider key goes in the path) (host "${parsed.host}")`,
+    );
   return { url: v, timeoutMs: int(env, 'EVM_RPC_TIMEOUT_MS', 5000, 100, 60_000) };
 }
-

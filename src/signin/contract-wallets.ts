@@ -59,7 +59,9 @@ export async function verifyEvmSignature(ctx: AppContext, proof: EvmProof, kind 
     throw unauthorized(`Signature does not match the ${kind} message for ${proof.address}.`);
   }
   if (!HEX_SIGNATURE.test(proof.signature)) {
-    throw badRequest("Invalid signature: expected 0x-prefixed hex: a 65-byte personal_sign signature, or a smart-contract account's ERC-1271 or ERC-6492 signature.");
+    throw badRequest(
+      "Invalid signature: expected 0x-prefixed hex: a 65-byte personal_sign signature, or a smart-contract account's ERC-1271 or ERC-6492 signature.",
+    );
   }
   const outcome = await contractWalletsOf(ctx, rpc).verify(proof, ctx.clock.now());
   if (outcome === 'valid') return;
@@ -113,7 +115,10 @@ class ContractWallets {
 
   private async check(proof: EvmProof): Promise<Outcome> {
     const probe: Probe = { failure: null, reverted: false };
-    const client = createPublicClient({ transport: custom({ request: (req) => this.call(req, probe) }, { retryCount: 0 }), ccipRead: false });
+    const client = createPublicClient({
+      transport: custom({ request: (req) => this.call(req, probe) }, { retryCount: 0 }),
+      ccipRead: false,
+    });
     if (!this.chainChecked) {
       // EIP-4361: a contract account is resolved on the chain its message names
       let chainId: number;
@@ -123,13 +128,19 @@ class ContractWallets {
         throw this.unavailable(probe.failure ?? `eth_chainId failed (${(err as Error).message.split('\n')[0]})`);
       }
       if (chainId !== EVM_CHAIN_ID) {
-        throw this.unavailable(`it serves chain ${chainId}, but sign-in messages name chain ${EVM_CHAIN_ID}, where contract accounts must be resolved (set EVM_RPC_URL to an endpoint of chain ${EVM_CHAIN_ID})`);
+        throw this.unavailable(
+          `it serves chain ${chainId}, but sign-in messages name chain ${EVM_CHAIN_ID}, where contract accounts must be resolved (set EVM_RPC_URL to an endpoint of chain ${EVM_CHAIN_ID})`,
+        );
       }
       this.chainChecked = true;
     }
     let valid: boolean;
     try {
-      valid = await verifyMessage(client, { address: proof.address as Hex, message: proof.message, signature: proof.signature as Hex });
+      valid = await verifyMessage(client, {
+        address: proof.address as Hex,
+        message: proof.message,
+        signature: proof.signature as Hex,
+      });
     } catch (err) {
       // viem throws only past its own error handling (a transport failure outside the call)
       throw this.unavailable(probe.failure ?? (err as Error).message.split('\n')[0]!);
@@ -140,8 +151,14 @@ class ContractWallets {
 
   /** The endpoint could not answer: logged (host only), and answered 424 naming the host. */
   private unavailable(reason: string): ApiError {
-    this.ctx.log.warn({ rpcHost: rpcHost(this.rpc), reason }, 'EVM JSON-RPC endpoint failed during a smart-contract wallet sign-in');
-    return new ApiError(424, `The EVM JSON-RPC endpoint (${rpcHost(this.rpc)}) could not check this smart-contract wallet signature: ${reason}. Try again later.`);
+    this.ctx.log.warn(
+      { rpcHost: rpcHost(this.rpc), reason },
+      'EVM JSON-RPC endpoint failed during a smart-contract wallet sign-in',
+    );
+    return new ApiError(
+      424,
+      `The EVM JSON-RPC endpoint (${rpcHost(this.rpc)}) could not check this smart-contract wallet signature: ${reason}. Try again later.`,
+    );
   }
 
   /** One JSON-RPC call through egress; what went wrong is noted on the probe before viem sees it. */
@@ -171,8 +188,12 @@ class ContractWallets {
     } catch {
       return fail(`its answer to ${method} is not JSON`);
     }
-    if (body === null || typeof body !== 'object' || Array.isArray(body)) return fail(`its answer to ${method} is not a JSON-RPC response`);
-    const { result, error } = body as { result?: unknown; error?: { code?: unknown; message?: unknown; data?: unknown } };
+    if (body === null || typeof body !== 'object' || Array.isArray(body))
+      return fail(`its answer to ${method} is not a JSON-RPC response`);
+    const { result, error } = body as {
+      result?: unknown;
+      error?: { code?: unknown; message?: unknown; data?: unknown };
+    };
     if (error !== undefined) {
       const code = typeof error?.code === 'number' ? error.code : null;
       const text = typeof error?.message === 'string' ? error.message.slice(0, 200) : '';

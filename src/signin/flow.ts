@@ -50,7 +50,12 @@ export interface AuthorizeRequest {
 export function parseScopes(scope: string | undefined): string[] {
   const ids = [...new Set((scope ?? '').split(/[\s,]+/).filter(Boolean))];
   const unknown = ids.filter((id) => !SCOPE_IDS.includes(id));
-  if (unknown.length) throw new AuthorizeError('invalid_scope', `Unknown scope(s): ${unknown.join(', ')}. Known scopes: ${SCOPE_IDS.join(', ')}`, true);
+  if (unknown.length)
+    throw new AuthorizeError(
+      'invalid_scope',
+      `Unknown scope(s): ${unknown.join(', ')}. Known scopes: ${SCOPE_IDS.join(', ')}`,
+      true,
+    );
   return ids;
 }
 
@@ -59,10 +64,15 @@ const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 /** Checks client and redirect URI first (never redirected), then the rest (redirectable). */
 export async function validateAuthorizeRequest(ctx: AppContext, input: AuthorizeInput): Promise<AuthorizeRequest> {
   const app = input.client_id ? await findAppRow(ctx.db, input.client_id) : undefined;
-  if (!app) throw new AuthorizeError('invalid_client', 'Invalid client_id: no developer app has this client ID.', false);
+  if (!app)
+    throw new AuthorizeError('invalid_client', 'Invalid client_id: no developer app has this client ID.', false);
   const redirectUri = input.redirect_uri ?? null;
   if (redirectUri !== null && !parseList(app.redirect_uris).includes(redirectUri)) {
-    throw new AuthorizeError('invalid_request', 'Invalid redirect_uri: it is not one of the redirect URIs registered for this app.', false);
+    throw new AuthorizeError(
+      'invalid_request',
+      'Invalid redirect_uri: it is not one of the redirect URIs registered for this app.',
+      false,
+    );
   }
   if (!parseList(app.grant_types).includes('authorization_code')) {
     throw new AuthorizeError('unauthorized_client', 'This app may not use the authorization_code grant.', true);
@@ -74,7 +84,11 @@ export async function validateAuthorizeRequest(ctx: AppContext, input: Authorize
       throw new AuthorizeError('invalid_request', 'code_challenge_method must be S256 (plain is not supported).', true);
     }
     if (!S256_CHALLENGE.test(input.code_challenge)) {
-      throw new AuthorizeError('invalid_request', 'code_challenge must be the 43-character base64url SHA-256 of the code verifier.', true);
+      throw new AuthorizeError(
+        'invalid_request',
+        'code_challenge must be the 43-character base64url SHA-256 of the code verifier.',
+        true,
+      );
     }
     codeChallenge = input.code_challenge;
   } else if (input.code_challenge_method !== undefined) {
@@ -101,7 +115,11 @@ export interface Challenge {
 }
 
 /** `admit`: the per-app budget (challenge-limits.ts), spent once the request is known to be valid. */
-export async function createChallenge(ctx: AppContext, input: AuthorizeInput & { address: string }, admit?: (clientId: string) => Promise<void>): Promise<Challenge> {
+export async function createChallenge(
+  ctx: AppContext,
+  input: AuthorizeInput & { address: string },
+  admit?: (clientId: string) => Promise<void>,
+): Promise<Challenge> {
   const req = await validateAuthorizeRequest(ctx, input);
   const parsed = tryParseAddress(input.address);
   if (!parsed) throw badRequest(invalidAddressMessage(input.address));
@@ -167,7 +185,11 @@ export interface ApproveInput {
  * (approval mints a code; the console opens a browser session).
  */
 export async function verifyChallenge(ctx: AppContext, input: ApproveInput, now: number): Promise<SigninRequestTable> {
-  const req = await ctx.db.selectFrom('signin_requests').selectAll().where('request_id', '=', input.requestId).executeTakeFirst();
+  const req = await ctx.db
+    .selectFrom('signin_requests')
+    .selectAll()
+    .where('request_id', '=', input.requestId)
+    .executeTakeFirst();
   if (!req) throw notFound('Unknown sign-in request. Start a new sign-in.');
   if (req.consumed_at !== null) throw badRequest('This sign-in request was already used. Start a new sign-in.');
   if (now >= req.expires_at) throw badRequest('This sign-in request has expired. Start a new sign-in.');
@@ -195,9 +217,17 @@ export async function verifyChallenge(ctx: AppContext, input: ApproveInput, now:
     fields.issuedAt === req.issued_at &&
     fields.expiresAt === req.expires_at &&
     fields.statement === statementFor(app.name, origin.domain, parseList(req.scopes));
-  if (!agrees) throw badRequest('The sign-in request no longer matches this service or app (domain, URI or app name changed). Start a new sign-in.');
+  if (!agrees)
+    throw badRequest(
+      'The sign-in request no longer matches this service or app (domain, URI or app name changed). Start a new sign-in.',
+    );
 
-  await verifyWalletSignature(ctx, { address: req.address, chain: req.chain, message: req.message, validUntil: req.expires_at }, input, 'sign-in');
+  await verifyWalletSignature(
+    ctx,
+    { address: req.address, chain: req.chain, message: req.message, validUntil: req.expires_at },
+    input,
+    'sign-in',
+  );
   return req;
 }
 
@@ -217,17 +247,32 @@ export async function verifyWalletSignature(
   const signer = tryParseAddress(signed.address);
   if (!signer) throw badRequest(`The ${kind} request holds an invalid address.`);
   if (signed.chain === 'ETH') {
-    await verifyEvmSignature(ctx, { address: signed.address, message: signed.message, signature: input.signature, validUntil: signed.validUntil }, kind);
+    await verifyEvmSignature(
+      ctx,
+      { address: signed.address, message: signed.message, signature: input.signature, validUntil: signed.validUntil },
+      kind,
+    );
   } else {
-    if (!input.publicKey) throw badRequest('publicKey is required for a native address: ADR-36 signatures carry no recovery id.');
-    const result = verifyAdr36({ signer: signed.address, data: signed.message, publicKey: input.publicKey, signature: input.signature });
+    if (!input.publicKey)
+      throw badRequest('publicKey is required for a native address: ADR-36 signatures carry no recovery id.');
+    const result = verifyAdr36({
+      signer: signed.address,
+      data: signed.message,
+      publicKey: input.publicKey,
+      signature: input.signature,
+    });
     if (!result.ok) throw unauthorized(`Signature does not verify for ${signed.address}: ${result.reason}.`);
   }
 }
 
 /** Marks the request used; false when another approval consumed it first (each nonce is used once). */
 export async function consumeRequest(tx: Tx, requestId: string, now: number): Promise<boolean> {
-  const r = await tx.updateTable('signin_requests').set({ consumed_at: now }).where('request_id', '=', requestId).where('consumed_at', 'is', null).executeTakeFirst();
+  const r = await tx
+    .updateTable('signin_requests')
+    .set({ consumed_at: now })
+    .where('request_id', '=', requestId)
+    .where('consumed_at', 'is', null)
+    .executeTakeFirst();
   return Number(r.numUpdatedRows) === 1;
 }
 
@@ -268,7 +313,8 @@ export async function approveChallenge(ctx: AppContext, input: ApproveInput): Pr
 
   const out: Approval = { code };
   if (req.state !== null) out.state = req.state;
-  if (req.redirect_uri !== null) out.redirectUrl = redirectWith(req.redirect_uri, { code, ...(req.state !== null ? { state: req.state } : {}) });
+  if (req.redirect_uri !== null)
+    out.redirectUrl = redirectWith(req.redirect_uri, { code, ...(req.state !== null ? { state: req.state } : {}) });
   return out;
 }
 

@@ -50,5 +50,7 @@ export async function signIdToken(ctx: AppContext, i: IdTokenInput): Promise<str
   };
   // A JWS over the claims' JSON (RFC 7519 §7.1): jose's SignJWT would structuredClone and re-check
   // claims built just above, which cost 5 % of an id_token exchange's CPU in the profile.
-  return new CompactSign(utf8.encode(JSON.stringify(claims))).setProtectedHeader({ alg: ID_TOKEN_ALG, kid, typ: 'JWT' }).sign(key);
+  return new CompactSign(utf8.encode(JSON.stringify(claims)))
+    .setProtectedHeader({ alg: ID_TOKEN_ALG, kid, typ: 'JWT' })
+    .sign(key);
 }

@@ -42,12 +42,17 @@ export function buildSigninMessage(f: SigninMessageFields): string {
 }
 
 /** Parses a message built by buildSigninMessage back into its fields (null when it does not conform). */
-export function parseSigninMessage(message: string): Omit<SigninMessageFields, 'chainId'> & { chainId: number } | null {
+export function parseSigninMessage(
+  message: string,
+): (Omit<SigninMessageFields, 'chainId'> & { chainId: number }) | null {
   const lines = message.split('\n');
   if (lines.length !== 12) return null;
-  const head = /^(?:([a-z][a-z0-9+.-]*):\/\/)?(\S+) wants you to sign in with your (Ethereum|Cosmos) account:$/.exec(lines[0]);
+  const head = /^(?:([a-z][a-z0-9+.-]*):\/\/)?(\S+) wants you to sign in with your (Ethereum|Cosmos) account:$/.exec(
+    lines[0],
+  );
   if (!head || lines[2] !== '' || lines[4] !== '') return null;
-  const field = (i: number, name: string) => (lines[i].startsWith(`${name}: `) ? lines[i].slice(name.length + 2) : null);
+  const field = (i: number, name: string) =>
+    lines[i].startsWith(`${name}: `) ? lines[i].slice(name.length + 2) : null;
   const uri = field(5, 'URI');
   const version = field(6, 'Version');
   const chainId = field(7, 'Chain ID');
@@ -55,7 +60,17 @@ export function parseSigninMessage(message: string): Omit<SigninMessageFields, '
   const issuedAt = field(9, 'Issued At');
   const expiresAt = field(10, 'Expiration Time');
   const requestId = field(11, 'Request ID');
-  if (uri === null || version !== '1' || chainId === null || !/^\d+$/.test(chainId) || nonce === null || issuedAt === null || expiresAt === null || requestId === null) return null;
+  if (
+    uri === null ||
+    version !== '1' ||
+    chainId === null ||
+    !/^\d+$/.test(chainId) ||
+    nonce === null ||
+    issuedAt === null ||
+    expiresAt === null ||
+    requestId === null
+  )
+    return null;
   return {
     scheme: head[1] ?? 'https',
     domain: head[2],

@@ -16,7 +16,19 @@ export const JWKS_PATH = '/.well-known/jwks.json';
 export const USERINFO_PATH = '/api/v0/signin/userinfo';
 
 /** What an id_token and userinfo say (id-token.ts). */
-export const CLAIMS_SUPPORTED = ['iss', 'sub', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'address', 'chain', 'platformAddress'];
+export const CLAIMS_SUPPORTED = [
+  'iss',
+  'sub',
+  'aud',
+  'exp',
+  'iat',
+  'auth_time',
+  'nonce',
+  'at_hash',
+  'address',
+  'chain',
+  'platformAddress',
+];
 
 const CLIENT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post'];
 
@@ -89,11 +101,16 @@ export function registerMetadata(app: FastifyInstance, ctx: AppContext): void {
     {
       schema: {
         tags: ['sign-in'],
-        summary: 'OAuth 2.0 authorization server metadata (RFC 8414); the token and revocation endpoints also need x-api-key',
+        summary:
+          'OAuth 2.0 authorization server metadata (RFC 8414); the token and revocation endpoints also need x-api-key',
         response: { 200: Metadata },
       },
     },
-    async (_request, reply) => reply.header('content-type', 'application/json; charset=utf-8').header('cache-control', 'public, max-age=3600').send(body),
+    async (_request, reply) =>
+      reply
+        .header('content-type', 'application/json; charset=utf-8')
+        .header('cache-control', 'public, max-age=3600')
+        .send(body),
   );
   const openId = JSON.stringify(openIdConfiguration(ctx.config.publicUrl));
   app.get(
@@ -101,10 +118,15 @@ export function registerMetadata(app: FastifyInstance, ctx: AppContext): void {
     {
       schema: {
         tags: ['sign-in'],
-        summary: 'OpenID Connect Discovery document (the RFC 8414 metadata plus the OpenID fields); the token and userinfo endpoints also need x-api-key',
+        summary:
+          'OpenID Connect Discovery document (the RFC 8414 metadata plus the OpenID fields); the token and userinfo endpoints also need x-api-key',
         response: { 200: OpenIdConfiguration },
       },
     },
-    async (_request, reply) => reply.header('content-type', 'application/json; charset=utf-8').header('cache-control', 'public, max-age=3600').send(openId),
+    async (_request, reply) =>
+      reply
+        .header('content-type', 'application/json; charset=utf-8')
+        .header('cache-control', 'public, max-age=3600')
+        .send(openId),
   );
 }

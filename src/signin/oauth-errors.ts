@@ -10,10 +10,15 @@ export type OAuthErrorCode =
   | 'unsupported_grant_type'
   | 'invalid_scope';
 
-export function oauthError(error: OAuthErrorCode, description: string, opts: { basicAuthUsed?: boolean; realm?: string } = {}): ApiError {
+export function oauthError(
+  error: OAuthErrorCode,
+  description: string,
+  opts: { basicAuthUsed?: boolean; realm?: string } = {},
+): ApiError {
   const status = error === 'invalid_client' ? 401 : 400;
   const headers: Record<string, string> = {};
   // RFC 6749 §5.2: a client that authenticated with the Authorization header gets a challenge naming it.
-  if (status === 401 && opts.basicAuthUsed) headers['www-authenticate'] = `Basic realm="${opts.realm ?? 'platform'}", error="${error}"`;
+  if (status === 401 && opts.basicAuthUsed)
+    headers['www-authenticate'] = `Basic realm="${opts.realm ?? 'platform'}", error="${error}"`;
   return new ApiError(status, description, { error, error_description: description }, headers);
 }

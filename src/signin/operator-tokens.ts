@@ -38,7 +38,8 @@ export function parseDuration(text: string): number | null {
   return Number(m[1]) * unit;
 }
 
-const messageFor = (label: string, now: number) => `Operator token "${label}" minted with the platform CLI at ${new Date(now).toISOString()}`;
+const messageFor = (label: string, now: number) =>
+  `Operator token "${label}" minted with the platform CLI at ${new Date(now).toISOString()}`;
 const labelOf = (message: string) => /^Operator token "(.*)" minted/s.exec(message)?.[1] ?? '';
 
 export async function createOperatorToken(
@@ -51,9 +52,11 @@ export async function createOperatorToken(
   const unknown = scopes.filter((s) => !SCOPE_IDS.includes(s));
   if (unknown.length) throw badRequest(`Unknown scope(s) ${unknown.join(', ')}: use ${SCOPE_IDS.join(', ')}`);
   const ttl = input.ttlMs ?? DEFAULT_OPERATOR_TOKEN_TTL_MS;
-  if (!(ttl > 0 && ttl <= MAX_OPERATOR_TOKEN_TTL_MS)) throw badRequest('--expires must be more than 0 and at most 366d');
+  if (!(ttl > 0 && ttl <= MAX_OPERATOR_TOKEN_TTL_MS))
+    throw badRequest('--expires must be more than 0 and at most 366d');
   const label = input.label ?? '';
-  if (label.length > 200 || /[\u0000-\u001f"]/.test(label)) throw badRequest('--label must be at most 200 characters, without quotes or control characters');
+  if (label.length > 200 || /[\u0000-\u001f"]/.test(label))
+    throw badRequest('--label must be at most 200 characters, without quotes or control characters');
   const now = ctx.clock.now();
   const id = randomHex(16);
   const verifier = randomBytes(32).toString('hex');
@@ -84,14 +87,36 @@ export async function createOperatorToken(
       refresh_expires_at: null,
     })
     .execute();
-  ctx.log.warn({ operatorToken: id, platformAddress: parsed.platformAddress, scopes, expiresAt }, 'operator token created');
-  return { id, address, platformAddress: parsed.platformAddress, scopes, label, createdAt: now, expiresAt, revokedAt: null, accessToken: `${id}.${verifier}` };
+  ctx.log.warn(
+    { operatorToken: id, platformAddress: parsed.platformAddress, scopes, expiresAt },
+    'operator token created',
+  );
+  return {
+    id,
+    address,
+    platformAddress: parsed.platformAddress,
+    scopes,
+    label,
+    createdAt: now,
+    expiresAt,
+    revokedAt: null,
+    accessToken: `${id}.${verifier}`,
+  };
 }
 
 export async function listOperatorTokens(ctx: AppContext): Promise<OperatorToken[]> {
   const rows = await ctx.db
     .selectFrom('signin_authorizations')
-    .select(['authorization_id', 'address', 'platform_address', 'access_scopes', 'message', 'created_at', 'expires_at', 'revoked_at'])
+    .select([
+      'authorization_id',
+      'address',
+      'platform_address',
+      'access_scopes',
+      'message',
+      'created_at',
+      'expires_at',
+      'revoked_at',
+    ])
     .where('client_id', '=', OPERATOR_CLIENT_ID)
     .orderBy('created_at')
     .orderBy('authorization_id')

@@ -9,8 +9,13 @@ import type { AppContext } from '../context.ts';
 import { AuthorizeError, redirectWith, validateAuthorizeRequest, type AuthorizeRequest } from './flow.ts';
 import { SCOPES } from './scopes.ts';
 
-export const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
-export const jsonForScript = (v: unknown) => JSON.stringify(v).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+export const esc = (s: string) =>
+  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
+export const jsonForScript = (v: unknown) =>
+  JSON.stringify(v)
+    .replace(/</g, '\\u003c')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
 
 const STYLE = `
 [hidden]{display:none!important}
@@ -98,9 +103,15 @@ function consentPage(ctx: AppContext, req: AuthorizeRequest, nonce: string): str
     ...(req.nonce !== null ? { nonce: req.nonce } : {}),
     appName: req.app.name,
     nativeChainId: ctx.config.signinNativeChainId,
-    denyUrl: req.redirectUri !== null ? redirectWith(req.redirectUri, { error: 'access_denied', ...(req.state !== null ? { state: req.state } : {}) }) : null,
+    denyUrl:
+      req.redirectUri !== null
+        ? redirectWith(req.redirectUri, { error: 'access_denied', ...(req.state !== null ? { state: req.state } : {}) })
+        : null,
   };
-  const target = req.redirectUri !== null ? `You will be returned to <b>${esc(new URL(req.redirectUri).origin)}</b>.` : 'You will get a code to copy into the app.';
+  const target =
+    req.redirectUri !== null
+      ? `You will be returned to <b>${esc(new URL(req.redirectUri).origin)}</b>.`
+      : 'You will get a code to copy into the app.';
   const body = `
 <h1>Sign in to ${esc(req.app.name)}</h1>
 <p class="muted">${esc(req.app.description)}</p>
@@ -118,7 +129,11 @@ ${scopes.length ? `<ul id="scopes">${scopes.map((s) => `<li><b>${esc(s.scopeName
 }
 
 const errorPage = (message: string, nonce: string) =>
-  layout('Sign-in error', `<h1>This sign-in link is not valid</h1><p class="error" id="error">${esc(message)}</p><p class="muted">Go back to the app and try again.</p>`, nonce);
+  layout(
+    'Sign-in error',
+    `<h1>This sign-in link is not valid</h1><p class="error" id="error">${esc(message)}</p><p class="muted">Go back to the app and try again.</p>`,
+    nonce,
+  );
 
 /** The headers of a self-contained page (this one, the connections flow's): no framing, no referrer, scripts and styles by nonce only. Returns the nonce. */
 export function pageHeaders(reply: FastifyReply): string {
@@ -128,15 +143,30 @@ export function pageHeaders(reply: FastifyReply): string {
     .header('cache-control', 'no-store')
     .header('x-frame-options', 'DENY')
     .header('referrer-policy', 'no-referrer')
-    .header('content-security-policy', `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`);
+    .header(
+      'content-security-policy',
+      `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
+    );
   return nonce;
 }
 
 /** The longest value each parameter may have (documented through the querystring schema below). */
-const MAX_LENGTH = { response_type: 64, client_id: 128, redirect_uri: 2048, scope: 1024, state: 1024, code_challenge: 128, code_challenge_method: 16, nonce: 1024, prompt: 64 } as const;
+const MAX_LENGTH = {
+  response_type: 64,
+  client_id: 128,
+  redirect_uri: 2048,
+  scope: 1024,
+  state: 1024,
+  code_challenge: 128,
+  code_challenge_method: 16,
+  nonce: 1024,
+  prompt: 64,
+} as const;
 
 const Query = Type.Object(
-  Object.fromEntries(Object.entries(MAX_LENGTH).map(([k, maxLength]) => [k, Type.Optional(Type.String({ maxLength }))])),
+  Object.fromEntries(
+    Object.entries(MAX_LENGTH).map(([k, maxLength]) => [k, Type.Optional(Type.String({ maxLength }))]),
+  ),
   { additionalProperties: true }, // display-only parameters (claimId, …) are ignored
 );
 
@@ -148,13 +178,25 @@ export function registerAuthorizePage(app: FastifyInstance, ctx: AppContext): vo
     '/signin/authorize',
     // The schema documents the parameters; the page itself answers a repeated or over-long one
     // (an error page or an error redirect, as RFC 6749 §4.1.2.1 says), so validation is only attached.
-    { attachValidation: true, schema: { tags: ['sign-in'], summary: 'The authorization page (HTML) an app sends its users to', querystring: Query } },
+    {
+      attachValidation: true,
+      schema: {
+        tags: ['sign-in'],
+        summary: 'The authorization page (HTML) an app sends its users to',
+        querystring: Query,
+      },
+    },
     async (request, reply) => {
       const nonce = pageHeaders(reply);
       const q = request.query;
       const repeated = Object.entries(q).find(([, v]) => Array.isArray(v))?.[0];
       const overLong = Object.entries(MAX_LENGTH).find(([k, max]) => typeof q[k] === 'string' && q[k].length > max);
-      const problem = repeated !== undefined ? { key: repeated, message: `Parameter ${repeated} must not be repeated.` } : overLong ? { key: overLong[0], message: `Parameter ${overLong[0]} must be at most ${overLong[1]} characters.` } : undefined;
+      const problem =
+        repeated !== undefined
+          ? { key: repeated, message: `Parameter ${repeated} must not be repeated.` }
+          : overLong
+            ? { key: overLong[0], message: `Parameter ${overLong[0]} must be at most ${overLong[1]} characters.` }
+            : undefined;
       // a parameter with a problem is never used, not even echoed back as the state
       const str = (k: string) => (typeof q[k] === 'string' && k !== problem?.key ? (q[k] as string) : undefined);
       let req: AuthorizeRequest;
@@ -171,10 +213,17 @@ export function registerAuthorizePage(app: FastifyInstance, ctx: AppContext): vo
         });
         if (problem) throw new AuthorizeError('invalid_request', problem.message, true);
         // RFC 6749 §4.1.2.1: missing is invalid_request; another value is unsupported_response_type
-        if (!str('response_type')) throw new AuthorizeError('invalid_request', 'response_type is required (it must be code).', true);
-        if (str('response_type') !== 'code') throw new AuthorizeError('unsupported_response_type', 'response_type must be code.', true);
+        if (!str('response_type'))
+          throw new AuthorizeError('invalid_request', 'response_type is required (it must be code).', true);
+        if (str('response_type') !== 'code')
+          throw new AuthorizeError('unsupported_response_type', 'response_type must be code.', true);
         // OpenID Connect Core §3.1.2.6: every sign-in is a new wallet signature, so no silent one
-        if (str('prompt')?.split(' ').includes('none')) throw new AuthorizeError('login_required', 'prompt=none cannot be honoured: every sign-in needs a wallet signature.', true);
+        if (str('prompt')?.split(' ').includes('none'))
+          throw new AuthorizeError(
+            'login_required',
+            'prompt=none cannot be honoured: every sign-in needs a wallet signature.',
+            true,
+          );
       } catch (err) {
         if (!(err instanceof AuthorizeError)) throw err;
         const redirectUri = str('redirect_uri');
@@ -182,7 +231,14 @@ export function registerAuthorizePage(app: FastifyInstance, ctx: AppContext): vo
           const state = str('state');
           return reply
             .header('content-type', 'text/plain; charset=utf-8')
-            .redirect(redirectWith(redirectUri, { error: err.oauthError, error_description: err.message, ...(state !== undefined ? { state } : {}) }), 302);
+            .redirect(
+              redirectWith(redirectUri, {
+                error: err.oauthError,
+                error_description: err.message,
+                ...(state !== undefined ? { state } : {}),
+              }),
+              302,
+            );
         }
         return reply.code(400).send(errorPage(err.message, nonce));
       }

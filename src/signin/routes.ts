@@ -9,7 +9,14 @@ import type { AppContext } from '../context.ts';
 import { badRequest, notFound } from '../shared/errors.ts';
 import { errorResponses } from '../shared/schemas.ts';
 import { bearerToken, requireSession, setSessionResolver } from '../shared/session.ts';
-import { createDeveloperApp, deleteDeveloperApp, getDeveloperApp, listDeveloperApps, updateDeveloperApp, type DeveloperApp } from './apps.ts';
+import {
+  createDeveloperApp,
+  deleteDeveloperApp,
+  getDeveloperApp,
+  listDeveloperApps,
+  updateDeveloperApp,
+  type DeveloperApp,
+} from './apps.ts';
 import { challengeLimits } from './challenge-limits.ts';
 import { approveChallenge, createChallenge } from './flow.ts';
 import { oauthError } from './oauth-errors.ts';
@@ -35,7 +42,14 @@ import {
   UpdateAppBody,
 } from './schemas.ts';
 import { scopeName } from './scopes.ts';
-import { authenticateClient, clientCredentials, lookupAccessToken, revokeToken, tokenEndpoint, type TokenRequest } from './tokens.ts';
+import {
+  authenticateClient,
+  clientCredentials,
+  lookupAccessToken,
+  revokeToken,
+  tokenEndpoint,
+  type TokenRequest,
+} from './tokens.ts';
 
 const tags = ['sign-in'];
 const appTags = ['developer apps'];
@@ -43,7 +57,12 @@ const appTags = ['developer apps'];
 const appDoc = (a: DeveloperApp) => ({ ...a, createdAt: String(a.createdAt), updatedAt: String(a.updatedAt) });
 
 /** RFC 6749 §5.1: token responses (and errors) must not be cached. Runs for error replies too. */
-function noStore(_req: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: null, payload: unknown) => void) {
+function noStore(
+  _req: FastifyRequest,
+  reply: FastifyReply,
+  payload: unknown,
+  done: (err: null, payload: unknown) => void,
+) {
   reply.header('cache-control', 'no-store');
   reply.header('pragma', 'no-cache');
   done(null, payload);
@@ -57,10 +76,12 @@ function oauthBody<T>(request: FastifyRequest): T {
     if (repeated) throw oauthError('invalid_request', `Parameter ${repeated[0]} must not be provided more than once.`);
   }
   // no body at all is a request with every parameter omitted (the schema's "body must be object" would not say which)
-  if (request.validationError && body !== undefined) throw oauthError('invalid_request', request.validationError.message);
+  if (request.validationError && body !== undefined)
+    throw oauthError('invalid_request', request.validationError.message);
   // RFC 6749 §3.1: "Parameters sent without a value MUST be treated as if they were omitted"
   const params = (body ?? {}) as Record<string, unknown>;
-  for (const key in params) if (params[key] === '') return Object.fromEntries(Object.entries(params).filter(([, v]) => v !== '')) as T;
+  for (const key in params)
+    if (params[key] === '') return Object.fromEntries(Object.entries(params).filter(([, v]) => v !== '')) as T;
   return params as T;
 }
 
@@ -78,8 +99,10 @@ function tokenRequest(raw: Record<string, unknown>): TokenRequest {
     typeof parsed === 'object' &&
     !Array.isArray(parsed) &&
     Object.keys(parsed).every((k) => k === 'issuedAtTimeWindowMs') &&
-    ((parsed as { issuedAtTimeWindowMs?: unknown }).issuedAtTimeWindowMs === undefined || Number.isSafeInteger((parsed as { issuedAtTimeWindowMs?: unknown }).issuedAtTimeWindowMs));
-  if (!ok) throw oauthError('invalid_request', 'options must be a JSON object with an optional integer issuedAtTimeWindowMs.');
+    ((parsed as { issuedAtTimeWindowMs?: unknown }).issuedAtTimeWindowMs === undefined ||
+      Number.isSafeInteger((parsed as { issuedAtTimeWindowMs?: unknown }).issuedAtTimeWindowMs));
+  if (!ok)
+    throw oauthError('invalid_request', 'options must be a JSON object with an optional integer issuedAtTimeWindowMs.');
   return { ...rest, options: parsed as TokenRequest['options'] };
 }
 
@@ -104,7 +127,12 @@ export const signin: Capability = {
       '/api/v0/signin/challenge',
       {
         onRequest: limits.perIp,
-        schema: { tags, summary: 'Start a sign-in: the message the wallet signs (limited per IP and per app: 429 with Retry-After)', body: ChallengeBody, response: { 200: ChallengeResponse, ...errorResponses(400, 429) } },
+        schema: {
+          tags,
+          summary: 'Start a sign-in: the message the wallet signs (limited per IP and per app: 429 with Retry-After)',
+          body: ChallengeBody,
+          response: { 200: ChallengeResponse, ...errorResponses(400, 429) },
+        },
       },
       async (request) => {
         const c = await createChallenge(ctx, request.body, limits.perClient);
@@ -115,7 +143,12 @@ export const signin: Capability = {
     app.post(
       '/api/v0/signin/approve',
       {
-        schema: { tags, summary: 'Submit the wallet signature; returns the one-time code', body: ApproveBody, response: { 200: ApproveResponse, ...errorResponses(400, 401, 404, 424) } },
+        schema: {
+          tags,
+          summary: 'Submit the wallet signature; returns the one-time code',
+          body: ApproveBody,
+          response: { 200: ApproveResponse, ...errorResponses(400, 401, 404, 424) },
+        },
       },
       async (request) => approveChallenge(ctx, request.body),
     );
@@ -128,7 +161,8 @@ export const signin: Capability = {
         onSend: noStore,
         schema: {
           tags,
-          summary: 'Exchange an authorization code or a refresh token (JSON or form-urlencoded; client auth in the body or HTTP Basic)',
+          summary:
+            'Exchange an authorization code or a refresh token (JSON or form-urlencoded; client auth in the body or HTTP Basic)',
           body: TokenBody,
           response: { 200: TokenResponse, 400: OAuthErrorResponse, 401: OAuthErrorResponse },
         },
@@ -152,8 +186,13 @@ export const signin: Capability = {
       async (request) => {
         const body = oauthBody<{ token?: string; client_id?: string; client_secret?: string }>(request);
         if (!body.token) throw oauthError('invalid_request', 'token is required.');
-        const authenticates = body.client_id !== undefined || body.client_secret !== undefined || /^basic\b/i.test(request.headers.authorization ?? '');
-        const client = authenticates ? await authenticateClient(ctx, clientCredentials(body, request.headers.authorization)) : undefined;
+        const authenticates =
+          body.client_id !== undefined ||
+          body.client_secret !== undefined ||
+          /^basic\b/i.test(request.headers.authorization ?? '');
+        const client = authenticates
+          ? await authenticateClient(ctx, clientCredentials(body, request.headers.authorization))
+          : undefined;
         await revokeToken(ctx, body.token, client?.client_id);
         return {};
       },
@@ -172,13 +211,18 @@ export const signin: Capability = {
       async (request) => {
         // The body is optional (SDKs send {}), so it is checked here rather than by a body schema.
         const body = request.body;
-        if (body !== undefined && body !== null && (typeof body !== 'object' || Array.isArray(body) || Object.keys(body).length > 0)) {
+        if (
+          body !== undefined &&
+          body !== null &&
+          (typeof body !== 'object' || Array.isArray(body) || Object.keys(body).length > 0)
+        ) {
           const extra = typeof body === 'object' && !Array.isArray(body) ? Object.keys(body)[0] : undefined;
           throw badRequest(extra ? `body has unknown field "${extra}"` : 'body must be an empty object');
         }
         const token = bearerToken(request);
         const info = token ? await lookupAccessToken(ctx, token) : null;
-        if (!info) return { signedIn: false, address: '', platformAddress: '', chain: '', scopes: [], message: '', email: '' };
+        if (!info)
+          return { signedIn: false, address: '', platformAddress: '', chain: '', scopes: [], message: '', email: '' };
         const s = info.session;
         return {
           signedIn: true,
@@ -188,7 +232,12 @@ export const signin: Capability = {
           scopes: s.scopes.map((scopeId) => ({ scopeName: scopeName(scopeId), scopeId })),
           message: info.message,
           email: '',
-          ...Object.fromEntries((await listConnections(ctx.db, s.platformAddress)).map((c) => [c.provider, { id: c.id, username: c.username }])),
+          ...Object.fromEntries(
+            (await listConnections(ctx.db, s.platformAddress)).map((c) => [
+              c.provider,
+              { id: c.id, username: c.username },
+            ]),
+          ),
         };
       },
     );
@@ -201,12 +250,19 @@ export const signin: Capability = {
           tags: appTags,
           summary: 'Create a developer app (the secret is returned once)',
           body: CreateAppBody,
-          response: { 200: Type.Object({ clientId: Type.String(), clientSecret: Type.String() }), ...errorResponses(400, 401, 403) },
+          response: {
+            200: Type.Object({ clientId: Type.String(), clientSecret: Type.String() }),
+            ...errorResponses(400, 401, 403),
+          },
         },
       },
       async (request) => {
         const session = await requireSession(request, 'manageDeveloperApps');
-        const { app: created, clientSecret } = await createDeveloperApp(ctx.db, { ...request.body, createdBy: session.platformAddress }, ctx.clock.now());
+        const { app: created, clientSecret } = await createDeveloperApp(
+          ctx.db,
+          { ...request.body, createdBy: session.platformAddress },
+          ctx.clock.now(),
+        );
         return { clientId: created.clientId, clientSecret };
       },
     );
@@ -218,7 +274,10 @@ export const signin: Capability = {
           tags: appTags,
           summary: 'Update your developer app (name, description, image, redirect URIs, rotate the secret)',
           body: UpdateAppBody,
-          response: { 200: Type.Object({ developerApp: DeveloperAppDoc, clientSecret: Type.Optional(Type.String()) }), ...errorResponses(400, 401, 403, 404) },
+          response: {
+            200: Type.Object({ developerApp: DeveloperAppDoc, clientSecret: Type.Optional(Type.String()) }),
+            ...errorResponses(400, 401, 403, 404),
+          },
         },
       },
       async (request) => {
@@ -253,7 +312,10 @@ export const signin: Capability = {
           tags: appTags,
           summary: 'One app by clientId (public fields), or your own apps, 25 per page',
           body: FetchAppsBody,
-          response: { 200: Type.Object({ developerApps: Type.Array(DeveloperAppDoc), pagination: Pagination }), ...errorResponses(400, 401, 403, 404) },
+          response: {
+            200: Type.Object({ developerApps: Type.Array(DeveloperAppDoc), pagination: Pagination }),
+            ...errorResponses(400, 401, 403, 404),
+          },
         },
       },
       async (request) => {

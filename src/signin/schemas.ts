@@ -2,7 +2,8 @@
 import { Type } from 'typebox';
 import { NumberString } from '../shared/schemas.ts';
 
-const Str = (maxLength: number, description?: string) => Type.String({ maxLength, ...(description ? { description } : {}) });
+const Str = (maxLength: number, description?: string) =>
+  Type.String({ maxLength, ...(description ? { description } : {}) });
 
 export const AuthorizeParams = {
   client_id: Str(128, 'The developer app client ID'),
@@ -61,7 +62,10 @@ export const TokenBody = Type.Object(
     scope: Type.Optional(Str(1024)),
     options: Type.Optional(
       Type.Union([
-        Type.Object({ issuedAtTimeWindowMs: Type.Optional(Type.Integer({ minimum: 0 })) }, { additionalProperties: false }),
+        Type.Object(
+          { issuedAtTimeWindowMs: Type.Optional(Type.Integer({ minimum: 0 })) },
+          { additionalProperties: false },
+        ),
         Type.String({ maxLength: 1024, description: 'The options object as JSON text (form bodies)' }),
       ]),
     ),
@@ -81,7 +85,9 @@ export const TokenResponse = Type.Object({
   refresh_token_expires_at: NumberString,
   expires_in: Type.Integer(),
   scope: Type.String(),
-  id_token: Type.Optional(Type.String({ description: 'OpenID Connect id_token (ES256 JWT), when the access token holds the openid scope' })),
+  id_token: Type.Optional(
+    Type.String({ description: 'OpenID Connect id_token (ES256 JWT), when the access token holds the openid scope' }),
+  ),
 });
 
 /** RFC 6749 §5.2 error; the API-key gate's own 401 (`{ errorMessage, unauthorized }`) shares the status. */
@@ -100,7 +106,10 @@ export const RevokeBody = Type.Object(
   { additionalProperties: true },
 );
 
-const SocialIdentitySchema = Type.Object({ id: Type.String(), username: Type.String() }, { description: 'Account linked through the connections flow' });
+const SocialIdentitySchema = Type.Object(
+  { id: Type.String(), username: Type.String() },
+  { description: 'Account linked through the connections flow' },
+);
 
 export const StatusResponse = Type.Object({
   signedIn: Type.Boolean(),

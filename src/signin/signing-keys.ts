@@ -57,14 +57,19 @@ async function newKeyRow(ctx: AppContext, generation: number, now: number): Prom
   };
 }
 
-const readRows = (ctx: AppContext): Promise<KeyRow[]> => ctx.db.selectFrom('signin_signing_keys').selectAll().orderBy('generation').execute();
+const readRows = (ctx: AppContext): Promise<KeyRow[]> =>
+  ctx.db.selectFrom('signin_signing_keys').selectAll().orderBy('generation').execute();
 
 /** Creates generation 1 unless a key exists (insert-if-absent: of concurrent first starts, one key wins). */
 export async function ensureSigningKey(ctx: AppContext): Promise<void> {
   const any = await ctx.db.selectFrom('signin_signing_keys').select('generation').limit(1).executeTakeFirst();
   if (any) return;
   const row = await newKeyRow(ctx, 1, ctx.clock.now());
-  await ctx.db.insertInto('signin_signing_keys').values(row).onConflict((oc) => oc.column('generation').doNothing()).execute();
+  await ctx.db
+    .insertInto('signin_signing_keys')
+    .values(row)
+    .onConflict((oc) => oc.column('generation').doNothing())
+    .execute();
 }
 
 export interface Rotation {
@@ -85,7 +90,11 @@ export async function rotateSigningKeys(ctx: AppContext): Promise<Rotation | nul
     const rows = await tx.selectFrom('signin_signing_keys').selectAll().orderBy('generation').execute();
     const last = rows.at(-1);
     const row = await newKeyRow(ctx, (last?.generation ?? 0) + 1, now);
-    const inserted = await tx.insertInto('signin_signing_keys').values(row).onConflict((oc) => oc.column('generation').doNothing()).executeTakeFirst();
+    const inserted = await tx
+      .insertInto('signin_signing_keys')
+      .values(row)
+      .onConflict((oc) => oc.column('generation').doNothing())
+      .executeTakeFirst();
     if (Number(inserted.numInsertedOrUpdatedRows ?? 0) !== 1) return null;
     const all = [...rows, row];
     const gone = all.filter((_, i) => !isPublished(all, i, now)).map((r) => r.kid);
@@ -100,7 +109,8 @@ export async function rotateSigningKeys(ctx: AppContext): Promise<Rotation | nul
       kid: row.kid,
       generation: row.generation,
       signsFrom,
-      previous: before >= 0 ? { kid: kept[before].kid, publishedUntil: publishedUntil(kept, before, signsFrom)! } : null,
+      previous:
+        before >= 0 ? { kid: kept[before].kid, publishedUntil: publishedUntil(kept, before, signsFrom)! } : null,
       deleted: gone,
     };
   });
@@ -143,7 +153,10 @@ function currentRows(ctx: AppContext, now: number): KeyRow[] | Promise<KeyRow[]>
       // a failed re-read keeps the keys already read (the next request tries again): a token
       // exchange has consumed its code by the time it signs, and must not fail for this
       if (!c.rows.length) throw err;
-      ctx.log.warn({ err: (err as Error).message }, 'could not re-read the id_token signing keys; signing with the keys read before');
+      ctx.log.warn(
+        { err: (err as Error).message },
+        'could not re-read the id_token signing keys; signing with the keys read before',
+      );
       return c.rows;
     } finally {
       c.loading = null;
@@ -164,7 +177,10 @@ export async function currentSigner(ctx: AppContext, now: number): Promise<Signe
   const c = cacheOf(ctx);
   let key = c.imported.get(row.kid);
   if (!key) {
-    key = importJWK(JSON.parse(ctx.keyring.decrypt(row.private_jwk_sealed)) as JWK, row.alg) as Promise<webcrypto.CryptoKey>;
+    key = importJWK(
+      JSON.parse(ctx.keyring.decrypt(row.private_jwk_sealed)) as JWK,
+      row.alg,
+    ) as Promise<webcrypto.CryptoKey>;
     c.imported.set(row.kid, key);
     key.catch(() => c.imported.delete(row.kid));
   }
@@ -175,6 +191,7 @@ export async function currentSigner(ctx: AppContext, now: number): Promise<Signe
 export async function publishedJwks(ctx: AppContext, now: number): Promise<{ keys: JWK[] }> {
   const rows = await currentRows(ctx, now);
   const keys: JWK[] = [];
-  for (let i = rows.length - 1; i >= 0; i--) if (isPublished(rows, i, now)) keys.push(JSON.parse(rows[i].public_jwk) as JWK);
+  for (let i = rows.length - 1; i >= 0; i--)
+    if (isPublished(rows, i, now)) keys.push(JSON.parse(rows[i].public_jwk) as JWK);
   return { keys };
 }

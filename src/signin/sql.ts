@@ -43,7 +43,9 @@ export const CONSUME_CODE = statement(
 // index pages.
 
 /** The row a refresh token's selector names, with its current refresh hash to compare. */
-export const FIND_BY_REFRESH = statement(`select ${GRANT_COLUMNS}, refresh_hash from signin_authorizations where authorization_id = ?`);
+export const FIND_BY_REFRESH = statement(
+  `select ${GRANT_COLUMNS}, refresh_hash from signin_authorizations where authorization_id = ?`,
+);
 
 /** Rotation: only the caller presenting the current refresh token replaces it. */
 export const ROTATE = statement(
@@ -53,10 +55,14 @@ export const ROTATE = statement(
 );
 
 /** Keyed (authorization_id, token_hash): a family's rotated tokens sit together in the primary key. */
-export const INSERT_ROTATED = statement('insert into signin_rotated_tokens (authorization_id, token_hash, rotated_at) values (?, ?, ?)');
+export const INSERT_ROTATED = statement(
+  'insert into signin_rotated_tokens (authorization_id, token_hash, rotated_at) values (?, ?, ?)',
+);
 
 /** Whether (authorization_id, verifier hash) is a refresh token of that family already rotated away. */
-export const FIND_ROTATED = statement('select 1 as rotated from signin_rotated_tokens where authorization_id = ? and token_hash = ?');
+export const FIND_ROTATED = statement(
+  'select 1 as rotated from signin_rotated_tokens where authorization_id = ? and token_hash = ?',
+);
 
 /** The session an access token's selector names, with its current access hash to compare. */
 export const FIND_ACCESS = statement(
@@ -65,6 +71,10 @@ export const FIND_ACCESS = statement(
 );
 
 /** Revocation: the row a token's selector names, with both current hashes to compare. */
-export const FIND_TOKEN_OWNER = statement('select authorization_id, client_id, access_hash, refresh_hash from signin_authorizations where authorization_id = ?');
+export const FIND_TOKEN_OWNER = statement(
+  'select authorization_id, client_id, access_hash, refresh_hash from signin_authorizations where authorization_id = ?',
+);
 
-export const REVOKE_AUTHORIZATION = statement('update signin_authorizations set revoked_at = ? where authorization_id = ? and revoked_at is null');
+export const REVOKE_AUTHORIZATION = statement(
+  'update signin_authorizations set revoked_at = ? where authorization_id = ? and revoked_at is null',
+);

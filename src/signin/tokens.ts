@@ -19,7 +19,18 @@ import { groupTransaction, type Program } from './group-commit.ts';
 import { OPENID_SCOPE, signIdToken } from './id-token.ts';
 import { oauthError } from './oauth-errors.ts';
 import type { ApiError } from '../shared/errors.ts';
-import { CONSUME_CODE, execute, FIND_ACCESS, FIND_BY_REFRESH, FIND_CODE, FIND_ROTATED, FIND_TOKEN_OWNER, INSERT_ROTATED, REVOKE_AUTHORIZATION, ROTATE } from './sql.ts';
+import {
+  CONSUME_CODE,
+  execute,
+  FIND_ACCESS,
+  FIND_BY_REFRESH,
+  FIND_CODE,
+  FIND_ROTATED,
+  FIND_TOKEN_OWNER,
+  INSERT_ROTATED,
+  REVOKE_AUTHORIZATION,
+  ROTATE,
+} from './sql.ts';
 import { parseList, type SigninAppTable, type SigninAuthorizationTable } from './storage.ts';
 
 export interface TokenRequest {
@@ -67,12 +78,19 @@ function formDecode(s: string): string {
   return decodeURIComponent(s.replace(/\+/g, ' '));
 }
 
-export function clientCredentials(body: { client_id?: string; client_secret?: string }, authorization: string | undefined): ClientCredentials {
+export function clientCredentials(
+  body: { client_id?: string; client_secret?: string },
+  authorization: string | undefined,
+): ClientCredentials {
   if (typeof authorization === 'string' && /^basic\b/i.test(authorization)) {
     const m = /^Basic ([A-Za-z0-9+/]+={0,2})$/i.exec(authorization.trim());
     const decoded = m ? Buffer.from(m[1], 'base64').toString('utf8') : '';
     const colon = decoded.indexOf(':');
-    if (!m || colon < 0) throw oauthError('invalid_request', 'Invalid Authorization header: expected Basic base64(client_id:client_secret).');
+    if (!m || colon < 0)
+      throw oauthError(
+        'invalid_request',
+        'Invalid Authorization header: expected Basic base64(client_id:client_secret).',
+      );
     let clientId: string;
     let clientSecret: string;
     try {
@@ -82,10 +100,15 @@ export function clientCredentials(body: { client_id?: string; client_secret?: st
       throw oauthError('invalid_request', 'Invalid Authorization header: the credentials are not form-urlencoded.');
     }
     if (body.client_secret !== undefined) {
-      throw oauthError('invalid_request', 'Client authentication must use only one mechanism: HTTP Basic or client_secret in the body, not both.');
+      throw oauthError(
+        'invalid_request',
+        'Client authentication must use only one mechanism: HTTP Basic or client_secret in the body, not both.',
+      );
     }
-    if (body.client_id !== undefined && body.client_id !== clientId) throw oauthError('invalid_request', 'client_id in the body does not match the HTTP Basic client_id.');
-    if (clientSecret === '') throw oauthError('invalid_client', 'Client authentication failed: empty client secret.', { basicAuthUsed: true });
+    if (body.client_id !== undefined && body.client_id !== clientId)
+      throw oauthError('invalid_request', 'client_id in the body does not match the HTTP Basic client_id.');
+    if (clientSecret === '')
+      throw oauthError('invalid_client', 'Client authentication failed: empty client secret.', { basicAuthUsed: true });
     return { clientId, clientSecret, basic: true };
   }
   if (body.client_id === undefined) throw oauthError('invalid_request', 'client_id is required.');
@@ -96,7 +119,11 @@ export function clientCredentials(body: { client_id?: string; client_secret?: st
 export async function authenticateClient(ctx: AppContext, creds: ClientCredentials): Promise<SigninAppTable> {
   const app = await findAppRowCached(ctx.db, ctx.dialect, creds.clientId);
   if (!app || creds.clientSecret === undefined || !secretMatches(app, creds.clientSecret)) {
-    const why = !app ? 'unknown client' : creds.clientSecret === undefined ? 'client_secret is required' : 'invalid client secret';
+    const why = !app
+      ? 'unknown client'
+      : creds.clientSecret === undefined
+        ? 'client_secret is required'
+        : 'invalid client secret';
     throw oauthError('invalid_client', `Client authentication failed: ${why}.`, { basicAuthUsed: creds.basic });
   }
   return app;
@@ -164,13 +191,20 @@ function parseToken(token: string): { authorizationId: string; verifierHash: str
 }
 
 /** Whether a presented verifier's hash is the stored one (constant time; a null column matches nothing). */
-const hashMatches = (verifierHash: string, stored: string | null): boolean => stored !== null && safeEqual(verifierHash, stored);
+const hashMatches = (verifierHash: string, stored: string | null): boolean =>
+  stored !== null && safeEqual(verifierHash, stored);
 
 /**
  * A fresh access/refresh pair for an authorization: the values for the response, the verifier
  * hashes for storage. `accessScopesJson` is the JSON of `accessScopes` when the caller already holds it.
  */
-function tokenPair(authorizationId: string, now: number, accessScopes: string[], familyExpiresAt: number | null, accessScopesJson = JSON.stringify(accessScopes)) {
+function tokenPair(
+  authorizationId: string,
+  now: number,
+  accessScopes: string[],
+  familyExpiresAt: number | null,
+  accessScopesJson = JSON.stringify(accessScopes),
+) {
   const random = randomTokenHex(64); // both verifiers: 32 random bytes each
   const accessVerifier = random.slice(0, 64);
   const refreshVerifier = random.slice(64);
@@ -180,7 +214,13 @@ function tokenPair(authorizationId: string, now: number, accessScopes: string[],
   const accessExpiresAt = Math.min(now + ACCESS_TOKEN_TTL_MS, familyExpiresAt ?? Infinity);
   const refreshExpiresAt = Math.min(now + REFRESH_TOKEN_TTL_MS, familyExpiresAt ?? Infinity);
   // column order of CONSUME_CODE / ROTATE: access_hash, access_scopes, access_expires_at, refresh_hash, refresh_expires_at
-  const columns = [sha256Hex(accessVerifier), accessScopesJson, accessExpiresAt, sha256Hex(refreshVerifier), refreshExpiresAt];
+  const columns = [
+    sha256Hex(accessVerifier),
+    accessScopesJson,
+    accessExpiresAt,
+    sha256Hex(refreshVerifier),
+    refreshExpiresAt,
+  ];
   return { columns, accessToken, refreshToken, accessExpiresAt, refreshExpiresAt };
 }
 
@@ -212,7 +252,14 @@ function respond(
  * §3.1.3.3, §12.2): `sub` and `auth_time` (the approval) are the family's, the nonce only on the
  * code exchange.
  */
-async function answer(ctx: AppContext, a: GrantRow, t: TokenPair, scopes: string[], now: number, nonce: string | null): Promise<TokenResponse> {
+async function answer(
+  ctx: AppContext,
+  a: GrantRow,
+  t: TokenPair,
+  scopes: string[],
+  now: number,
+  nonce: string | null,
+): Promise<TokenResponse> {
   const res = respond(a, t, scopes, now);
   if (!scopes.includes(OPENID_SCOPE)) return res;
   res.id_token = await signIdToken(ctx, {
@@ -228,11 +275,18 @@ async function answer(ctx: AppContext, a: GrantRow, t: TokenPair, scopes: string
   return res;
 }
 
-export async function tokenEndpoint(ctx: AppContext, body: TokenRequest, authorization: string | undefined): Promise<TokenResponse> {
+export async function tokenEndpoint(
+  ctx: AppContext,
+  body: TokenRequest,
+  authorization: string | undefined,
+): Promise<TokenResponse> {
   const app = await authenticateClient(ctx, clientCredentials(body, authorization));
   if (body.grant_type === undefined) throw oauthError('invalid_request', 'grant_type is required.');
   if (!GRANT_TYPES.includes(body.grant_type as GrantType)) {
-    throw oauthError('unsupported_grant_type', `Unsupported grant_type ${JSON.stringify(body.grant_type)}: use authorization_code or refresh_token.`);
+    throw oauthError(
+      'unsupported_grant_type',
+      `Unsupported grant_type ${JSON.stringify(body.grant_type)}: use authorization_code or refresh_token.`,
+    );
   }
   if (!clientLists(app).grantTypes.includes(body.grant_type)) {
     throw oauthError('unauthorized_client', `This client is not allowed to use the ${body.grant_type} grant.`);
@@ -241,26 +295,44 @@ export async function tokenEndpoint(ctx: AppContext, body: TokenRequest, authori
 }
 
 /** Why a code cannot be exchanged by this request, or null when every check passes. */
-function codeProblem(a: GrantRow, app: SigninAppTable, body: TokenRequest, now: number, window: number): ApiError | null {
-  if (a.client_id !== app.client_id) return oauthError('invalid_grant', 'The authorization code was issued to another client.');
+function codeProblem(
+  a: GrantRow,
+  app: SigninAppTable,
+  body: TokenRequest,
+  now: number,
+  window: number,
+): ApiError | null {
+  if (a.client_id !== app.client_id)
+    return oauthError('invalid_grant', 'The authorization code was issued to another client.');
   if (a.revoked_at !== null) return oauthError('invalid_grant', 'The authorization of this code has been revoked.');
   if (now >= a.code_expires_at) return oauthError('invalid_grant', 'The authorization code has expired.');
   if (window > 0 && now - a.created_at > window) {
-    return oauthError('invalid_grant', `Not recent enough. The code was issued at ${new Date(a.created_at).toISOString()}, outside options.issuedAtTimeWindowMs (${window} ms).`);
+    return oauthError(
+      'invalid_grant',
+      `Not recent enough. The code was issued at ${new Date(a.created_at).toISOString()}, outside options.issuedAtTimeWindowMs (${window} ms).`,
+    );
   }
   if (a.redirect_uri !== null) {
-    if (body.redirect_uri === undefined) return oauthError('invalid_request', 'redirect_uri is required: the code was issued with one.');
-    if (body.redirect_uri !== a.redirect_uri) return oauthError('invalid_grant', 'redirect_uri does not match the one of the authorization request.');
-    if (!clientLists(app).redirectUris.includes(a.redirect_uri)) return oauthError('invalid_grant', 'redirect_uri is no longer registered for this client.');
+    if (body.redirect_uri === undefined)
+      return oauthError('invalid_request', 'redirect_uri is required: the code was issued with one.');
+    if (body.redirect_uri !== a.redirect_uri)
+      return oauthError('invalid_grant', 'redirect_uri does not match the one of the authorization request.');
+    if (!clientLists(app).redirectUris.includes(a.redirect_uri))
+      return oauthError('invalid_grant', 'redirect_uri is no longer registered for this client.');
   } else if (body.redirect_uri !== undefined) {
     return oauthError('invalid_grant', 'redirect_uri was not part of the authorization request.');
   }
   // PKCE (RFC 7636 §4.6; RFC 9700 §2.1.1: a verifier for a code without a challenge is a downgrade).
   if (a.code_challenge !== null) {
-    if (body.code_verifier === undefined) return oauthError('invalid_grant', 'code_verifier is required: the authorization request used PKCE.');
-    if (!safeEqual(s256(body.code_verifier), a.code_challenge)) return oauthError('invalid_grant', 'code_verifier does not match the code_challenge.');
+    if (body.code_verifier === undefined)
+      return oauthError('invalid_grant', 'code_verifier is required: the authorization request used PKCE.');
+    if (!safeEqual(s256(body.code_verifier), a.code_challenge))
+      return oauthError('invalid_grant', 'code_verifier does not match the code_challenge.');
   } else if (body.code_verifier !== undefined) {
-    return oauthError('invalid_grant', 'code_verifier was provided but the authorization request had no code_challenge.');
+    return oauthError(
+      'invalid_grant',
+      'code_verifier was provided but the authorization request had no code_challenge.',
+    );
   }
   return null;
 }
@@ -268,16 +340,22 @@ function codeProblem(a: GrantRow, app: SigninAppTable, body: TokenRequest, now: 
 async function exchangeCode(ctx: AppContext, app: SigninAppTable, body: TokenRequest): Promise<TokenResponse> {
   if (!body.code) throw oauthError('invalid_request', 'code is required for the authorization_code grant.');
   const window = body.options?.issuedAtTimeWindowMs ?? DEFAULT_ISSUED_AT_WINDOW_MS;
-  if (!Number.isSafeInteger(window) || window < 0) throw oauthError('invalid_request', 'options.issuedAtTimeWindowMs must be a non-negative integer.');
+  if (!Number.isSafeInteger(window) || window < 0)
+    throw oauthError('invalid_request', 'options.issuedAtTimeWindowMs must be a non-negative integer.');
   if (body.code_verifier !== undefined && !VERIFIER_RE.test(body.code_verifier)) {
-    throw oauthError('invalid_request', 'code_verifier must be 43 to 128 characters from A-Z a-z 0-9 - . _ ~ (RFC 7636 §4.1).');
+    throw oauthError(
+      'invalid_request',
+      'code_verifier must be 43 to 128 characters from A-Z a-z 0-9 - . _ ~ (RFC 7636 §4.1).',
+    );
   }
   const now = ctx.clock.now();
   const codeHash = sha256Hex(body.code);
   // Read, check and consume in one transaction (shared with concurrent exchanges on SQLite): every
   // check runs before anything is written, so a bad request cannot burn a good code, and the
   // conditional UPDATE decides the single winner among concurrent exchanges of one code.
-  const outcome = await groupTransaction(ctx, function* (): Program<{ problem: ApiError } | { a: GrantRow; t: TokenPair; scopes: string[] }> {
+  const outcome = await groupTransaction(ctx, function* (): Program<
+    { problem: ApiError } | { a: GrantRow; t: TokenPair; scopes: string[] }
+  > {
     const a = (yield FIND_CODE(ctx.dialect, [codeHash])).rows[0] as GrantRow | undefined;
     if (!a) return { problem: oauthError('invalid_grant', 'Invalid authorization code.') };
     const problem = codeProblem(a, app, body, now, window);
@@ -289,7 +367,12 @@ async function exchangeCode(ctx: AppContext, app: SigninAppTable, body: TokenReq
     if (affected(yield CONSUME_CODE(ctx.dialect, [now, familyExpiresAt, ...t.columns, a.authorization_id])) !== 1) {
       // RFC 6749 §4.1.2: a second use is denied and the tokens already issued from the code revoked.
       yield REVOKE_AUTHORIZATION(ctx.dialect, [now, a.authorization_id]);
-      return { problem: oauthError('invalid_grant', 'The authorization code has already been used; its tokens have been revoked.') };
+      return {
+        problem: oauthError(
+          'invalid_grant',
+          'The authorization code has already been used; its tokens have been revoked.',
+        ),
+      };
     }
     return { a, t, scopes };
   });
@@ -301,7 +384,8 @@ type RefreshRow = GrantRow & { refresh_hash: string | null };
 const REUSED_REFRESH = 'The refresh token has already been used; the authorization has been revoked.';
 
 async function refresh(ctx: AppContext, app: SigninAppTable, body: TokenRequest): Promise<TokenResponse> {
-  if (!body.refresh_token) throw oauthError('invalid_request', 'refresh_token is required for the refresh_token grant.');
+  if (!body.refresh_token)
+    throw oauthError('invalid_request', 'refresh_token is required for the refresh_token grant.');
   const now = ctx.clock.now();
   const token = parseToken(body.refresh_token);
   if (!token) throw oauthError('invalid_grant', 'Invalid refresh token.');
@@ -310,25 +394,36 @@ async function refresh(ctx: AppContext, app: SigninAppTable, body: TokenRequest)
   const requested = body.scope === undefined ? null : [...new Set(body.scope.split(/[\s,]+/).filter(Boolean))];
   // Read, check and rotate in one transaction, as for codes: only the caller presenting the current
   // refresh token replaces it (conditional UPDATE), and the replaced one is remembered.
-  const outcome = await groupTransaction(ctx, function* (): Program<{ problem: ApiError } | { a: RefreshRow; t: TokenPair; scopes: string[] }> {
+  const outcome = await groupTransaction(ctx, function* (): Program<
+    { problem: ApiError } | { a: RefreshRow; t: TokenPair; scopes: string[] }
+  > {
     const a = (yield FIND_BY_REFRESH(ctx.dialect, [token.authorizationId])).rows[0] as RefreshRow | undefined;
     if (!a) return { problem: oauthError('invalid_grant', 'Invalid refresh token.') };
     if (!hashMatches(hash, a.refresh_hash)) {
       // Not the current refresh token: reuse when it is one this family rotated away (RFC 9700
       // §4.14.2: treated as theft, the family is revoked), else an unknown token.
-      if (a.client_id === app.client_id && (yield FIND_ROTATED(ctx.dialect, [a.authorization_id, hash])).rows.length > 0) {
+      if (
+        a.client_id === app.client_id &&
+        (yield FIND_ROTATED(ctx.dialect, [a.authorization_id, hash])).rows.length > 0
+      ) {
         yield REVOKE_AUTHORIZATION(ctx.dialect, [now, a.authorization_id]);
         return { problem: oauthError('invalid_grant', REUSED_REFRESH) };
       }
       return { problem: oauthError('invalid_grant', 'Invalid refresh token.') };
     }
-    if (a.client_id !== app.client_id) return { problem: oauthError('invalid_grant', 'The refresh token was issued to another client.') };
-    if (a.revoked_at !== null) return { problem: oauthError('invalid_grant', 'The authorization of this refresh token has been revoked.') };
+    if (a.client_id !== app.client_id)
+      return { problem: oauthError('invalid_grant', 'The refresh token was issued to another client.') };
+    if (a.revoked_at !== null)
+      return { problem: oauthError('invalid_grant', 'The authorization of this refresh token has been revoked.') };
     const familyExpiresAt = a.expires_at; // null: no absolute end
-    if (now >= (a.refresh_expires_at ?? 0) || (familyExpiresAt !== null && now >= familyExpiresAt)) return { problem: oauthError('invalid_grant', 'The refresh token has expired.') };
+    if (now >= (a.refresh_expires_at ?? 0) || (familyExpiresAt !== null && now >= familyExpiresAt))
+      return { problem: oauthError('invalid_grant', 'The refresh token has expired.') };
     const granted = parseList(a.scopes);
     const extra = requested?.filter((s) => !granted.includes(s)) ?? [];
-    if (extra.length) return { problem: oauthError('invalid_scope', `The refresh token was not granted the scope(s): ${extra.join(', ')}.`) };
+    if (extra.length)
+      return {
+        problem: oauthError('invalid_scope', `The refresh token was not granted the scope(s): ${extra.join(', ')}.`),
+      };
     const scopes = requested ?? granted;
     const t = tokenPair(a.authorization_id, now, scopes, familyExpiresAt, requested === null ? a.scopes : undefined);
     if (affected(yield ROTATE(ctx.dialect, [...t.columns, a.authorization_id, hash])) !== 1) {
@@ -361,7 +456,9 @@ export async function revokeToken(ctx: AppContext, token: string, clientId?: str
   const row = (await execute<Owner>(ctx, FIND_TOKEN_OWNER(ctx.dialect, [parsed.authorizationId]))).rows[0];
   if (!row) return;
   // both compared, so the timing does not tell which of the two matched
-  const current = Number(hashMatches(parsed.verifierHash, row.access_hash)) | Number(hashMatches(parsed.verifierHash, row.refresh_hash));
+  const current =
+    Number(hashMatches(parsed.verifierHash, row.access_hash)) |
+    Number(hashMatches(parsed.verifierHash, row.refresh_hash));
   if (!current && !(await isRotated(ctx, row.authorization_id, parsed.verifierHash))) return;
   if (clientId !== undefined && row.client_id !== clientId) return;
   await revokeAuthorization(ctx, row.authorization_id, ctx.clock.now());

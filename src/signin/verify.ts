@@ -25,7 +25,8 @@ export function eip191Hash(message: string): Uint8Array {
 }
 
 /** Why a high-S signature is refused: its reason as the approve route names it. */
-export const HIGH_S_REASON = 'the signature has a high S value, a malleable form refused as EIP-2 and the Cosmos SDK do (wallets sign with low S)';
+export const HIGH_S_REASON =
+  'the signature has a high S value, a malleable form refused as EIP-2 and the Cosmos SDK do (wallets sign with low S)';
 
 /** A compact r‖s that is a valid signature's high-S twin (s above n/2; r and s within the order). */
 export function isHighS(compact: Uint8Array): boolean {
@@ -37,7 +38,8 @@ export function isHighS(compact: Uint8Array): boolean {
 }
 
 /** Whether a well-formed personal_sign signature (0x + 65 bytes) carries a high S. */
-export const isHighSEip191 = (signatureHex: string): boolean => /^0x[0-9a-fA-F]{130}$/.test(signatureHex) && isHighS(hexToBytes(signatureHex.slice(2, 130)));
+export const isHighSEip191 = (signatureHex: string): boolean =>
+  /^0x[0-9a-fA-F]{130}$/.test(signatureHex) && isHighS(hexToBytes(signatureHex.slice(2, 130)));
 
 /** The 20 address bytes that signed `message` with personal_sign, or null for a malformed or invalid signature. */
 export function recoverEip191Signer(message: string, signatureHex: string): Uint8Array | null {
@@ -73,7 +75,11 @@ export function adr36SignDocBytes(signer: string, data: Uint8Array): Uint8Array 
 function sortKeys(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(sortKeys);
   if (v && typeof v === 'object') {
-    return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]));
+    return Object.fromEntries(
+      Object.keys(v)
+        .sort()
+        .map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]),
+    );
   }
   return v;
 }
@@ -94,7 +100,12 @@ export type Adr36Result = { ok: true; algo: 'secp256k1' | 'ethsecp256k1' } | { o
  * bytes) over `data`. `publicKey` is the 33-byte compressed key, `signature` the 64-byte r‖s, both
  * standard base64 as Keplr returns them. High-S signatures are refused, as the Cosmos SDK does.
  */
-export function verifyAdr36(input: { signer: string; data: Uint8Array | string; publicKey: string; signature: string }): Adr36Result {
+export function verifyAdr36(input: {
+  signer: string;
+  data: Uint8Array | string;
+  publicKey: string;
+  signature: string;
+}): Adr36Result {
   let signerBytes: Uint8Array;
   try {
     signerBytes = bech32.decodeToBytes(input.signer).bytes;

@@ -15,15 +15,18 @@ export interface StoreRef {
   dataSecret?: string;
 }
 
-export type StoreMembership =
-  | { error: 'Dynamic data doc not found' | 'Invalid data secret' }
-  | { inStore: boolean };
+export type StoreMembership = { error: 'Dynamic data doc not found' | 'Invalid data secret' } | { inStore: boolean };
 
 /**
  * Whether `platformAddress` (canonical form) is in the store, as a claim attempt reads it.
  * A store with `publicUseInClaims` needs no secret; otherwise `dataSecret` must match.
  */
-export async function readStoreMembership(db: DB | Tx, _keyring: Keyring, ref: StoreRef, platformAddress: string): Promise<StoreMembership> {
+export async function readStoreMembership(
+  db: DB | Tx,
+  _keyring: Keyring,
+  ref: StoreRef,
+  platformAddress: string,
+): Promise<StoreMembership> {
   if (typeof ref.dynamicDataId !== 'string' || !ref.dynamicDataId) return { error: 'Dynamic data doc not found' };
   const row = await findStoreAndMember(db, ref.dynamicDataId, platformAddress);
   if (!row) return { error: 'Dynamic data doc not found' };
@@ -37,11 +40,19 @@ export async function readStoreMembership(db: DB | Tx, _keyring: Keyring, ref: S
  * 403 not allowed) otherwise. The secret is not checked here: a wrong or stale secret shows up
  * on each attempt as `Invalid data secret` (e.g. after the owner rotates it).
  */
-export async function assertCanAttachStore(db: DB | Tx, _keyring: Keyring, ref: StoreRef, creator: string): Promise<void> {
-  const row = typeof ref.dynamicDataId === 'string' && ref.dynamicDataId ? await findStore(db, ref.dynamicDataId) : undefined;
+export async function assertCanAttachStore(
+  db: DB | Tx,
+  _keyring: Keyring,
+  ref: StoreRef,
+  creator: string,
+): Promise<void> {
+  const row =
+    typeof ref.dynamicDataId === 'string' && ref.dynamicDataId ? await findStore(db, ref.dynamicDataId) : undefined;
   if (!row) throw notFound(`Dynamic data doc not found: ${ref.dynamicDataId}`);
   if (creator === row.created_by || creator === row.managed_by) return;
   if (!row.public_use_in_claims) {
-    throw forbidden(`Dynamic store ${ref.dynamicDataId} belongs to another user and is not publicUseInClaims: only its creator or manager can attach it to a claim`);
+    throw forbidden(
+      `Dynamic store ${ref.dynamicDataId} belongs to another user and is not publicUseInClaims: only its creator or manager can attach it to a claim`,
+    );
   }
 }

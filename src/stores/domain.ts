@@ -88,8 +88,11 @@ function denyWithoutOwnership(row: StoreRow, caller: Caller, what: string, verb:
   if (s && isOwnerAddress(row, s.platformAddress)) {
     throw forbidden(`${what} as the store's creator or manager requires the session to hold the scope: ${STORE_SCOPE}`);
   }
-  if (s) throw forbidden(`Only the creator or manager of this store, or a caller presenting its dataSecret, can ${verb}`);
-  throw unauthorized(`${what} requires a session of the store's creator or manager (scope ${STORE_SCOPE}) or the store's dataSecret`);
+  if (s)
+    throw forbidden(`Only the creator or manager of this store, or a caller presenting its dataSecret, can ${verb}`);
+  throw unauthorized(
+    `${what} requires a session of the store's creator or manager (scope ${STORE_SCOPE}) or the store's dataSecret`,
+  );
 }
 
 /**
@@ -117,8 +120,10 @@ export function authorizeEdit(row: StoreRow, caller: Caller): void {
 }
 
 function authorizeManage(row: StoreRow, session: Session, what: string): void {
-  if (!isOwnerAddress(row, session.platformAddress)) throw forbidden(`Only the creator or manager of this store can ${what} it`);
-  if (!session.scopes.includes(STORE_SCOPE)) throw forbidden(`This route requires the session to hold the scope(s): ${STORE_SCOPE}`);
+  if (!isOwnerAddress(row, session.platformAddress))
+    throw forbidden(`Only the creator or manager of this store can ${what} it`);
+  if (!session.scopes.includes(STORE_SCOPE))
+    throw forbidden(`This route requires the session to hold the scope(s): ${STORE_SCOPE}`);
 }
 
 const storeNotFound = (id: string) => notFound(`Dynamic data doc not found: ${id}`);
@@ -160,7 +165,9 @@ export async function createStore(
   input: { handlerId: string; label: string; publicUseInClaims?: boolean },
 ): Promise<StoreDoc> {
   if (input.handlerId !== HANDLER_ID) {
-    throw badRequest(`Invalid handlerId: ${JSON.stringify(input.handlerId)}. The only supported handler is "${HANDLER_ID}".`);
+    throw badRequest(
+      `Invalid handlerId: ${JSON.stringify(input.handlerId)}. The only supported handler is "${HANDLER_ID}".`,
+    );
   }
   const now = deps.clock.now();
   const secret = randomHex(32);
@@ -234,7 +241,11 @@ export async function fetchStores(deps: Deps, ids: string[], caller: Caller): Pr
 }
 
 /** The signed-in user's stores (created or managed), newest first; `searchValue` filters labels. */
-export async function searchStores(deps: Deps, session: Session, opts: { bookmark?: string; searchValue?: string }): Promise<Page<StoreDoc>> {
+export async function searchStores(
+  deps: Deps,
+  session: Session,
+  opts: { bookmark?: string; searchValue?: string },
+): Promise<Page<StoreDoc>> {
   const me = session.platformAddress;
   let query = deps.db
     .selectFrom('dynamic_stores')
@@ -261,14 +272,24 @@ export async function searchStores(deps: Deps, session: Session, opts: { bookmar
 
 // ---------------------------------------------------------------- membership
 
-export async function lookupMember(deps: Deps, dynamicDataId: string, key: unknown, caller: Caller): Promise<{ key: string; inStore: boolean }> {
+export async function lookupMember(
+  deps: Deps,
+  dynamicDataId: string,
+  key: unknown,
+  caller: Caller,
+): Promise<{ key: string; inStore: boolean }> {
   const address = toCanonical(key, 'key');
   const row = await loadStore(deps, dynamicDataId);
   authorizeRead(row, caller);
   return { key: address, inStore: await hasMember(deps.db, dynamicDataId, address) };
 }
 
-export async function listMembers(deps: Deps, dynamicDataId: string, bookmark: string | undefined, caller: Caller): Promise<Page<{ key: string; inStore: true }>> {
+export async function listMembers(
+  deps: Deps,
+  dynamicDataId: string,
+  bookmark: string | undefined,
+  caller: Caller,
+): Promise<Page<{ key: string; inStore: true }>> {
   const row = await loadStore(deps, dynamicDataId);
   authorizeRead(row, caller);
   const page = await paginate({
@@ -288,7 +309,12 @@ export interface ActivityDoc {
   actions: StoreAction[];
 }
 
-export async function listActivity(deps: Deps, dynamicDataId: string, bookmark: string | undefined, caller: Caller): Promise<Page<ActivityDoc>> {
+export async function listActivity(
+  deps: Deps,
+  dynamicDataId: string,
+  bookmark: string | undefined,
+  caller: Caller,
+): Promise<Page<ActivityDoc>> {
   const row = await loadStore(deps, dynamicDataId);
   authorizeRead(row, caller);
   const page = await paginate({
@@ -313,7 +339,8 @@ export async function listActivity(deps: Deps, dynamicDataId: string, bookmark: 
 
 /** Validates and canonicalises actions; a 400 names the first bad one by index and value. */
 export function normalizeActions(actions: unknown[], fieldOf: (i: number) => string): StoreAction[] {
-  if (actions.length > MAX_BATCH_ACTIONS) throw badRequest(`A batch holds at most ${MAX_BATCH_ACTIONS} actions (got ${actions.length})`);
+  if (actions.length > MAX_BATCH_ACTIONS)
+    throw badRequest(`A batch holds at most ${MAX_BATCH_ACTIONS} actions (got ${actions.length})`);
   const out: StoreAction[] = new Array(actions.length);
   for (let i = 0; i < actions.length; i++) {
     const a = actions[i] as { actionName?: unknown; payload?: { address?: unknown } } | null;

@@ -56,7 +56,14 @@ export const dynamicStores: Capability = {
 
     app.post(
       '/api/v0/dynamicStores',
-      { schema: { tags, summary: 'Create a dynamic store', body: CreateBody, response: { 200: DocResponse, ...errorResponses(400, 401, 403) } } },
+      {
+        schema: {
+          tags,
+          summary: 'Create a dynamic store',
+          body: CreateBody,
+          response: { 200: DocResponse, ...errorResponses(400, 401, 403) },
+        },
+      },
       async (request) => {
         const session = await requireSession(request, STORE_SCOPE);
         return { doc: await createStore(ctx, session, request.body) };
@@ -103,11 +110,18 @@ export const dynamicStores: Capability = {
           tags,
           summary: 'Fetch stores by id (null for unknown or unreadable ones)',
           body: FetchBody,
-          response: { 200: Type.Object({ docs: Type.Array(Type.Union([StoreDocSchema, Type.Null()])), pagination: Pagination }), ...errorResponses(400) },
+          response: {
+            200: Type.Object({ docs: Type.Array(Type.Union([StoreDocSchema, Type.Null()])), pagination: Pagination }),
+            ...errorResponses(400),
+          },
         },
       },
       async (request) => {
-        const docs = await fetchStores(ctx, request.body.dynamicDataIds, await caller(request, request.body.dataSecret));
+        const docs = await fetchStores(
+          ctx,
+          request.body.dynamicDataIds,
+          await caller(request, request.body.dataSecret),
+        );
         return { docs, pagination: { bookmark: '', hasMore: false } };
       },
     );
@@ -120,7 +134,12 @@ export const dynamicStores: Capability = {
           summary: "The signed-in user's stores (created or managed), newest first",
           querystring: SearchQuery,
           response: {
-            200: Type.Object({ docs: Type.Array(StoreDocSchema), bookmark: Type.String(), hasMore: Type.Boolean(), pagination: Pagination }),
+            200: Type.Object({
+              docs: Type.Array(StoreDocSchema),
+              bookmark: Type.String(),
+              hasMore: Type.Boolean(),
+              pagination: Pagination,
+            }),
             ...errorResponses(400, 401, 403),
           },
         },
@@ -154,23 +173,45 @@ export const dynamicStores: Capability = {
         const q = request.query;
         const page = await listActivity(ctx, q.dynamicDataId, q.bookmark, await caller(request, q.dataSecret));
         // Actions apply synchronously, so nothing is ever pending.
-        return { pending: [], history: { docs: page.docs, pagination: { bookmark: page.bookmark, hasMore: page.hasMore } }, bookmark: page.bookmark, hasMore: page.hasMore };
+        return {
+          pending: [],
+          history: { docs: page.docs, pagination: { bookmark: page.bookmark, hasMore: page.hasMore } },
+          bookmark: page.bookmark,
+          hasMore: page.hasMore,
+        };
       },
     );
 
     app.get(
       '/api/v0/dynamicStore/:id',
-      { schema: { tags, summary: 'Fetch one store', params: IdParams, querystring: SecretQuery, response: { 200: DocResponse, ...errorResponses(400, 401, 403, 404) } } },
-      async (request) => ({ doc: await getStore(ctx, request.params.id, await caller(request, request.query.dataSecret)) }),
+      {
+        schema: {
+          tags,
+          summary: 'Fetch one store',
+          params: IdParams,
+          querystring: SecretQuery,
+          response: { 200: DocResponse, ...errorResponses(400, 401, 403, 404) },
+        },
+      },
+      async (request) => ({
+        doc: await getStore(ctx, request.params.id, await caller(request, request.query.dataSecret)),
+      }),
     );
 
     const ValueResponse = Type.Object({ key: Type.String(), inStore: Type.Boolean() });
     app.get(
       '/api/v0/dynamicStore/:id/value',
       {
-        schema: { tags, summary: 'Whether one address is in the store', params: IdParams, querystring: ValueQuery, response: { 200: ValueResponse, ...errorResponses(400, 401, 403, 404) } },
+        schema: {
+          tags,
+          summary: 'Whether one address is in the store',
+          params: IdParams,
+          querystring: ValueQuery,
+          response: { 200: ValueResponse, ...errorResponses(400, 401, 403, 404) },
+        },
       },
-      async (request) => lookupMember(ctx, request.params.id, request.query.key, await caller(request, request.query.dataSecret)),
+      async (request) =>
+        lookupMember(ctx, request.params.id, request.query.key, await caller(request, request.query.dataSecret)),
     );
 
     app.get(
@@ -182,33 +223,69 @@ export const dynamicStores: Capability = {
           params: IdParams,
           querystring: ValuesQuery,
           response: {
-            200: Type.Object({ lookupValues: Type.Array(LookupValue), bookmark: Type.String(), hasMore: Type.Boolean(), pagination: Pagination }),
+            200: Type.Object({
+              lookupValues: Type.Array(LookupValue),
+              bookmark: Type.String(),
+              hasMore: Type.Boolean(),
+              pagination: Pagination,
+            }),
             ...errorResponses(400, 401, 403, 404),
           },
         },
       },
       async (request) => {
-        const page = await listMembers(ctx, request.params.id, request.query.bookmark, await caller(request, request.query.dataSecret));
-        return { lookupValues: page.docs, bookmark: page.bookmark, hasMore: page.hasMore, pagination: { bookmark: page.bookmark, hasMore: page.hasMore } };
+        const page = await listMembers(
+          ctx,
+          request.params.id,
+          request.query.bookmark,
+          await caller(request, request.query.dataSecret),
+        );
+        return {
+          lookupValues: page.docs,
+          bookmark: page.bookmark,
+          hasMore: page.hasMore,
+          pagination: { bookmark: page.bookmark, hasMore: page.hasMore },
+        };
       },
     );
 
     // The SDK's older path form: /dynamicStore/{id}/{key} (static /value and /values win).
     app.get(
       '/api/v0/dynamicStore/:id/:key',
-      { schema: { tags, summary: 'Alias of /value?key=', params: KeyParams, querystring: SecretQuery, response: { 200: ValueResponse, ...errorResponses(400, 401, 403, 404) } } },
-      async (request) => lookupMember(ctx, request.params.id, request.params.key, await caller(request, request.query.dataSecret)),
+      {
+        schema: {
+          tags,
+          summary: 'Alias of /value?key=',
+          params: KeyParams,
+          querystring: SecretQuery,
+          response: { 200: ValueResponse, ...errorResponses(400, 401, 403, 404) },
+        },
+      },
+      async (request) =>
+        lookupMember(ctx, request.params.id, request.params.key, await caller(request, request.query.dataSecret)),
     );
 
     app.post(
       '/api/v0/storeActions/single',
-      { schema: { tags, summary: 'Add or remove one address', body: SingleActionBody, response: { 200: Empty, ...errorResponses(400, 401, 403, 404) } } },
+      {
+        schema: {
+          tags,
+          summary: 'Add or remove one address',
+          body: SingleActionBody,
+          response: { 200: Empty, ...errorResponses(400, 401, 403, 404) },
+        },
+      },
       async (request) => {
         const b = request.body;
         const actions = normalizeActions([{ actionName: b.actionName, payload: b.payload }], () => 'body');
         await applyActions(
           ctx,
-          { dynamicDataId: b.dynamicDataId, ...(b.dataSecret !== undefined ? { dataSecret: b.dataSecret } : {}), actions, isSimulation: b._isSimulation === true },
+          {
+            dynamicDataId: b.dynamicDataId,
+            ...(b.dataSecret !== undefined ? { dataSecret: b.dataSecret } : {}),
+            actions,
+            isSimulation: b._isSimulation === true,
+          },
           await getSession(request),
         );
         return {};
@@ -217,13 +294,25 @@ export const dynamicStores: Capability = {
 
     app.post(
       '/api/v0/storeActions/batch',
-      { schema: { tags, summary: 'Apply add/remove actions as one all-or-nothing unit', body: BatchActionBody, response: { 200: Empty, ...errorResponses(400, 401, 403, 404) } } },
+      {
+        schema: {
+          tags,
+          summary: 'Apply add/remove actions as one all-or-nothing unit',
+          body: BatchActionBody,
+          response: { 200: Empty, ...errorResponses(400, 401, 403, 404) },
+        },
+      },
       async (request) => {
         const b = request.body;
         const actions = normalizeActions(b.actions, (i) => `actions[${i}]`);
         await applyActions(
           ctx,
-          { dynamicDataId: b.dynamicDataId, ...(b.dataSecret !== undefined ? { dataSecret: b.dataSecret } : {}), actions, isSimulation: b._isSimulation === true },
+          {
+            dynamicDataId: b.dynamicDataId,
+            ...(b.dataSecret !== undefined ? { dataSecret: b.dataSecret } : {}),
+            actions,
+            isSimulation: b._isSimulation === true,
+          },
           await getSession(request),
         );
         return {};

@@ -4,7 +4,10 @@ import { Bookmark } from '../shared/schemas.ts';
 import { LABEL_MAX, MAX_BATCH_ACTIONS } from './domain.ts';
 
 const StoreId = Type.String({ minLength: 1, maxLength: 128, description: 'dynamicDataId' });
-const Secret = Type.String({ maxLength: 256, description: "The store's dataSecret (not needed when signed in as creator or manager)" });
+const Secret = Type.String({
+  maxLength: 256,
+  description: "The store's dataSecret (not needed when signed in as creator or manager)",
+});
 
 export const StoreDocSchema = Type.Object(
   {
@@ -12,8 +15,12 @@ export const StoreDocSchema = Type.Object(
     dynamicDataId: Type.String(),
     label: Type.String(),
     dataSecret: Type.Optional(Type.String({ description: 'Only returned to the creator or manager' })),
-    data: Type.Array(Type.String(), { description: 'Member addresses in address order; the whole store unless dataTruncated' }),
-    dataTruncated: Type.Boolean({ description: 'true when the store holds more addresses than data carries (page through /values)' }),
+    data: Type.Array(Type.String(), {
+      description: 'Member addresses in address order; the whole store unless dataTruncated',
+    }),
+    dataTruncated: Type.Boolean({
+      description: 'true when the store holds more addresses than data carries (page through /values)',
+    }),
     size: Type.Integer({ description: 'Number of addresses in the store' }),
     createdBy: Type.String(),
     managedBy: Type.String(),
@@ -63,8 +70,14 @@ export const SearchQuery = Type.Object(
 export const IdParams = Type.Object({ id: StoreId });
 export const KeyParams = Type.Object({ id: StoreId, key: Type.String({ maxLength: 128 }) });
 export const SecretQuery = Type.Object({ dataSecret: Type.Optional(Secret) }, { additionalProperties: false });
-export const ValueQuery = Type.Object({ key: Type.String({ maxLength: 128 }), dataSecret: Type.Optional(Secret) }, { additionalProperties: false });
-export const ValuesQuery = Type.Object({ bookmark: Type.Optional(Bookmark), dataSecret: Type.Optional(Secret) }, { additionalProperties: false });
+export const ValueQuery = Type.Object(
+  { key: Type.String({ maxLength: 128 }), dataSecret: Type.Optional(Secret) },
+  { additionalProperties: false },
+);
+export const ValuesQuery = Type.Object(
+  { bookmark: Type.Optional(Bookmark), dataSecret: Type.Optional(Secret) },
+  { additionalProperties: false },
+);
 export const ActivityQuery = Type.Object(
   { dynamicDataId: StoreId, bookmark: Type.Optional(Bookmark), dataSecret: Type.Optional(Secret) },
   { additionalProperties: false },
@@ -89,7 +102,9 @@ export const BatchActionBody = Type.Object(
     _isSimulation: Type.Optional(Type.Boolean()),
     dynamicDataId: StoreId,
     dataSecret: Type.Optional(Secret),
-    actions: Type.Array(Type.Object({ actionName: ActionName, payload: Payload }, { additionalProperties: false }), { maxItems: MAX_BATCH_ACTIONS }),
+    actions: Type.Array(Type.Object({ actionName: ActionName, payload: Payload }, { additionalProperties: false }), {
+      maxItems: MAX_BATCH_ACTIONS,
+    }),
   },
   { additionalProperties: false },
 );

@@ -57,15 +57,29 @@ export async function insertStore(db: Db, row: StoreRow): Promise<void> {
   await db.insertInto('dynamic_stores').values(row).execute();
 }
 
-export async function updateStoreRow(db: Db, dynamicDataId: string, set: Partial<Omit<StoreRow, 'dynamic_data_id'>>): Promise<StoreRow | undefined> {
-  return db.updateTable('dynamic_stores').set(set).where('dynamic_data_id', '=', dynamicDataId).returningAll().executeTakeFirst();
+export async function updateStoreRow(
+  db: Db,
+  dynamicDataId: string,
+  set: Partial<Omit<StoreRow, 'dynamic_data_id'>>,
+): Promise<StoreRow | undefined> {
+  return db
+    .updateTable('dynamic_stores')
+    .set(set)
+    .where('dynamic_data_id', '=', dynamicDataId)
+    .returningAll()
+    .executeTakeFirst();
 }
 
 /**
  * Starts an edit: takes the store's row lock (PostgreSQL; SQLite write transactions are already
  * exclusive), so edits of one store apply one after another, and issues the next activity numbers.
  */
-export async function beginEdit(tx: Tx, dynamicDataId: string, activityRows: number, now: number): Promise<StoreRow | undefined> {
+export async function beginEdit(
+  tx: Tx,
+  dynamicDataId: string,
+  activityRows: number,
+  now: number,
+): Promise<StoreRow | undefined> {
   return tx
     .updateTable('dynamic_stores')
     .set((eb) => ({ activity_seq: eb('activity_seq', '+', activityRows), last_updated: now }))
@@ -110,11 +124,19 @@ export async function findStoreAndMember(
 ): Promise<{ public_use_in_claims: number; data_secret_hash: string; member: boolean } | undefined> {
   const row = await db
     .selectFrom('dynamic_stores as s')
-    .leftJoin('dynamic_store_members as m', (join) => join.onRef('m.dynamic_data_id', '=', 's.dynamic_data_id').on('m.address', '=', address))
+    .leftJoin('dynamic_store_members as m', (join) =>
+      join.onRef('m.dynamic_data_id', '=', 's.dynamic_data_id').on('m.address', '=', address),
+    )
     .select(['s.public_use_in_claims', 's.data_secret_hash', 'm.address'])
     .where('s.dynamic_data_id', '=', dynamicDataId)
     .executeTakeFirst();
-  return row && { public_use_in_claims: row.public_use_in_claims, data_secret_hash: row.data_secret_hash, member: row.address !== null };
+  return (
+    row && {
+      public_use_in_claims: row.public_use_in_claims,
+      data_secret_hash: row.data_secret_hash,
+      member: row.address !== null,
+    }
+  );
 }
 
 const CHUNK = 50_000;

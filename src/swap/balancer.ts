@@ -17,7 +17,14 @@ export class SwapMathError extends Error {
  * weights and the pool's spread factor (18-decimal raw).
  *   Ain = amountIn × (1 − s);  y = Bi / (Bi + Ain);  out = Bo × (1 − y^(Wi/Wo)), truncated.
  */
-export function balancerOutGivenIn(amountIn: bigint, balanceIn: bigint, weightIn: bigint, balanceOut: bigint, weightOut: bigint, spreadFactor: bigint): bigint {
+export function balancerOutGivenIn(
+  amountIn: bigint,
+  balanceIn: bigint,
+  weightIn: bigint,
+  balanceOut: bigint,
+  weightOut: bigint,
+  spreadFactor: bigint,
+): bigint {
   if (weightIn <= 0n || weightOut <= 0n) throw new SwapMathError('invalid', 'pool has a zero weight');
   if (balanceIn <= 0n || balanceOut <= 0n) throw new SwapMathError('invalid', 'pool has an empty reserve');
   const amountInAfterFee = mul(dec(amountIn), ONE - spreadFactor);

@@ -4,7 +4,15 @@
 // and for known pairs every CHAIN_TAKER_FEE_REFRESH_MS.
 import type { FastifyBaseLogger } from 'fastify';
 import type { ChainClient } from '../chain/client.ts';
-import { PoolFormatError, isAliasDenom, pairKey, parsePool, parseTakerFeeParams, type Pool, type TakerFees } from './pools.ts';
+import {
+  PoolFormatError,
+  isAliasDenom,
+  pairKey,
+  parsePool,
+  parseTakerFeeParams,
+  type Pool,
+  type TakerFees,
+} from './pools.ts';
 import { parseDec } from './dec.ts';
 
 const PAGE_LIMIT = 500;
@@ -35,7 +43,10 @@ export class ChainPoolSource {
     for (let page = 0; page < MAX_PAGES; page++) {
       const qs = new URLSearchParams({ 'pagination.limit': String(PAGE_LIMIT) });
       if (key) qs.set('pagination.key', key);
-      const body = (await this.get(`/osmosis/gamm/v1beta1/pools?${qs}`)) as { pools?: unknown; pagination?: { next_key?: unknown } } | null;
+      const body = (await this.get(`/osmosis/gamm/v1beta1/pools?${qs}`)) as {
+        pools?: unknown;
+        pagination?: { next_key?: unknown };
+      } | null;
       if (!body || !Array.isArray(body.pools)) throw new PoolFormatError('the pools response has no "pools" array');
       for (const raw of body.pools) {
         try {
@@ -60,7 +71,9 @@ export class ChainPoolSource {
 
   private async fetchPairFee(tokenIn: string, tokenOut: string): Promise<bigint> {
     const qs = new URLSearchParams({ denom_0: tokenIn, denom_1: tokenOut });
-    const body = (await this.get(`/osmosis/poolmanager/v1beta1/trading_pair_takerfee?${qs}`)) as { taker_fee?: unknown } | null;
+    const body = (await this.get(`/osmosis/poolmanager/v1beta1/trading_pair_takerfee?${qs}`)) as {
+      taker_fee?: unknown;
+    } | null;
     const fee = typeof body?.taker_fee === 'string' ? parseDec(body.taker_fee) : null;
     if (fee === null || fee < 0n) throw new PoolFormatError('trading_pair_takerfee answered without a valid taker_fee');
     return fee;
@@ -93,7 +106,11 @@ export class ChainPoolSource {
         }),
       );
     }
-    if (failed > 0) this.log.warn({ failed }, 'some trading-pair taker fees could not be read; using the last known value or the default');
+    if (failed > 0)
+      this.log.warn(
+        { failed },
+        'some trading-pair taker fees could not be read; using the last known value or the default',
+      );
     const pairs = new Map<string, bigint>();
     for (const k of wanted) {
       const known = this.pairFees.get(k);

@@ -20,7 +20,9 @@ registerCommand({
       doc = JSON.parse(readFileSync(file, 'utf8'));
     } catch (err) {
       const e = err as NodeJS.ErrnoException;
-      process.stderr.write(`Cannot import ${file}: ${e.code ? `cannot read the file (${e.code})` : 'not valid JSON'}\n`);
+      process.stderr.write(
+        `Cannot import ${file}: ${e.code ? `cannot read the file (${e.code})` : 'not valid JSON'}\n`,
+      );
       return 1;
     }
     let parsed;
@@ -34,7 +36,9 @@ registerCommand({
     const { pools, skipped, takerFees } = parsed;
     const result = await withContext(async (ctx) => {
       if (ctx.config.chainRestUrl) {
-        process.stderr.write('Note: CHAIN_REST_URL is set; services configured with it read pools from the chain and ignore imported pools.\n');
+        process.stderr.write(
+          'Note: CHAIN_REST_URL is set; services configured with it read pools from the chain and ignore imported pools.\n',
+        );
       }
       return replaceImportedPools(ctx.db, pools, takerFees, ctx.clock.now());
     });

@@ -68,7 +68,11 @@ export class ComplianceChecker {
         facts = await this.lookup(this.client, input, tokenization);
       } catch (err) {
         // not cached: the next request tries again
-        return { evaluated: true, passed: false, message: `Compliance could not be checked: ${(err as Error).message}` };
+        return {
+          evaluated: true,
+          passed: false,
+          message: `Compliance could not be checked: ${(err as Error).message}`,
+        };
       }
       if (this.cache.size >= MAX_ENTRIES) this.cache.clear();
       entry = { facts, expiresAt: now + COMPLIANCE_TTL_MS };
@@ -83,7 +87,9 @@ export class ComplianceChecker {
     const missingCollections: string[] = [];
     for (const id of collections) {
       try {
-        const body = (await client.get(`/bitbadges/bitbadgeschain/tokenization/get_collection/${id}`)) as { collection?: unknown } | null;
+        const body = (await client.get(`/bitbadges/bitbadgeschain/tokenization/get_collection/${id}`)) as {
+          collection?: unknown;
+        } | null;
         if (!body || body.collection === null || body.collection === undefined) missingCollections.push(id);
       } catch (err) {
         if (err instanceof ChainError && err.upstreamStatus === 404) missingCollections.push(id);
@@ -97,10 +103,16 @@ export class ComplianceChecker {
       try {
         const body = (await client.get(path)) as { amount?: unknown } | null;
         const amount = body?.amount;
-        if (typeof amount !== 'string' || !/^\d+$/.test(amount)) throw new Error('the chain REST endpoint answered the balance query in an unexpected format');
+        if (typeof amount !== 'string' || !/^\d+$/.test(amount))
+          throw new Error('the chain REST endpoint answered the balance query in an unexpected format');
         movableInput = BigInt(amount);
       } catch (err) {
-        if (err instanceof ChainError && err.upstreamStatus !== null && err.upstreamStatus >= 400 && err.upstreamStatus < 500) {
+        if (
+          err instanceof ChainError &&
+          err.upstreamStatus !== null &&
+          err.upstreamStatus >= 400 &&
+          err.upstreamStatus < 500
+        ) {
           refusal = `The chain refused the balance check for ${input.tokenInDenom}: ${err.upstreamMessage ?? `status ${err.upstreamStatus}`}`;
         } else if (err instanceof ChainError) {
           throw new Error('the chain REST endpoint did not answer the balance query');
@@ -113,7 +125,11 @@ export class ComplianceChecker {
 
 function verdict(facts: Facts, input: ComplianceInput): ComplianceResult {
   if (facts.missingCollections.length > 0) {
-    return { evaluated: true, passed: false, message: `Collection ${facts.missingCollections.join(', ')} does not exist on chain; its tokens cannot be transferred through the pool` };
+    return {
+      evaluated: true,
+      passed: false,
+      message: `Collection ${facts.missingCollections.join(', ')} does not exist on chain; its tokens cannot be transferred through the pool`,
+    };
   }
   if (facts.refusal) return { evaluated: true, passed: false, message: facts.refusal };
   if (facts.movableInput !== null && facts.movableInput < input.tokenInAmount) {

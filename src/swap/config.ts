@@ -22,7 +22,8 @@ export function swapConfig(env: Env): SwapConfig {
     throw new ConfigError('SWAP_PRICE_IMPACT_WARNING_PERCENT', `must be a number from 0 to 100 (got "${percent}")`);
   }
   const reserve = str(env, 'SWAP_MIN_POOL_RESERVE') ?? '1000000';
-  if (!/^\d{1,78}$/.test(reserve)) throw new ConfigError('SWAP_MIN_POOL_RESERVE', `must be a non-negative integer (got "${reserve}")`);
+  if (!/^\d{1,78}$/.test(reserve))
+    throw new ConfigError('SWAP_MIN_POOL_RESERVE', `must be a non-negative integer (got "${reserve}")`);
   return {
     chainPollIntervalMs: int(env, 'CHAIN_POLL_INTERVAL_MS', 6000, 100, 3_600_000),
     takerFeeRefreshMs: int(env, 'CHAIN_TAKER_FEE_REFRESH_MS', 600_000, 1000, 86_400_000),

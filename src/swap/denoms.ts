@@ -41,7 +41,8 @@ export function denomProblem(d: string, chainId: string): string | null {
 
 export function parseAmount(s: string, field: string): bigint {
   if (!/^\d+$/.test(s)) throw badRequest(`${field} amount must be a positive integer in base units (got "${s}")`);
-  if (s.length > 78 || BigInt(s) > MAX_AMOUNT) throw badRequest(`${field} amount is larger than the chain's 256-bit integer limit`);
+  if (s.length > 78 || BigInt(s) > MAX_AMOUNT)
+    throw badRequest(`${field} amount is larger than the chain's 256-bit integer limit`);
   const n = BigInt(s);
   if (n === 0n) throw badRequest(`${field} amount must be positive (got 0)`);
   return n;
@@ -58,12 +59,18 @@ export function parseTokenIn(s: string, chainId: string): Coin {
     if (amount === '') throw badRequest('tokenIn amount is missing in "amount:<n>,denom:<denom>"');
     if (denom === '') throw badRequest('tokenIn denom is missing in "amount:<n>,denom:<denom>"');
   } else {
-    if (/^-?\d*\.\d/.test(s) || s.startsWith('-')) throw badRequest(`tokenIn amount must be a positive integer in base units (got "${s.slice(0, 100)}")`);
-    if (/^\d+$/.test(s)) throw badRequest(`tokenIn has no denom: expected "<amount><denom>" or "amount:<n>,denom:<denom>" (got "${s.slice(0, 100)}")`);
+    if (/^-?\d*\.\d/.test(s) || s.startsWith('-'))
+      throw badRequest(`tokenIn amount must be a positive integer in base units (got "${s.slice(0, 100)}")`);
+    if (/^\d+$/.test(s))
+      throw badRequest(
+        `tokenIn has no denom: expected "<amount><denom>" or "amount:<n>,denom:<denom>" (got "${s.slice(0, 100)}")`,
+      );
     // the denom starts with a letter (Cosmos), or is an ERC-20 address on an EVM chain
     const coin = (isEvmChain(chainId) ? /^(\d+)(0x[0-9a-fA-F]{40})$/.exec(s) : null) ?? /^(\d+)([a-zA-Z]\S*)$/.exec(s);
     if (!coin) {
-      throw badRequest(`tokenIn must be "<amount><denom>" (e.g. "1000000ubadge") or "amount:<n>,denom:<denom>" (got "${s.slice(0, 200)}")`);
+      throw badRequest(
+        `tokenIn must be "<amount><denom>" (e.g. "1000000ubadge") or "amount:<n>,denom:<denom>" (got "${s.slice(0, 200)}")`,
+      );
     }
     [, amount, denom] = coin;
   }
@@ -80,7 +87,10 @@ export function checkDenom(d: string, field: string, chainId: string): string {
 }
 
 export function checkChainId(id: string, field: string): string {
-  if (!CHAIN_ID.test(id)) throw badRequest(`${field} "${id.slice(0, 100)}" is not a valid chain id (letters, digits, . _ -, at most 50 characters)`);
+  if (!CHAIN_ID.test(id))
+    throw badRequest(
+      `${field} "${id.slice(0, 100)}" is not a valid chain id (letters, digits, . _ -, at most 50 characters)`,
+    );
   return id;
 }
 

@@ -5,7 +5,13 @@ import { badRequest } from '../shared/errors.ts';
 import { PLATFORM_CHAIN_ID, isPlatformChain, minAmountOut } from './denoms.ts';
 import { deriveAddress, inboundDenom, outboundDenom, type IbcChain } from './ibc.ts';
 import { isTokenizationDenom } from './compliance.ts';
-import { swapExactAmountInMsg, swapWithIbcTransferMsg, transferMsg, type Affiliate, type SkipGoMsg } from './messages.ts';
+import {
+  swapExactAmountInMsg,
+  swapWithIbcTransferMsg,
+  transferMsg,
+  type Affiliate,
+  type SkipGoMsg,
+} from './messages.ts';
 import { reserveOf } from './pools.ts';
 import { bestQuote, priceImpact, type RouteQuote } from './router.ts';
 import type { SwapService } from './service.ts';
@@ -46,7 +52,9 @@ interface NativeSwap {
 
 function noPoolsHint(svc: SwapService): string {
   if (svc.state.pools.length > 0) return '';
-  return svc.source === 'chain' ? ' (no pools could be read from CHAIN_REST_URL yet)' : ' (no pools are loaded: set CHAIN_REST_URL or run `platform import-pools FILE`)';
+  return svc.source === 'chain'
+    ? ' (no pools could be read from CHAIN_REST_URL yet)'
+    : ' (no pools are loaded: set CHAIN_REST_URL or run `platform import-pools FILE`)';
 }
 
 /** Best native route, exact amounts, minimum, affiliates, warnings. */
@@ -60,9 +68,14 @@ async function nativeSwap(svc: SwapService, req: EstimateRequest, tokenOutDenom:
     if (all.ok) best = all;
   }
   if (!best.ok) {
-    if (best.reason === 'no-route') throw badRequest(`No route from ${denom} to ${tokenOutDenom} through the platform pools${noPoolsHint(svc)}`);
-    if (best.reason === 'zero-output') throw badRequest(`Amount too small: ${amount}${denom} yields no ${tokenOutDenom} on any route after fees and rounding`);
-    if (best.reason === 'too-large') throw badRequest(`Amount too large: ${amount}${denom} exceeds what the pools on every route can take`);
+    if (best.reason === 'no-route')
+      throw badRequest(`No route from ${denom} to ${tokenOutDenom} through the platform pools${noPoolsHint(svc)}`);
+    if (best.reason === 'zero-output')
+      throw badRequest(
+        `Amount too small: ${amount}${denom} yields no ${tokenOutDenom} on any route after fees and rounding`,
+      );
+    if (best.reason === 'too-large')
+      throw badRequest(`Amount too large: ${amount}${denom} exceeds what the pools on every route can take`);
     throw badRequest(`No route from ${denom} to ${tokenOutDenom} can be quoted with the current pool state`);
   }
   const quote = best.quote;
@@ -79,7 +92,11 @@ async function nativeSwap(svc: SwapService, req: EstimateRequest, tokenOutDenom:
     tokenInAmount: amount,
     force: req.forceCompliance,
   });
-  const compliance = !check.evaluated ? {} : check.passed ? { warning: false } : { warning: true, message: check.message };
+  const compliance = !check.evaluated
+    ? {}
+    : check.passed
+      ? { warning: false }
+      : { warning: true, message: check.message };
   return { quote, minOut, affiliates, affiliateFees, lowLiquidity, compliance };
 }
 
@@ -91,7 +108,11 @@ async function nativeSwap(svc: SwapService, req: EstimateRequest, tokenOutDenom:
  * amount at the plain minimum, then the minimum of that net. A smaller minimum only lowers the fees,
  * so the estimate (gross − fees of the final minimum) stays at or above it.
  */
-export function minimumAndFees(grossOut: bigint, slippage: bigint, affiliates: Affiliate[]): { minOut: bigint; affiliateFees: bigint } {
+export function minimumAndFees(
+  grossOut: bigint,
+  slippage: bigint,
+  affiliates: Affiliate[],
+): { minOut: bigint; affiliateFees: bigint } {
   const fees = (min: bigint) => affiliates.reduce((sum, a) => sum + (min * BigInt(a.basis_points_fee)) / 10_000n, 0n);
   if (affiliates.length === 0) return { minOut: minAmountOut(grossOut, slippage), affiliateFees: 0n };
   const netAtMinimum = grossOut - fees(minAmountOut(grossOut, slippage));
@@ -102,7 +123,9 @@ export function minimumAndFees(grossOut: bigint, slippage: bigint, affiliates: A
 function lowLiquidityOf(svc: SwapService, quote: RouteQuote): boolean {
   const { priceImpactWarningPercent, minPoolReserve } = svc.settings;
   if (priceImpact(quote) * 100 > priceImpactWarningPercent) return true;
-  return quote.hops.some((h) => reserveOf(h.pool, h.tokenInDenom) < minPoolReserve || reserveOf(h.pool, h.tokenOutDenom) < minPoolReserve);
+  return quote.hops.some(
+    (h) => reserveOf(h.pool, h.tokenInDenom) < minPoolReserve || reserveOf(h.pool, h.tokenOutDenom) < minPoolReserve,
+  );
 }
 
 function swapPath(req: EstimateRequest, quote: RouteQuote): AssetStep[] {
@@ -112,7 +135,9 @@ function swapPath(req: EstimateRequest, quote: RouteQuote): AssetStep[] {
   ];
 }
 
-function warnings(swap: NativeSwap): Pick<Estimate, 'lowLiquidityWarning' | 'complianceNotPassedWarning' | 'complianceErrorMessage'> {
+function warnings(
+  swap: NativeSwap,
+): Pick<Estimate, 'lowLiquidityWarning' | 'complianceNotPassedWarning' | 'complianceErrorMessage'> {
   return {
     lowLiquidityWarning: swap.lowLiquidity,
     ...(swap.compliance.warning !== undefined ? { complianceNotPassedWarning: swap.compliance.warning } : {}),
@@ -125,7 +150,16 @@ async function estimateNative(svc: SwapService, req: EstimateRequest): Promise<E
   return {
     tokenOutAmount: (swap.quote.amountOut - swap.affiliateFees).toString(),
     tokenInAmount: req.tokenIn.amount.toString(),
-    skipGoMsgs: [swapExactAmountInMsg(PLATFORM_CHAIN_ID, req.platformAddress, req.tokenIn.denom, swap.quote, swap.minOut, swap.affiliates)],
+    skipGoMsgs: [
+      swapExactAmountInMsg(
+        PLATFORM_CHAIN_ID,
+        req.platformAddress,
+        req.tokenIn.denom,
+        swap.quote,
+        swap.minOut,
+        swap.affiliates,
+      ),
+    ],
     assetPath: swapPath(req, swap.quote),
     doesSwap: true,
     ...warnings(swap),
@@ -144,7 +178,16 @@ async function estimateOutbound(svc: SwapService, req: EstimateRequest, chain: I
       tokenOutAmount: amount.toString(),
       tokenInAmount: amount.toString(),
       skipGoMsgs: [
-        transferMsg({ chainId: PLATFORM_CHAIN_ID, destChainId: chain.chainId, sourceChannel: chain.channel, denom, amount, sender: req.platformAddress, receiver, timeoutTimestampNs: timeoutNs(svc) }),
+        transferMsg({
+          chainId: PLATFORM_CHAIN_ID,
+          destChainId: chain.chainId,
+          sourceChannel: chain.channel,
+          denom,
+          amount,
+          sender: req.platformAddress,
+          receiver,
+          timeoutTimestampNs: timeoutNs(svc),
+        }),
       ],
       assetPath: [
         { denom, chainId: PLATFORM_CHAIN_ID, how: 'genesis' },
@@ -162,7 +205,16 @@ async function estimateOutbound(svc: SwapService, req: EstimateRequest, chain: I
     tokenOutAmount: (swap.quote.amountOut - swap.affiliateFees).toString(),
     tokenInAmount: amount.toString(),
     skipGoMsgs: [
-      swapWithIbcTransferMsg(PLATFORM_CHAIN_ID, chain.chainId, req.platformAddress, denom, swap.quote, swap.minOut, { sourceChannel: chain.channel, receiver, timeoutTimestampNs: timeoutNs(svc) }, swap.affiliates),
+      swapWithIbcTransferMsg(
+        PLATFORM_CHAIN_ID,
+        chain.chainId,
+        req.platformAddress,
+        denom,
+        swap.quote,
+        swap.minOut,
+        { sourceChannel: chain.channel, receiver, timeoutTimestampNs: timeoutNs(svc) },
+        swap.affiliates,
+      ),
     ],
     assetPath: [...swapPath(req, swap.quote), { denom: req.tokenOutDenom, chainId: chain.chainId, how: 'transfer' }],
     doesSwap: true,
@@ -227,7 +279,8 @@ async function estimateViaSkip(svc: SwapService, req: EstimateRequest): Promise<
     },
     svc.settings.upstreamTimeoutMs,
   );
-  const impactHigh = r.priceImpactPercent !== undefined && Math.abs(r.priceImpactPercent) > svc.settings.priceImpactWarningPercent;
+  const impactHigh =
+    r.priceImpactPercent !== undefined && Math.abs(r.priceImpactPercent) > svc.settings.priceImpactWarningPercent;
   return {
     tokenOutAmount: r.tokenOutAmount,
     tokenInAmount: req.tokenIn.amount.toString(),
@@ -255,4 +308,3 @@ export async function estimateSwap(svc: SwapService, req: EstimateRequest): Prom
   if (!estimate) estimate = await estimateViaSkip(svc, req);
   return { success: true, estimate };
 }
-

@@ -34,12 +34,18 @@ async function readJson(res: Awaited<ReturnType<typeof request>>, url: string): 
 }
 
 /** GET or POST JSON; resolves with the parsed body of a 2xx, throws UpstreamError otherwise. */
-export async function fetchJson(url: string, opts: { method?: 'GET' | 'POST'; body?: unknown; timeoutMs: number }): Promise<unknown> {
+export async function fetchJson(
+  url: string,
+  opts: { method?: 'GET' | 'POST'; body?: unknown; timeoutMs: number },
+): Promise<unknown> {
   let res;
   try {
     res = await request(url, {
       method: opts.method ?? 'GET',
-      headers: { accept: 'application/json', ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      headers: {
+        accept: 'application/json',
+        ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
       body: opts.body !== undefined ? JSON.stringify(opts.body) : undefined,
       headersTimeout: opts.timeoutMs,
       bodyTimeout: opts.timeoutMs,
@@ -49,6 +55,7 @@ export async function fetchJson(url: string, opts: { method?: 'GET' | 'POST'; bo
     throw new UpstreamError(`request to ${url} failed: ${(err as Error).message}`);
   }
   const body = await readJson(res, url);
-  if (res.statusCode < 200 || res.statusCode >= 300) throw new UpstreamError(`${url} answered ${res.statusCode}`, res.statusCode, body);
+  if (res.statusCode < 200 || res.statusCode >= 300)
+    throw new UpstreamError(`${url} answered ${res.statusCode}`, res.statusCode, body);
   return body;
 }

@@ -40,9 +40,11 @@ export function parseRegistry(doc: unknown, where = 'IBC registry'): IbcRegistry
   const fail = (msg: string): never => {
     throw new Error(`${where}: ${msg}`);
   };
-  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) fail('must be a JSON object with a "chains" array');
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc))
+    fail('must be a JSON object with a "chains" array');
   const root = doc as Record<string, unknown>;
-  for (const k of Object.keys(root)) if (k !== 'chains' && k !== 'denomTraces') fail(`unknown field "${k}" (allowed: chains, denomTraces)`);
+  for (const k of Object.keys(root))
+    if (k !== 'chains' && k !== 'denomTraces') fail(`unknown field "${k}" (allowed: chains, denomTraces)`);
   if (!Array.isArray(root.chains)) fail('"chains" must be an array');
   const chains = new Map<string, IbcChain>();
   (root.chains as unknown[]).forEach((c, i) => {
@@ -51,15 +53,20 @@ export function parseRegistry(doc: unknown, where = 'IBC registry'): IbcRegistry
     const e = c as Record<string, unknown>;
     const allowed = ['chainId', 'bech32Prefix', 'channel', 'counterpartyChannel', 'estimatedTransferSeconds'];
     for (const k of Object.keys(e)) if (!allowed.includes(k)) fail(`${at} has unknown field "${k}"`);
-    if (typeof e.chainId !== 'string' || !/^[a-zA-Z0-9][a-zA-Z0-9._-]{0,49}$/.test(e.chainId)) fail(`${at}.chainId must be a chain id`);
+    if (typeof e.chainId !== 'string' || !/^[a-zA-Z0-9][a-zA-Z0-9._-]{0,49}$/.test(e.chainId))
+      fail(`${at}.chainId must be a chain id`);
     const chainId = e.chainId as string;
-    if (chainId === PLATFORM_CHAIN_ID) fail(`${at}.chainId must not be ${PLATFORM_CHAIN_ID} (the registry lists counterparties)`);
+    if (chainId === PLATFORM_CHAIN_ID)
+      fail(`${at}.chainId must not be ${PLATFORM_CHAIN_ID} (the registry lists counterparties)`);
     if (chains.has(chainId)) fail(`${at}.chainId "${chainId}" appears twice`);
-    if (typeof e.bech32Prefix !== 'string' || !/^[a-z][a-z0-9]{0,19}$/.test(e.bech32Prefix)) fail(`${at}.bech32Prefix must be 1 to 20 lowercase letters or digits`);
+    if (typeof e.bech32Prefix !== 'string' || !/^[a-z][a-z0-9]{0,19}$/.test(e.bech32Prefix))
+      fail(`${at}.bech32Prefix must be 1 to 20 lowercase letters or digits`);
     if (typeof e.channel !== 'string' || !CHANNEL.test(e.channel)) fail(`${at}.channel must look like "channel-0"`);
-    if (typeof e.counterpartyChannel !== 'string' || !CHANNEL.test(e.counterpartyChannel)) fail(`${at}.counterpartyChannel must look like "channel-0"`);
+    if (typeof e.counterpartyChannel !== 'string' || !CHANNEL.test(e.counterpartyChannel))
+      fail(`${at}.counterpartyChannel must look like "channel-0"`);
     const secs = e.estimatedTransferSeconds ?? 30;
-    if (typeof secs !== 'number' || !Number.isInteger(secs) || secs < 1 || secs > 86_400) fail(`${at}.estimatedTransferSeconds must be an integer from 1 to 86400`);
+    if (typeof secs !== 'number' || !Number.isInteger(secs) || secs < 1 || secs > 86_400)
+      fail(`${at}.estimatedTransferSeconds must be an integer from 1 to 86400`);
     chains.set(chainId, {
       chainId,
       bech32Prefix: e.bech32Prefix as string,
@@ -70,9 +77,11 @@ export function parseRegistry(doc: unknown, where = 'IBC registry'): IbcRegistry
   });
   const traces = new Map<string, string>();
   if (root.denomTraces !== undefined) {
-    if (!Array.isArray(root.denomTraces)) fail('"denomTraces" must be an array of paths like "transfer/channel-2/uusdc"');
+    if (!Array.isArray(root.denomTraces))
+      fail('"denomTraces" must be an array of paths like "transfer/channel-2/uusdc"');
     (root.denomTraces as unknown[]).forEach((t, i) => {
-      if (typeof t !== 'string' || !TRACE.test(t)) fail(`denomTraces[${i}] must be a path like "transfer/channel-2/uusdc"`);
+      if (typeof t !== 'string' || !TRACE.test(t))
+        fail(`denomTraces[${i}] must be a path like "transfer/channel-2/uusdc"`);
       traces.set(ibcDenom(t as string), t as string);
     });
   }
@@ -86,7 +95,10 @@ export function loadRegistryFile(path: string | null): IbcRegistry {
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    throw new ConfigError('IBC_REGISTRY_FILE', `cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): ${path}`);
+    throw new ConfigError(
+      'IBC_REGISTRY_FILE',
+      `cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): ${path}`,
+    );
   }
   let doc: unknown;
   try {
@@ -129,7 +141,12 @@ export function outboundDenom(registry: IbcRegistry, chain: IbcChain, denom: str
  * fresh voucher; `ibc/…` coins are resolved only when they are platform-origin vouchers coming
  * home (checked against `platformDenoms`). Null when it cannot be determined.
  */
-export function inboundDenom(registry: IbcRegistry, chain: IbcChain, denom: string, platformDenoms: Iterable<string>): string | null {
+export function inboundDenom(
+  registry: IbcRegistry,
+  chain: IbcChain,
+  denom: string,
+  platformDenoms: Iterable<string>,
+): string | null {
   if (!denom.startsWith('ibc/')) return ibcDenom(`transfer/${chain.channel}/${denom}`);
   for (const p of platformDenoms) {
     const path = platformPath(registry, p);

@@ -32,7 +32,14 @@ export interface Affiliate {
 const routes = (quote: RouteQuote) => quote.hops.map((h) => ({ pool_id: h.pool.id, token_out_denom: h.tokenOutDenom }));
 
 /** gamm MsgSwapExactAmountIn; `affiliates` only when there are some (the chain's field 5). */
-export function swapExactAmountInMsg(chainId: string, sender: string, tokenInDenom: string, quote: RouteQuote, minOut: bigint, affiliates: Affiliate[]): SkipGoMsg {
+export function swapExactAmountInMsg(
+  chainId: string,
+  sender: string,
+  tokenInDenom: string,
+  quote: RouteQuote,
+  minOut: bigint,
+  affiliates: Affiliate[],
+): SkipGoMsg {
   const msg: Record<string, unknown> = {
     sender,
     routes: routes(quote),
@@ -40,7 +47,14 @@ export function swapExactAmountInMsg(chainId: string, sender: string, tokenInDen
     token_out_min_amount: minOut.toString(),
   };
   if (affiliates.length > 0) msg.affiliates = affiliates;
-  return { multi_chain_msg: { chain_id: chainId, path: [chainId], msg: JSON.stringify(msg), msg_type_url: MSG_SWAP_EXACT_AMOUNT_IN } };
+  return {
+    multi_chain_msg: {
+      chain_id: chainId,
+      path: [chainId],
+      msg: JSON.stringify(msg),
+      msg_type_url: MSG_SWAP_EXACT_AMOUNT_IN,
+    },
+  };
 }
 
 /** gamm MsgSwapExactAmountInWithIBCTransfer: swap, check the minimum, pay affiliates, send the rest over ICS-20. */
@@ -67,7 +81,14 @@ export function swapWithIbcTransferMsg(
     },
   };
   if (affiliates.length > 0) msg.affiliates = affiliates;
-  return { multi_chain_msg: { chain_id: chainId, path: [chainId, destChainId], msg: JSON.stringify(msg), msg_type_url: MSG_SWAP_WITH_IBC_TRANSFER } };
+  return {
+    multi_chain_msg: {
+      chain_id: chainId,
+      path: [chainId, destChainId],
+      msg: JSON.stringify(msg),
+      msg_type_url: MSG_SWAP_WITH_IBC_TRANSFER,
+    },
+  };
 }
 
 /** ICS-20 MsgTransfer with no height timeout and an absolute timestamp timeout (ns). */
@@ -91,5 +112,12 @@ export function transferMsg(args: {
     timeout_timestamp: args.timeoutTimestampNs.toString(),
     memo: '',
   };
-  return { multi_chain_msg: { chain_id: args.chainId, path: [args.chainId, args.destChainId], msg: JSON.stringify(msg), msg_type_url: MSG_TRANSFER } };
+  return {
+    multi_chain_msg: {
+      chain_id: args.chainId,
+      path: [args.chainId, args.destChainId],
+      msg: JSON.stringify(msg),
+      msg_type_url: MSG_TRANSFER,
+    },
+  };
 }

@@ -35,8 +35,17 @@ export interface Pool {
 
 export class PoolFormatError extends Error {}
 
-const BALANCER_TYPES = new Set(['/gamm.poolmodels.balancer.Pool', '/osmosis.gamm.v1beta1.Pool', '/gamm.v1beta1.Pool', '/osmosis.gamm.poolmodels.balancer.v1beta1.Pool']);
-const STABLESWAP_TYPES = new Set(['/gamm.poolmodels.stableswap.Pool', '/gamm.poolmodels.stableswap.v1beta1.Pool', '/osmosis.gamm.poolmodels.stableswap.v1beta1.Pool']);
+const BALANCER_TYPES = new Set([
+  '/gamm.poolmodels.balancer.Pool',
+  '/osmosis.gamm.v1beta1.Pool',
+  '/gamm.v1beta1.Pool',
+  '/osmosis.gamm.poolmodels.balancer.v1beta1.Pool',
+]);
+const STABLESWAP_TYPES = new Set([
+  '/gamm.poolmodels.stableswap.Pool',
+  '/gamm.poolmodels.stableswap.v1beta1.Pool',
+  '/osmosis.gamm.poolmodels.stableswap.v1beta1.Pool',
+]);
 
 /** Cosmos SDK denom rule (sdk.ValidateDenom). */
 export const COSMOS_DENOM = /^[a-zA-Z][a-zA-Z0-9/:._-]{2,127}$/;
@@ -48,14 +57,16 @@ function obj(v: unknown, where: string): Record<string, unknown> {
   return v as Record<string, unknown>;
 }
 function uint(v: unknown, where: string): bigint {
-  if (typeof v !== 'string' || !UINT.test(v) || v.length > 78) throw new PoolFormatError(`${where} must be an unsigned integer string`);
+  if (typeof v !== 'string' || !UINT.test(v) || v.length > 78)
+    throw new PoolFormatError(`${where} must be an unsigned integer string`);
   const n = BigInt(v);
   if (n > MAX_INT) throw new PoolFormatError(`${where} is larger than 2^256`);
   return n;
 }
 function decimal(v: unknown, where: string): bigint {
   const d = typeof v === 'string' ? parseDec(v) : null;
-  if (d === null || d < 0n) throw new PoolFormatError(`${where} must be a non-negative decimal string with at most 18 decimals`);
+  if (d === null || d < 0n)
+    throw new PoolFormatError(`${where} must be a non-negative decimal string with at most 18 decimals`);
   return d;
 }
 function denom(v: unknown, where: string): string {
@@ -76,7 +87,9 @@ export function parsePool(raw: unknown, where = 'pool'): Pool | null {
   const p = obj(raw, where);
   const type = typeof p['@type'] === 'string' ? (p['@type'] as string) : null;
   const isBalancer = type ? BALANCER_TYPES.has(type) : Array.isArray(p.pool_assets);
-  const isStable = type ? STABLESWAP_TYPES.has(type) : Array.isArray(p.pool_liquidity) && Array.isArray(p.scaling_factors);
+  const isStable = type
+    ? STABLESWAP_TYPES.has(type)
+    : Array.isArray(p.pool_liquidity) && Array.isArray(p.scaling_factors);
   if (!isBalancer && !isStable) return null;
   const id = uint(p.id, `${where}.id`);
   if (id > 18446744073709551615n) throw new PoolFormatError(`${where}.id must be a uint64`);
@@ -93,24 +106,50 @@ export function parsePool(raw: unknown, where = 'pool'): Pool | null {
       const token = obj(asset.token, `${at}.token`);
       const weight = uint(asset.weight, `${at}.weight`);
       if (weight === 0n) throw new PoolFormatError(`${at}.weight must be positive`);
-      assets.push({ denom: denom(token.denom, `${at}.token.denom`), amount: uint(token.amount, `${at}.token.amount`), weight, scalingFactor: 0n });
+      assets.push({
+        denom: denom(token.denom, `${at}.token.denom`),
+        amount: uint(token.amount, `${at}.token.amount`),
+        weight,
+        scalingFactor: 0n,
+      });
     });
   } else {
-    if (!Array.isArray(p.pool_liquidity) || !Array.isArray(p.scaling_factors)) throw new PoolFormatError(`${where} needs pool_liquidity and scaling_factors arrays`);
-    if (p.scaling_factors.length !== p.pool_liquidity.length) throw new PoolFormatError(`${where}.scaling_factors must have one entry per pool_liquidity coin`);
+    if (!Array.isArray(p.pool_liquidity) || !Array.isArray(p.scaling_factors))
+      throw new PoolFormatError(`${where} needs pool_liquidity and scaling_factors arrays`);
+    if (p.scaling_factors.length !== p.pool_liquidity.length)
+      throw new PoolFormatError(`${where}.scaling_factors must have one entry per pool_liquidity coin`);
     const factors = p.scaling_factors as unknown[];
     p.pool_liquidity.forEach((c, i) => {
       const at = `${where}.pool_liquidity[${i}]`;
       const coin = obj(c, at);
-      const factor = uint(typeof factors[i] === 'number' ? String(factors[i]) : factors[i], `${where}.scaling_factors[${i}]`);
+      const factor = uint(
+        typeof factors[i] === 'number' ? String(factors[i]) : factors[i],
+        `${where}.scaling_factors[${i}]`,
+      );
       if (factor === 0n) throw new PoolFormatError(`${where}.scaling_factors[${i}] must be positive`);
-      assets.push({ denom: denom(coin.denom, `${at}.denom`), amount: uint(coin.amount, `${at}.amount`), weight: 0n, scalingFactor: factor });
+      assets.push({
+        denom: denom(coin.denom, `${at}.denom`),
+        amount: uint(coin.amount, `${at}.amount`),
+        weight: 0n,
+        scalingFactor: factor,
+      });
     });
   }
   if (assets.length < 2) throw new PoolFormatError(`${where} must hold at least two assets`);
-  if (new Set(assets.map((a) => a.denom)).size !== assets.length) throw new PoolFormatError(`${where} lists a denom twice`);
+  if (new Set(assets.map((a) => a.denom)).size !== assets.length)
+    throw new PoolFormatError(`${where} lists a denom twice`);
   const reserves = new Map(assets.filter((a) => a.amount > 0n).map((a) => [a.denom, a.amount]));
-  return { id: id.toString(), type: isBalancer ? 'balancer' : 'stableswap', address, swapFee, exitFee, assets, index: -1, reserves, source: raw };
+  return {
+    id: id.toString(),
+    type: isBalancer ? 'balancer' : 'stableswap',
+    address,
+    swapFee,
+    exitFee,
+    assets,
+    index: -1,
+    reserves,
+    source: raw,
+  };
 }
 
 export interface TakerFees {
@@ -143,7 +182,13 @@ export function parsePairTakerFees(raw: unknown, where = 'denom_pair_taker_fees'
   const pairs = new Map<string, bigint>();
   raw.forEach((e, i) => {
     const o = obj(e, `${where}[${i}]`);
-    pairs.set(pairKey(denom(o.token_in_denom, `${where}[${i}].token_in_denom`), denom(o.token_out_denom, `${where}[${i}].token_out_denom`)), fraction(o.taker_fee, `${where}[${i}].taker_fee`));
+    pairs.set(
+      pairKey(
+        denom(o.token_in_denom, `${where}[${i}].token_in_denom`),
+        denom(o.token_out_denom, `${where}[${i}].token_out_denom`),
+      ),
+      fraction(o.taker_fee, `${where}[${i}].taker_fee`),
+    );
   });
   return pairs;
 }
@@ -155,7 +200,11 @@ export function reserveOf(pool: Pool, d: string): bigint {
 /** One pool hop after the taker fee: the pool's spread factor, then its invariant. */
 export function poolOutGivenIn(pool: Pool, amountIn: bigint, denomIn: string, denomOut: string): bigint {
   if (pool.type === 'stableswap') {
-    const reserves: StableswapReserve[] = pool.assets.map((a) => ({ denom: a.denom, amount: a.amount, scalingFactor: a.scalingFactor }));
+    const reserves: StableswapReserve[] = pool.assets.map((a) => ({
+      denom: a.denom,
+      amount: a.amount,
+      scalingFactor: a.scalingFactor,
+    }));
     return stableswapOutGivenIn(amountIn, denomIn, denomOut, reserves, pool.swapFee);
   }
   const ain = pool.assets.find((a) => a.denom === denomIn);
@@ -167,7 +216,11 @@ export function poolOutGivenIn(pool: Pool, amountIn: bigint, denomIn: string, de
 /** Fee-free spot price (units of out per unit of in) as an 18-decimal raw; 0 when undefined. */
 export function poolSpotPrice(pool: Pool, denomIn: string, denomOut: string): bigint {
   if (pool.type === 'stableswap') {
-    return stableswapSpotPrice(denomIn, denomOut, pool.assets.map((a) => ({ denom: a.denom, amount: a.amount, scalingFactor: a.scalingFactor })));
+    return stableswapSpotPrice(
+      denomIn,
+      denomOut,
+      pool.assets.map((a) => ({ denom: a.denom, amount: a.amount, scalingFactor: a.scalingFactor })),
+    );
   }
   const ain = pool.assets.find((a) => a.denom === denomIn);
   const aout = pool.assets.find((a) => a.denom === denomOut);
@@ -197,12 +250,19 @@ function canonical(pools: Pool[], fees: TakerFees): string {
   const parts: string[] = [`d${fees.defaultFee}`];
   for (const [k, v] of [...fees.pairs].sort((a, b) => (a[0] < b[0] ? -1 : 1))) parts.push(`p${k}=${v}`);
   for (const p of pools) {
-    parts.push(`${p.type}:${p.id}:${p.swapFee}:${p.assets.map((a) => `${a.denom}=${a.amount}/${a.weight}/${a.scalingFactor}`).join(',')}`);
+    parts.push(
+      `${p.type}:${p.id}:${p.swapFee}:${p.assets.map((a) => `${a.denom}=${a.amount}/${a.weight}/${a.scalingFactor}`).join(',')}`,
+    );
   }
   return parts.join('|');
 }
 
-export function buildPoolState(pools: Pool[], takerFees: TakerFees, source: PoolState['source'], now: number): PoolState {
+export function buildPoolState(
+  pools: Pool[],
+  takerFees: TakerFees,
+  source: PoolState['source'],
+  now: number,
+): PoolState {
   const sorted = [...pools].sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : BigInt(a.id) > BigInt(b.id) ? 1 : 0));
   const byId = new Map<string, Pool>();
   for (const p of sorted) byId.set(p.id, p);
@@ -239,7 +299,7 @@ function spotFloat(pool: Pool, base: string, quote: string): number {
   const b = pool.assets.find((a) => a.denom === base)!;
   const q = pool.assets.find((a) => a.denom === quote)!;
   if (pool.type === 'stableswap') return Number(q.scalingFactor) / Number(b.scalingFactor);
-  return (Number(q.amount) / Number(q.weight)) / (Number(b.amount) / Number(b.weight));
+  return Number(q.amount) / Number(q.weight) / (Number(b.amount) / Number(b.weight));
 }
 
 /**
@@ -248,7 +308,10 @@ function spotFloat(pool: Pool, base: string, quote: string): number {
  * priced through the deepest pool that first reaches it from there. A pool's value is the sum of
  * its reserves at those prices; a denom's liquidity is its reserves' value over all its pools.
  */
-function valuePools(pools: Pool[], byDenom: Map<string, Pool[]>): { poolValue: Float64Array; denomLiquidity: Map<string, number> } {
+function valuePools(
+  pools: Pool[],
+  byDenom: Map<string, Pool[]>,
+): { poolValue: Float64Array; denomLiquidity: Map<string, number> } {
   const price = new Map<string, number>();
   const order = [...byDenom.keys()].sort((a, b) => byDenom.get(b)!.length - byDenom.get(a)!.length || (a < b ? -1 : 1));
   for (const hub of order) {
@@ -282,13 +345,18 @@ function valuePools(pools: Pool[], byDenom: Map<string, Pool[]>): { poolValue: F
   return { poolValue, denomLiquidity };
 }
 
-export const emptyPoolState = (now = 0): PoolState => buildPoolState([], { defaultFee: 0n, pairs: new Map() }, 'none', now);
+export const emptyPoolState = (now = 0): PoolState =>
+  buildPoolState([], { defaultFee: 0n, pairs: new Map() }, 'none', now);
 
 /**
  * Reads an import file / REST body: `{ pools: [...] }` (pagination ignored), optionally with
  * `params` (the poolmanager Params body's `params`) and `denom_pair_taker_fees`; or a bare array.
  */
-export function parsePoolsDocument(doc: unknown): { pools: Pool[]; skipped: Array<{ id: string; type: string }>; takerFees: TakerFees } {
+export function parsePoolsDocument(doc: unknown): {
+  pools: Pool[];
+  skipped: Array<{ id: string; type: string }>;
+  takerFees: TakerFees;
+} {
   const root = Array.isArray(doc) ? { pools: doc } : obj(doc, 'document');
   if (!Array.isArray(root.pools)) throw new PoolFormatError('document.pools must be an array of pools');
   const pools: Pool[] = [];
@@ -307,6 +375,9 @@ export function parsePoolsDocument(doc: unknown): { pools: Pool[]; skipped: Arra
     ids.add(p.id);
   }
   const defaultFee = root.params === undefined ? 0n : parseTakerFeeParams(root.params, 'params');
-  const pairs = root.denom_pair_taker_fees === undefined ? new Map<string, bigint>() : parsePairTakerFees(root.denom_pair_taker_fees);
+  const pairs =
+    root.denom_pair_taker_fees === undefined
+      ? new Map<string, bigint>()
+      : parsePairTakerFees(root.denom_pair_taker_fees);
   return { pools, skipped, takerFees: { defaultFee, pairs } };
 }

@@ -58,7 +58,8 @@ function denomOnPath(node: Partial, denom: string): boolean {
 
 function toRoute(node: Partial): Route {
   const route: Route = new Array(node.depth);
-  for (let n: Partial | null = node; n && n.pool; n = n.parent) route[n.depth - 1] = { pool: n.pool, tokenOutDenom: n.denom };
+  for (let n: Partial | null = node; n && n.pool; n = n.parent)
+    route[n.depth - 1] = { pool: n.pool, tokenOutDenom: n.denom };
   let key = '';
   for (const step of route) step.key = key = `${key}>${step.pool.id}:${step.tokenOutDenom}`;
   return route;
@@ -70,17 +71,30 @@ function toRoute(node: Partial): Route {
  * (SQS's dynamic minimum-liquidity filter); when that leaves no route, the search runs again
  * without the filter. `minLiquidity: false` searches without it from the start.
  */
-export function findCandidateRoutes(state: PoolState, tokenIn: string, tokenOut: string, opts: { minLiquidity?: boolean; maxHops?: number; maxRoutes?: number } = {}): Route[] {
+export function findCandidateRoutes(
+  state: PoolState,
+  tokenIn: string,
+  tokenOut: string,
+  opts: { minLiquidity?: boolean; maxHops?: number; maxRoutes?: number } = {},
+): Route[] {
   const maxHops = opts.maxHops ?? MAX_HOPS;
   const maxRoutes = opts.maxRoutes ?? MAX_CANDIDATE_ROUTES;
   if (tokenIn === tokenOut || !state.byDenom.has(tokenIn) || !state.byDenom.has(tokenOut)) return [];
   if (opts.minLiquidity === false) return search(state, tokenIn, tokenOut, maxHops, maxRoutes, 0);
-  const floor = Math.min(state.denomLiquidity.get(tokenIn) ?? 0, state.denomLiquidity.get(tokenOut) ?? 0) * MIN_LIQUIDITY_FRACTION;
+  const floor =
+    Math.min(state.denomLiquidity.get(tokenIn) ?? 0, state.denomLiquidity.get(tokenOut) ?? 0) * MIN_LIQUIDITY_FRACTION;
   const filtered = search(state, tokenIn, tokenOut, maxHops, maxRoutes, floor);
   return filtered.length > 0 || floor === 0 ? filtered : search(state, tokenIn, tokenOut, maxHops, maxRoutes, 0);
 }
 
-function search(state: PoolState, tokenIn: string, tokenOut: string, maxHops: number, maxRoutes: number, minValue: number): Route[] {
+function search(
+  state: PoolState,
+  tokenIn: string,
+  tokenOut: string,
+  maxHops: number,
+  maxRoutes: number,
+  minValue: number,
+): Route[] {
   const found: Route[] = [];
   // a route one hop short of the limit can only finish in a pool holding tokenOut
   const outPools = state.byDenom.get(tokenOut) ?? [];
@@ -158,7 +172,13 @@ export function allRoutes(state: PoolState, tokenIn: string, tokenOut: string, m
 export type HopMemo = Map<string, bigint | SwapMathError>;
 
 /** Quotes one route: per hop, the taker fee is taken from the input (truncated), then the pool swaps. */
-export function quoteRoute(state: PoolState, route: Route, tokenInDenom: string, amountIn: bigint, memo?: HopMemo): RouteQuote {
+export function quoteRoute(
+  state: PoolState,
+  route: Route,
+  tokenInDenom: string,
+  amountIn: bigint,
+  memo?: HopMemo,
+): RouteQuote {
   const hops: HopQuote[] = [];
   let denomIn = tokenInDenom;
   let amount = amountIn;
@@ -182,7 +202,15 @@ export function quoteRoute(state: PoolState, route: Route, tokenInDenom: string,
       if (key) memo.set(key, out);
     }
     if (out instanceof SwapMathError) throw out;
-    hops.push({ pool: step.pool, tokenInDenom: denomIn, tokenOutDenom: step.tokenOutDenom, amountIn: amount, takerFee, amountInAfterTakerFee: afterFee, amountOut: out });
+    hops.push({
+      pool: step.pool,
+      tokenInDenom: denomIn,
+      tokenOutDenom: step.tokenOutDenom,
+      amountIn: amount,
+      takerFee,
+      amountInAfterTakerFee: afterFee,
+      amountOut: out,
+    });
     denomIn = step.tokenOutDenom;
     amount = out;
   }
@@ -210,7 +238,8 @@ export function bestQuote(state: PoolState, routes: Route[], tokenInDenom: strin
       }
       throw err;
     }
-    if (!best || q.amountOut > best.amountOut || (q.amountOut === best.amountOut && preferred(q.route, best.route))) best = q;
+    if (!best || q.amountOut > best.amountOut || (q.amountOut === best.amountOut && preferred(q.route, best.route)))
+      best = q;
   }
   if (best) return { ok: true, quote: best, candidates: routes.length };
   const reason = failures.has('zero-output') ? 'zero-output' : failures.has('too-large') ? 'too-large' : 'invalid';

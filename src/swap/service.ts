@@ -25,7 +25,10 @@ export class SwapService {
   private refreshing: Promise<void> | null = null;
   private stopped = false;
   /** remote denom → platform denom per registry chain, for the current pool state. */
-  private outboundIndex: { fingerprint: string; byChain: Map<string, Map<string, string>> } = { fingerprint: '', byChain: new Map() };
+  private outboundIndex: { fingerprint: string; byChain: Map<string, Map<string, string>> } = {
+    fingerprint: '',
+    byChain: new Map(),
+  };
 
   constructor(ctx: AppContext, registry?: IbcRegistry) {
     this.ctx = ctx;
@@ -36,7 +39,14 @@ export class SwapService {
     this.state = emptyPoolState(ctx.clock.now());
     const client = chainClientFor(ctx);
     this.compliance = new ComplianceChecker(client, () => ctx.clock.now());
-    this.chain = client ? new ChainPoolSource({ client, takerFeeRefreshMs: cfg.swap.takerFeeRefreshMs, now: () => ctx.clock.now(), log: ctx.log }) : null;
+    this.chain = client
+      ? new ChainPoolSource({
+          client,
+          takerFeeRefreshMs: cfg.swap.takerFeeRefreshMs,
+          now: () => ctx.clock.now(),
+          log: ctx.log,
+        })
+      : null;
   }
 
   now(): number {
@@ -85,7 +95,10 @@ export class SwapService {
       const { pools, takerFees } = await chain.fetchAll();
       this.install(pools, takerFees, 'chain');
     } catch (err) {
-      this.ctx.log.warn({ err: (err as Error).message }, 'could not read pool state from CHAIN_REST_URL; keeping the previous state');
+      this.ctx.log.warn(
+        { err: (err as Error).message },
+        'could not read pool state from CHAIN_REST_URL; keeping the previous state',
+      );
     }
   }
 
@@ -97,7 +110,8 @@ export class SwapService {
       this.importRevision = loaded.revision;
       this.install(loaded.pools, loaded.takerFees, loaded.revision === 0 ? 'none' : 'import');
     } catch (err) {
-      if (!this.stopped) this.ctx.log.warn({ err: (err as Error).message }, 'could not read imported pools; keeping the previous state');
+      if (!this.stopped)
+        this.ctx.log.warn({ err: (err as Error).message }, 'could not read imported pools; keeping the previous state');
     }
   }
 
@@ -105,7 +119,8 @@ export class SwapService {
   platformDenomArrivingAs(chainId: string, remoteDenom: string): string | null {
     const chain = this.registry.chains.get(chainId);
     if (!chain) return null;
-    if (this.outboundIndex.fingerprint !== this.state.fingerprint) this.outboundIndex = { fingerprint: this.state.fingerprint, byChain: new Map() };
+    if (this.outboundIndex.fingerprint !== this.state.fingerprint)
+      this.outboundIndex = { fingerprint: this.state.fingerprint, byChain: new Map() };
     let index = this.outboundIndex.byChain.get(chainId);
     if (!index) {
       index = new Map();

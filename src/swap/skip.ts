@@ -41,15 +41,28 @@ function mapMsg(m: unknown): SkipGoMsg {
   if (!isObj(m)) throw new UpstreamError('routing API returned a malformed message');
   if (isObj(m.multi_chain_msg)) {
     const c = m.multi_chain_msg;
-    if (typeof c.chain_id !== 'string' || !Array.isArray(c.path) || typeof c.msg !== 'string' || typeof c.msg_type_url !== 'string') {
+    if (
+      typeof c.chain_id !== 'string' ||
+      !Array.isArray(c.path) ||
+      typeof c.msg !== 'string' ||
+      typeof c.msg_type_url !== 'string'
+    ) {
       throw new UpstreamError('routing API returned a malformed multi_chain_msg');
     }
-    return { multi_chain_msg: { chain_id: c.chain_id, path: c.path.map(String), msg: c.msg, msg_type_url: c.msg_type_url } };
+    return {
+      multi_chain_msg: { chain_id: c.chain_id, path: c.path.map(String), msg: c.msg, msg_type_url: c.msg_type_url },
+    };
   }
   if (isObj(m.evm_tx)) {
     const e = m.evm_tx;
     const approvals = Array.isArray(e.required_erc20_approvals)
-      ? e.required_erc20_approvals.filter(isObj).map((a) => ({ token: String(a.token_contract ?? a.token ?? ''), spender: String(a.spender ?? ''), ...(a.amount !== undefined ? { amount: String(a.amount) } : {}) }))
+      ? e.required_erc20_approvals
+          .filter(isObj)
+          .map((a) => ({
+            token: String(a.token_contract ?? a.token ?? ''),
+            spender: String(a.spender ?? ''),
+            ...(a.amount !== undefined ? { amount: String(a.amount) } : {}),
+          }))
       : undefined;
     return {
       evm_tx: {
@@ -63,7 +76,9 @@ function mapMsg(m: unknown): SkipGoMsg {
     };
   }
   // svm_tx and anything newer: the estimate route supports Cosmos and EVM transactions only
-  throw badRequest('The route found needs a transaction type other than Cosmos or EVM (for example Solana), which is not supported');
+  throw badRequest(
+    'The route found needs a transaction type other than Cosmos or EVM (for example Solana), which is not supported',
+  );
 }
 
 /** assetPath from the route's operations: genesis, then one entry per transfer or swap. */
@@ -76,7 +91,13 @@ function mapAssetPath(route: Json, req: SkipRequest): { path: AssetStep[]; doesS
     if (!isObj(op)) continue;
     if (isObj(op.swap)) {
       const s = op.swap;
-      const inner = isObj(s.swap_in) ? s.swap_in : isObj(s.swap_out) ? s.swap_out : isObj(s.smart_swap_in) ? s.smart_swap_in : {};
+      const inner = isObj(s.swap_in)
+        ? s.swap_in
+        : isObj(s.swap_out)
+          ? s.swap_out
+          : isObj(s.smart_swap_in)
+            ? s.smart_swap_in
+            : {};
       const swapOps = Array.isArray(inner.swap_operations) ? inner.swap_operations.filter(isObj) : [];
       const venue = isObj(inner.swap_venue) ? inner.swap_venue : {};
       const denomOut = str(s.denom_out) ?? str(swapOps[swapOps.length - 1]?.denom_out);
@@ -124,15 +145,18 @@ export async function skipEstimate(baseUrl: string, req: SkipRequest, timeoutMs:
     res = await fetchJson(`${baseUrl}/v2/fungible/msgs_direct`, { method: 'POST', body, timeoutMs });
   } catch (err) {
     if (err instanceof UpstreamError && err.status !== null && err.status >= 400 && err.status < 500) {
-      const message = isObj(err.body) && typeof err.body.message === 'string' ? err.body.message : `status ${err.status}`;
+      const message =
+        isObj(err.body) && typeof err.body.message === 'string' ? err.body.message : `status ${err.status}`;
       throw badRequest(`No route: the routing API rejected the request: ${message.slice(0, 500)}`);
     }
     throw new ApiError(502, 'The routing API is unavailable; try again later');
   }
-  if (!isObj(res) || !Array.isArray(res.msgs) || !isObj(res.route)) throw new ApiError(502, 'The routing API returned an unexpected response');
+  if (!isObj(res) || !Array.isArray(res.msgs) || !isObj(res.route))
+    throw new ApiError(502, 'The routing API returned an unexpected response');
   const route = res.route;
   const amountOut = str(route.estimated_amount_out) ?? str(route.amount_out);
-  if (!amountOut || !/^\d+$/.test(amountOut)) throw new ApiError(502, 'The routing API returned an unexpected response');
+  if (!amountOut || !/^\d+$/.test(amountOut))
+    throw new ApiError(502, 'The routing API returned an unexpected response');
   let msgs: SkipGoMsg[];
   try {
     msgs = res.msgs.map(mapMsg);

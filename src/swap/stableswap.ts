@@ -49,7 +49,9 @@ function solveCfmm(xReserve: bigint, yReserve: bigint, w: bigint, yIn: bigint): 
   else if (kRatio > ONE36) lower = 0n;
 
   // k_target = x0·y0·(x0² + y0² + w)/y_f − x0·(y_f² + w + x0²)
-  const targetK = quo36(cfmmNoV(xReserve, yReserve, w), yFinal) - mul36(mul36(yFinal, yFinal) + w + mul36(xReserve, xReserve), xReserve);
+  const targetK =
+    quo36(cfmmNoV(xReserve, yReserve, w), yFinal) -
+    mul36(mul36(yFinal, yFinal) + w + mul36(xReserve, xReserve), xReserve);
   // k_iter(x_f) = −x_out³ + 3·x0·x_out² − (y_f² + w + 3·x0²)·x_out, with x_out = x0 − x_f (Horner)
   const quadratic = xReserve * 3n;
   const linear = -(mul36(quadratic, xReserve) + w + mul36(yFinal, yFinal));
@@ -68,7 +70,8 @@ function solveCfmm(xReserve: bigint, yReserve: bigint, w: bigint, yIn: bigint): 
     else if (c > 0) lower = estimate;
     else {
       const xOut = xReserve - estimate;
-      if ((xOut < 0n ? -xOut : xOut) >= xReserve) throw new SwapMathError('too-large', 'output would exceed the pool reserve');
+      if ((xOut < 0n ? -xOut : xOut) >= xReserve)
+        throw new SwapMathError('too-large', 'output would exceed the pool reserve');
       return xOut;
     }
   }
@@ -76,7 +79,13 @@ function solveCfmm(xReserve: bigint, yReserve: bigint, w: bigint, yIn: bigint): 
 }
 
 /** The output as an 18-decimal Dec before truncation (calcOutAmtGivenIn). */
-function stableswapOutDec(amountIn: bigint, denomIn: string, denomOut: string, reserves: StableswapReserve[], spreadFactor: bigint): bigint {
+function stableswapOutDec(
+  amountIn: bigint,
+  denomIn: string,
+  denomOut: string,
+  reserves: StableswapReserve[],
+  spreadFactor: bigint,
+): bigint {
   const rin = reserves.find((r) => r.denom === denomIn);
   const rout = reserves.find((r) => r.denom === denomOut);
   if (!rin || !rout) throw new SwapMathError('invalid', 'denom not in pool');
@@ -95,7 +104,13 @@ function stableswapOutDec(amountIn: bigint, denomIn: string, denomOut: string, r
 }
 
 /** Token out for `amountIn` (net of the taker fee) from `reserves` (all pool assets), spread factor as an 18-decimal raw. */
-export function stableswapOutGivenIn(amountIn: bigint, denomIn: string, denomOut: string, reserves: StableswapReserve[], spreadFactor: bigint): bigint {
+export function stableswapOutGivenIn(
+  amountIn: bigint,
+  denomIn: string,
+  denomOut: string,
+  reserves: StableswapReserve[],
+  spreadFactor: bigint,
+): bigint {
   const out = truncateInt(stableswapOutDec(amountIn, denomIn, denomOut, reserves, spreadFactor));
   if (out <= 0n) throw new SwapMathError('zero-output', 'calculated token out amount must be positive');
   return out;

@@ -41,15 +41,29 @@ export async function replaceImportedPools(db: DB, pools: Pool[], fees: TakerFee
   return db.transaction().execute(async (tx) => {
     await tx.deleteFrom('swap_pools').execute();
     for (let i = 0; i < pools.length; i += CHUNK) {
-      const rows = pools.slice(i, i + CHUNK).map((p) => ({ pool_id: p.id, pool_json: JSON.stringify(p.source), updated_at: now }));
+      const rows = pools
+        .slice(i, i + CHUNK)
+        .map((p) => ({ pool_id: p.id, pool_json: JSON.stringify(p.source), updated_at: now }));
       await tx.insertInto('swap_pools').values(rows).execute();
     }
     await tx
       .insertInto('swap_import_state')
       .values({ id: STATE_ID, revision: 1, taker_fees_json: feesToJson(fees), updated_at: now })
-      .onConflict((oc) => oc.column('id').doUpdateSet((eb) => ({ revision: eb('swap_import_state.revision', '+', 1), taker_fees_json: feesToJson(fees), updated_at: now })))
+      .onConflict((oc) =>
+        oc
+          .column('id')
+          .doUpdateSet((eb) => ({
+            revision: eb('swap_import_state.revision', '+', 1),
+            taker_fees_json: feesToJson(fees),
+            updated_at: now,
+          })),
+      )
       .execute();
-    const row = await tx.selectFrom('swap_import_state').select('revision').where('id', '=', STATE_ID).executeTakeFirstOrThrow();
+    const row = await tx
+      .selectFrom('swap_import_state')
+      .select('revision')
+      .where('id', '=', STATE_ID)
+      .executeTakeFirstOrThrow();
     return Number(row.revision);
   });
 }
@@ -73,6 +87,10 @@ export async function loadImportedPools(db: DB): Promise<{ revision: number; poo
     }
     const fees = JSON.parse(state.taker_fees_json) as { default_taker_fee: string; denom_pair_taker_fees: unknown };
     const defaultFee = parseDec(fees.default_taker_fee) ?? 0n;
-    return { revision: Number(state.revision), pools, takerFees: { defaultFee, pairs: parsePairTakerFees(fees.denom_pair_taker_fees) } };
+    return {
+      revision: Number(state.revision),
+      pools,
+      takerFees: { defaultFee, pairs: parsePairTakerFees(fees.denom_pair_taker_fees) },
+    };
   });
 }

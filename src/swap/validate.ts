@@ -3,7 +3,16 @@
 import { bech32 } from '@scure/base';
 import { badRequest } from '../shared/errors.ts';
 import { parseAddress } from '../shared/addresses.ts';
-import { EVM_CHAIN_ID, PLATFORM_CHAIN_ID, checkChainId, checkDenom, isPlatformChain, parseSlippage, parseTokenIn, type Coin } from './denoms.ts';
+import {
+  EVM_CHAIN_ID,
+  PLATFORM_CHAIN_ID,
+  checkChainId,
+  checkDenom,
+  isPlatformChain,
+  parseSlippage,
+  parseTokenIn,
+  type Coin,
+} from './denoms.ts';
 import type { Affiliate } from './messages.ts';
 
 export interface EstimateBody {
@@ -48,7 +57,9 @@ function validAffiliateAddress(chainId: string, address: string, field: string):
   } catch {
     // falls through to the error
   }
-  throw badRequest(`Invalid address in ${field}: ${JSON.stringify(address.slice(0, 100))} is neither a 0x address nor a bech32 address`);
+  throw badRequest(
+    `Invalid address in ${field}: ${JSON.stringify(address.slice(0, 100))} is neither a 0x address nor a bech32 address`,
+  );
 }
 
 function formatPercent(raw: bigint): string {
@@ -63,7 +74,9 @@ export function validateEstimate(body: EstimateBody): EstimateRequest {
   const tokenIn = parseTokenIn(body.tokenIn, tokenInChainId);
   const tokenOutDenom = checkDenom(body.tokenOutDenom, 'tokenOutDenom', tokenOutChainId);
   if (tokenIn.denom === tokenOutDenom && tokenInChainId === tokenOutChainId) {
-    throw badRequest(`tokenIn and tokenOutDenom are the same denom (${tokenOutDenom} on ${tokenOutChainId}): there is nothing to swap`);
+    throw badRequest(
+      `tokenIn and tokenOutDenom are the same denom (${tokenOutDenom} on ${tokenOutChainId}): there is nothing to swap`,
+    );
   }
 
   let platformAddress: string | null = null;
@@ -76,37 +89,52 @@ export function validateEstimate(body: EstimateBody): EstimateRequest {
       platformAddress = parsed.platformAddress;
       addressBytes = parsed.bytes;
     } else if (chainId === EVM_CHAIN_ID) {
-      if (!/^0x[0-9a-fA-F]{40}$/.test(address)) throw badRequest(`${field} must be an EVM address (0x followed by 40 hex characters)`);
+      if (!/^0x[0-9a-fA-F]{40}$/.test(address))
+        throw badRequest(`${field} must be an EVM address (0x followed by 40 hex characters)`);
       evmAddress = parseAddress(address, field).evmAddress;
     } else {
-      throw badRequest(`chainIdsToAddresses has unsupported chain id "${chainId.slice(0, 60)}": only "${PLATFORM_CHAIN_ID}" and "${EVM_CHAIN_ID}" are accepted; addresses on other chains are derived from them`);
+      throw badRequest(
+        `chainIdsToAddresses has unsupported chain id "${chainId.slice(0, 60)}": only "${PLATFORM_CHAIN_ID}" and "${EVM_CHAIN_ID}" are accepted; addresses on other chains are derived from them`,
+      );
     }
   }
-  if (!platformAddress || !addressBytes) throw badRequest(`chainIdsToAddresses must include "${PLATFORM_CHAIN_ID}" (the sender's native address)`);
+  if (!platformAddress || !addressBytes)
+    throw badRequest(`chainIdsToAddresses must include "${PLATFORM_CHAIN_ID}" (the sender's native address)`);
 
   const affiliates = new Map<string, Affiliate[]>();
   for (const [chainId, entry] of Object.entries(body.chainIdsToAffiliates ?? {})) {
     checkChainId(chainId, 'chainIdsToAffiliates key');
     const list = entry.affiliates;
-    if (list.length > MAX_AFFILIATES) throw badRequest(`chainIdsToAffiliates["${chainId}"].affiliates has more than ${MAX_AFFILIATES} entries`);
+    if (list.length > MAX_AFFILIATES)
+      throw badRequest(`chainIdsToAffiliates["${chainId}"].affiliates has more than ${MAX_AFFILIATES} entries`);
     let sum = 0;
     const out: Affiliate[] = [];
     list.forEach((a, i) => {
       const field = `chainIdsToAffiliates["${chainId}"].affiliates[${i}]`;
       if (!/^\d{1,5}$/.test(a.basis_points_fee) || Number(a.basis_points_fee) > 10_000) {
-        throw badRequest(`${field}.basis_points_fee must be an integer string from 0 to 10000 (got ${JSON.stringify(a.basis_points_fee.slice(0, 30))})`);
+        throw badRequest(
+          `${field}.basis_points_fee must be an integer string from 0 to 10000 (got ${JSON.stringify(a.basis_points_fee.slice(0, 30))})`,
+        );
       }
       sum += Number(a.basis_points_fee);
-      out.push({ address: validAffiliateAddress(chainId, a.address, `${field}.address`), basis_points_fee: String(Number(a.basis_points_fee)) });
+      out.push({
+        address: validAffiliateAddress(chainId, a.address, `${field}.address`),
+        basis_points_fee: String(Number(a.basis_points_fee)),
+      });
     });
-    if (sum > 10_000) throw badRequest(`chainIdsToAffiliates["${chainId}"] basis points add up to ${sum}; the total must not exceed 10000`);
+    if (sum > 10_000)
+      throw badRequest(
+        `chainIdsToAffiliates["${chainId}"] basis points add up to ${sum}; the total must not exceed 10000`,
+      );
     affiliates.set(chainId, out);
   }
 
   const slippage = parseSlippage(body.slippageTolerancePercent);
   const localOnly = body.isLocalOnly === true;
   if (localOnly && (!isPlatformChain(tokenInChainId) || !isPlatformChain(tokenOutChainId))) {
-    throw badRequest(`isLocalOnly uses only the platform's own pools, so tokenInChainId and tokenOutChainId must both be ${PLATFORM_CHAIN_ID}`);
+    throw badRequest(
+      `isLocalOnly uses only the platform's own pools, so tokenInChainId and tokenOutChainId must both be ${PLATFORM_CHAIN_ID}`,
+    );
   }
   return {
     tokenIn,

@@ -34,7 +34,11 @@ export interface PassResult {
 export async function deliverDue(ctx: AppContext, owner = `${process.pid}-${randomHex(6)}`): Promise<PassResult> {
   const leased = await leaseDue(ctx.db, ctx.dialect, owner, ctx.clock.now(), { limit: BATCH, perOrigin: PER_ORIGIN });
   const outcomes = await Promise.all(leased.map((d) => tryOnce(ctx, d, owner)));
-  return { taken: leased.length, delivered: outcomes.filter((o) => o).length, failed: outcomes.filter((o) => !o).length };
+  return {
+    taken: leased.length,
+    delivered: outcomes.filter((o) => o).length,
+    failed: outcomes.filter((o) => !o).length,
+  };
 }
 
 async function tryOnce(ctx: AppContext, delivery: LeasedDelivery, owner: string): Promise<boolean> {
@@ -47,7 +51,8 @@ async function tryOnce(ctx: AppContext, delivery: LeasedDelivery, owner: string)
     outcome = { delivered: false, status: null, error: 'internal error while sending' };
   }
   const recorded = await recordTry(ctx.db, delivery, owner, ctx.clock.now(), outcome);
-  if (!recorded) ctx.log.warn({ deliveryId: delivery.deliveryId }, 'webhook delivery: lease lost before the result was recorded');
+  if (!recorded)
+    ctx.log.warn({ deliveryId: delivery.deliveryId }, 'webhook delivery: lease lost before the result was recorded');
   return outcome.delivered;
 }
 
@@ -59,11 +64,19 @@ async function send(ctx: AppContext, delivery: LeasedDelivery): Promise<TryOutco
     const res = await egressFor(ctx).request({
       url: delivery.url,
       method: 'POST',
-      headers: { ...payloadHeaders(ctx.keyring, delivery.headersEnc), ...signRequest(secret, body, ctx.clock.now()), 'content-type': 'application/json' },
+      headers: {
+        ...payloadHeaders(ctx.keyring, delivery.headersEnc),
+        ...signRequest(secret, body, ctx.clock.now()),
+        'content-type': 'application/json',
+      },
       body,
     });
     if (res.status >= 200 && res.status < 300) return { delivered: true, status: res.status };
-    return { delivered: false, status: res.status, error: clip(`the endpoint answered ${res.status}${messageOf(res.body)}`) };
+    return {
+      delivered: false,
+      status: res.status,
+      error: clip(`the endpoint answered ${res.status}${messageOf(res.body)}`),
+    };
   } catch (err) {
     if (err instanceof EgressError) return { delivered: false, status: null, error: clip(err.reason) };
     throw err;
@@ -87,7 +100,10 @@ const clip = (s: string) => (s.length > MAX_ERROR_CHARS ? `${s.slice(0, MAX_ERRO
  * delivery on its own, and leases again as soon as one ends or, when nothing was due, every
  * pollMs. stop() waits for the deliveries in flight.
  */
-export function startDeliveries(ctx: AppContext, opts: { pollMs?: number; perOrigin?: number; maxInFlight?: number } = {}): { stop(): Promise<void> } {
+export function startDeliveries(
+  ctx: AppContext,
+  opts: { pollMs?: number; perOrigin?: number; maxInFlight?: number } = {},
+): { stop(): Promise<void> } {
   const owner = `${process.pid}-${randomHex(6)}`;
   const pollMs = opts.pollMs ?? POLL_MS;
   const perOrigin = opts.perOrigin ?? PER_ORIGIN;
@@ -119,7 +135,11 @@ export function startDeliveries(ctx: AppContext, opts: { pollMs?: number; perOri
       freed = false;
       let taken = 0;
       try {
-        const leased = await leaseDue(ctx.db, ctx.dialect, owner, ctx.clock.now(), { limit: maxInFlight - running.size, perOrigin, inFlight });
+        const leased = await leaseDue(ctx.db, ctx.dialect, owner, ctx.clock.now(), {
+          limit: maxInFlight - running.size,
+          perOrigin,
+          inFlight,
+        });
         // started even when stopping: stop() waits for them, and their leases are not left to expire
         for (const d of leased) start(d);
         taken = leased.length;

@@ -78,7 +78,12 @@ export function retryDelayMs(failedTries: number): number {
  * payload is encrypted at rest (it carries private params). A delivery already enqueued for the
  * same attempt and instance is kept as it is.
  */
-export async function enqueueDeliveries(db: DB | Tx, deliveries: NewDelivery[], now: number, keyring: Keyring): Promise<void> {
+export async function enqueueDeliveries(
+  db: DB | Tx,
+  deliveries: NewDelivery[],
+  now: number,
+  keyring: Keyring,
+): Promise<void> {
   if (deliveries.length === 0) return;
   if (!keyring) throw new Error('enqueueDeliveries needs the keyring: webhook payloads are encrypted at rest');
   const rows = deliveries.map((d) => {
@@ -150,7 +155,13 @@ export interface LeaseLimits {
  * next n. On PostgreSQL the lease still locks with `skip locked`, so concurrent takers get
  * disjoint sets without waiting on each other; SQLite has one writer at a time.
  */
-export async function leaseDue(db: DB, dialect: 'sqlite' | 'postgres', owner: string, now: number, limits: LeaseLimits): Promise<LeasedDelivery[]> {
+export async function leaseDue(
+  db: DB,
+  dialect: 'sqlite' | 'postgres',
+  owner: string,
+  now: number,
+  limits: LeaseLimits,
+): Promise<LeasedDelivery[]> {
   const inFlight = limits.inFlight ?? new Map<string, number>();
   const full = [...inFlight].filter(([, n]) => n >= limits.perOrigin).map(([origin]) => origin);
   if (limits.limit <= 0) return [];
@@ -162,7 +173,11 @@ export async function leaseDue(db: DB, dialect: 'sqlite' | 'postgres', owner: st
     .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]));
   if (full.length > 0) query = query.where('origin', 'not in', full);
   // twice the limit: a partly busy origin's surplus is skipped below without starving the rest
-  const candidates = await query.orderBy('next_try_at').orderBy('delivery_id').limit(limits.limit * 2).execute();
+  const candidates = await query
+    .orderBy('next_try_at')
+    .orderBy('delivery_id')
+    .limit(limits.limit * 2)
+    .execute();
   const taken = new Map(inFlight);
   const ids: string[] = [];
   for (const c of candidates) {
@@ -184,17 +199,33 @@ export async function leaseDue(db: DB, dialect: 'sqlite' | 'postgres', owner: st
     .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
     .returning(['delivery_id', 'plugin_id', 'url', 'origin', 'body_enc', 'headers_enc', 'retries'])
     .execute();
-  return rows.map((r) => ({ deliveryId: r.delivery_id, pluginId: r.plugin_id, url: r.url, origin: r.origin, bodyEnc: r.body_enc, headersEnc: r.headers_enc, retries: r.retries }));
+  return rows.map((r) => ({
+    deliveryId: r.delivery_id,
+    pluginId: r.plugin_id,
+    url: r.url,
+    origin: r.origin,
+    bodyEnc: r.body_enc,
+    headersEnc: r.headers_enc,
+    retries: r.retries,
+  }));
 }
 
-export type TryOutcome = { delivered: true; status: number } | { delivered: false; status: number | null; error: string; giveUp?: boolean };
+export type TryOutcome =
+  | { delivered: true; status: number }
+  | { delivered: false; status: number | null; error: string; giveUp?: boolean };
 
 /**
  * Records one try of a leased delivery and releases the lease. Only the lease holder writes: a
  * process that outlived its lease records nothing (the new holder's result stands). Returns
  * whether the record was written.
  */
-export async function recordTry(db: DB, delivery: LeasedDelivery, owner: string, now: number, outcome: TryOutcome): Promise<boolean> {
+export async function recordTry(
+  db: DB,
+  delivery: LeasedDelivery,
+  owner: string,
+  now: number,
+  outcome: TryOutcome,
+): Promise<boolean> {
   const retries = delivery.retries + 1;
   const gaveUp = !outcome.delivered && (outcome.giveUp === true || retries >= MAX_TRIES);
   const res = await db
@@ -236,7 +267,12 @@ export interface DeliveryView {
   createdAt: number;
 }
 
-export function deliveryView(r: Omit<WebhookDeliveryTable, 'body_enc' | 'headers_enc' | 'url' | 'origin' | 'lease_owner' | 'lease_until' | 'retries'>): DeliveryView {
+export function deliveryView(
+  r: Omit<
+    WebhookDeliveryTable,
+    'body_enc' | 'headers_enc' | 'url' | 'origin' | 'lease_owner' | 'lease_until' | 'retries'
+  >,
+): DeliveryView {
   return {
     deliveryId: r.delivery_id,
     pluginId: r.plugin_id,
@@ -274,7 +310,11 @@ export const DELIVERY_VIEW_COLUMNS = [
  * Schedules a delivery for an immediate try with a fresh schedule. 'in-flight' when a process
  * is sending it right now (a second concurrent send is never started).
  */
-export async function redeliver(db: DB, deliveryId: string, now: number): Promise<'scheduled' | 'in-flight' | 'not-found'> {
+export async function redeliver(
+  db: DB,
+  deliveryId: string,
+  now: number,
+): Promise<'scheduled' | 'in-flight' | 'not-found'> {
   const res = await db
     .updateTable('webhook_deliveries')
     // deliveredAt means delivered: a pending delivery has none until a new try gets a 2xx
@@ -283,6 +323,10 @@ export async function redeliver(db: DB, deliveryId: string, now: number): Promis
     .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
     .executeTakeFirst();
   if (Number(res.numUpdatedRows) === 1) return 'scheduled';
-  const exists = await db.selectFrom('webhook_deliveries').select('delivery_id').where('delivery_id', '=', deliveryId).executeTakeFirst();
+  const exists = await db
+    .selectFrom('webhook_deliveries')
+    .select('delivery_id')
+    .where('delivery_id', '=', deliveryId)
+    .executeTakeFirst();
   return exists ? 'in-flight' : 'not-found';
 }

@@ -25,35 +25,53 @@ const Delivery = Type.Object(
     claimAttemptId: Type.String(),
     instanceId: Type.String(),
     status: Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed')], {
-      description: "'pending' (waiting for its next try, or being sent), 'delivered' (a 2xx), 'failed' (given up after the last try)",
+      description:
+        "'pending' (waiting for its next try, or being sent), 'delivered' (a 2xx), 'failed' (given up after the last try)",
     }),
     attempts: Type.Integer({ description: 'Tries made so far, redeliveries included' }),
     nextTryAt: Type.Union([Millis, Type.Null()]),
     lastTryAt: Type.Union([Millis, Type.Null()]),
     lastError: Type.Union([Type.String(), Type.Null()]),
-    lastStatus: Type.Union([Type.Integer(), Type.Null()], { description: 'HTTP status of the last try; null when no response came' }),
+    lastStatus: Type.Union([Type.Integer(), Type.Null()], {
+      description: 'HTTP status of the last try; null when no response came',
+    }),
     deliveredAt: Type.Union([Millis, Type.Null()]),
     createdAt: Millis,
   },
   { additionalProperties: false },
 );
-const DeliveriesQuery = Type.Object({ pluginId: Type.String({ minLength: 1, maxLength: 200 }), bookmark: Type.Optional(Bookmark) }, { additionalProperties: false });
+const DeliveriesQuery = Type.Object(
+  { pluginId: Type.String({ minLength: 1, maxLength: 200 }), bookmark: Type.Optional(Bookmark) },
+  { additionalProperties: false },
+);
 const DeliveriesResponse = Type.Object(
   { docs: Type.Array(Delivery), bookmark: Type.String(), hasMore: Type.Boolean(), total: Type.Integer() },
   { additionalProperties: false },
 );
-const RedeliverBody = Type.Object({ deliveryId: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false });
+const RedeliverBody = Type.Object(
+  { deliveryId: Type.String({ minLength: 1, maxLength: 100 }) },
+  { additionalProperties: false },
+);
 const RedeliverResponse = Type.Object({ delivery: Delivery }, { additionalProperties: false });
 
 async function requireOwner(ctx: AppContext, session: Session, pluginId: string): Promise<void> {
   if (await isPluginOwner(ctx.db, pluginId, session.platformAddress)) return;
-  const exists = await ctx.db.selectFrom('plugin_docs').select('plugin_id').where('plugin_id', '=', pluginId).where('deleted_at', 'is', null).executeTakeFirst();
+  const exists = await ctx.db
+    .selectFrom('plugin_docs')
+    .select('plugin_id')
+    .where('plugin_id', '=', pluginId)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
   if (!exists) throw notFound(`Plugin ${pluginId} not found`);
   throw forbidden(`Only the creator or manager of plugin ${pluginId} may see or redeliver its webhook deliveries`);
 }
 
 async function readDelivery(ctx: AppContext, deliveryId: string) {
-  const row = await ctx.db.selectFrom('webhook_deliveries').select(DELIVERY_VIEW_COLUMNS).where('delivery_id', '=', deliveryId).executeTakeFirst();
+  const row = await ctx.db
+    .selectFrom('webhook_deliveries')
+    .select(DELIVERY_VIEW_COLUMNS)
+    .where('delivery_id', '=', deliveryId)
+    .executeTakeFirst();
   return row ? deliveryView(row) : null;
 }
 
@@ -67,7 +85,8 @@ export const webhooks: Capability = {
       {
         schema: {
           tags,
-          summary: "A plugin's status webhook deliveries, newest first (creator or manager, session with managePlugins)",
+          summary:
+            "A plugin's status webhook deliveries, newest first (creator or manager, session with managePlugins)",
           querystring: DeliveriesQuery,
           response: { 200: DeliveriesResponse, ...errorResponses(400, 401, 403, 404) },
         },
@@ -78,7 +97,10 @@ export const webhooks: Capability = {
         await requireOwner(ctx, session, pluginId);
         const [page, count] = await Promise.all([
           paginate({
-            query: ctx.db.selectFrom('webhook_deliveries').select(DELIVERY_VIEW_COLUMNS).where('plugin_id', '=', pluginId),
+            query: ctx.db
+              .selectFrom('webhook_deliveries')
+              .select(DELIVERY_VIEW_COLUMNS)
+              .where('plugin_id', '=', pluginId),
             keys: [
               { column: 'created_at', direction: 'desc' },
               { column: 'delivery_id', direction: 'desc' },
@@ -87,9 +109,18 @@ export const webhooks: Capability = {
             keyring: ctx.keyring,
             scope: `webhook-deliveries|${pluginId}`,
           }),
-          ctx.db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<number>().as('n')).where('plugin_id', '=', pluginId).executeTakeFirstOrThrow(),
+          ctx.db
+            .selectFrom('webhook_deliveries')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .where('plugin_id', '=', pluginId)
+            .executeTakeFirstOrThrow(),
         ]);
-        return { docs: page.docs.map(deliveryView), bookmark: page.bookmark, hasMore: page.hasMore, total: Number(count.n) };
+        return {
+          docs: page.docs.map(deliveryView),
+          bookmark: page.bookmark,
+          hasMore: page.hasMore,
+          total: Number(count.n),
+        };
       },
     );
 
@@ -98,7 +129,8 @@ export const webhooks: Capability = {
       {
         schema: {
           tags,
-          summary: 'Send a status webhook delivery again now, with a fresh retry schedule (creator or manager, session with managePlugins)',
+          summary:
+            'Send a status webhook delivery again now, with a fresh retry schedule (creator or manager, session with managePlugins)',
           body: RedeliverBody,
           response: { 200: RedeliverResponse, ...errorResponses(400, 401, 403, 404, 409) },
         },
@@ -110,7 +142,8 @@ export const webhooks: Capability = {
         if (!found) throw notFound(`Delivery ${deliveryId} not found`);
         await requireOwner(ctx, session, found.pluginId);
         const result = await redeliver(ctx.db, deliveryId, ctx.clock.now());
-        if (result === 'in-flight') throw conflict(`Delivery ${deliveryId} is being sent right now; redeliver it once this try has ended`);
+        if (result === 'in-flight')
+          throw conflict(`Delivery ${deliveryId} is being sent right now; redeliver it once this try has ended`);
         const delivery = await readDelivery(ctx, deliveryId);
         if (!delivery) throw notFound(`Delivery ${deliveryId} not found`);
         return { delivery };

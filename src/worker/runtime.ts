@@ -38,7 +38,10 @@ export async function startLoops(ctx: AppContext, only?: readonly string[]): Pro
   const all = await listLoops();
   if (only) {
     const unknown = only.filter((n) => !all.some((l) => l.name === n));
-    if (unknown.length) throw new Error(`unknown background loop ${unknown.map((n) => `"${n}"`).join(', ')}; known: ${all.map((l) => l.name).join(', ')}`);
+    if (unknown.length)
+      throw new Error(
+        `unknown background loop ${unknown.map((n) => `"${n}"`).join(', ')}; known: ${all.map((l) => l.name).join(', ')}`,
+      );
   }
   const chosen = only ? all.filter((l) => only.includes(l.name)) : all;
   for (const loop of chosen) {
@@ -53,7 +56,11 @@ export async function startLoops(ctx: AppContext, only?: readonly string[]): Pro
  * SIGTERM or SIGINT and closes the context, which stops each loop as it allows. A failed start
  * closes the context too. `says` are the log lines of the start and of the stop.
  */
-export async function runLoopsUntilSignal(ctx: AppContext, only: readonly string[] | undefined, says: { started: string; stopping: string }): Promise<void> {
+export async function runLoopsUntilSignal(
+  ctx: AppContext,
+  only: readonly string[] | undefined,
+  says: { started: string; stopping: string },
+): Promise<void> {
   try {
     const started = await startLoops(ctx, only);
     ctx.log.info({ loops: started }, says.started);

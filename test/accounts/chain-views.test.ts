@@ -25,7 +25,14 @@ describe('chain-backed account views', () => {
 
   async function account(address: string, viewType: string, bookmark = '', oldestFirst?: boolean): Promise<Account> {
     const res = await t.request('POST', '/api/v0/users', {
-      body: { accountsToFetch: [{ address, viewsToFetch: [{ viewType, viewId: 'v', bookmark, ...(oldestFirst !== undefined ? { oldestFirst } : {}) }] }] },
+      body: {
+        accountsToFetch: [
+          {
+            address,
+            viewsToFetch: [{ viewType, viewId: 'v', bookmark, ...(oldestFirst !== undefined ? { oldestFirst } : {}) }],
+          },
+        ],
+      },
     });
     assert.equal(res.statusCode, 200, res.body);
     return res.json().accounts[0];
@@ -37,7 +44,10 @@ describe('chain-backed account views', () => {
     for (;;) {
       const a = await account(address, viewType, bookmark, oldestFirst);
       const docs = a[field] as Array<Record<string, unknown>>;
-      assert.deepEqual(a.views.v.ids, docs.map((d) => d._docId));
+      assert.deepEqual(
+        a.views.v.ids,
+        docs.map((d) => d._docId),
+      );
       assert.equal(a.views.v.type, viewType);
       pages.push(docs);
       if (!a.views.v.pagination.hasMore) return pages;
@@ -50,10 +60,20 @@ describe('chain-backed account views', () => {
     // collection 1: created and managed by alice; collection 2: created by alice, managed by bob
     chain.setCollection('1', collectionDoc('1', alice));
     chain.setCollection('2', collectionDoc('2', bob, { createdBy: alice }));
-    chain.addBlock([chain.transfer({ collectionId: '1', from: 'Mint', to: alice, tokenId: 1, amount: 100 }), chain.transfer({ collectionId: '2', from: 'Mint', to: bob, tokenId: 7, amount: 1 })]);
+    chain.addBlock([
+      chain.transfer({ collectionId: '1', from: 'Mint', to: alice, tokenId: 1, amount: 100 }),
+      chain.transfer({ collectionId: '2', from: 'Mint', to: bob, tokenId: 7, amount: 1 }),
+    ]);
     // 29 transfers alice → carol over several blocks, and one failed transfer that must not count
-    for (let b = 0; b < 5; b++) chain.addBlock(Array.from({ length: b < 4 ? 6 : 5 }, () => chain.transfer({ collectionId: '1', from: alice, to: carol, tokenId: 1, amount: 2 })));
-    chain.addBlock([chain.transfer({ collectionId: '1', from: carol, to: bob, tokenId: 1, amount: 1000, failed: true })]);
+    for (let b = 0; b < 5; b++)
+      chain.addBlock(
+        Array.from({ length: b < 4 ? 6 : 5 }, () =>
+          chain.transfer({ collectionId: '1', from: alice, to: carol, tokenId: 1, amount: 2 }),
+        ),
+      );
+    chain.addBlock([
+      chain.transfer({ collectionId: '1', from: carol, to: bob, tokenId: 1, amount: 1000, failed: true }),
+    ]);
     t = await startApp({ env: { CHAIN_REST_URL: chain.url, RUN_WORKER: 'false' } });
     await createIndexer(t.ctx)!.catchUp();
   });
@@ -64,14 +84,21 @@ describe('chain-backed account views', () => {
 
   test('transferActivity: the address as sender or recipient, newest first, pages of 25, oldestFirst', async () => {
     const newest = await pageAll(alice, 'transferActivity', 'activity');
-    assert.deepEqual(newest.map((p) => p.length), [25, 5], '1 mint + 29 sends');
+    assert.deepEqual(
+      newest.map((p) => p.length),
+      [25, 5],
+      '1 mint + 29 sends',
+    );
     const docs = newest.flat();
     assert.equal(docs[docs.length - 1].from, 'Mint');
     assert.deepEqual(docs[docs.length - 1].to, [alice]);
     for (let i = 1; i < docs.length; i++) assert.ok(Number(docs[i - 1].block) >= Number(docs[i].block), 'newest first');
     assert.ok(docs.slice(0, -1).every((d) => d.from === alice && (d.to as string[])[0] === carol));
     const oldest = (await pageAll(alice, 'transferActivity', 'activity', true)).flat();
-    assert.deepEqual(oldest.map((d) => d._docId), docs.map((d) => d._docId).reverse());
+    assert.deepEqual(
+      oldest.map((d) => d._docId),
+      docs.map((d) => d._docId).reverse(),
+    );
 
     const carols = (await pageAll(carol, 'transferActivity', 'activity')).flat();
     assert.equal(carols.length, 29, 'the failed transfer is not activity');
@@ -83,19 +110,35 @@ describe('chain-backed account views', () => {
     assert.equal(carolDocs.length, 1);
     assert.equal(carolDocs[0]._docId, `1:${carol}`);
     assert.equal(carolDocs[0].platformAddress, carol);
-    assert.deepEqual((carolDocs[0].balances as Array<{ amount: string }>).map((b) => b.amount), ['58']);
+    assert.deepEqual(
+      (carolDocs[0].balances as Array<{ amount: string }>).map((b) => b.amount),
+      ['58'],
+    );
     const [aliceDocs] = await pageAll(alice, 'tokensCollected', 'collected');
-    assert.deepEqual(aliceDocs.map((d) => d._docId), [`1:${alice}`]);
+    assert.deepEqual(
+      aliceDocs.map((d) => d._docId),
+      [`1:${alice}`],
+    );
     const [bobDocs] = await pageAll(bob, 'tokensCollected', 'collected');
-    assert.deepEqual(bobDocs.map((d) => d._docId), [`2:${bob}`], 'the failed transfer gave bob nothing in collection 1');
+    assert.deepEqual(
+      bobDocs.map((d) => d._docId),
+      [`2:${bob}`],
+      'the failed transfer gave bob nothing in collection 1',
+    );
   });
 
   test('createdTokens and managingTokens: collection documents by creator and by current manager', async () => {
     const created = (await pageAll(alice, 'createdTokens', 'collections')).flat();
     assert.deepEqual(created.map((d) => d._docId).sort(), ['1', '2']);
     assert.equal(created.find((d) => d._docId === '2')!.manager, bob);
-    assert.deepEqual((await pageAll(alice, 'managingTokens', 'collections')).flat().map((d) => d._docId), ['1']);
-    assert.deepEqual((await pageAll(bob, 'managingTokens', 'collections')).flat().map((d) => d._docId), ['2']);
+    assert.deepEqual(
+      (await pageAll(alice, 'managingTokens', 'collections')).flat().map((d) => d._docId),
+      ['1'],
+    );
+    assert.deepEqual(
+      (await pageAll(bob, 'managingTokens', 'collections')).flat().map((d) => d._docId),
+      ['2'],
+    );
     assert.deepEqual((await pageAll(carol, 'createdTokens', 'collections')).flat(), []);
   });
 

@@ -18,12 +18,19 @@ const tracker = (over: Record<string, unknown> = {}) => ({
 });
 
 function create(t: TestApp, who: SignedIn, claim: Record<string, unknown>) {
-  return t.request('POST', '/api/v0/claims', { token: who.accessToken, body: { claims: [{ plugins: [numUses(3)], ...claim }] } });
+  return t.request('POST', '/api/v0/claims', {
+    token: who.accessToken,
+    body: { claims: [{ plugins: [numUses(3)], ...claim }] },
+  });
 }
 function update(t: TestApp, who: SignedIn, claim: Record<string, unknown>) {
-  return t.request('PUT', '/api/v0/claims', { token: who.accessToken, body: { claims: [{ _expectedVersion: -1, ...claim }] } });
+  return t.request('PUT', '/api/v0/claims', {
+    token: who.accessToken,
+    body: { claims: [{ _expectedVersion: -1, ...claim }] },
+  });
 }
-const exists = async (t: TestApp, claimId: string) => (await t.request('GET', `/api/v0/claim/${claimId}`)).statusCode === 200;
+const exists = async (t: TestApp, claimId: string) =>
+  (await t.request('GET', `/api/v0/claim/${claimId}`)).statusCode === 200;
 
 describe('ownership of on-chain claims', () => {
   let chain: FakeChain;
@@ -57,7 +64,10 @@ describe('ownership of on-chain claims', () => {
 
   test('a manager change on the chain moves the right to link', async () => {
     chain.setCollection('8', collectionDoc('8', manager.platformAddress), chain.height);
-    assert.equal((await create(t, stranger, { claimId: newClaimId(), trackerDetails: tracker({ collectionId: '8' }) })).statusCode, 403);
+    assert.equal(
+      (await create(t, stranger, { claimId: newClaimId(), trackerDetails: tracker({ collectionId: '8' }) })).statusCode,
+      403,
+    );
     chain.setCollection('8', collectionDoc('8', stranger.platformAddress));
     chain.addBlock();
     const r = await create(t, stranger, { claimId: newClaimId(), trackerDetails: tracker({ collectionId: '8' }) });
@@ -68,10 +78,16 @@ describe('ownership of on-chain claims', () => {
 
   for (const level of ['incoming', 'outgoing'] as const) {
     test(`${level} level: only the approver links (either address form), not the collection manager`, async () => {
-      const own = await create(t, stranger, { claimId: newClaimId(), trackerDetails: tracker({ approvalLevel: level, approverAddress: stranger.address }) });
+      const own = await create(t, stranger, {
+        claimId: newClaimId(),
+        trackerDetails: tracker({ approvalLevel: level, approverAddress: stranger.address }),
+      });
       assert.equal(own.statusCode, 200, own.body);
       const claimId = newClaimId();
-      const r = await create(t, manager, { claimId, trackerDetails: tracker({ approvalLevel: level, approverAddress: stranger.platformAddress }) });
+      const r = await create(t, manager, {
+        claimId,
+        trackerDetails: tracker({ approvalLevel: level, approverAddress: stranger.platformAddress }),
+      });
       assert.equal(r.statusCode, 403, r.body);
       assert.equal(
         r.json().errorMessage,
@@ -84,7 +100,10 @@ describe('ownership of on-chain claims', () => {
   test('a collection the chain does not know is a 400', async () => {
     const r = await create(t, manager, { claimId: newClaimId(), trackerDetails: tracker({ collectionId: '404' }) });
     assert.equal(r.statusCode, 400, r.body);
-    assert.match(r.json().errorMessage, /claims\[0\]\.trackerDetails\.collectionId: collection 404 does not exist on the chain/);
+    assert.match(
+      r.json().errorMessage,
+      /claims\[0\]\.trackerDetails\.collectionId: collection 404 does not exist on the chain/,
+    );
   });
 
   test('updates: a new link is checked; edits that keep the link are not; a batch fails as a whole', async () => {
@@ -102,7 +121,11 @@ describe('ownership of on-chain claims', () => {
 
     // standalone → on-chain again is a new link (and is checked)
     const standalone = newClaimId();
-    assert.equal((await create(t, stranger, { claimId: standalone, trackerDetails: tracker(), standaloneClaim: true })).statusCode, 200, 'a standalone claim links to nothing');
+    assert.equal(
+      (await create(t, stranger, { claimId: standalone, trackerDetails: tracker(), standaloneClaim: true })).statusCode,
+      200,
+      'a standalone claim links to nothing',
+    );
     assert.equal((await update(t, stranger, { claimId: standalone, standaloneClaim: false })).statusCode, 403);
 
     // with the chain down, edits that keep the link still work
@@ -123,7 +146,11 @@ describe('ownership of on-chain claims', () => {
       token: stranger.accessToken,
       body: {
         claims: [
-          { claimId: a, plugins: [numUses(1)], trackerDetails: tracker({ approvalLevel: 'incoming', approverAddress: stranger.platformAddress }) },
+          {
+            claimId: a,
+            plugins: [numUses(1)],
+            trackerDetails: tracker({ approvalLevel: 'incoming', approverAddress: stranger.platformAddress }),
+          },
           { claimId: b, plugins: [numUses(1)], trackerDetails: tracker() },
         ],
       },
@@ -140,11 +167,16 @@ describe('ownership of on-chain claims', () => {
     const t2 = tracker();
     assert.equal((await create(t, manager, { claimId, trackerDetails: t1, standaloneClaim: true })).statusCode, 200);
     let release!: () => void;
-    chain.intercept({ match: (p) => p.includes('/get_collection/7'), action: { wait: new Promise<void>((r) => (release = r)) }, times: 1 });
+    chain.intercept({
+      match: (p) => p.includes('/get_collection/7'),
+      action: { wait: new Promise<void>((r) => (release = r)) },
+      times: 1,
+    });
     const seen = chain.requests.length;
     // A: make the claim on-chain (links t1): its chain read is held
     const a = update(t, manager, { claimId, standaloneClaim: false });
-    while (!chain.requests.slice(seen).some((r) => r.path.includes('/get_collection/7'))) await new Promise((r) => setTimeout(r, 2));
+    while (!chain.requests.slice(seen).some((r) => r.path.includes('/get_collection/7')))
+      await new Promise((r) => setTimeout(r, 2));
     // B: meanwhile the claim's tracker becomes t2 (still standalone: no link, no chain read)
     const b = await update(t, manager, { claimId, trackerDetails: t2 });
     assert.equal(b.statusCode, 200, b.body);
@@ -164,7 +196,12 @@ describe('ownership of on-chain claims', () => {
     try {
       for (const level of ['collection', 'incoming']) {
         const claimId = newClaimId();
-        const r = await create(t, manager, { claimId, trackerDetails: tracker(level === 'collection' ? {} : { approvalLevel: level, approverAddress: manager.platformAddress }) });
+        const r = await create(t, manager, {
+          claimId,
+          trackerDetails: tracker(
+            level === 'collection' ? {} : { approvalLevel: level, approverAddress: manager.platformAddress },
+          ),
+        });
         assert.equal(r.statusCode, 503, r.body);
         assert.match(r.json().errorMessage, /chain/i);
         assert.match(r.json().errorMessage, /CHAIN_REST_URL/);
@@ -173,7 +210,11 @@ describe('ownership of on-chain claims', () => {
     } finally {
       await chain.up();
     }
-    chain.intercept({ match: (p) => p.includes('/get_collection/7'), action: { status: 500, message: 'internal error' }, times: 1 });
+    chain.intercept({
+      match: (p) => p.includes('/get_collection/7'),
+      action: { status: 500, message: 'internal error' },
+      times: 1,
+    });
     const claimId = newClaimId();
     const r = await create(t, manager, { claimId, trackerDetails: tracker() });
     assert.equal(r.statusCode, 502, r.body);
@@ -202,7 +243,15 @@ describe('ownership of on-chain claims without a configured chain', () => {
       "claims[0].trackerDetails: linking a claim to an on-chain approval needs the chain to confirm the approval's manager, and the chain is not configured (set CHAIN_REST_URL)",
     );
     assert.equal(await exists(t, claimId), false);
-    assert.equal((await create(t, user, { claimId, collectionId: '7' })).statusCode, 200, 'a collection id alone links to no approval');
-    assert.equal((await create(t, user, { claimId: newClaimId(), trackerDetails: tracker(), standaloneClaim: true })).statusCode, 200, 'standalone claims link to nothing');
+    assert.equal(
+      (await create(t, user, { claimId, collectionId: '7' })).statusCode,
+      200,
+      'a collection id alone links to no approval',
+    );
+    assert.equal(
+      (await create(t, user, { claimId: newClaimId(), trackerDetails: tracker(), standaloneClaim: true })).statusCode,
+      200,
+      'standalone claims link to nothing',
+    );
   });
 });

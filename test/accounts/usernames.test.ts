@@ -18,7 +18,8 @@ describe('usernames', () => {
   });
   after(() => t.close());
 
-  const setName = (who: SignedIn, username: unknown) => t.request('POST', UPDATE, { token: who.accessToken, body: { username } });
+  const setName = (who: SignedIn, username: unknown) =>
+    t.request('POST', UPDATE, { token: who.accessToken, body: { username } });
   const byName = (username: string) => t.request('GET', `/api/v0/user?username=${encodeURIComponent(username)}`);
   const byAddress = (address: string) => t.request('GET', `/api/v0/user?address=${encodeURIComponent(address)}`);
 
@@ -74,10 +75,23 @@ describe('usernames', () => {
       const r = await setName(alice, good);
       assert.equal(r.statusCode, 200, `${good}: ${r.body}`);
     }
-    for (const bad of ['x'.repeat(16), 'has space', 'dash-name', 'dot.name', 'émile', 'name!', '👀', ' lead', 'tab\t']) {
+    for (const bad of [
+      'x'.repeat(16),
+      'has space',
+      'dash-name',
+      'dot.name',
+      'émile',
+      'name!',
+      '👀',
+      ' lead',
+      'tab\t',
+    ]) {
       const r = await setName(alice, bad);
       assert.equal(r.statusCode, 400, `${bad}: ${r.body}`);
-      assert.equal(r.json().errorMessage, 'body.username is invalid: Username must be 1 to 15 characters long and can only contain letters, numbers, and underscores.');
+      assert.equal(
+        r.json().errorMessage,
+        'body.username is invalid: Username must be 1 to 15 characters long and can only contain letters, numbers, and underscores.',
+      );
     }
     assert.equal((await setName(alice, 7)).statusCode, 400, 'not a string');
     const extra = await t.request('POST', UPDATE, { token: alice.accessToken, body: { username: 'ok', readme: 'hi' } });
@@ -106,7 +120,11 @@ describe('usernames', () => {
     assert.deepEqual(codes, [200, 409, 409, 409, 409, 409, 409, 409], results.map((r) => r.body).join('\n'));
     const winner = users[results.findIndex((r) => r.statusCode === 200)];
     assert.equal((await byName('RACER')).json().account.platformAddress, winner.platformAddress);
-    const holders = await t.ctx.db.selectFrom('account_usernames').select('platform_address').where('username', 'in', cases).execute();
+    const holders = await t.ctx.db
+      .selectFrom('account_usernames')
+      .select('platform_address')
+      .where('username', 'in', cases)
+      .execute();
     assert.equal(holders.length, 1);
   });
 
@@ -122,6 +140,10 @@ describe('usernames', () => {
     const bad = await byAddress('bb1notanaddress');
     assert.equal(bad.statusCode, 400);
     assert.match(bad.json().errorMessage, /Invalid address in querystring.address/);
-    assert.equal((await t.request('GET', `/api/v0/user?address=${alice.platformAddress}`, { apiKey: null })).statusCode, 401, 'API key required');
+    assert.equal(
+      (await t.request('GET', `/api/v0/user?address=${alice.platformAddress}`, { apiKey: null })).statusCode,
+      401,
+      'API key required',
+    );
   });
 });

@@ -26,15 +26,33 @@ async function account(t: TestApp, item: Record<string, unknown>, token?: string
 }
 
 /** Follows bookmarks until hasMore is false; answers every page's documents of `field`, in order. */
-async function pageAll(t: TestApp, address: string, viewType: string, field: string, token?: string, oldestFirst?: boolean) {
+async function pageAll(
+  t: TestApp,
+  address: string,
+  viewType: string,
+  field: string,
+  token?: string,
+  oldestFirst?: boolean,
+) {
   const pages: Array<Array<Record<string, unknown>>> = [];
   let bookmark = '';
   for (;;) {
-    const a = await account(t, { address, viewsToFetch: [{ viewType, viewId: 'v', bookmark, ...(oldestFirst !== undefined ? { oldestFirst } : {}) }] }, token);
+    const a = await account(
+      t,
+      {
+        address,
+        viewsToFetch: [{ viewType, viewId: 'v', bookmark, ...(oldestFirst !== undefined ? { oldestFirst } : {}) }],
+      },
+      token,
+    );
     const view = a.views.v;
     assert.equal(view.type, viewType);
     const docs = a[field] as Array<Record<string, unknown>>;
-    assert.deepEqual(view.ids, docs.map((d) => d._docId), 'ids list the page documents in order');
+    assert.deepEqual(
+      view.ids,
+      docs.map((d) => d._docId),
+      'ids list the page documents in order',
+    );
     pages.push(docs);
     if (!view.pagination.hasMore) {
       assert.equal(view.pagination.bookmark, '');
@@ -73,20 +91,26 @@ describe('account views', () => {
     assert.equal(a._docId, user.platformAddress);
     assert.equal(a.ethAddress, user.address);
     assert.deepEqual(a.views, {});
-    for (const field of ['signinRequests', 'claimActivity', 'activity', 'collected', 'collections']) assert.deepEqual(a[field], [], field);
+    for (const field of ['signinRequests', 'claimActivity', 'activity', 'collected', 'collections'])
+      assert.deepEqual(a[field], [], field);
     assert.equal(a.balance, undefined);
     assert.equal(a.balanceError, 'Native balance unknown: The chain is not configured: CHAIN_REST_URL is not set');
   });
 
-  test('signinRequests: the user\'s own sign-ins, paged newest first (or oldest first), owner only', async () => {
+  test("signinRequests: the user's own sign-ins, paged newest first (or oldest first), owner only", async () => {
     const key = user.privateKey;
     // 26 more sign-ins of the same wallet, with the clock moving so the order is by time
-    for (let i = 0; i < 26; i++) await signIn(t, { privateKey: key, scopes: i % 2 ? ['completeClaims'] : ['manageAccount', 'manageClaims'] });
+    for (let i = 0; i < 26; i++)
+      await signIn(t, { privateKey: key, scopes: i % 2 ? ['completeClaims'] : ['manageAccount', 'manageClaims'] });
     const newest = await pageAll(t, user.platformAddress, 'signinRequests', 'signinRequests', user.accessToken);
-    assert.deepEqual(newest.map((p) => p.length), [25, 2]);
+    assert.deepEqual(
+      newest.map((p) => p.length),
+      [25, 2],
+    );
     const docs = newest.flat();
     assert.equal(new Set(docs.map((d) => d._docId)).size, 27);
-    for (let i = 1; i < docs.length; i++) assert.ok(Number(docs[i - 1].createdAt) >= Number(docs[i].createdAt), 'newest first');
+    for (let i = 1; i < docs.length; i++)
+      assert.ok(Number(docs[i - 1].createdAt) >= Number(docs[i].createdAt), 'newest first');
     const first = docs[docs.length - 1];
     assert.equal(first.platformAddress, user.platformAddress);
     assert.equal(first.address, user.address);
@@ -97,12 +121,21 @@ describe('account views', () => {
     assert.ok((first.scopes as Array<{ scopeId: string }>).some((s) => s.scopeId === 'manageAccount'));
     assert.equal(first.code, undefined, 'no code or token material');
 
-    const oldest = (await pageAll(t, user.platformAddress, 'signinRequests', 'signinRequests', user.accessToken, true)).flat();
-    assert.deepEqual(oldest.map((d) => d._docId), docs.map((d) => d._docId).reverse());
+    const oldest = (
+      await pageAll(t, user.platformAddress, 'signinRequests', 'signinRequests', user.accessToken, true)
+    ).flat();
+    assert.deepEqual(
+      oldest.map((d) => d._docId),
+      docs.map((d) => d._docId).reverse(),
+    );
 
     // someone else's sign-ins never show up
     const other = await signIn(t);
-    const mine = await account(t, { address: other.platformAddress, viewsToFetch: [{ viewType: 'signinRequests', viewId: 's', bookmark: '' }] }, other.accessToken);
+    const mine = await account(
+      t,
+      { address: other.platformAddress, viewsToFetch: [{ viewType: 'signinRequests', viewId: 's', bookmark: '' }] },
+      other.accessToken,
+    );
     assert.equal((mine.signinRequests as unknown[]).length, 1);
   });
 
@@ -121,12 +154,22 @@ describe('account views', () => {
       assert.equal(scoped.statusCode, 403, scoped.body);
       assert.match(scoped.json().errorMessage, /manageAccount/);
       // the owner may also ask by username
-      assert.equal((await t.request('POST', '/api/v0/user/updateAccount', { token: user.accessToken, body: { username: 'viewer' } })).statusCode, 200);
+      assert.equal(
+        (
+          await t.request('POST', '/api/v0/user/updateAccount', {
+            token: user.accessToken,
+            body: { username: 'viewer' },
+          })
+        ).statusCode,
+        200,
+      );
       const own = await users(t, [{ username: 'VIEWER', viewsToFetch: item.viewsToFetch }], user.accessToken);
       assert.equal(own.statusCode, 200, own.body);
     }
     // public views need no session
-    const pub = await users(t, [{ address: user.platformAddress, viewsToFetch: [{ viewType: 'publicClaimActivity', viewId: 'p', bookmark: '' }] }]);
+    const pub = await users(t, [
+      { address: user.platformAddress, viewsToFetch: [{ viewType: 'publicClaimActivity', viewId: 'p', bookmark: '' }] },
+    ]);
     assert.equal(pub.statusCode, 200, pub.body);
   });
 
@@ -146,7 +189,10 @@ describe('account views', () => {
     const race = newClaimId('race');
     await createClaim(t, m.accessToken, { claimId: race, plugins: [numUses(1)], showInSearchResults: true });
     const outcomes = await complete(race, claimer.platformAddress, claimer.platformAddress);
-    assert.deepEqual(outcomes.map((o) => o.success), [true, false]);
+    assert.deepEqual(
+      outcomes.map((o) => o.success),
+      [true, false],
+    );
     const ids = outcomes.map((o) => o.claimAttemptId);
 
     const pub = (await pageAll(t, claimer.platformAddress, 'publicClaimActivity', 'claimActivity')).flat();
@@ -155,12 +201,23 @@ describe('account views', () => {
     assert.ok(!pubIds.includes(a2.claimAttemptId), 'unlisted claim hidden from the public');
     assert.ok(pub.every((d) => d.success === true && d.error === undefined));
     const doc = pub.find((d) => d._docId === a1.claimAttemptId)!;
-    assert.deepEqual(Object.keys(doc).sort(), ['_docId', 'attemptedAt', 'claimAttemptId', 'claimId', 'claimNumber', 'platformAddress', 'success', 'updatedAt']);
+    assert.deepEqual(Object.keys(doc).sort(), [
+      '_docId',
+      'attemptedAt',
+      'claimAttemptId',
+      'claimId',
+      'claimNumber',
+      'platformAddress',
+      'success',
+      'updatedAt',
+    ]);
     assert.equal(doc.claimId, listed);
     assert.equal(doc.platformAddress, claimer.platformAddress);
     assert.equal(doc.claimNumber, 0);
 
-    const all = (await pageAll(t, claimer.platformAddress, 'allClaimActivity', 'claimActivity', claimer.accessToken)).flat();
+    const all = (
+      await pageAll(t, claimer.platformAddress, 'allClaimActivity', 'claimActivity', claimer.accessToken)
+    ).flat();
     const allIds = all.map((d) => d._docId);
     assert.ok(allIds.includes(a1.claimAttemptId) && allIds.includes(a2.claimAttemptId));
     const [won, lost] = ids.map((id) => all.find((x) => x._docId === id)!);
@@ -173,9 +230,20 @@ describe('account views', () => {
     assert.ok(!all.some((d) => d.claimId === full && d.platformAddress === m.platformAddress), 'only this address');
 
     // deleting a listed claim removes it from the public view, not from the user's own history
-    assert.equal((await t.request('DELETE', '/api/v0/claims', { token: m.accessToken, body: { claimIds: [listed] } })).statusCode, 200);
-    assert.ok(!(await pageAll(t, claimer.platformAddress, 'publicClaimActivity', 'claimActivity')).flat().some((d) => d._docId === a1.claimAttemptId));
-    assert.ok((await pageAll(t, claimer.platformAddress, 'allClaimActivity', 'claimActivity', claimer.accessToken)).flat().some((d) => d._docId === a1.claimAttemptId));
+    assert.equal(
+      (await t.request('DELETE', '/api/v0/claims', { token: m.accessToken, body: { claimIds: [listed] } })).statusCode,
+      200,
+    );
+    assert.ok(
+      !(await pageAll(t, claimer.platformAddress, 'publicClaimActivity', 'claimActivity'))
+        .flat()
+        .some((d) => d._docId === a1.claimAttemptId),
+    );
+    assert.ok(
+      (await pageAll(t, claimer.platformAddress, 'allClaimActivity', 'claimActivity', claimer.accessToken))
+        .flat()
+        .some((d) => d._docId === a1.claimAttemptId),
+    );
   });
 
   test('claim activity pages of 25 with oldestFirst; two views in one request share claimActivity', async () => {
@@ -189,10 +257,19 @@ describe('account views', () => {
       await complete(id, claimer.platformAddress);
     }
     const newest = await pageAll(t, claimer.platformAddress, 'publicClaimActivity', 'claimActivity');
-    assert.deepEqual(newest.map((p) => p.length), [25, 2]);
-    assert.deepEqual(newest.flat().map((d) => d.claimId), [...claimIds].reverse());
+    assert.deepEqual(
+      newest.map((p) => p.length),
+      [25, 2],
+    );
+    assert.deepEqual(
+      newest.flat().map((d) => d.claimId),
+      [...claimIds].reverse(),
+    );
     const oldest = await pageAll(t, claimer.platformAddress, 'publicClaimActivity', 'claimActivity', undefined, true);
-    assert.deepEqual(oldest.flat().map((d) => d.claimId), claimIds);
+    assert.deepEqual(
+      oldest.flat().map((d) => d.claimId),
+      claimIds,
+    );
 
     const both = await account(
       t,
@@ -209,11 +286,24 @@ describe('account views', () => {
     assert.equal((both.claimActivity as unknown[]).length, 25, 'one document per _docId');
 
     // a bookmark is bound to its view, account and direction
-    const bookmark = newest.length && (await account(t, { address: claimer.platformAddress, viewsToFetch: [{ viewType: 'publicClaimActivity', viewId: 'v', bookmark: '' }] })).views.v.pagination.bookmark;
+    const bookmark =
+      newest.length &&
+      (
+        await account(t, {
+          address: claimer.platformAddress,
+          viewsToFetch: [{ viewType: 'publicClaimActivity', viewId: 'v', bookmark: '' }],
+        })
+      ).views.v.pagination.bookmark;
     for (const misuse of [
-      { address: claimer.platformAddress, viewsToFetch: [{ viewType: 'publicClaimActivity', viewId: 'v', bookmark, oldestFirst: true }] },
+      {
+        address: claimer.platformAddress,
+        viewsToFetch: [{ viewType: 'publicClaimActivity', viewId: 'v', bookmark, oldestFirst: true }],
+      },
       { address: m.platformAddress, viewsToFetch: [{ viewType: 'publicClaimActivity', viewId: 'v', bookmark }] },
-      { address: claimer.platformAddress, viewsToFetch: [{ viewType: 'publicClaimActivity', viewId: 'v', bookmark: bookmark + 'x' }] },
+      {
+        address: claimer.platformAddress,
+        viewsToFetch: [{ viewType: 'publicClaimActivity', viewId: 'v', bookmark: bookmark + 'x' }],
+      },
     ]) {
       const r = await users(t, [misuse]);
       assert.equal(r.statusCode, 400, r.body);
@@ -223,16 +313,49 @@ describe('account views', () => {
 
   test('the 400s and 404s of POST /api/v0/users', async () => {
     const cases: Array<[unknown[], number, RegExp]> = [
-      [[{ address: user.platformAddress, viewsToFetch: [{ viewType: 'listings', viewId: 'p', bookmark: '' }] }], 400, /viewType must be one of signinRequests, publicClaimActivity, allClaimActivity, transferActivity/],
-      [[{ address: user.platformAddress, viewsToFetch: [{ viewType: 'publicClaimActivity', viewId: 'a', bookmark: '' }, { viewType: 'publicClaimActivity', viewId: 'a', bookmark: '' }] }], 400, /viewId repeats "a"/],
+      [
+        [{ address: user.platformAddress, viewsToFetch: [{ viewType: 'listings', viewId: 'p', bookmark: '' }] }],
+        400,
+        /viewType must be one of signinRequests, publicClaimActivity, allClaimActivity, transferActivity/,
+      ],
+      [
+        [
+          {
+            address: user.platformAddress,
+            viewsToFetch: [
+              { viewType: 'publicClaimActivity', viewId: 'a', bookmark: '' },
+              { viewType: 'publicClaimActivity', viewId: 'a', bookmark: '' },
+            ],
+          },
+        ],
+        400,
+        /viewId repeats "a"/,
+      ],
       [[{ address: user.platformAddress, username: 'viewer' }], 400, /exactly one of address or username/],
       [[{}], 400, /exactly one of address or username/],
       [[{ address: '0x1234' }], 400, /Invalid address in body.accountsToFetch\[0\].address/],
       [[{ username: 'nobody_here' }], 404, /No account has the username "nobody_here"/],
       [[{ address: user.platformAddress, partialProfile: true }], 400, /unknown field "partialProfile"/],
       [[], 400, /must NOT have fewer than 1 items/],
-      [Array.from({ length: 251 }, () => ({ address: user.platformAddress })), 400, /must NOT have more than 250 items/],
-      [[{ address: user.platformAddress, viewsToFetch: Array.from({ length: 11 }, (_, i) => ({ viewType: 'publicClaimActivity', viewId: `v${i}`, bookmark: '' })) }], 400, /at most 10 views/],
+      [
+        Array.from({ length: 251 }, () => ({ address: user.platformAddress })),
+        400,
+        /must NOT have more than 250 items/,
+      ],
+      [
+        [
+          {
+            address: user.platformAddress,
+            viewsToFetch: Array.from({ length: 11 }, (_, i) => ({
+              viewType: 'publicClaimActivity',
+              viewId: `v${i}`,
+              bookmark: '',
+            })),
+          },
+        ],
+        400,
+        /at most 10 views/,
+      ],
     ];
     for (const [items, status, message] of cases) {
       const r = await users(t, items);
@@ -240,7 +363,10 @@ describe('account views', () => {
       assert.match(r.json().errorMessage, message);
     }
     // 250 accounts answer in order
-    const many = await users(t, Array.from({ length: 250 }, (_, i) => ({ address: i % 2 ? user.address : user.platformAddress })));
+    const many = await users(
+      t,
+      Array.from({ length: 250 }, (_, i) => ({ address: i % 2 ? user.address : user.platformAddress })),
+    );
     assert.equal(many.statusCode, 200);
     assert.equal(many.json().accounts.length, 250);
   });

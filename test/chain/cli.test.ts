@@ -21,7 +21,11 @@ describe('chain CLI and configuration', () => {
   });
 
   test('platform indexer status with the chain down names the chain and prints no lag it cannot know', async () => {
-    const res = await runCli(['indexer', 'status'], { ...database.env, CHAIN_REST_URL: 'http://127.0.0.1:1', CHAIN_TIMEOUT_MS: '1000' });
+    const res = await runCli(['indexer', 'status'], {
+      ...database.env,
+      CHAIN_REST_URL: 'http://127.0.0.1:1',
+      CHAIN_TIMEOUT_MS: '1000',
+    });
     assert.equal(res.code, 0, res.stderr);
     const out = JSON.parse(res.stdout);
     assert.equal(out.indexedHeight, null);
@@ -38,10 +42,22 @@ describe('chain CLI and configuration', () => {
 
   test('chain variables are validated, naming the variable', () => {
     const base = { DATA_DIR: database.env.DATA_DIR };
-    assert.throws(() => loadConfig({ ...base, CHAIN_START_HEIGHT: '0' }), /CHAIN_START_HEIGHT must be an integer from 1/);
-    assert.throws(() => loadConfig({ ...base, CHAIN_INDEXER_LEASE_MS: 'soon' }), /CHAIN_INDEXER_LEASE_MS must be an integer/);
-    assert.throws(() => loadConfig({ ...base, CHAIN_INDEX_BATCH: '5000' }), /CHAIN_INDEX_BATCH must be an integer from 1 to 1000/);
-    assert.throws(() => loadConfig({ ...base, CHAIN_TIMEOUT_MS: '10' }), /CHAIN_TIMEOUT_MS must be an integer from 100/);
+    assert.throws(
+      () => loadConfig({ ...base, CHAIN_START_HEIGHT: '0' }),
+      /CHAIN_START_HEIGHT must be an integer from 1/,
+    );
+    assert.throws(
+      () => loadConfig({ ...base, CHAIN_INDEXER_LEASE_MS: 'soon' }),
+      /CHAIN_INDEXER_LEASE_MS must be an integer/,
+    );
+    assert.throws(
+      () => loadConfig({ ...base, CHAIN_INDEX_BATCH: '5000' }),
+      /CHAIN_INDEX_BATCH must be an integer from 1 to 1000/,
+    );
+    assert.throws(
+      () => loadConfig({ ...base, CHAIN_TIMEOUT_MS: '10' }),
+      /CHAIN_TIMEOUT_MS must be an integer from 100/,
+    );
     const c = loadConfig({ ...base, SWAP_UPSTREAM_TIMEOUT_MS: '3000', CHAIN_START_HEIGHT: '8812345' });
     assert.equal(c.chain.timeoutMs, 3000, 'defaults to SWAP_UPSTREAM_TIMEOUT_MS');
     assert.equal(c.chain.startHeight, 8812345);

@@ -22,9 +22,29 @@ function snapshot() {
     collections: [collectionDoc('3', hex(MANAGER), { createdBy: lowerHex(CREATOR) })],
     balances: [{ collectionId: '3', address: hex(HOLDER), balance: balanceStore([bal('1', '1')]) }],
     amountTrackers: [
-      { collectionId: '3', approvalLevel: 'incoming', approverAddress: hex(APPROVER), approvalId: 'a', amountTrackerId: 't', trackerType: 'to', approvedAddress: lowerHex(APPROVED), numTransfers: '1', amounts: [], lastUpdatedAt: '0' },
+      {
+        collectionId: '3',
+        approvalLevel: 'incoming',
+        approverAddress: hex(APPROVER),
+        approvalId: 'a',
+        amountTrackerId: 't',
+        trackerType: 'to',
+        approvedAddress: lowerHex(APPROVED),
+        numTransfers: '1',
+        amounts: [],
+        lastUpdatedAt: '0',
+      },
     ],
-    challengeTrackers: [{ collectionId: '3', approvalLevel: 'outgoing', approverAddress: lowerHex(APPROVER), approvalId: 'c', challengeTrackerId: 'codes', usedLeafIndices: [{ leafIndex: '0', usedBy: hex(USER) }] }],
+    challengeTrackers: [
+      {
+        collectionId: '3',
+        approvalLevel: 'outgoing',
+        approverAddress: lowerHex(APPROVER),
+        approvalId: 'c',
+        challengeTrackerId: 'codes',
+        usedLeafIndices: [{ leafIndex: '0', usedBy: hex(USER) }],
+      },
+    ],
   };
 }
 
@@ -57,7 +77,9 @@ describe('import-chain: addresses in either form are stored native', { timeout: 
       [hex(MANAGER), 'managingTokens'],
       [CREATOR, 'createdTokens'],
     ]) {
-      const users = await t.request('POST', '/api/v0/users', { body: { accountsToFetch: [{ address, viewsToFetch: [{ viewType, viewId: 'v', bookmark: '' }] }] } });
+      const users = await t.request('POST', '/api/v0/users', {
+        body: { accountsToFetch: [{ address, viewsToFetch: [{ viewType, viewId: 'v', bookmark: '' }] }] },
+      });
       assert.equal(users.statusCode, 200, users.body);
       assert.deepEqual(users.json().accounts[0].views.v.ids, ['3'], `${viewType} of ${address}`);
     }
@@ -87,7 +109,10 @@ describe('import-chain: addresses in either form are stored native', { timeout: 
       ['amountTrackers[0].approverAddress', (s) => (s.amountTrackers[0].approverAddress = bad)],
       ['amountTrackers[0].approvedAddress', (s) => (s.amountTrackers[0].approvedAddress = badChecksum)],
       ['challengeTrackers[0].approverAddress', (s) => (s.challengeTrackers[0].approverAddress = bad)],
-      ['challengeTrackers[0].usedLeafIndices[0].usedBy', (s) => (s.challengeTrackers[0].usedLeafIndices[0].usedBy = bad)],
+      [
+        'challengeTrackers[0].usedLeafIndices[0].usedBy',
+        (s) => (s.challengeTrackers[0].usedLeafIndices[0].usedBy = bad),
+      ],
     ];
     for (const [field, spoil] of cases) {
       const s = snapshot();
@@ -95,8 +120,16 @@ describe('import-chain: addresses in either form are stored native', { timeout: 
       const res = await runCli(['import-chain', write('bad.json', s)], database.env);
       assert.equal(res.code, 1, field);
       const escaped = field.replace(/[[\].]/g, '\\$&');
-      assert.match(res.stderr, new RegExp(`^Cannot import .*: ${escaped} must be a native or 0x address \\(got "`, 'm'), field);
+      assert.match(
+        res.stderr,
+        new RegExp(`^Cannot import .*: ${escaped} must be a native or 0x address \\(got "`, 'm'),
+        field,
+      );
     }
-    assert.equal((await t.request('GET', '/api/v0/collection/3')).json().collection.manager, MANAGER, 'nothing replaced');
+    assert.equal(
+      (await t.request('GET', '/api/v0/collection/3')).json().collection.manager,
+      MANAGER,
+      'nothing replaced',
+    );
   });
 });

@@ -4,7 +4,16 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TestApp } from '../helpers/app.ts';
-import { addressOf, bal, balanceStore, challengeEvent, collectionDoc, messageEvent, trackerEvent, type FakeChain } from '../helpers/fake-chain.ts';
+import {
+  addressOf,
+  bal,
+  balanceStore,
+  challengeEvent,
+  collectionDoc,
+  messageEvent,
+  trackerEvent,
+  type FakeChain,
+} from '../helpers/fake-chain.ts';
 import { collectionsRequest, indexerDetails, startIndexedApp, viewPage, waitIndexed } from './helpers.ts';
 
 const MANAGER = addressOf(100);
@@ -19,7 +28,9 @@ describe('chain indexer from genesis', () => {
   before(async () => {
     ({ t, chain } = await startIndexedApp());
     chain.setCollection('1', collectionDoc('1', MANAGER));
-    chain.addBlock([chain.tx([messageEvent({ msgType: 'universal_update_collection', collectionId: '1', sender: MANAGER })])]); // 1: created
+    chain.addBlock([
+      chain.tx([messageEvent({ msgType: 'universal_update_collection', collectionId: '1', sender: MANAGER })]),
+    ]); // 1: created
     chain.addBlock([chain.transfer({ collectionId: '1', from: 'Mint', to: A, tokenId: 1, amount: 10 })]); // 2: mint
     chain.addBlock([chain.transfer({ collectionId: '1', from: A, to: B, tokenId: 1, amount: 3, memo: 'gift' })]); // 3: transfer
     chain.addBlock([chain.transfer({ collectionId: '1', from: A, to: C, tokenId: 1, amount: 5, failed: true })]); // 4: failed
@@ -39,18 +50,37 @@ describe('chain indexer from genesis', () => {
     const byId = new Map(collection.owners.map((o: { _docId: string }) => [o._docId, o]));
     const a = byId.get(`1:${A}`) as Record<string, unknown>;
     assert.deepEqual(Object.keys(a).sort(), [
-      '_docId', 'autoApproveAllIncomingTransfers', 'autoApproveSelfInitiatedIncomingTransfers', 'autoApproveSelfInitiatedOutgoingTransfers',
-      'balances', 'collectionId', 'incomingApprovals', 'outgoingApprovals', 'platformAddress', 'updateHistory', 'userPermissions',
+      '_docId',
+      'autoApproveAllIncomingTransfers',
+      'autoApproveSelfInitiatedIncomingTransfers',
+      'autoApproveSelfInitiatedOutgoingTransfers',
+      'balances',
+      'collectionId',
+      'incomingApprovals',
+      'outgoingApprovals',
+      'platformAddress',
+      'updateHistory',
+      'userPermissions',
     ]);
     assert.equal(a.platformAddress, A);
     assert.deepEqual(a.balances, [bal('7', '1')], 'failed tx at block 4 did not move anything');
     assert.deepEqual(Object.keys(a.userPermissions as object).sort(), [
-      'canUpdateAutoApproveAllIncomingTransfers', 'canUpdateAutoApproveSelfInitiatedIncomingTransfers', 'canUpdateAutoApproveSelfInitiatedOutgoingTransfers',
-      'canUpdateIncomingApprovals', 'canUpdateOutgoingApprovals',
+      'canUpdateAutoApproveAllIncomingTransfers',
+      'canUpdateAutoApproveSelfInitiatedIncomingTransfers',
+      'canUpdateAutoApproveSelfInitiatedOutgoingTransfers',
+      'canUpdateIncomingApprovals',
+      'canUpdateOutgoingApprovals',
     ]);
-    assert.deepEqual((a.updateHistory as { block: string }[]).map((u) => u.block), ['2', '3']);
+    assert.deepEqual(
+      (a.updateHistory as { block: string }[]).map((u) => u.block),
+      ['2', '3'],
+    );
     assert.deepEqual((byId.get(`1:${B}`) as { balances: unknown }).balances, [bal('3', '1')]);
-    assert.deepEqual((byId.get(`1:${C}`) as { balances: unknown }).balances, [bal(BIG, '2')], 'amount above 2^64 kept exactly');
+    assert.deepEqual(
+      (byId.get(`1:${C}`) as { balances: unknown }).balances,
+      [bal(BIG, '2')],
+      'amount above 2^64 kept exactly',
+    );
   });
 
   test('transfer activity: legs of successful txs, newest first; oldestFirst; address filter', async () => {
@@ -64,7 +94,9 @@ describe('chain indexer from genesis', () => {
     assert.equal(transfer.block, '3');
     assert.equal(transfer.txHash, chain.blocks[2].txs[0].hash);
     assert.equal(transfer.timestamp, String(Date.parse(chain.blocks[2].time)));
-    assert.deepEqual(transfer.approvalsUsed, [{ approvalId: 'transferable', approvalLevel: 'collection', approverAddress: '', version: '0' }]);
+    assert.deepEqual(transfer.approvalsUsed, [
+      { approvalId: 'transferable', approvalLevel: 'collection', approverAddress: '', version: '0' },
+    ]);
     assert.deepEqual((docs.find((d) => d._docId === 'collection-1:5-0-0')!.balances as unknown[])[0], bal(BIG, '2'));
     const oldest = await viewPage(t, '1', { viewType: 'transferActivity', oldestFirst: true });
     assert.deepEqual(oldest.view.ids, ['collection-1:2-0-0', 'collection-1:3-0-0', 'collection-1:5-0-0']);
@@ -80,10 +112,16 @@ describe('chain indexer from genesis', () => {
     assert.equal(c.json().collection.manager, MANAGER);
     assert.equal(c.json().collection.createdBlock, '1');
     const owners = await t.request('GET', '/api/v0/collection/1/owners?oldestFirst=true');
-    assert.deepEqual(owners.json().owners.map((o: { _docId: string }) => o._docId), [`1:${A}`, `1:${B}`, `1:${C}`]);
+    assert.deepEqual(
+      owners.json().owners.map((o: { _docId: string }) => o._docId),
+      [`1:${A}`, `1:${B}`, `1:${C}`],
+    );
     assert.deepEqual(owners.json().pagination, { bookmark: '', hasMore: false });
     const act = await t.request('GET', `/api/v0/collection/1/activity?address=${B}`);
-    assert.deepEqual(act.json().activity.map((d: { _docId: string }) => d._docId), ['collection-1:3-0-0']);
+    assert.deepEqual(
+      act.json().activity.map((d: { _docId: string }) => d._docId),
+      ['collection-1:3-0-0'],
+    );
     const b = await t.request('GET', `/api/v0/collection/1/balance/${B}`);
     assert.deepEqual(b.json().balances, [bal('3', '1')]);
     const never = await t.request('GET', `/api/v0/collection/1/balance/${addressOf(77)}`);
@@ -98,7 +136,9 @@ describe('chain indexer from genesis', () => {
 
   test('a collection message re-reads the collection at that height; a manager change shows', async () => {
     chain.setCollection('1', collectionDoc('1', B, { createdBy: MANAGER }));
-    const h = chain.addBlock([chain.tx([messageEvent({ msgType: 'set_manager', collectionId: '1', sender: MANAGER })])]);
+    const h = chain.addBlock([
+      chain.tx([messageEvent({ msgType: 'set_manager', collectionId: '1', sender: MANAGER })]),
+    ]);
     await waitIndexed(t, h);
     const c = (await t.request('GET', '/api/v0/collection/1')).json().collection;
     assert.equal(c.manager, B);
@@ -109,17 +149,50 @@ describe('chain indexer from genesis', () => {
   });
 
   test('amount and challenge trackers come from the chain at the block height', async () => {
-    const key = { collectionId: '1', approvalLevel: 'collection', approverAddress: '', approvalId: 'public-mint', amountTrackerId: 'mint-tracker', trackerType: 'overall', approvedAddress: '' };
-    chain.setTracker('1/collection//mint-tracker/overall/?approvalId=public-mint', { numTransfers: '4', amounts: [bal('4', '1')], lastUpdatedAt: '1700000000000' });
+    const key = {
+      collectionId: '1',
+      approvalLevel: 'collection',
+      approverAddress: '',
+      approvalId: 'public-mint',
+      amountTrackerId: 'mint-tracker',
+      trackerType: 'overall',
+      approvedAddress: '',
+    };
+    chain.setTracker('1/collection//mint-tracker/overall/?approvalId=public-mint', {
+      numTransfers: '4',
+      amounts: [bal('4', '1')],
+      lastUpdatedAt: '1700000000000',
+    });
     chain.setChallenge('1/collection//codes/7?approvalId=public-mint', '1');
-    const ckey = { collectionId: '1', approvalLevel: 'collection', approverAddress: '', approvalId: 'public-mint', challengeTrackerId: 'codes' };
-    const h = chain.addBlock([chain.tx([trackerEvent({ ...key, numTransfers: '4' }), challengeEvent({ ...ckey, leafIndex: '7', creator: A, numUsed: '1' })])]);
+    const ckey = {
+      collectionId: '1',
+      approvalLevel: 'collection',
+      approverAddress: '',
+      approvalId: 'public-mint',
+      challengeTrackerId: 'codes',
+    };
+    const h = chain.addBlock([
+      chain.tx([
+        trackerEvent({ ...key, numTransfers: '4' }),
+        challengeEvent({ ...ckey, leafIndex: '7', creator: A, numUsed: '1' }),
+      ]),
+    ]);
     await waitIndexed(t, h);
     const trackers = await viewPage(t, '1', { viewType: 'amountTrackers' });
     assert.deepEqual(trackers.view.ids, ['1:collection--public-mint-mint-tracker-overall-']);
-    assert.deepEqual(trackers.collection.approvalTrackers[0], { _docId: '1:collection--public-mint-mint-tracker-overall-', ...key, numTransfers: '4', amounts: [bal('4', '1')], lastUpdatedAt: '1700000000000' });
+    assert.deepEqual(trackers.collection.approvalTrackers[0], {
+      _docId: '1:collection--public-mint-mint-tracker-overall-',
+      ...key,
+      numTransfers: '4',
+      amounts: [bal('4', '1')],
+      lastUpdatedAt: '1700000000000',
+    });
     const challenges = await viewPage(t, '1', { viewType: 'challengeTrackers' });
-    assert.deepEqual(challenges.collection.challengeTrackers[0], { _docId: '1:collection--public-mint-codes', ...ckey, usedLeafIndices: [{ leafIndex: '7', usedBy: A }] });
+    assert.deepEqual(challenges.collection.challengeTrackers[0], {
+      _docId: '1:collection--public-mint-codes',
+      ...ckey,
+      usedLeafIndices: [{ leafIndex: '7', usedBy: A }],
+    });
     const viaRoute = await t.request('GET', '/api/v0/collection/1/amountTrackers');
     assert.equal(viaRoute.json().amountTrackers[0].numTransfers, '4');
     const viaRoute2 = await t.request('GET', '/api/v0/collection/1/challengeTrackers');
@@ -127,9 +200,20 @@ describe('chain indexer from genesis', () => {
   });
 
   test("a user-level message re-reads the sender's balance store (approvals change, not balances)", async () => {
-    const approval = { fromListId: 'All', initiatedByListId: 'All', approvalId: 'accept-all', tokenIds: [{ start: '1', end: '100' }] };
-    chain.setBalance('1', B, { ...balanceStore([bal('3', '1')]), incomingApprovals: [approval], autoApproveAllIncomingTransfers: false });
-    const h = chain.addBlock([chain.tx([messageEvent({ msgType: 'set_incoming_approval', collectionId: '1', sender: B })])]);
+    const approval = {
+      fromListId: 'All',
+      initiatedByListId: 'All',
+      approvalId: 'accept-all',
+      tokenIds: [{ start: '1', end: '100' }],
+    };
+    chain.setBalance('1', B, {
+      ...balanceStore([bal('3', '1')]),
+      incomingApprovals: [approval],
+      autoApproveAllIncomingTransfers: false,
+    });
+    const h = chain.addBlock([
+      chain.tx([messageEvent({ msgType: 'set_incoming_approval', collectionId: '1', sender: B })]),
+    ]);
     await waitIndexed(t, h);
     const b = (await t.request('GET', `/api/v0/collection/1/balance/${B}`)).json();
     assert.deepEqual(b.incomingApprovals, [approval]);
@@ -139,15 +223,29 @@ describe('chain indexer from genesis', () => {
 
   test('a read failing inside a block commits nothing of it; the indexer retries and loses nothing', async () => {
     const before = (await indexerDetails(t))!.indexedHeight;
-    chain.intercept({ match: (p, h) => p.includes(`/get_balance/1/${B}`) && h === before + 2, action: { status: 500, message: 'node overloaded' }, times: 3 });
+    chain.intercept({
+      match: (p, h) => p.includes(`/get_balance/1/${B}`) && h === before + 2,
+      action: { status: 500, message: 'node overloaded' },
+      times: 3,
+    });
     chain.addBlock([chain.transfer({ collectionId: '1', from: A, to: C, tokenId: 1, amount: 1 })]);
-    chain.addBlock([chain.transfer({ collectionId: '1', from: A, to: B, tokenId: 1, amount: 1 }), chain.transfer({ collectionId: '1', from: A, to: C, tokenId: 1, amount: 1 })]);
+    chain.addBlock([
+      chain.transfer({ collectionId: '1', from: A, to: B, tokenId: 1, amount: 1 }),
+      chain.transfer({ collectionId: '1', from: A, to: C, tokenId: 1, amount: 1 }),
+    ]);
     await waitIndexed(t, before + 2);
     const all = await viewPage(t, '1', { viewType: 'transferActivity', address: A });
-    assert.deepEqual(all.view.ids.slice(0, 3), [`collection-1:${before + 2}-1-0`, `collection-1:${before + 2}-0-0`, `collection-1:${before + 1}-0-0`]);
+    assert.deepEqual(all.view.ids.slice(0, 3), [
+      `collection-1:${before + 2}-1-0`,
+      `collection-1:${before + 2}-0-0`,
+      `collection-1:${before + 1}-0-0`,
+    ]);
     const a = (await t.request('GET', `/api/v0/collection/1/balance/${A}`)).json();
     assert.deepEqual(a.balances, [bal('4', '1')]);
-    assert.ok(chain.requests.filter((r) => r.path.includes(`/get_balance/1/${B}`) && r.height === before + 2).length >= 2, 'the failing read was retried');
+    assert.ok(
+      chain.requests.filter((r) => r.path.includes(`/get_balance/1/${B}`) && r.height === before + 2).length >= 2,
+      'the failing read was retried',
+    );
   });
 });
 
@@ -158,7 +256,9 @@ describe('collections route: limits and unsupported views', () => {
     ({ t, chain } = await startIndexedApp());
     chain.setCollection('1', collectionDoc('1', MANAGER));
     chain.setBalance('1', A, balanceStore([bal('1', '1')]));
-    chain.addBlock([chain.tx([messageEvent({ msgType: 'universal_update_collection', collectionId: '1', sender: MANAGER })])]);
+    chain.addBlock([
+      chain.tx([messageEvent({ msgType: 'universal_update_collection', collectionId: '1', sender: MANAGER })]),
+    ]);
     await waitIndexed(t, 1);
   });
   after(async () => {
@@ -168,7 +268,15 @@ describe('collections route: limits and unsupported views', () => {
 
   for (const viewType of ['listings', 'tokenFloorPrices']) {
     test(`${viewType} is an empty page (no marketplace data), next to the other views asked for`, async () => {
-      const res = await collectionsRequest(t, [{ collectionId: '1', viewsToFetch: [{ viewType, viewId: 'x', bookmark: '' }, { viewType: 'owners', viewId: 'o', bookmark: '' }] }]);
+      const res = await collectionsRequest(t, [
+        {
+          collectionId: '1',
+          viewsToFetch: [
+            { viewType, viewId: 'x', bookmark: '' },
+            { viewType: 'owners', viewId: 'o', bookmark: '' },
+          ],
+        },
+      ]);
       assert.equal(res.statusCode, 200, res.body);
       const [c] = res.json().collections;
       assert.deepEqual(c.views.x, { ids: [], type: viewType, pagination: { bookmark: '', hasMore: false } });
@@ -178,20 +286,38 @@ describe('collections route: limits and unsupported views', () => {
   }
 
   test('unknown view types, bad ids, more than 250 collections and unknown fields are 400s', async () => {
-    const unknown = await collectionsRequest(t, [{ collectionId: '1', viewsToFetch: [{ viewType: 'holders', viewId: 'x', bookmark: '' }] }]);
+    const unknown = await collectionsRequest(t, [
+      { collectionId: '1', viewsToFetch: [{ viewType: 'holders', viewId: 'x', bookmark: '' }] },
+    ]);
     assert.equal(unknown.statusCode, 400);
-    assert.match(unknown.json().errorMessage, /"holders" is unknown; collection views are owners, transferActivity, amountTrackers, challengeTrackers/);
-    const tooMany = await collectionsRequest(t, Array.from({ length: 251 }, () => ({ collectionId: '1' })));
+    assert.match(
+      unknown.json().errorMessage,
+      /"holders" is unknown; collection views are owners, transferActivity, amountTrackers, challengeTrackers/,
+    );
+    const tooMany = await collectionsRequest(
+      t,
+      Array.from({ length: 251 }, () => ({ collectionId: '1' })),
+    );
     assert.equal(tooMany.statusCode, 400);
     assert.match(tooMany.json().errorMessage, /collectionsToFetch must NOT have more than 250 items/);
-    assert.equal((await collectionsRequest(t, Array.from({ length: 250 }, () => ({ collectionId: '1' })))).statusCode, 200);
+    assert.equal(
+      (
+        await collectionsRequest(
+          t,
+          Array.from({ length: 250 }, () => ({ collectionId: '1' })),
+        )
+      ).statusCode,
+      200,
+    );
     const badId = await collectionsRequest(t, [{ collectionId: '1x' }]);
     assert.equal(badId.statusCode, 400);
     assert.match(badId.json().errorMessage, /collectionsToFetch\[0\]\.collectionId must be a collection id/);
     const extra = await collectionsRequest(t, [{ collectionId: '1', fetchPrivateParams: true }]);
     assert.equal(extra.statusCode, 400);
     assert.match(extra.json().errorMessage, /unknown field "fetchPrivateParams"/);
-    const badAddr = await collectionsRequest(t, [{ collectionId: '1', viewsToFetch: [{ viewType: 'owners', viewId: 'x', bookmark: '', address: 'bb1nope' }] }]);
+    const badAddr = await collectionsRequest(t, [
+      { collectionId: '1', viewsToFetch: [{ viewType: 'owners', viewId: 'x', bookmark: '', address: 'bb1nope' }] },
+    ]);
     assert.equal(badAddr.statusCode, 400);
   });
 
@@ -200,7 +326,8 @@ describe('collections route: limits and unsupported views', () => {
     assert.equal(res.statusCode, 200);
     const [one, missing] = res.json().collections;
     assert.equal(missing, null);
-    for (const k of ['activity', 'owners', 'challengeTrackers', 'approvalTrackers', 'listings', 'claims']) assert.deepEqual(one[k], [], k);
+    for (const k of ['activity', 'owners', 'challengeTrackers', 'approvalTrackers', 'listings', 'claims'])
+      assert.deepEqual(one[k], [], k);
     assert.deepEqual(one.views, {});
     assert.equal(one._docId, '1');
   });
@@ -247,7 +374,10 @@ describe('CHAIN_START_HEIGHT', () => {
     chain.addBlock([chain.transfer({ collectionId: '3', from: 'Mint', to: B, tokenId: 1, amount: 2 })]); // 6
     ({ t } = await startIndexedApp({ chain, env: { CHAIN_START_HEIGHT: '6' } }));
     await waitIndexed(t, 6);
-    const blockReads = chain.requests.map((r) => /\/blocks\/(\d+)$/.exec(r.path)?.[1]).filter((x): x is string => x !== undefined).map(Number);
+    const blockReads = chain.requests
+      .map((r) => /\/blocks\/(\d+)$/.exec(r.path)?.[1])
+      .filter((x): x is string => x !== undefined)
+      .map(Number);
     assert.deepEqual(blockReads, [6]);
     const { view } = await viewPage(t, '3', { viewType: 'owners' });
     assert.deepEqual(view.ids, [`3:${B}`], 'the mint at block 1 was before the start height');

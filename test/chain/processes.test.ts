@@ -17,7 +17,10 @@ interface Proc {
 
 function startIndexer(env: Record<string, string>): Promise<Proc> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, 'indexer'], { env: { ...process.env, ...env, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, 'indexer'], {
+      env: { ...process.env, ...env, LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     const proc: Proc = {
       child,
@@ -43,7 +46,12 @@ const holderAddress = (block: number, i: number) => addressOf(1000 + block * 10 
 
 /** Blocks 1..n after a creation block: each mints token 1 to five fresh addresses. */
 function mintBlocks(chain: FakeChain, from: number, to: number): void {
-  for (let h = from; h <= to; h++) chain.addBlock(Array.from({ length: 5 }, (_, i) => chain.transfer({ collectionId: '1', from: 'Mint', to: holderAddress(h, i), tokenId: 1, amount: h })));
+  for (let h = from; h <= to; h++)
+    chain.addBlock(
+      Array.from({ length: 5 }, (_, i) =>
+        chain.transfer({ collectionId: '1', from: 'Mint', to: holderAddress(h, i), tokenId: 1, amount: h }),
+      ),
+    );
 }
 
 async function allIds(t: TestApp, path: string, key: string): Promise<string[]> {
@@ -67,11 +75,19 @@ describe('indexer processes on one database', { timeout: 300_000 }, () => {
   before(async () => {
     chain = await startFakeChain();
     const database = createTestDatabase();
-    env = { ...database.env, CHAIN_REST_URL: chain.url, CHAIN_POLL_INTERVAL_MS: '100', CHAIN_INDEXER_LEASE_MS: '1500', CHAIN_INDEX_BATCH: '4' };
+    env = {
+      ...database.env,
+      CHAIN_REST_URL: chain.url,
+      CHAIN_POLL_INTERVAL_MS: '100',
+      CHAIN_INDEXER_LEASE_MS: '1500',
+      CHAIN_INDEX_BATCH: '4',
+    };
     // this process serves reads only; the indexers are child processes
     t = await startApp({ database, env: { ...env, RUN_WORKER: 'false' } });
     chain.setCollection('1', collectionDoc('1', MANAGER));
-    chain.addBlock([chain.tx([messageEvent({ msgType: 'universal_update_collection', collectionId: '1', sender: MANAGER })])]);
+    chain.addBlock([
+      chain.tx([messageEvent({ msgType: 'universal_update_collection', collectionId: '1', sender: MANAGER })]),
+    ]);
     mintBlocks(chain, 2, 20);
   });
   after(async () => {
@@ -104,7 +120,11 @@ describe('indexer processes on one database', { timeout: 300_000 }, () => {
     const second = await startIndexer(env);
     procs.push(second);
     await waitIndexed(t, 20, 60_000);
-    const blockReads = chain.requests.slice(mark).map((r) => /\/blocks\/(\d+)$/.exec(r.path)?.[1]).filter((x): x is string => x !== undefined).map(Number);
+    const blockReads = chain.requests
+      .slice(mark)
+      .map((r) => /\/blocks\/(\d+)$/.exec(r.path)?.[1])
+      .filter((x): x is string => x !== undefined)
+      .map(Number);
     assert.equal(Math.min(...blockReads), 12, 'the restart read no block it had already committed');
 
     const activity = await allIds(t, '/api/v0/collection/1/activity', 'activity');

@@ -21,7 +21,11 @@ function snapshot() {
     height: String(SNAPSHOT_HEIGHT),
     blockTime: '2026-07-13T12:00:00Z',
     collections: [collectionDoc('7', MANAGER)],
-    balances: holders.map((address, i) => ({ collectionId: '7', address, balance: balanceStore([bal(i === 0 ? EXACT : String(i + 1), '1')]) })),
+    balances: holders.map((address, i) => ({
+      collectionId: '7',
+      address,
+      balance: balanceStore([bal(i === 0 ? EXACT : String(i + 1), '1')]),
+    })),
     amountTrackers: Array.from({ length: 27 }, (_, i) => ({
       collectionId: '7',
       approvalLevel: 'incoming',
@@ -35,8 +39,22 @@ function snapshot() {
       lastUpdatedAt: '0',
     })),
     challengeTrackers: [
-      { collectionId: '7', approvalLevel: 'collection', approverAddress: '', approvalId: 'claim', challengeTrackerId: 'codes', usedLeafIndices: [{ leafIndex: '0', usedBy: holders[4] }] },
-      ...Array.from({ length: 29 }, (_, i) => ({ collectionId: '7', approvalLevel: 'incoming', approverAddress: holders[5], approvalId: `in-${String(i).padStart(2, '0')}`, challengeTrackerId: 'c', usedLeafIndices: [] })),
+      {
+        collectionId: '7',
+        approvalLevel: 'collection',
+        approverAddress: '',
+        approvalId: 'claim',
+        challengeTrackerId: 'codes',
+        usedLeafIndices: [{ leafIndex: '0', usedBy: holders[4] }],
+      },
+      ...Array.from({ length: 29 }, (_, i) => ({
+        collectionId: '7',
+        approvalLevel: 'incoming',
+        approverAddress: holders[5],
+        approvalId: `in-${String(i).padStart(2, '0')}`,
+        challengeTrackerId: 'c',
+        usedLeafIndices: [],
+      })),
     ],
   };
 }
@@ -53,7 +71,13 @@ describe('indexing from an imported snapshot; view paging', { timeout: 300_000 }
     writeFileSync(file, JSON.stringify(snapshot()));
     const res = await runCli(['import-chain', file], database.env);
     assert.equal(res.code, 0, res.stderr);
-    assert.deepEqual(JSON.parse(res.stdout), { height: 100, collections: 1, balances: 30, amountTrackers: 27, challengeTrackers: 30 });
+    assert.deepEqual(JSON.parse(res.stdout), {
+      height: 100,
+      collections: 1,
+      balances: 30,
+      amountTrackers: 27,
+      challengeTrackers: 30,
+    });
 
     chain = await startFakeChain();
     chain.advanceTo(SNAPSHOT_HEIGHT);
@@ -64,7 +88,9 @@ describe('indexing from an imported snapshot; view paging', { timeout: 300_000 }
     chain.setBalance('7', holders[0], balanceStore([bal('18446744073709551615999', '1')]));
     chain.setBalance('7', addressOf(999), balanceStore([bal('1', '1')]));
     const { transferEvent } = await import('../helpers/fake-chain.ts');
-    chain.addBlock([chain.tx([transferEvent({ collectionId: '7', from: holders[0], to: addressOf(999), balances: [bal('1', '1')] })])]);
+    chain.addBlock([
+      chain.tx([transferEvent({ collectionId: '7', from: holders[0], to: addressOf(999), balances: [bal('1', '1')] })]),
+    ]);
     await waitIndexed(t, SNAPSHOT_HEIGHT + 1);
   });
   after(async () => {
@@ -73,11 +99,17 @@ describe('indexing from an imported snapshot; view paging', { timeout: 300_000 }
   });
 
   test('the indexer resumed at snapshot height + 1 and read nothing before it', async () => {
-    const blockReads = chain.requests.map((r) => /\/blocks\/(\d+)$/.exec(r.path)?.[1]).filter((x): x is string => x !== undefined).map(Number);
+    const blockReads = chain.requests
+      .map((r) => /\/blocks\/(\d+)$/.exec(r.path)?.[1])
+      .filter((x): x is string => x !== undefined)
+      .map(Number);
     assert.deepEqual(blockReads, [SNAPSHOT_HEIGHT + 1]);
     const first = await t.request('GET', `/api/v0/collection/7/balance/${holders[0]}`);
     assert.deepEqual(first.json().balances, [bal('18446744073709551615999', '1')], 'exact after the transfer');
-    assert.deepEqual(first.json().updateHistory.map((u: { block: string }) => u.block), ['100', '101']);
+    assert.deepEqual(
+      first.json().updateHistory.map((u: { block: string }) => u.block),
+      ['100', '101'],
+    );
   });
 
   test('owners: pages of 25, exact hasMore, newest first by default, oldestFirst reverses, address narrows', async () => {
@@ -98,7 +130,10 @@ describe('indexing from an imported snapshot; view paging', { timeout: 300_000 }
 
     const one = await viewPage(t, '7', { viewType: 'owners', address: holders[0] });
     assert.deepEqual(one.view.ids, [`7:${holders[0]}`]);
-    const evm = await viewPage(t, '7', { viewType: 'owners', address: '0x' + Buffer.from(new Uint8Array(20)).toString('hex') });
+    const evm = await viewPage(t, '7', {
+      viewType: 'owners',
+      address: '0x' + Buffer.from(new Uint8Array(20)).toString('hex'),
+    });
     assert.deepEqual(evm.view.ids, []);
   });
 
@@ -106,7 +141,11 @@ describe('indexing from an imported snapshot; view paging', { timeout: 300_000 }
     const p1 = await viewPage(t, '7', { viewType: 'owners' });
     const bm = p1.view.pagination.bookmark;
     const send = (viewType: string, bookmark: string, extra: Record<string, unknown> = {}) =>
-      t.request('POST', '/api/v0/collections', { body: { collectionsToFetch: [{ collectionId: '7', viewsToFetch: [{ viewType, viewId: 'v', bookmark, ...extra }] }] } });
+      t.request('POST', '/api/v0/collections', {
+        body: {
+          collectionsToFetch: [{ collectionId: '7', viewsToFetch: [{ viewType, viewId: 'v', bookmark, ...extra }] }],
+        },
+      });
     for (const [viewType, bookmark, extra] of [
       ['owners', bm.slice(0, -2) + (bm.endsWith('AA') ? 'BB' : 'AA'), {}],
       ['amountTrackers', bm, {}],
@@ -125,12 +164,20 @@ describe('indexing from an imported snapshot; view paging', { timeout: 300_000 }
   test('amount trackers: 27 paged 25 + 2; address matches approver or approved address', async () => {
     const p1 = await viewPage(t, '7', { viewType: 'amountTrackers', oldestFirst: true });
     assert.equal(p1.view.ids.length, 25);
-    const p2 = await viewPage(t, '7', { viewType: 'amountTrackers', oldestFirst: true, bookmark: p1.view.pagination.bookmark });
+    const p2 = await viewPage(t, '7', {
+      viewType: 'amountTrackers',
+      oldestFirst: true,
+      bookmark: p1.view.pagination.bookmark,
+    });
     assert.equal(p2.view.ids.length, 2);
     assert.equal(p2.view.pagination.hasMore, false);
     const byApprover = await viewPage(t, '7', { viewType: 'amountTrackers', address: holders[1] });
     assert.equal(byApprover.view.ids.length, 13);
-    assert.ok(byApprover.collection.approvalTrackers.every((d: { approverAddress: string }) => d.approverAddress === holders[1]));
+    assert.ok(
+      byApprover.collection.approvalTrackers.every(
+        (d: { approverAddress: string }) => d.approverAddress === holders[1],
+      ),
+    );
     const byApproved = await viewPage(t, '7', { viewType: 'amountTrackers', address: holders[3] });
     assert.equal(byApproved.view.ids.length, 25);
     assert.equal(byApproved.view.pagination.hasMore, true);
@@ -141,13 +188,21 @@ describe('indexing from an imported snapshot; view paging', { timeout: 300_000 }
     const c2 = await viewPage(t, '7', { viewType: 'challengeTrackers', bookmark: c1.view.pagination.bookmark });
     assert.deepEqual([c1.view.ids.length, c2.view.ids.length, c2.view.pagination.hasMore], [25, 5, false]);
     const o1 = await viewPage(t, '7', { viewType: 'challengeTrackers', oldestFirst: true });
-    const o2 = await viewPage(t, '7', { viewType: 'challengeTrackers', oldestFirst: true, bookmark: o1.view.pagination.bookmark });
+    const o2 = await viewPage(t, '7', {
+      viewType: 'challengeTrackers',
+      oldestFirst: true,
+      bookmark: o1.view.pagination.bookmark,
+    });
     assert.deepEqual([...o1.view.ids, ...o2.view.ids], [...c1.view.ids, ...c2.view.ids].reverse());
-    const codes = [...c1.collection.challengeTrackers, ...c2.collection.challengeTrackers].find((d: { _docId: string }) => d._docId === '7:collection--claim-codes');
+    const codes = [...c1.collection.challengeTrackers, ...c2.collection.challengeTrackers].find(
+      (d: { _docId: string }) => d._docId === '7:collection--claim-codes',
+    );
     assert.deepEqual(codes.usedLeafIndices, [{ leafIndex: '0', usedBy: holders[4] }]);
     const approver = await viewPage(t, '7', { viewType: 'challengeTrackers', address: holders[5] });
     assert.equal(approver.view.ids.length, 25);
-    assert.ok(approver.collection.challengeTrackers.every((d: { approverAddress: string }) => d.approverAddress === holders[5]));
+    assert.ok(
+      approver.collection.challengeTrackers.every((d: { approverAddress: string }) => d.approverAddress === holders[5]),
+    );
     const none = await viewPage(t, '7', { viewType: 'challengeTrackers', address: holders[4] });
     assert.deepEqual(none.view.ids, [], 'address filters challenge trackers by approver');
     const act = await viewPage(t, '7', { viewType: 'transferActivity' });
@@ -185,7 +240,11 @@ describe('import-chain while an indexer runs', { timeout: 300_000 }, () => {
       assert.equal(res.code, 0, res.stderr);
       chain.addBlock([chain.transfer({ collectionId: '7', from: 'Mint', to: addressOf(4242), tokenId: 1, amount: 5 })]); // 51
       await waitIndexed(t, 51);
-      assert.equal((await t.request('GET', '/api/v0/collection/1')).statusCode, 404, 'the pre-import model was replaced');
+      assert.equal(
+        (await t.request('GET', '/api/v0/collection/1')).statusCode,
+        404,
+        'the pre-import model was replaced',
+      );
       const owners = await viewPage(t, '7', { viewType: 'owners' });
       assert.equal(owners.view.ids[0], `7:${addressOf(4242)}`);
       assert.equal(owners.view.pagination.hasMore, true);

@@ -20,7 +20,15 @@ describe('claim attempts', () => {
   });
   after(() => t.close());
 
-  const countAttempts = async () => Number((await t.ctx.db.selectFrom('claim_attempts').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+  const countAttempts = async () =>
+    Number(
+      (
+        await t.ctx.db
+          .selectFrom('claim_attempts')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
 
   test('simulate is instant, answers 32 zeros and writes nothing', async () => {
     const claimId = newClaimId();
@@ -47,12 +55,19 @@ describe('claim attempts', () => {
 
   test('attempt inputs are encrypted while queued and dropped once resolved; status over GET and POST', async () => {
     const claimId = newClaimId();
-    await createClaim(t, m.accessToken, { claimId, plugins: [numUses(2), { pluginId: 'password', instanceId: 'pw', privateParams: { password: 'queued-secret' } }] });
+    await createClaim(t, m.accessToken, {
+      claimId,
+      plugins: [numUses(2), { pluginId: 'password', instanceId: 'pw', privateParams: { password: 'queued-secret' } }],
+    });
     const who = parseAddress(randomAddress());
     const res = await attempt(t, 'complete', claimId, who.evmAddress, { pw: { password: 'queued-secret' } });
     assert.equal(res.statusCode, 200, res.body);
     const id = res.json().claimAttemptId;
-    const queued = await t.ctx.db.selectFrom('claim_attempts').selectAll().where('claim_attempt_id', '=', id).executeTakeFirstOrThrow();
+    const queued = await t.ctx.db
+      .selectFrom('claim_attempts')
+      .selectAll()
+      .where('claim_attempt_id', '=', id)
+      .executeTakeFirstOrThrow();
     assert.equal(queued.status, 'queued');
     assert.match(queued.payload ?? '', /^v1\./);
     assert.ok(!JSON.stringify(queued).includes('queued-secret'));
@@ -60,10 +75,18 @@ describe('claim attempts', () => {
     const pending = await t.request('POST', `/api/v0/claims/status/${id}`);
     assert.deepEqual(pending.json(), { error: '', platformAddress: who.platformAddress });
     await drainQueue(t.ctx);
-    const done = await t.ctx.db.selectFrom('claim_attempts').selectAll().where('claim_attempt_id', '=', id).executeTakeFirstOrThrow();
+    const done = await t.ctx.db
+      .selectFrom('claim_attempts')
+      .selectAll()
+      .where('claim_attempt_id', '=', id)
+      .executeTakeFirstOrThrow();
     assert.equal(done.payload, null);
     assert.equal(done.status, 'success');
-    assert.deepEqual((await t.request('POST', `/api/v0/claims/status/${id}`)).json(), { success: true, error: '', platformAddress: who.platformAddress });
+    assert.deepEqual((await t.request('POST', `/api/v0/claims/status/${id}`)).json(), {
+      success: true,
+      error: '',
+      platformAddress: who.platformAddress,
+    });
     assert.equal((await t.request('GET', `/api/v0/claims/status/${'a'.repeat(32)}`)).statusCode, 404);
     assert.equal((await t.request('GET', '/api/v0/claims/status/not-hex')).statusCode, 400);
   });
@@ -72,11 +95,15 @@ describe('claim attempts', () => {
     const claimId = newClaimId();
     await createClaim(t, m.accessToken, { claimId, plugins: [numUses(10)] });
     const who = parseAddress(randomAddress());
-    for (const a of [who.platformAddress, randomAddress(), who.evmAddress]) assert.equal((await attempt(t, 'complete', claimId, a)).statusCode, 200);
+    for (const a of [who.platformAddress, randomAddress(), who.evmAddress])
+      assert.equal((await attempt(t, 'complete', claimId, a)).statusCode, 200);
     await drainQueue(t.ctx);
     const res = await t.request('GET', `/api/v0/claims/success/${claimId}/${who.evmAddress}`);
     assert.deepEqual(res.json(), { successCount: 2, claimNumbers: [0, 2] });
-    assert.deepEqual((await t.request('GET', `/api/v0/claims/success/${claimId}/${randomAddress()}`)).json(), { successCount: 0, claimNumbers: [] });
+    assert.deepEqual((await t.request('GET', `/api/v0/claims/success/${claimId}/${randomAddress()}`)).json(), {
+      successCount: 0,
+      claimNumbers: [],
+    });
     assert.equal((await t.request('GET', `/api/v0/claims/success/nosuch/${randomAddress()}`)).statusCode, 404);
   });
 
@@ -132,7 +159,10 @@ describe('claim attempts', () => {
     assert.equal((await list(`address=${repeat.platformAddress}`)).total, 3);
 
     // a bookmark belongs to its list
-    const foreign = await t.request('GET', `/api/v0/claims/${listed}/attempts?includeErrors=true&bookmark=${encodeURIComponent(p1.bookmark)}`);
+    const foreign = await t.request(
+      'GET',
+      `/api/v0/claims/${listed}/attempts?includeErrors=true&bookmark=${encodeURIComponent(p1.bookmark)}`,
+    );
     assert.equal(foreign.statusCode, 400);
     assert.equal((await t.request('GET', `/api/v0/claims/nosuch/attempts`)).statusCode, 404);
   });
@@ -146,12 +176,16 @@ describe('claim attempts', () => {
     assert.ok(JSON.parse(once.stdout).resolved >= 1);
     assert.equal((await status(t, first)).success, true);
 
-    const child = spawn(process.execPath, [BIN, 'worker'], { env: { ...process.env, ...t.database.env, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, 'worker'], {
+      env: { ...process.env, ...t.database.env, LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let stderr = '';
     child.stderr.on('data', (d) => (stderr += d));
     try {
       const ids = [];
-      for (let i = 0; i < 5; i++) ids.push((await attempt(t, 'complete', claimId, randomAddress())).json().claimAttemptId);
+      for (let i = 0; i < 5; i++)
+        ids.push((await attempt(t, 'complete', claimId, randomAddress())).json().claimAttemptId);
       for (const id of ids) assert.equal((await resolved(t, id, undefined, 20_000)).success, true, stderr);
     } finally {
       const closed = new Promise((r) => child.once('close', r));

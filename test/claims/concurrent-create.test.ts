@@ -21,7 +21,9 @@ describe('concurrent claim creates', () => {
     for (let round = 0; round < 3; round++) {
       const claimId = newClaimId();
       const body = { claims: [{ claimId, plugins: [numUses(1)] }] };
-      const answers = await Promise.all(Array.from({ length: 40 }, () => t.request('POST', '/api/v0/claims', { token: m.accessToken, body })));
+      const answers = await Promise.all(
+        Array.from({ length: 40 }, () => t.request('POST', '/api/v0/claims', { token: m.accessToken, body })),
+      );
       const ok = answers.filter((r) => r.statusCode === 200);
       assert.equal(ok.length, 1, answers.map((r) => `${r.statusCode} ${r.body}`).join('\n'));
       for (const r of answers) {

@@ -7,7 +7,17 @@ import { startApp, type TestApp } from '../helpers/app.ts';
 import { signIn, type SignedIn } from '../helpers/signin.ts';
 import { ManualClock } from '../../src/shared/clock.ts';
 import { parseAddress } from '../../src/shared/addresses.ts';
-import { attempt, completeAndWait, createClaim, getClaim, manager, newClaimId, numUses, randomAddress, status } from './helpers.ts';
+import {
+  attempt,
+  completeAndWait,
+  createClaim,
+  getClaim,
+  manager,
+  newClaimId,
+  numUses,
+  randomAddress,
+  status,
+} from './helpers.ts';
 
 describe('claim documents', () => {
   let t: TestApp;
@@ -21,8 +31,10 @@ describe('claim documents', () => {
   after(() => t.close());
 
   const post = (body: unknown, token = m.accessToken) => t.request('POST', '/api/v0/claims', { token, body });
-  const put = (claims: unknown[], token = m.accessToken) => t.request('PUT', '/api/v0/claims', { token, body: { claims } });
-  const del = (claimIds: string[], token = m.accessToken) => t.request('DELETE', '/api/v0/claims', { token, body: { claimIds } });
+  const put = (claims: unknown[], token = m.accessToken) =>
+    t.request('PUT', '/api/v0/claims', { token, body: { claims } });
+  const del = (claimIds: string[], token = m.accessToken) =>
+    t.request('DELETE', '/api/v0/claims', { token, body: { claimIds } });
 
   test('create needs a session with manageClaims (401 without, 403 without the scope)', async () => {
     const body = { claims: [{ claimId: newClaimId(), plugins: [numUses(1)] }] };
@@ -46,15 +58,60 @@ describe('claim documents', () => {
 
   test('create validation: each failure a 400 naming the problem; duplicates 409', async () => {
     const cases: Array<[unknown, number, RegExp]> = [
-      [{ claimId: 'x1', plugins: [numUses(1, 'bad-id')] }, 400, /plugins\[0\]\.instanceId must be 1 to 64 letters or digits/],
-      [{ claimId: 'x2', plugins: [numUses(1, 'a'), { pluginId: 'halt', instanceId: 'a' }] }, 400, /duplicate instance ID "a"/],
-      [{ claimId: 'x3', plugins: [numUses(1, 'a'), numUses(2, 'b')] }, 400, /duplicate plugins are not allowed for type: numUses/],
-      [{ claimId: 'x4', plugins: [numUses(1, 'a'), { pluginId: 'anonymous', instanceId: 'b' }, { pluginId: 'anonymous', instanceId: 'c' }] }, 400, /not allowed for type: anonymous/],
-      [{ claimId: 'x5', plugins: [numUses(1), { pluginId: 'nosuch', instanceId: 'b' }] }, 400, /unknown plugin "nosuch"/],
-      [{ claimId: 'x6', plugins: [{ pluginId: 'codes', instanceId: 'c', publicParams: { numCodes: 1 } }] }, 400, /numUses plugin is required/],
+      [
+        { claimId: 'x1', plugins: [numUses(1, 'bad-id')] },
+        400,
+        /plugins\[0\]\.instanceId must be 1 to 64 letters or digits/,
+      ],
+      [
+        { claimId: 'x2', plugins: [numUses(1, 'a'), { pluginId: 'halt', instanceId: 'a' }] },
+        400,
+        /duplicate instance ID "a"/,
+      ],
+      [
+        { claimId: 'x3', plugins: [numUses(1, 'a'), numUses(2, 'b')] },
+        400,
+        /duplicate plugins are not allowed for type: numUses/,
+      ],
+      [
+        {
+          claimId: 'x4',
+          plugins: [
+            numUses(1, 'a'),
+            { pluginId: 'anonymous', instanceId: 'b' },
+            { pluginId: 'anonymous', instanceId: 'c' },
+          ],
+        },
+        400,
+        /not allowed for type: anonymous/,
+      ],
+      [
+        { claimId: 'x5', plugins: [numUses(1), { pluginId: 'nosuch', instanceId: 'b' }] },
+        400,
+        /unknown plugin "nosuch"/,
+      ],
+      [
+        { claimId: 'x6', plugins: [{ pluginId: 'codes', instanceId: 'c', publicParams: { numCodes: 1 } }] },
+        400,
+        /numUses plugin is required/,
+      ],
       [{ claimId: 'bad id!', plugins: [numUses(1)] }, 400, /claimId/],
       [{ claimId: 'x7', plugins: [numUses(1)], unknownField: 1 }, 400, /unknown field "unknownField"/],
-      [{ claimId: 'x8', plugins: [numUses(1)], trackerDetails: { collectionId: '1', approvalId: 'a', challengeTrackerId: 'c', approvalLevel: 'incoming', approverAddress: '' } }, 400, /approverAddress is required/],
+      [
+        {
+          claimId: 'x8',
+          plugins: [numUses(1)],
+          trackerDetails: {
+            collectionId: '1',
+            approvalId: 'a',
+            challengeTrackerId: 'c',
+            approvalLevel: 'incoming',
+            approverAddress: '',
+          },
+        },
+        400,
+        /approverAddress is required/,
+      ],
     ];
     for (const [claim, code, re] of cases) {
       const res = await post({ claims: [claim] });
@@ -62,7 +119,14 @@ describe('claim documents', () => {
       assert.match(res.json().errorMessage, re);
     }
     // duplicate plugins of types that allow them are fine
-    const ok = await post({ claims: [{ claimId: newClaimId(), plugins: [numUses(1), { pluginId: 'halt', instanceId: 'h1' }, { pluginId: 'halt', instanceId: 'h2' }] }] });
+    const ok = await post({
+      claims: [
+        {
+          claimId: newClaimId(),
+          plugins: [numUses(1), { pluginId: 'halt', instanceId: 'h1' }, { pluginId: 'halt', instanceId: 'h2' }],
+        },
+      ],
+    });
     assert.equal(ok.statusCode, 200, ok.body);
     const claimId = newClaimId();
     assert.equal((await post({ claims: [{ claimId, plugins: [numUses(1)] }] })).statusCode, 200);
@@ -70,7 +134,12 @@ describe('claim documents', () => {
     assert.equal(again.statusCode, 409);
     // one request is one transaction: a bad second claim leaves the first uncreated
     const first = newClaimId();
-    const partial = await post({ claims: [{ claimId: first, plugins: [numUses(1)] }, { claimId: newClaimId(), plugins: [numUses(-1)] }] });
+    const partial = await post({
+      claims: [
+        { claimId: first, plugins: [numUses(1)] },
+        { claimId: newClaimId(), plugins: [numUses(-1)] },
+      ],
+    });
     assert.equal(partial.statusCode, 400);
     assert.match(partial.json().errorMessage, /claims\[1\]\.plugins\[0\]\.publicParams\.maxUses/);
     assert.equal((await t.request('GET', `/api/v0/claim/${first}`)).statusCode, 404);
@@ -79,7 +148,12 @@ describe('claim documents', () => {
   test('update bumps version and lastUpdated; only creator or manager; _expectedVersion conflicts are 409', async () => {
     const claimId = newClaimId();
     const mgr = await signIn(t, { scopes: ['manageClaims'] });
-    await createClaim(t, m.accessToken, { claimId, plugins: [numUses(5)], metadata: { name: 'One' }, managedBy: mgr.address });
+    await createClaim(t, m.accessToken, {
+      claimId,
+      plugins: [numUses(5)],
+      metadata: { name: 'One' },
+      managedBy: mgr.address,
+    });
     assert.equal((await getClaim(t, claimId)).managedBy, mgr.platformAddress);
     clock.advance(1000);
     let res = await put([{ claimId, metadata: { name: 'Two' }, _expectedVersion: 0 }]);
@@ -110,14 +184,31 @@ describe('claim documents', () => {
     const claimId = newClaimId();
     await createClaim(t, m.accessToken, {
       claimId,
-      plugins: [numUses(5), { pluginId: 'password', instanceId: 'pw', privateParams: { password: 'keep me' } }, { pluginId: 'codes', instanceId: 'c1', publicParams: { numCodes: 3 }, privateParams: { codes: ['a', 'b', 'c'] } }],
+      plugins: [
+        numUses(5),
+        { pluginId: 'password', instanceId: 'pw', privateParams: { password: 'keep me' } },
+        {
+          pluginId: 'codes',
+          instanceId: 'c1',
+          publicParams: { numCodes: 3 },
+          privateParams: { codes: ['a', 'b', 'c'] },
+        },
+      ],
     });
     await completeAndWait(t, claimId, randomAddress(), { pw: { password: 'keep me' }, c1: { code: 'b' } });
     // send back the public document (private params stripped): nothing is lost
     const pub = await getClaim(t, claimId);
-    const plugins = pub.plugins.map((p: Record<string, unknown>) => ({ pluginId: p.pluginId, instanceId: p.instanceId, version: p.version, publicParams: p.publicParams }));
+    const plugins = pub.plugins.map((p: Record<string, unknown>) => ({
+      pluginId: p.pluginId,
+      instanceId: p.instanceId,
+      version: p.version,
+      publicParams: p.publicParams,
+    }));
     assert.equal((await put([{ claimId, plugins }])).statusCode, 200);
-    const s = await attempt(t, 'simulate', claimId, randomAddress(), { pw: { password: 'keep me' }, c1: { code: 'a' } });
+    const s = await attempt(t, 'simulate', claimId, randomAddress(), {
+      pw: { password: 'keep me' },
+      c1: { code: 'a' },
+    });
     assert.equal(s.statusCode, 200, s.body);
     let doc = await getClaim(t, claimId, 'fetchAllClaimedUsers=true');
     assert.equal(doc.plugins[0].publicState.numUses, 1, 'state survives an update');
@@ -139,10 +230,18 @@ describe('claim documents', () => {
     assert.equal(doc.plugins[0].publicState.numUses, 4);
     assert.deepEqual(doc.plugins[0].publicState.usedClaimNumbers, [], 'setting numUses clears its ledger');
     assert.deepEqual(doc.plugins[2].publicState.usedCodeRanges, [{ start: '0', end: '0' }]);
-    assert.equal((await attempt(t, 'simulate', claimId, randomAddress(), { pw: { password: 'keep me' }, c1: { code: 'b' } })).statusCode, 200, 'b is free again');
+    assert.equal(
+      (await attempt(t, 'simulate', claimId, randomAddress(), { pw: { password: 'keep me' }, c1: { code: 'b' } }))
+        .statusCode,
+      200,
+      'b is free again',
+    );
 
     // reset
-    assert.equal((await put([{ claimId, plugins: [{ ...plugins[0], resetState: true }, plugins[1], plugins[2]] }])).statusCode, 200);
+    assert.equal(
+      (await put([{ claimId, plugins: [{ ...plugins[0], resetState: true }, plugins[1], plugins[2]] }])).statusCode,
+      200,
+    );
     doc = await getClaim(t, claimId);
     assert.equal(doc.plugins[0].publicState.numUses, 0);
     const both = await put([{ claimId, plugins: [{ ...plugins[0], resetState: true, newState: { numUses: 1 } }] }]);
@@ -155,14 +254,22 @@ describe('claim documents', () => {
 
   test('soft delete: the claim drops out of every query; its attempts stay', async () => {
     const claimId = newClaimId();
-    await createClaim(t, m.accessToken, { claimId, plugins: [numUses(5)], showInSearchResults: true, metadata: { name: `Deleted ${claimId}` } });
+    await createClaim(t, m.accessToken, {
+      claimId,
+      plugins: [numUses(5)],
+      showInSearchResults: true,
+      metadata: { name: `Deleted ${claimId}` },
+    });
     const a = await completeAndWait(t, claimId, randomAddress());
     assert.equal((await t.request('GET', `/api/v0/claims/search?searchValue=${claimId}`)).json().claims.length, 1);
     const res = await del([claimId]);
     assert.equal(res.statusCode, 200, res.body);
     assert.deepEqual(res.json(), {});
     assert.equal((await t.request('GET', `/api/v0/claim/${claimId}`)).statusCode, 404);
-    assert.equal((await t.request('POST', '/api/v1/claims/fetch', { body: { claimsToFetch: [{ claimId }] } })).statusCode, 404);
+    assert.equal(
+      (await t.request('POST', '/api/v1/claims/fetch', { body: { claimsToFetch: [{ claimId }] } })).statusCode,
+      404,
+    );
     assert.equal((await attempt(t, 'simulate', claimId, randomAddress())).statusCode, 404);
     assert.equal((await attempt(t, 'complete', claimId, randomAddress())).statusCode, 404);
     assert.equal((await t.request('GET', `/api/v0/claims/search?searchValue=${claimId}`)).json().claims.length, 0);
@@ -170,7 +277,11 @@ describe('claim documents', () => {
     assert.equal((await del([claimId])).statusCode, 404);
     // the attempt and the row stay
     assert.equal((await status(t, a.claimAttemptId)).success, true);
-    const row = await t.ctx.db.selectFrom('claims').select(['deleted_at']).where('claim_id', '=', claimId).executeTakeFirstOrThrow();
+    const row = await t.ctx.db
+      .selectFrom('claims')
+      .select(['deleted_at'])
+      .where('claim_id', '=', claimId)
+      .executeTakeFirstOrThrow();
     assert.equal(row.deleted_at, clock.now());
     // its id stays taken
     assert.equal((await post({ claims: [{ claimId, plugins: [numUses(1)] }] })).statusCode, 409);
@@ -184,8 +295,18 @@ describe('claim documents', () => {
       plugins: [
         numUses(5),
         { pluginId: 'password', instanceId: 'pw', privateParams: { password: 'p4ssw0rd-unique' } },
-        { pluginId: 'codes', instanceId: 'c1', publicParams: { numCodes: 2 }, privateParams: { codes: ['code-unique-1', 'code-unique-2'] } },
-        { pluginId: 'whitelist', instanceId: 'wl', publicParams: { hasPrivateList: true }, privateParams: { list: { addresses: secretList } } },
+        {
+          pluginId: 'codes',
+          instanceId: 'c1',
+          publicParams: { numCodes: 2 },
+          privateParams: { codes: ['code-unique-1', 'code-unique-2'] },
+        },
+        {
+          pluginId: 'whitelist',
+          instanceId: 'wl',
+          publicParams: { hasPrivateList: true },
+          privateParams: { list: { addresses: secretList } },
+        },
       ],
     });
     const secrets = ['p4ssw0rd-unique', 'code-unique-1', secretList[0]];
@@ -205,13 +326,20 @@ describe('claim documents', () => {
     assert.deepEqual(full.plugins[1].privateParams, { password: 'p4ssw0rd-unique' });
     assert.deepEqual(full.plugins[2].privateParams, { codes: ['code-unique-1', 'code-unique-2'] });
     assert.deepEqual(full.plugins[3].privateParams.list.addresses, secretList);
-    const fetched = await t.request('POST', '/api/v1/claims/fetch', { token: m.accessToken, body: { claimsToFetch: [{ claimId, fetchPrivateParams: true }, { claimId }] } });
+    const fetched = await t.request('POST', '/api/v1/claims/fetch', {
+      token: m.accessToken,
+      body: { claimsToFetch: [{ claimId, fetchPrivateParams: true }, { claimId }] },
+    });
     assert.equal(fetched.statusCode, 200, fetched.body);
     assert.equal(fetched.json().claims[0]._includesPrivateParams, true);
     assert.equal(fetched.json().claims[1]._includesPrivateParams, false);
 
     // at rest: no column of the row holds a secret in the clear
-    const row = await t.ctx.db.selectFrom('claims').selectAll().where('claim_id', '=', claimId).executeTakeFirstOrThrow();
+    const row = await t.ctx.db
+      .selectFrom('claims')
+      .selectAll()
+      .where('claim_id', '=', claimId)
+      .executeTakeFirstOrThrow();
     const raw = JSON.stringify(row);
     for (const s of secrets) assert.ok(!raw.includes(s), `stored in the clear: ${s}`);
     assert.match(row.private_params, /^v1\./);
@@ -221,29 +349,56 @@ describe('claim documents', () => {
     const ids = [newClaimId(), newClaimId()];
     await post({ claims: ids.map((claimId) => ({ claimId, plugins: [numUses(3)] })) });
     await completeAndWait(t, ids[1], randomAddress());
-    const res = await t.request('POST', '/api/v1/claims/fetch', { body: { claimsToFetch: [{ claimId: ids[1], fetchAllClaimedUsers: true }, { claimId: ids[0] }] } });
+    const res = await t.request('POST', '/api/v1/claims/fetch', {
+      body: { claimsToFetch: [{ claimId: ids[1], fetchAllClaimedUsers: true }, { claimId: ids[0] }] },
+    });
     assert.equal(res.statusCode, 200, res.body);
     const [a, b] = res.json().claims;
     assert.equal(a.claimId, ids[1]);
     assert.equal(Object.keys(a.plugins[0].publicState.claimedUsers).length, 1);
     assert.equal(b.claimId, ids[0]);
     assert.equal(b.plugins[0].publicState.claimedUsers, undefined);
-    const missing = await t.request('POST', '/api/v1/claims/fetch', { body: { claimsToFetch: [{ claimId: ids[0] }, { claimId: 'nope' }] } });
+    const missing = await t.request('POST', '/api/v1/claims/fetch', {
+      body: { claimsToFetch: [{ claimId: ids[0] }, { claimId: 'nope' }] },
+    });
     assert.equal(missing.statusCode, 404);
   });
 
   test('search: case-insensitive regular expression on the name, showInSearchResults only, paginated', async () => {
     const tag = `Zq${Date.now().toString(36)}`;
     const claims = [];
-    for (let i = 0; i < 27; i++) claims.push({ claimId: newClaimId('s'), plugins: [numUses(1)], showInSearchResults: true, metadata: { name: `Alpha ${tag} number ${i}` } });
-    claims.push({ claimId: newClaimId('h'), plugins: [numUses(1)], showInSearchResults: false, metadata: { name: `Alpha ${tag} hidden` } });
-    claims.push({ claimId: newClaimId('r'), plugins: [numUses(1)], showInSearchResults: true, metadata: { name: `Regex ${tag} .* (a+)+$ 100%_off` } });
+    for (let i = 0; i < 27; i++)
+      claims.push({
+        claimId: newClaimId('s'),
+        plugins: [numUses(1)],
+        showInSearchResults: true,
+        metadata: { name: `Alpha ${tag} number ${i}` },
+      });
+    claims.push({
+      claimId: newClaimId('h'),
+      plugins: [numUses(1)],
+      showInSearchResults: false,
+      metadata: { name: `Alpha ${tag} hidden` },
+    });
+    claims.push({
+      claimId: newClaimId('r'),
+      plugins: [numUses(1)],
+      showInSearchResults: true,
+      metadata: { name: `Regex ${tag} .* (a+)+$ 100%_off` },
+    });
     assert.equal((await post({ claims: claims.slice(0, 20) })).statusCode, 200);
     assert.equal((await post({ claims: claims.slice(20) })).statusCode, 200);
     const search = async (v: string, bookmark = '') => {
-      const res = await t.request('GET', `/api/v0/claims/search?searchValue=${encodeURIComponent(v)}&bookmark=${encodeURIComponent(bookmark)}`);
+      const res = await t.request(
+        'GET',
+        `/api/v0/claims/search?searchValue=${encodeURIComponent(v)}&bookmark=${encodeURIComponent(bookmark)}`,
+      );
       assert.equal(res.statusCode, 200, res.body);
-      return res.json() as { claims: Array<{ claimId: string; metadata: { name: string } }>; bookmark: string; hasMore: boolean };
+      return res.json() as {
+        claims: Array<{ claimId: string; metadata: { name: string } }>;
+        bookmark: string;
+        hasMore: boolean;
+      };
     };
     const first = await search(`alpha ${tag.toUpperCase()}`);
     assert.equal(first.claims.length, 25);
@@ -257,7 +412,11 @@ describe('claim documents', () => {
     assert.ok(!names.some((n) => n.includes('hidden')));
     // a regular expression (RE2: linear time, nothing backtracks); metacharacters match as such
     assert.deepEqual((await search(`${tag} .*`)).claims.length, 25);
-    assert.deepEqual((await search(`${tag} \\.\\* \\(a\\+\\)\\+\\$`)).claims.map((c) => c.metadata.name), [`Regex ${tag} .* (a+)+$ 100%_off`], 'escaped metacharacters are literal');
+    assert.deepEqual(
+      (await search(`${tag} \\.\\* \\(a\\+\\)\\+\\$`)).claims.map((c) => c.metadata.name),
+      [`Regex ${tag} .* (a+)+$ 100%_off`],
+      'escaped metacharacters are literal',
+    );
     assert.equal((await search(`${tag} (a+)+$`)).claims.length, 0);
     assert.equal((await search(`100%_off`)).claims.length, 1);
     assert.equal((await search(`100%%off`)).claims.length, 0, '% is literal');
@@ -271,7 +430,10 @@ describe('claim documents', () => {
 
   test('testClaims: never in search, expire with the session (1 day)', async () => {
     const claimId = newClaimId('t');
-    const res = await post({ claims: [{ claimId, plugins: [numUses(1)], showInSearchResults: true, metadata: { name: `Test ${claimId}` } }], testClaims: true });
+    const res = await post({
+      claims: [{ claimId, plugins: [numUses(1)], showInSearchResults: true, metadata: { name: `Test ${claimId}` } }],
+      testClaims: true,
+    });
     assert.equal(res.statusCode, 200, res.body);
     assert.equal((await getClaim(t, claimId)).testOnly, true);
     assert.equal((await t.request('GET', `/api/v0/claims/search?searchValue=${claimId}`)).json().claims.length, 0);

@@ -22,11 +22,20 @@ describe('claims edges', () => {
     const claimId = await claimWithPlugins(
       t,
       m.accessToken,
-      [numUses(10), { pluginId: 'password', instanceId: 'pw', privateParams: { password: 's3cret' } }, { pluginId: 'anonymous', instanceId: 'an' }, { pluginId: 'transferTimes', instanceId: 'h', publicParams: { transferTimes: [{ start: '1', end: '2' }] } }],
+      [
+        numUses(10),
+        { pluginId: 'password', instanceId: 'pw', privateParams: { password: 's3cret' } },
+        { pluginId: 'anonymous', instanceId: 'an' },
+        { pluginId: 'transferTimes', instanceId: 'h', publicParams: { transferTimes: [{ start: '1', end: '2' }] } },
+      ],
       { satisfyMethod: { type: 'OR', conditions: ['pw', 'an', 'h'] } },
     );
     const doc = await getClaim(t, claimId);
-    assert.deepEqual(doc.satisfyMethod, { type: 'OR', conditions: ['pw', 'an', 'h'] }, 'no default is written into the document');
+    assert.deepEqual(
+      doc.satisfyMethod,
+      { type: 'OR', conditions: ['pw', 'an', 'h'] },
+      'no default is written into the document',
+    );
     // one of three: the password alone, then the null address alone
     const byPassword = await completeAndWait(t, claimId, randomAddress(), { pw: { password: 's3cret' } });
     assert.equal(byPassword.success, true, byPassword.error);
@@ -43,7 +52,12 @@ describe('claims edges', () => {
     const claimId = await claimWithPlugins(t, m.accessToken, [
       numUses(10),
       { pluginId: 'password', instanceId: 'pw', privateParams: { password: 'fetch-route-secret' } },
-      { pluginId: 'whitelist', instanceId: 'wl', publicParams: { hasPrivateList: true }, privateParams: { list: { addresses: [member] } } },
+      {
+        pluginId: 'whitelist',
+        instanceId: 'wl',
+        publicParams: { hasPrivateList: true },
+        privateParams: { list: { addresses: [member] } },
+      },
     ]);
     const claimed = await completeAndWait(t, claimId, member, { pw: { password: 'fetch-route-secret' } });
     assert.equal(claimed.success, true, claimed.error);
@@ -54,9 +68,15 @@ describe('claims edges', () => {
       assert.equal(res.statusCode, 200, res.body);
       return res.json().claims[0];
     };
-    for (const doc of [await fetchAs(creatorNoScope.accessToken), await getClaim(t, claimId, 'fetchPrivateParams=true&privateStatesToFetch=wl', creatorNoScope.accessToken)]) {
+    for (const doc of [
+      await fetchAs(creatorNoScope.accessToken),
+      await getClaim(t, claimId, 'fetchPrivateParams=true&privateStatesToFetch=wl', creatorNoScope.accessToken),
+    ]) {
       assert.equal(doc._includesPrivateParams, false);
-      assert.deepEqual(doc.plugins.map((p: { privateParams: unknown }) => p.privateParams), [{}, {}, {}]);
+      assert.deepEqual(
+        doc.plugins.map((p: { privateParams: unknown }) => p.privateParams),
+        [{}, {}, {}],
+      );
       assert.equal(doc.plugins[2].privateState, undefined);
       assert.ok(!JSON.stringify(doc).includes('fetch-route-secret'));
       assert.ok(!JSON.stringify(doc).includes(member));

@@ -19,7 +19,8 @@ describe('claims engine', () => {
   });
   after(() => t.close());
 
-  const claimWith = (plugins: unknown[], extra: Record<string, unknown> = {}) => claimWithPlugins(t, m.accessToken, plugins, extra);
+  const claimWith = (plugins: unknown[], extra: Record<string, unknown> = {}) =>
+    claimWithPlugins(t, m.accessToken, plugins, extra);
   async function update(claim: Record<string, unknown>) {
     const res = await t.request('PUT', '/api/v0/claims', { token: m.accessToken, body: { claims: [claim] } });
     assert.equal(res.statusCode, 200, res.body);
@@ -33,7 +34,13 @@ describe('claims engine', () => {
     return { id, ...(await status(t, id)) };
   }
   const claimNumber = async (id: string) =>
-    (await t.ctx.db.selectFrom('claim_attempts').select('claim_number').where('claim_attempt_id', '=', id).executeTakeFirstOrThrow()).claim_number;
+    (
+      await t.ctx.db
+        .selectFrom('claim_attempts')
+        .select('claim_number')
+        .where('claim_attempt_id', '=', id)
+        .executeTakeFirstOrThrow()
+    ).claim_number;
 
   test('_expectedVersion: a mismatch fails at simulate (409) and at execution; -1 skips', async () => {
     const claimId = await claimWith([numUses(10)]);
@@ -41,7 +48,10 @@ describe('claims engine', () => {
     assert.equal(doc.version, '0');
     const wrong = await attempt(t, 'simulate', claimId, randomAddress(), { _expectedVersion: 5 });
     assert.equal(wrong.statusCode, 409);
-    assert.equal(wrong.json().errorMessage, 'Claim has been updated since last fetch: expected version 5, current version 0');
+    assert.equal(
+      wrong.json().errorMessage,
+      'Claim has been updated since last fetch: expected version 5, current version 0',
+    );
     const wrongComplete = await attempt(t, 'complete', claimId, randomAddress(), { _expectedVersion: 5 });
     assert.equal(wrongComplete.statusCode, 409);
 
@@ -57,7 +67,11 @@ describe('claims engine', () => {
     assert.equal(s.success, false);
     assert.equal(s.error, 'Claim has been updated since last fetch: expected version 0, current version 1');
     assert.equal((await status(t, skip.json().claimAttemptId)).success, true, '-1 skips the check');
-    assert.equal((await getClaim(t, claimId)).plugins[0].publicState.numUses, 1, 'the failed attempt committed nothing');
+    assert.equal(
+      (await getClaim(t, claimId)).plugins[0].publicState.numUses,
+      1,
+      'the failed attempt committed nothing',
+    );
   });
 
   test('status is pending (success absent) until the worker runs', async () => {
@@ -73,36 +87,66 @@ describe('claims engine', () => {
 
   test('_specificInstanceIds: runs only the named instances (numUses always); must fit the success logic', async () => {
     const or = await claimWith(
-      [numUses(10), { pluginId: 'password', instanceId: 'pw', privateParams: { password: 'pw' } }, { pluginId: 'halt', instanceId: 'h' }],
+      [
+        numUses(10),
+        { pluginId: 'password', instanceId: 'pw', privateParams: { password: 'pw' } },
+        { pluginId: 'halt', instanceId: 'h' },
+      ],
       { satisfyMethod: { type: 'OR', conditions: ['pw', 'h'] } },
     );
     // halt pauses the claim whatever the success logic or the instances named (SPEC §3)
     for (const only of [['pw'], ['h']]) {
-      const b = await attempt(t, 'simulate', or, randomAddress(), { _specificInstanceIds: only, pw: { password: 'pw' } });
+      const b = await attempt(t, 'simulate', or, randomAddress(), {
+        _specificInstanceIds: only,
+        pw: { password: 'pw' },
+      });
       assert.equal(b.statusCode, 400);
       assert.equal(b.json().errorMessage, 'Claim halted');
     }
     const pwOr = await claimWith(
-      [numUses(10), { pluginId: 'password', instanceId: 'pw', privateParams: { password: 'pw' } }, { pluginId: 'password', instanceId: 'pw2', privateParams: { password: 'other' } }],
+      [
+        numUses(10),
+        { pluginId: 'password', instanceId: 'pw', privateParams: { password: 'pw' } },
+        { pluginId: 'password', instanceId: 'pw2', privateParams: { password: 'other' } },
+      ],
       { satisfyMethod: { type: 'OR', conditions: ['pw', 'pw2'] } },
     );
     // with only pw run, pw2 never runs: the OR passes on pw
     const a = await run(pwOr, randomAddress(), { _specificInstanceIds: ['pw'], pw: { password: 'pw' } });
     assert.equal(a.success, true, a.error);
     // with only pw2 run, pw is not run and pw2 fails: the error is pw2's
-    const c2 = await attempt(t, 'simulate', pwOr, randomAddress(), { _specificInstanceIds: ['pw2'], pw: { password: 'pw' } });
+    const c2 = await attempt(t, 'simulate', pwOr, randomAddress(), {
+      _specificInstanceIds: ['pw2'],
+      pw: { password: 'pw' },
+    });
     assert.equal(c2.json().errorMessage, 'Incorrect password.');
 
-    const and = await claimWith([numUses(10), { pluginId: 'password', instanceId: 'pw', privateParams: { password: 'pw' } }, { pluginId: 'anonymous', instanceId: 'an' }]);
-    const c = await attempt(t, 'simulate', and, randomAddress(), { _specificInstanceIds: ['pw'], pw: { password: 'pw' } });
+    const and = await claimWith([
+      numUses(10),
+      { pluginId: 'password', instanceId: 'pw', privateParams: { password: 'pw' } },
+      { pluginId: 'anonymous', instanceId: 'an' },
+    ]);
+    const c = await attempt(t, 'simulate', and, randomAddress(), {
+      _specificInstanceIds: ['pw'],
+      pw: { password: 'pw' },
+    });
     assert.equal(c.statusCode, 400);
-    assert.equal(c.json().errorMessage, "The claim's success logic is not satisfied: an did not run (not in _specificInstanceIds)");
+    assert.equal(
+      c.json().errorMessage,
+      "The claim's success logic is not satisfied: an did not run (not in _specificInstanceIds)",
+    );
     const unknown = await attempt(t, 'simulate', and, randomAddress(), { _specificInstanceIds: ['zz'] });
     assert.equal(unknown.statusCode, 400);
     assert.match(unknown.json().errorMessage, /_specificInstanceIds names "zz"/);
     // numUses runs even when not named
-    const full = await claimWith([numUses(0), { pluginId: 'password', instanceId: 'pw', privateParams: { password: 'pw' } }]);
-    const d = await attempt(t, 'simulate', full, randomAddress(), { _specificInstanceIds: ['pw'], pw: { password: 'pw' } });
+    const full = await claimWith([
+      numUses(0),
+      { pluginId: 'password', instanceId: 'pw', privateParams: { password: 'pw' } },
+    ]);
+    const d = await attempt(t, 'simulate', full, randomAddress(), {
+      _specificInstanceIds: ['pw'],
+      pw: { password: 'pw' },
+    });
     assert.equal(d.json().errorMessage, 'Overall max uses exceeded');
   });
 
@@ -130,20 +174,40 @@ describe('claims engine', () => {
     assert.equal(c.json().errorMessage, 'Incorrect password.');
 
     const two = await claimWith(
-      [numUses(10), { pluginId: 'password', instanceId: 'pw', privateParams: { password: 's' } }, { pluginId: 'anonymous', instanceId: 'an' }, { pluginId: 'password', instanceId: 'p2', privateParams: { password: 't' } }],
+      [
+        numUses(10),
+        { pluginId: 'password', instanceId: 'pw', privateParams: { password: 's' } },
+        { pluginId: 'anonymous', instanceId: 'an' },
+        { pluginId: 'password', instanceId: 'p2', privateParams: { password: 't' } },
+      ],
       { satisfyMethod: { type: 'OR', conditions: ['pw', 'an', 'p2'], options: { minNumSatisfied: 2 } } },
     );
-    assert.equal((await attempt(t, 'simulate', two, randomAddress(), { pw: { password: 's' } })).statusCode, 400, 'one of three is not two');
-    assert.equal((await attempt(t, 'simulate', two, '0x0000000000000000000000000000000000000000', { pw: { password: 's' } })).statusCode, 200, 'two of three');
+    assert.equal(
+      (await attempt(t, 'simulate', two, randomAddress(), { pw: { password: 's' } })).statusCode,
+      400,
+      'one of three is not two',
+    );
+    assert.equal(
+      (await attempt(t, 'simulate', two, '0x0000000000000000000000000000000000000000', { pw: { password: 's' } }))
+        .statusCode,
+      200,
+      'two of three',
+    );
   });
 
   test('satisfyMethod AND / NOT, nested; numUses stays mandatory', async () => {
     const claimId = await claimWith(
-      [numUses(1), { pluginId: 'password', instanceId: 'pw', privateParams: { password: 's' } }, { pluginId: 'anonymous', instanceId: 'an' }],
+      [
+        numUses(1),
+        { pluginId: 'password', instanceId: 'pw', privateParams: { password: 's' } },
+        { pluginId: 'anonymous', instanceId: 'an' },
+      ],
       { satisfyMethod: { type: 'AND', conditions: ['pw', { type: 'NOT', conditions: ['an'] }] } },
     );
     assert.equal((await attempt(t, 'simulate', claimId, randomAddress(), { pw: { password: 's' } })).statusCode, 200);
-    const anon = await attempt(t, 'simulate', claimId, '0x0000000000000000000000000000000000000000', { pw: { password: 's' } });
+    const anon = await attempt(t, 'simulate', claimId, '0x0000000000000000000000000000000000000000', {
+      pw: { password: 's' },
+    });
     assert.equal(anon.statusCode, 400);
     assert.equal(anon.json().errorMessage, "The claim's success logic is not satisfied");
     const ok = await run(claimId, randomAddress(), { pw: { password: 's' } });
@@ -154,7 +218,9 @@ describe('claims engine', () => {
 
     const bad = await t.request('POST', '/api/v0/claims', {
       token: m.accessToken,
-      body: { claims: [{ claimId: newClaimId(), plugins: [numUses(1)], satisfyMethod: { type: 'OR', conditions: ['nope'] } }] },
+      body: {
+        claims: [{ claimId: newClaimId(), plugins: [numUses(1)], satisfyMethod: { type: 'OR', conditions: ['nope'] } }],
+      },
     });
     assert.equal(bad.statusCode, 400);
     assert.match(bad.json().errorMessage, /satisfyMethod\.conditions\[0\] names "nope"/);
@@ -171,20 +237,35 @@ describe('claims engine', () => {
     assert.deepEqual(s.json(), { successCount: 1, claimNumbers: [1] });
     const doc = await getClaim(t, claimId, 'fetchAllClaimedUsers=true');
     assert.deepEqual(doc.plugins[0].publicState.usedClaimNumbers, [{ start: '0', end: '2' }]);
-    assert.deepEqual(doc.plugins[0].publicState.claimedUsers, { [addresses[0]]: [0], [addresses[1]]: [1], [addresses[2]]: [2] });
-    assert.equal((await getClaim(t, claimId)).plugins[0].publicState.claimedUsers, undefined, 'only with fetchAllClaimedUsers');
+    assert.deepEqual(doc.plugins[0].publicState.claimedUsers, {
+      [addresses[0]]: [0],
+      [addresses[1]]: [1],
+      [addresses[2]]: [2],
+    });
+    assert.equal(
+      (await getClaim(t, claimId)).plugins[0].publicState.claimedUsers,
+      undefined,
+      'only with fetchAllClaimedUsers',
+    );
   });
 
   test('claim numbers: codes assigns the code index; whitelist assigns the list index', async () => {
-    const codesClaim = await claimWith([numUses(10), { pluginId: 'codes', instanceId: 'c1', publicParams: { numCodes: 10 } }], { assignMethod: 'c1' });
-    const seed = (await getClaim(t, codesClaim, 'fetchPrivateParams=true', m.accessToken)).plugins[1].privateParams.seedCode;
+    const codesClaim = await claimWith(
+      [numUses(10), { pluginId: 'codes', instanceId: 'c1', publicParams: { numCodes: 10 } }],
+      { assignMethod: 'c1' },
+    );
+    const seed = (await getClaim(t, codesClaim, 'fetchPrivateParams=true', m.accessToken)).plugins[1].privateParams
+      .seedCode;
     const a = await run(codesClaim, randomAddress(), { c1: { code: claimCode(seed, 7) } });
     const b = await run(codesClaim, randomAddress(), { c1: { code: claimCode(seed, 3) } });
     assert.equal(await claimNumber(a.id), 7);
     assert.equal(await claimNumber(b.id), 3);
 
     const list = [randomAddress(), randomAddress(), randomAddress()];
-    const wl = await claimWith([numUses(3), { pluginId: 'whitelist', instanceId: 'wl', publicParams: { list: { addresses: list } } }], { assignMethod: 'wl' });
+    const wl = await claimWith(
+      [numUses(3), { pluginId: 'whitelist', instanceId: 'wl', publicParams: { list: { addresses: list } } }],
+      { assignMethod: 'wl' },
+    );
     const c = await run(wl, list[2]);
     assert.equal(await claimNumber(c.id), 2);
     const again = await attempt(t, 'simulate', wl, list[2]);
@@ -196,20 +277,48 @@ describe('claims engine', () => {
   test('assignMethod must name one instance that can assign claim numbers', async () => {
     const cases: Array<[Record<string, unknown>, RegExp]> = [
       [{ assignMethod: 'missing', plugins: [numUses(1)] }, /assignMethod must match a plugin instance ID/],
-      [{ assignMethod: 'pw', plugins: [numUses(1), { pluginId: 'password', instanceId: 'pw', privateParams: { password: 'x' } }] }, /assignMethod must match a plugin instance ID/],
-      [{ assignMethod: 'wl', plugins: [numUses(1), { pluginId: 'whitelist', instanceId: 'wl', publicParams: { list: { addresses: [randomAddress()], whitelist: false } } }] }, /a denylist/],
+      [
+        {
+          assignMethod: 'pw',
+          plugins: [numUses(1), { pluginId: 'password', instanceId: 'pw', privateParams: { password: 'x' } }],
+        },
+        /assignMethod must match a plugin instance ID/,
+      ],
+      [
+        {
+          assignMethod: 'wl',
+          plugins: [
+            numUses(1),
+            {
+              pluginId: 'whitelist',
+              instanceId: 'wl',
+              publicParams: { list: { addresses: [randomAddress()], whitelist: false } },
+            },
+          ],
+        },
+        /a denylist/,
+      ],
     ];
     for (const [claim, re] of cases) {
-      const res = await t.request('POST', '/api/v0/claims', { token: m.accessToken, body: { claims: [{ claimId: newClaimId(), ...claim }] } });
+      const res = await t.request('POST', '/api/v0/claims', {
+        token: m.accessToken,
+        body: { claims: [{ claimId: newClaimId(), ...claim }] },
+      });
       assert.equal(res.statusCode, 400, res.body);
       assert.match(res.json().errorMessage, re);
     }
-    const fcfs = await t.request('POST', '/api/v0/claims', { token: m.accessToken, body: { claims: [{ claimId: newClaimId(), assignMethod: 'firstComeFirstServe', plugins: [numUses(1)] }] } });
+    const fcfs = await t.request('POST', '/api/v0/claims', {
+      token: m.accessToken,
+      body: { claims: [{ claimId: newClaimId(), assignMethod: 'firstComeFirstServe', plugins: [numUses(1)] }] },
+    });
     assert.equal(fcfs.statusCode, 200, fcfs.body);
   });
 
   test('a failure at execution commits nothing (no use, no code, no claim number)', async () => {
-    const claimId = await claimWith([numUses(10), { pluginId: 'codes', instanceId: 'c1', publicParams: { numCodes: 1 }, privateParams: { codes: ['only'] } }]);
+    const claimId = await claimWith([
+      numUses(10),
+      { pluginId: 'codes', instanceId: 'c1', publicParams: { numCodes: 1 }, privateParams: { codes: ['only'] } },
+    ]);
     // both pass the pre-check; the second finds the code used at execution
     const first = await attempt(t, 'complete', claimId, randomAddress(), { c1: { code: 'only' } });
     const second = await attempt(t, 'complete', claimId, randomAddress(), { c1: { code: 'only' } });
@@ -226,12 +335,15 @@ describe('claims engine', () => {
     assert.equal(await claimNumber(second.json().claimAttemptId), -1);
   });
 
-  test('a claim number taken behind the engine\'s back is never handed out again', async () => {
+  test("a claim number taken behind the engine's back is never handed out again", async () => {
     const claimId = await claimWith([numUses(5)]);
     const a = await attempt(t, 'complete', claimId, randomAddress());
     const b = await attempt(t, 'complete', claimId, randomAddress());
     // another writer takes claim number 0 between acceptance and execution
-    await t.ctx.db.insertInto('claim_numbers').values({ claim_id: claimId, claim_number: 0, platform_address: randomAddress(), claim_attempt_id: 'elsewhere' }).execute();
+    await t.ctx.db
+      .insertInto('claim_numbers')
+      .values({ claim_id: claimId, claim_number: 0, platform_address: randomAddress(), claim_attempt_id: 'elsewhere' })
+      .execute();
     // the ledger's key refuses the batch and the lane re-runs checked: an expected path, no fault logged
     const errors: unknown[] = [];
     const logError = t.ctx.log.error;
@@ -253,7 +365,8 @@ describe('claims engine', () => {
   test('attempts of one claim resolve in arrival order; a full claim fails the rest', async () => {
     const claimId = await claimWith([numUses(3)]);
     const ids: string[] = [];
-    for (let i = 0; i < 6; i++) ids.push((await attempt(t, 'complete', claimId, randomAddress())).json().claimAttemptId);
+    for (let i = 0; i < 6; i++)
+      ids.push((await attempt(t, 'complete', claimId, randomAddress())).json().claimAttemptId);
     await drainQueue(t.ctx);
     const statuses = await Promise.all(ids.map((id) => status(t, id)));
     assert.deepEqual(
@@ -264,13 +377,17 @@ describe('claims engine', () => {
     assert.equal(statuses[4].error, 'Overall max uses exceeded');
   });
 
-  test('PostgreSQL lanes: the lane list is reused while its lanes stay full, and re-read when one is not or it is too old', { skip: TEST_DB !== 'postgres' && 'PostgreSQL only: SQLite serves every lane from one transaction' }, async () => {
+  test('PostgreSQL lanes: the lane list is reused while its lanes stay full, and re-read when one is not or it is too old', {
+    skip: TEST_DB !== 'postgres' && 'PostgreSQL only: SQLite serves every lane from one transaction',
+  }, async () => {
     const busy = await claimWith([numUses(100)]);
     const other = await claimWith([numUses(100)]);
-    const complete = async (claimId: string) => (await attempt(t, 'complete', claimId, randomAddress())).json().claimAttemptId as string;
+    const complete = async (claimId: string) =>
+      (await attempt(t, 'complete', claimId, randomAddress())).json().claimAttemptId as string;
     const busyIds = [];
     for (let i = 0; i < 5; i++) busyIds.push(await complete(busy));
-    const resolvedCount = async (ids: string[]) => (await Promise.all(ids.map((id) => status(t, id)))).filter((s) => s.success !== undefined).length;
+    const resolvedCount = async (ids: string[]) =>
+      (await Promise.all(ids.map((id) => status(t, id)))).filter((s) => s.success !== undefined).length;
 
     const worker = new ClaimWorker(t.ctx, { batchSize: 2, listen: false, laneListMaxAgeMs: 60_000 });
     assert.equal(await worker.pass(), 2); // lists [busy]; its batch is full
@@ -295,7 +412,14 @@ describe('claims engine', () => {
   test('on-demand claims: stateless plugins only; success is evaluated live; no completes', async () => {
     const bad = await t.request('POST', '/api/v0/claims', {
       token: m.accessToken,
-      body: { claims: [{ claimId: newClaimId(), plugins: [{ pluginId: 'password', instanceId: 'pw', privateParams: { password: 'x' } }] }] },
+      body: {
+        claims: [
+          {
+            claimId: newClaimId(),
+            plugins: [{ pluginId: 'password', instanceId: 'pw', privateParams: { password: 'x' } }],
+          },
+        ],
+      },
     });
     assert.equal(bad.statusCode, 400);
     assert.match(bad.json().errorMessage, /numUses plugin is required/);
@@ -304,7 +428,10 @@ describe('claims engine', () => {
     assert.deepEqual(yes.json(), { successCount: 1, claimNumbers: [] });
     const no = await t.request('GET', `/api/v0/claims/success/${claimId}/${randomAddress()}`);
     assert.deepEqual(no.json(), { successCount: 0, claimNumbers: [] });
-    assert.equal((await attempt(t, 'simulate', claimId, randomAddress())).json().errorMessage, 'BitBadges address must be anonymous');
+    assert.equal(
+      (await attempt(t, 'simulate', claimId, randomAddress())).json().errorMessage,
+      'BitBadges address must be anonymous',
+    );
     const complete = await attempt(t, 'complete', claimId, '0x0000000000000000000000000000000000000000');
     assert.equal(complete.statusCode, 400);
     assert.match(complete.json().errorMessage, /on-demand claim/);

@@ -6,13 +6,20 @@ import type { TestApp } from '../helpers/app.ts';
 import { signIn, type SignedIn } from '../helpers/signin.ts';
 import { toPlatformAddress } from '../../src/shared/addresses.ts';
 
-export const ALL_SCOPES = ['completeClaims', 'readPrivateClaimData', 'manageClaims', 'manageDynamicStores', 'manageDeveloperApps'];
+export const ALL_SCOPES = [
+  'completeClaims',
+  'readPrivateClaimData',
+  'manageClaims',
+  'manageDynamicStores',
+  'manageDeveloperApps',
+];
 
 /** A random native address (no key behind it). */
 export const randomAddress = (): string => toPlatformAddress(randomBytes(20));
 
 let counter = 0;
-export const newClaimId = (prefix = 'c'): string => `${prefix}${Date.now().toString(36)}${(counter++).toString(36)}${randomBytes(3).toString('hex')}`;
+export const newClaimId = (prefix = 'c'): string =>
+  `${prefix}${Date.now().toString(36)}${(counter++).toString(36)}${randomBytes(3).toString('hex')}`;
 
 export const numUses = (maxUses: number, instanceId = 'numUses', extra: Record<string, unknown> = {}) => ({
   pluginId: 'numUses',
@@ -25,13 +32,23 @@ export async function manager(t: TestApp, scopes = ALL_SCOPES): Promise<SignedIn
   return signIn(t, { scopes });
 }
 
-export async function createClaim(t: TestApp, token: string, claim: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<void> {
+export async function createClaim(
+  t: TestApp,
+  token: string,
+  claim: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+): Promise<void> {
   const res = await t.request('POST', '/api/v0/claims', { token, body: { claims: [claim], ...extra } });
   assert.equal(res.statusCode, 200, res.body);
 }
 
 /** Creates a claim of these plugins (plus any other claim fields) over HTTP; returns its new id. */
-export async function claimWithPlugins(t: TestApp, token: string, plugins: unknown[], extra: Record<string, unknown> = {}): Promise<string> {
+export async function claimWithPlugins(
+  t: TestApp,
+  token: string,
+  plugins: unknown[],
+  extra: Record<string, unknown> = {},
+): Promise<string> {
   const claimId = newClaimId();
   await createClaim(t, token, { claimId, plugins, ...extra });
   return claimId;
@@ -43,8 +60,18 @@ export async function getClaim(t: TestApp, claimId: string, query = '', token?: 
   return res.json().claim;
 }
 
-export function attempt(t: TestApp, kind: 'complete' | 'simulate', claimId: string, address: string, body: Record<string, unknown> = {}, token?: string) {
-  return t.request('POST', `/api/v0/claims/${kind}/${claimId}/${address}`, { body: { _expectedVersion: -1, ...body }, ...(token ? { token } : {}) });
+export function attempt(
+  t: TestApp,
+  kind: 'complete' | 'simulate',
+  claimId: string,
+  address: string,
+  body: Record<string, unknown> = {},
+  token?: string,
+) {
+  return t.request('POST', `/api/v0/claims/${kind}/${claimId}/${address}`, {
+    body: { _expectedVersion: -1, ...body },
+    ...(token ? { token } : {}),
+  });
 }
 
 export async function status(t: TestApp, id: string, token?: string) {
@@ -65,7 +92,13 @@ export async function resolved(t: TestApp, id: string, token?: string, timeoutMs
 }
 
 /** Completes and waits: returns the resolved status (asserting the complete itself was accepted). */
-export async function completeAndWait(t: TestApp, claimId: string, address: string, body: Record<string, unknown> = {}, token?: string) {
+export async function completeAndWait(
+  t: TestApp,
+  claimId: string,
+  address: string,
+  body: Record<string, unknown> = {},
+  token?: string,
+) {
   const res = await attempt(t, 'complete', claimId, address, body, token);
   assert.equal(res.statusCode, 200, res.body);
   const { claimAttemptId } = res.json();

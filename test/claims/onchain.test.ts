@@ -6,8 +6,24 @@ import { createHash } from 'node:crypto';
 import { startApp, type TestApp } from '../helpers/app.ts';
 import { collectionDoc, startFakeChain, type FakeChain } from '../helpers/fake-chain.ts';
 import { signIn, type SignedIn } from '../helpers/signin.ts';
-import { claimCode, findOnChainClaimByTracker, loadOnChainClaim, successfulClaimNumbers } from '../../src/claims/onchain.ts';
-import { attempt, completeAndWait, createClaim, getClaim, manager, newClaimId, numUses, randomAddress, resolved, status } from './helpers.ts';
+import {
+  claimCode,
+  findOnChainClaimByTracker,
+  loadOnChainClaim,
+  successfulClaimNumbers,
+} from '../../src/claims/onchain.ts';
+import {
+  attempt,
+  completeAndWait,
+  createClaim,
+  getClaim,
+  manager,
+  newClaimId,
+  numUses,
+  randomAddress,
+  resolved,
+  status,
+} from './helpers.ts';
 
 describe('on-chain claims', () => {
   let t: TestApp;
@@ -44,7 +60,11 @@ describe('on-chain claims', () => {
     const t1 = tracker('17', 'tracker-a');
     await createClaim(t, m.accessToken, { claimId, collectionId: '17', trackerDetails: t1, plugins: [numUses(10)] });
 
-    const row = await t.ctx.db.selectFrom('claims').select(['seed_code']).where('claim_id', '=', claimId).executeTakeFirstOrThrow();
+    const row = await t.ctx.db
+      .selectFrom('claims')
+      .select(['seed_code'])
+      .where('claim_id', '=', claimId)
+      .executeTakeFirstOrThrow();
     assert.ok(row.seed_code && row.seed_code.startsWith('v1.'), 'seed stored encrypted');
 
     const oc = await loadOnChainClaim(t.ctx.db, t.ctx.keyring, claimId, t.clock.now());
@@ -57,7 +77,10 @@ describe('on-chain claims', () => {
     assert.equal(oc.useCreatorAddressAsLeaf, false);
     assert.deepEqual(oc.whitelistAddresses, []);
     assert.equal((await findOnChainClaimByTracker(t.ctx.db, t.ctx.keyring, t1, t.clock.now()))?.claimId, claimId);
-    assert.equal(await findOnChainClaimByTracker(t.ctx.db, t.ctx.keyring, { ...t1, approvalId: 'other' }, t.clock.now()), null);
+    assert.equal(
+      await findOnChainClaimByTracker(t.ctx.db, t.ctx.keyring, { ...t1, approvalId: 'other' }, t.clock.now()),
+      null,
+    );
 
     // the seed is returned only with private params, to the creator with readPrivateClaimData
     assert.equal((await getClaim(t, claimId))._seedCode, undefined);
@@ -71,14 +94,24 @@ describe('on-chain claims', () => {
     assert.equal(a.success, true);
     assert.deepEqual(await successfulClaimNumbers(t.ctx.db, claimId, claimer.platformAddress), [1]);
     assert.equal((await status(t, a.claimAttemptId, claimer.accessToken)).code, claimCode(oc.seedCode, 1));
-    assert.equal((await status(t, a.claimAttemptId, m.accessToken)).code, claimCode(oc.seedCode, 1), 'creator with readPrivateClaimData');
+    assert.equal(
+      (await status(t, a.claimAttemptId, m.accessToken)).code,
+      claimCode(oc.seedCode, 1),
+      'creator with readPrivateClaimData',
+    );
     assert.equal((await status(t, a.claimAttemptId)).code, undefined, 'no session: no code');
     assert.equal((await status(t, a.claimAttemptId, other.accessToken)).code, undefined, 'another user: no code');
   });
 
   test('standalone claims and claims without trackerDetails are not on-chain', async () => {
     const standalone = newClaimId('sa');
-    await createClaim(t, m.accessToken, { claimId: standalone, collectionId: '18', trackerDetails: tracker('18', 'x'), standaloneClaim: true, plugins: [numUses(1)] });
+    await createClaim(t, m.accessToken, {
+      claimId: standalone,
+      collectionId: '18',
+      trackerDetails: tracker('18', 'x'),
+      standaloneClaim: true,
+      plugins: [numUses(1)],
+    });
     assert.equal(await loadOnChainClaim(t.ctx.db, t.ctx.keyring, standalone, t.clock.now()), null);
     const plain = newClaimId('pl');
     await createClaim(t, m.accessToken, { claimId: plain, plugins: [numUses(1)] });
@@ -99,7 +132,10 @@ describe('on-chain claims', () => {
       trackerDetails: t2,
       useCreatorAddressAsLeaf: true,
       assignMethod: 'wl',
-      plugins: [numUses(3), { pluginId: 'whitelist', instanceId: 'wl', publicParams: { list: { addresses: addrs, whitelist: true } } }],
+      plugins: [
+        numUses(3),
+        { pluginId: 'whitelist', instanceId: 'wl', publicParams: { list: { addresses: addrs, whitelist: true } } },
+      ],
     });
     const oc = await loadOnChainClaim(t.ctx.db, t.ctx.keyring, claimId, t.clock.now());
     assert.equal(oc?.useCreatorAddressAsLeaf, true);
@@ -109,7 +145,10 @@ describe('on-chain claims', () => {
     assert.equal((await resolved(t, r.json().claimAttemptId)).success, true);
     assert.deepEqual(await successfulClaimNumbers(t.ctx.db, claimId, addrs[2]), [2]);
 
-    const dup = await t.request('POST', '/api/v0/claims', { token: m.accessToken, body: { claims: [{ claimId: newClaimId(), trackerDetails: t2, plugins: [numUses(1)] }] } });
+    const dup = await t.request('POST', '/api/v0/claims', {
+      token: m.accessToken,
+      body: { claims: [{ claimId: newClaimId(), trackerDetails: t2, plugins: [numUses(1)] }] },
+    });
     assert.equal(dup.statusCode, 409, dup.body);
   });
 });

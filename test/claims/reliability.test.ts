@@ -51,7 +51,9 @@ function start(command: 'serve' | 'worker', env: Record<string, string>): Promis
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', onData);
-    child.once('close', (code) => reject(new Error(`platform ${command} exited (${code}) before it was ready:\n${out}`)));
+    child.once('close', (code) =>
+      reject(new Error(`platform ${command} exited (${code}) before it was ready:\n${out}`)),
+    );
   });
 }
 
@@ -96,7 +98,13 @@ describe('reliability: several processes on one database', { timeout: 180_000 },
   async function waitResolved(claimId: string, timeoutMs = 60_000) {
     const until = Date.now() + timeoutMs;
     for (;;) {
-      const queued = await t.ctx.db.selectFrom('claim_attempts').select('seq').where('claim_id', '=', claimId).where('status', '=', 'queued').limit(1).execute();
+      const queued = await t.ctx.db
+        .selectFrom('claim_attempts')
+        .select('seq')
+        .where('claim_id', '=', claimId)
+        .where('status', '=', 'queued')
+        .limit(1)
+        .execute();
       if (queued.length === 0) return;
       if (Date.now() > until) throw new Error(`attempts of ${claimId} still queued after ${timeoutMs} ms`);
       await new Promise((r) => setTimeout(r, 50));
@@ -104,7 +112,11 @@ describe('reliability: several processes on one database', { timeout: 180_000 },
   }
 
   const attemptsOf = (claimId: string) =>
-    t.ctx.db.selectFrom('claim_attempts').select(['claim_attempt_id', 'status', 'claim_number', 'error']).where('claim_id', '=', claimId).execute();
+    t.ctx.db
+      .selectFrom('claim_attempts')
+      .select(['claim_attempt_id', 'status', 'claim_number', 'error'])
+      .where('claim_id', '=', claimId)
+      .execute();
 
   test('two service processes: 1,000 completes against maxUses 100 give exactly 100 successes, numbers 0–99', async () => {
     const [a, b] = await Promise.all([start('serve', t.database.env), start('serve', t.database.env)]);
@@ -120,7 +132,10 @@ describe('reliability: several processes on one database', { timeout: 180_000 },
     assert.equal(fiveXX.length, 0, JSON.stringify(fiveXX.slice(0, 3)));
     const accepted = results.filter((r) => r.status === 200);
     const rejected = results.filter((r) => r.status !== 200);
-    assert.ok(rejected.every((r) => r.status === 400 && r.json.errorMessage === 'Overall max uses exceeded'), JSON.stringify(rejected.slice(0, 3)));
+    assert.ok(
+      rejected.every((r) => r.status === 400 && r.json.errorMessage === 'Overall max uses exceeded'),
+      JSON.stringify(rejected.slice(0, 3)),
+    );
     assert.ok(accepted.length >= 100);
     await waitResolved(claimId);
     const rows = await attemptsOf(claimId);
@@ -131,7 +146,11 @@ describe('reliability: several processes on one database', { timeout: 180_000 },
       successes.map((r) => r.claim_number).sort((x, y) => x - y),
       Array.from({ length: 100 }, (_, i) => i),
     );
-    assert.ok(rows.filter((r) => r.status === 'failure').every((r) => r.error === 'Overall max uses exceeded' && r.claim_number === -1));
+    assert.ok(
+      rows
+        .filter((r) => r.status === 'failure')
+        .every((r) => r.error === 'Overall max uses exceeded' && r.claim_number === -1),
+    );
     const doc = await getClaim(t, claimId, 'fetchAllClaimedUsers=true');
     assert.equal(doc.plugins[0].publicState.numUses, 100);
     assert.deepEqual(doc.plugins[0].publicState.usedClaimNumbers, [{ start: '0', end: '99' }]);
@@ -140,8 +159,13 @@ describe('reliability: several processes on one database', { timeout: 180_000 },
   test('two service processes: 1,000 completes over 50 codes use every code exactly once', async () => {
     const [a, b] = procs;
     const claimId = newClaimId('codes');
-    await createClaim(t, m.accessToken, { claimId, assignMethod: 'c1', plugins: [numUses(1000), { pluginId: 'codes', instanceId: 'c1', publicParams: { numCodes: 50 } }] });
-    const seed = (await getClaim(t, claimId, 'fetchPrivateParams=true', m.accessToken)).plugins[1].privateParams.seedCode as string;
+    await createClaim(t, m.accessToken, {
+      claimId,
+      assignMethod: 'c1',
+      plugins: [numUses(1000), { pluginId: 'codes', instanceId: 'c1', publicParams: { numCodes: 50 } }],
+    });
+    const seed = (await getClaim(t, claimId, 'fetchPrivateParams=true', m.accessToken)).plugins[1].privateParams
+      .seedCode as string;
     const results = await pool(
       Array.from({ length: 1000 }, (_, i) => i),
       200,
@@ -151,7 +175,12 @@ describe('reliability: several processes on one database', { timeout: 180_000 },
     // a used code is refused by the codes plugin, or (racing the commit) by the claim-number ledger
     const refused = results.filter((r) => r.status !== 200);
     assert.ok(
-      refused.every((r) => r.status === 400 && (r.json.errorMessage === 'Code already used.' || /^Claim number already used: \d+$/.test(r.json.errorMessage ?? ''))),
+      refused.every(
+        (r) =>
+          r.status === 400 &&
+          (r.json.errorMessage === 'Code already used.' ||
+            /^Claim number already used: \d+$/.test(r.json.errorMessage ?? '')),
+      ),
       JSON.stringify(refused.find((r) => r.json.errorMessage !== 'Code already used.')),
     );
     await waitResolved(claimId);
@@ -189,7 +218,12 @@ describe('reliability: several processes on one database', { timeout: 180_000 },
       // wait until the worker has resolved `threshold` attempts (completes keep arriving meanwhile)
       const deadline = Date.now() + 60_000;
       for (;;) {
-        const done = await t.ctx.db.selectFrom('claim_attempts').select('status').where('claim_id', '=', claimId).where('status', '!=', 'queued').execute();
+        const done = await t.ctx.db
+          .selectFrom('claim_attempts')
+          .select('status')
+          .where('claim_id', '=', claimId)
+          .where('status', '!=', 'queued')
+          .execute();
         if (done.length >= threshold) break;
         assert.ok(Date.now() < deadline, `the worker did not resolve ${threshold} attempts within 60 s`);
         await new Promise((r) => setTimeout(r, 2));
@@ -204,13 +238,22 @@ describe('reliability: several processes on one database', { timeout: 180_000 },
       const freezeDeadline = Date.now() + 60_000;
       while (!caught && Date.now() < freezeDeadline) {
         worker.child.kill('SIGSTOP');
-        const queued = await t.ctx.db.selectFrom('claim_attempts').select('status').where('claim_id', '=', claimId).where('status', '=', 'queued').limit(1).execute();
+        const queued = await t.ctx.db
+          .selectFrom('claim_attempts')
+          .select('status')
+          .where('claim_id', '=', claimId)
+          .where('status', '=', 'queued')
+          .limit(1)
+          .execute();
         if (queued.length > 0) {
           caught = true;
           break;
         }
         worker.child.kill('SIGCONT');
-        if (loadDone) extra.push(...(await Promise.all(Array.from({ length: 5 }, () => complete(serve.url, claimId, randomAddress())))));
+        if (loadDone)
+          extra.push(
+            ...(await Promise.all(Array.from({ length: 5 }, () => complete(serve.url, claimId, randomAddress())))),
+          );
         else await new Promise((r) => setTimeout(r, 2));
       }
       queuedAtKill.push(caught);
@@ -222,19 +265,34 @@ describe('reliability: several processes on one database', { timeout: 180_000 },
     const results = [...(await load), ...extra];
     const total = results.length; // N + the completes sent while the worker was frozen
     assert.ok(killed);
-    assert.equal(results.filter((r) => r.status !== 200).length, 0, JSON.stringify(results.find((r) => r.status !== 200)));
+    assert.equal(
+      results.filter((r) => r.status !== 200).length,
+      0,
+      JSON.stringify(results.find((r) => r.status !== 200)),
+    );
     assert.ok(queuedAtKill.every(Boolean), 'each kill happened with attempts still queued');
     await waitResolved(claimId);
     const rows = await attemptsOf(claimId);
     const acceptedIds = results.map((r) => r.json.claimAttemptId).sort();
-    assert.deepEqual(rows.map((r) => r.claim_attempt_id).sort(), acceptedIds, 'every accepted attempt is stored, none twice');
-    assert.ok(rows.every((r) => r.status === 'success'), JSON.stringify(rows.find((r) => r.status !== 'success')));
+    assert.deepEqual(
+      rows.map((r) => r.claim_attempt_id).sort(),
+      acceptedIds,
+      'every accepted attempt is stored, none twice',
+    );
+    assert.ok(
+      rows.every((r) => r.status === 'success'),
+      JSON.stringify(rows.find((r) => r.status !== 'success')),
+    );
     assert.deepEqual(
       rows.map((r) => r.claim_number).sort((x, y) => x - y),
       Array.from({ length: total }, (_, i) => i),
       'one claim number per attempt: nothing processed twice, nothing skipped',
     );
-    const ledger = await t.ctx.db.selectFrom('claim_numbers').select('claim_attempt_id').where('claim_id', '=', claimId).execute();
+    const ledger = await t.ctx.db
+      .selectFrom('claim_numbers')
+      .select('claim_attempt_id')
+      .where('claim_id', '=', claimId)
+      .execute();
     assert.equal(ledger.length, total);
     assert.equal(new Set(ledger.map((l) => l.claim_attempt_id)).size, total);
     assert.equal((await getClaim(t, claimId)).plugins[0].publicState.numUses, total);

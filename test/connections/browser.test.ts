@@ -42,15 +42,21 @@ describe('connections in a browser', () => {
   }
 
   const linksOf = async (token: string) =>
-    (await t.request('GET', '/api/v0/connections', { token })).json().connections.map((l: Record<string, string>) => [l.provider, l.id, l.username]);
+    (await t.request('GET', '/api/v0/connections', { token }))
+      .json()
+      .connections.map((l: Record<string, string>) => [l.provider, l.id, l.username]);
 
   before(async () => {
-    if (!existsSync(join(PORTAL_DIST, 'index.html'))) throw new Error('portal/dist is missing: run npm run build:portal.');
+    if (!existsSync(join(PORTAL_DIST, 'index.html')))
+      throw new Error('portal/dist is missing: run npm run build:portal.');
     mock = await startMockProvider();
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
     // the flow returns to the console's account page
-    t = await startApp({ listen: false, env: { ...providerEnv(mock, ['github']), CONNECTIONS_RETURN_URL: `${base}/#/account`, PUBLIC_URL: base } });
+    t = await startApp({
+      listen: false,
+      env: { ...providerEnv(mock, ['github']), CONNECTIONS_RETURN_URL: `${base}/#/account`, PUBLIC_URL: base },
+    });
     await t.app.listen({ port, host: '127.0.0.1' });
     browser = await launchChromium();
   });
@@ -76,15 +82,26 @@ describe('connections in a browser', () => {
     const seen = hops(tab);
     await tab.goto(start.json().url);
 
-    assert.deepEqual(await linksOf(attacker.accessToken), [], "the victim's GitHub account is linked to the attacker's wallet");
+    assert.deepEqual(
+      await linksOf(attacker.accessToken),
+      [],
+      "the victim's GitHub account is linked to the attacker's wallet",
+    );
     // The browser stopped at the service's own page, which names the wallet and the provider.
     assert.deepEqual(seen, ['/connections/github/link']);
     await tab.getByRole('heading', { name: 'Link a GitHub account to a wallet' }).waitFor();
     assert.equal(await tab.getByTestId('link-wallet').innerText(), attacker.address);
-    assert.match(await tab.getByTestId('other-session').innerText(), new RegExp(`You are signed in to this service as ${victim.address}, not as this wallet\\.`));
+    assert.match(
+      await tab.getByTestId('other-session').innerText(),
+      new RegExp(`You are signed in to this service as ${victim.address}, not as this wallet\\.`),
+    );
     // The victim's wallet is another one: the page says so and asks for no signature.
     await tab.getByRole('button', { name: 'Sign with an EVM wallet' }).click();
-    await tab.getByText(`Your wallet's account ${victim.address} is not ${attacker.address}, the wallet this link is for. Nothing was signed.`).waitFor();
+    await tab
+      .getByText(
+        `Your wallet's account ${victim.address} is not ${attacker.address}, the wallet this link is for. Nothing was signed.`,
+      )
+      .waitFor();
     assert.deepEqual(seen, ['/connections/github/link']);
     assert.deepEqual(await linksOf(attacker.accessToken), []);
     await context.close();
@@ -93,7 +110,11 @@ describe('connections in a browser', () => {
   test("attack: the provider URL behind the attacker's own proof, opened in the victim's browser, links nothing", async () => {
     const attacker = await signIn(t);
     // the attacker proves its own wallet (its own browser), and keeps the provider's URL
-    const { authorizeUrl } = await proveWallet(t, await startLink(t, attacker.accessToken, 'github'), attacker.privateKey);
+    const { authorizeUrl } = await proveWallet(
+      t,
+      await startLink(t, attacker.accessToken, 'github'),
+      attacker.privateKey,
+    );
     mock.shape = 'github';
     mock.nextUser = VICTIM_GITHUB;
     const context = await browser.newContext();
@@ -103,7 +124,10 @@ describe('connections in a browser', () => {
     await tab.waitForURL((u) => u.toString().startsWith(`${base}/?`));
     assert.deepEqual(seen, ['/authorize', '/api/v0/connections/github/callback', '/']);
     const back = new URL(tab.url());
-    assert.equal(back.searchParams.get('connectionError'), 'This link was started in another browser: this one holds no binding cookie for it. Start again in this browser.');
+    assert.equal(
+      back.searchParams.get('connectionError'),
+      'This link was started in another browser: this one holds no binding cookie for it. Start again in this browser.',
+    );
     assert.deepEqual(await linksOf(attacker.accessToken), []);
     await context.close();
   });
@@ -125,7 +149,10 @@ describe('connections in a browser', () => {
     assert.deepEqual(seen, ['/connections/github/link', '/authorize', '/api/v0/connections/github/callback', '/']);
     assert.equal(new URL(tab.url()).searchParams.get('connected'), 'github');
     // the used binding cookie is gone from the browser
-    assert.deepEqual((await context.cookies(base)).map((c) => c.name).filter((n) => n.includes('link')), []);
+    assert.deepEqual(
+      (await context.cookies(base)).map((c) => c.name).filter((n) => n.includes('link')),
+      [],
+    );
     assert.deepEqual(await linksOf(user.accessToken), [['github', '1001', 'backend-user']]);
     await context.close();
   });

@@ -8,7 +8,17 @@ import assert from 'node:assert/strict';
 import { startApp, type TestApp } from '../helpers/app.ts';
 import { signIn, type SignedIn } from '../helpers/signin.ts';
 import type { ManualClock } from '../../src/shared/clock.ts';
-import { approveAtProvider, callback, link, PROVIDERS, providerEnv, proveWallet, startLink, startMockProvider, type MockProvider } from './helpers.ts';
+import {
+  approveAtProvider,
+  callback,
+  link,
+  PROVIDERS,
+  providerEnv,
+  proveWallet,
+  startLink,
+  startMockProvider,
+  type MockProvider,
+} from './helpers.ts';
 
 describe('social connections flow', () => {
   let mock: MockProvider;
@@ -25,7 +35,11 @@ describe('social connections flow', () => {
   });
 
   test('discord: PKCE S256 start, code exchange, link listed and shown by auth/status, then unlinked', async () => {
-    const { authorizeUrl: start, cookie } = await proveWallet(t, await startLink(t, user.accessToken, 'discord'), user.privateKey);
+    const { authorizeUrl: start, cookie } = await proveWallet(
+      t,
+      await startLink(t, user.accessToken, 'discord'),
+      user.privateKey,
+    );
     assert.equal(start.searchParams.get('client_id'), 'discord-client');
     assert.equal(start.searchParams.get('scope'), 'identify');
     assert.equal(start.searchParams.get('code_challenge_method'), 'S256');
@@ -43,7 +57,9 @@ describe('social connections flow', () => {
     const list = await t.request('GET', '/api/v0/connections', { token: user.accessToken });
     assert.equal(list.statusCode, 200);
     assert.deepEqual(
-      list.json().connections.map((c: Record<string, string>) => ({ provider: c.provider, id: c.id, username: c.username })),
+      list
+        .json()
+        .connections.map((c: Record<string, string>) => ({ provider: c.provider, id: c.id, username: c.username })),
       [{ provider: 'discord', id: '80351110224678912', username: 'nelly' }],
     );
     assert.deepEqual(list.json().availableProviders, [...PROVIDERS]);
@@ -53,13 +69,22 @@ describe('social connections flow', () => {
 
     // the same state cannot be used twice
     const again = await callback(t, 'discord', back, cookie);
-    assert.equal(again.searchParams.get('connectionError'), 'This link request is unknown, used or expired. Start again.');
+    assert.equal(
+      again.searchParams.get('connectionError'),
+      'This link request is unknown, used or expired. Start again.',
+    );
 
-    assert.equal((await t.request('DELETE', '/api/v0/connections/discord', { token: user.accessToken })).statusCode, 200);
+    assert.equal(
+      (await t.request('DELETE', '/api/v0/connections/discord', { token: user.accessToken })).statusCode,
+      200,
+    );
     const gone = await t.request('DELETE', '/api/v0/connections/discord', { token: user.accessToken });
     assert.equal(gone.statusCode, 404);
     assert.match(gone.json().errorMessage, /No discord account is linked/);
-    assert.equal((await t.request('POST', '/api/v0/auth/status', { token: user.accessToken, body: {} })).json().discord, undefined);
+    assert.equal(
+      (await t.request('POST', '/api/v0/auth/status', { token: user.accessToken, body: {} })).json().discord,
+      undefined,
+    );
   });
 
   test("every provider's account is read from its own user-endpoint shape (ids kept as strings)", async () => {
@@ -75,11 +100,18 @@ describe('social connections flow', () => {
       assert.equal(done.searchParams.get('connected'), p, `${p}: ${done}`);
     }
     const list = (await t.request('GET', '/api/v0/connections', { token: user.accessToken })).json().connections;
-    assert.deepEqual(Object.fromEntries(list.map((c: Record<string, string>) => [c.provider, { id: c.id, username: c.username }])), accounts);
+    assert.deepEqual(
+      Object.fromEntries(list.map((c: Record<string, string>) => [c.provider, { id: c.id, username: c.username }])),
+      accounts,
+    );
   });
 
   test('twitch: no PKCE, and its array-valued scope in the token response is accepted', async () => {
-    const { authorizeUrl: start, cookie } = await proveWallet(t, await startLink(t, user.accessToken, 'twitch'), user.privateKey);
+    const { authorizeUrl: start, cookie } = await proveWallet(
+      t,
+      await startLink(t, user.accessToken, 'twitch'),
+      user.privateKey,
+    );
     assert.equal(start.searchParams.get('code_challenge'), null, 'Twitch does not support PKCE');
     const onToken = (res: { body: Record<string, unknown> }) => {
       res.body.scope = ['user:read:email'];
@@ -93,9 +125,13 @@ describe('social connections flow', () => {
     assert.equal(mock.tokenRequests.at(-1)?.get('code_verifier'), null);
   });
 
-  test("github: a failed exchange answered with 200 and an error body is an error, not a link", async () => {
+  test('github: a failed exchange answered with 200 and an error body is an error, not a link', async () => {
     await t.request('DELETE', '/api/v0/connections/github', { token: user.accessToken });
-    const { authorizeUrl: start, cookie } = await proveWallet(t, await startLink(t, user.accessToken, 'github'), user.privateKey);
+    const { authorizeUrl: start, cookie } = await proveWallet(
+      t,
+      await startLink(t, user.accessToken, 'github'),
+      user.privateKey,
+    );
     mock.server.service.once('beforeResponse', (res: { body: Record<string, unknown>; statusCode: number }) => {
       res.statusCode = 200;
       res.body = { error: 'bad_verification_code', error_description: 'The code passed is incorrect or expired.' };
@@ -107,7 +143,11 @@ describe('social connections flow', () => {
   });
 
   test('a user who declines at the provider is sent back with the reason; nothing is linked', async () => {
-    const { authorizeUrl: start, cookie } = await proveWallet(t, await startLink(t, user.accessToken, 'google'), user.privateKey);
+    const { authorizeUrl: start, cookie } = await proveWallet(
+      t,
+      await startLink(t, user.accessToken, 'google'),
+      user.privateKey,
+    );
     const back = new URL(start.searchParams.get('redirect_uri')!);
     back.searchParams.set('error', 'access_denied');
     back.searchParams.set('state', start.searchParams.get('state')!);
@@ -116,11 +156,18 @@ describe('social connections flow', () => {
   });
 
   test('a request older than 10 minutes is refused at the callback', async () => {
-    const { authorizeUrl: start, cookie } = await proveWallet(t, await startLink(t, user.accessToken, 'discord'), user.privateKey);
+    const { authorizeUrl: start, cookie } = await proveWallet(
+      t,
+      await startLink(t, user.accessToken, 'discord'),
+      user.privateKey,
+    );
     const back = await approveAtProvider(start);
     (t.clock as ManualClock).advance(10 * 60_000 + 1);
     const done = await callback(t, 'discord', back, cookie);
-    assert.equal(done.searchParams.get('connectionError'), 'This link request is unknown, used or expired. Start again.');
+    assert.equal(
+      done.searchParams.get('connectionError'),
+      'This link request is unknown, used or expired. Start again.',
+    );
   });
 
   test('start needs a session; unknown and unconfigured providers are 404s naming them', async () => {
@@ -128,14 +175,20 @@ describe('social connections flow', () => {
     assert.equal(anon.statusCode, 401);
     const unknown = await t.request('POST', '/api/v0/connections/myspace/start', { token: user.accessToken });
     assert.equal(unknown.statusCode, 404);
-    assert.match(unknown.json().errorMessage, /Unknown provider "myspace" \(known: discord, github, google, twitch, twitter\)/);
+    assert.match(
+      unknown.json().errorMessage,
+      /Unknown provider "myspace" \(known: discord, github, google, twitch, twitter\)/,
+    );
     const bare = await startApp();
     try {
       const u = await signIn(bare);
       const off = await bare.request('POST', '/api/v0/connections/github/start', { token: u.accessToken });
       assert.equal(off.statusCode, 404);
       assert.equal(off.json().errorMessage, 'Connections to github are not enabled on this service');
-      assert.deepEqual((await bare.request('GET', '/api/v0/connections', { token: u.accessToken })).json(), { connections: [], availableProviders: [] });
+      assert.deepEqual((await bare.request('GET', '/api/v0/connections', { token: u.accessToken })).json(), {
+        connections: [],
+        availableProviders: [],
+      });
     } finally {
       await bare.close();
     }

@@ -18,7 +18,10 @@ interface FakeGithub {
   /** Request headers, in the order of `requests`. */
   headers: Array<Record<string, string | string[] | undefined>>;
   /** owner/name → contributors, or a status to answer with. */
-  repos: Map<string, Array<{ id: number; login: string; contributions: number }> | { status: number; headers?: Record<string, string> }>;
+  repos: Map<
+    string,
+    Array<{ id: number; login: string; contributions: number }> | { status: number; headers?: Record<string, string> }
+  >;
   server: Server;
 }
 
@@ -33,7 +36,10 @@ async function fakeGithub(): Promise<FakeGithub> {
     if (!req.headers['user-agent']) return void res.writeHead(403).end('{"message":"User-Agent required"}');
     if (!repo) return void res.writeHead(404, { 'content-type': 'application/json' }).end('{"message":"Not Found"}');
     if (!Array.isArray(repo) && repo.status === 0) return; // never answers
-    if (!Array.isArray(repo)) return void res.writeHead(repo.status, { 'content-type': 'application/json', ...repo.headers }).end(repo.status === 204 ? undefined : '{"message":"API rate limit exceeded"}');
+    if (!Array.isArray(repo))
+      return void res
+        .writeHead(repo.status, { 'content-type': 'application/json', ...repo.headers })
+        .end(repo.status === 204 ? undefined : '{"message":"API rate limit exceeded"}');
     const perPage = Number(u.searchParams.get('per_page') ?? 30);
     const page = Number(u.searchParams.get('page') ?? 1);
     const slice = repo.slice((page - 1) * perPage, page * perPage);
@@ -41,7 +47,8 @@ async function fakeGithub(): Promise<FakeGithub> {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     // the answer that used the last request of the hour still counts
     if (m[1].startsWith('last/')) headers['x-ratelimit-remaining'] = '0';
-    if (page < last) headers.link = `<${fake.url}/repos/${m[1]}/contributors?per_page=${perPage}&page=${page + 1}>; rel="next", <${fake.url}/repos/${m[1]}/contributors?per_page=${perPage}&page=${last}>; rel="last"`;
+    if (page < last)
+      headers.link = `<${fake.url}/repos/${m[1]}/contributors?per_page=${perPage}&page=${page + 1}>; rel="next", <${fake.url}/repos/${m[1]}/contributors?per_page=${perPage}&page=${last}>; rel="last"`;
     res.writeHead(200, headers).end(JSON.stringify(slice.map((c) => ({ ...c, type: 'User' }))));
   });
   await new Promise<void>((r) => fake.server.listen(0, '127.0.0.1', r));
@@ -68,9 +75,16 @@ describe('github-contributions', () => {
     // 250 contributors: the linked account (id 583231) is on the third page, with 3 contributions
     gh.repos.set(
       'acme/rocket',
-      Array.from({ length: 250 }, (_, i) => ({ id: i === 240 ? 583231 : 10_000 + i, login: i === 240 ? 'octocat' : `u${i}`, contributions: 1000 - i * 4 })),
+      Array.from({ length: 250 }, (_, i) => ({
+        id: i === 240 ? 583231 : 10_000 + i,
+        login: i === 240 ? 'octocat' : `u${i}`,
+        contributions: 1000 - i * 4,
+      })),
     );
-    gh.repos.set('acme/limited', { status: 403, headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '1893456000' } });
+    gh.repos.set('acme/limited', {
+      status: 403,
+      headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '1893456000' },
+    });
     t = await startApp({ env: { ...providerEnv(mock, ['github']), GITHUB_API_URL: gh.url } });
     owner = await manager(t);
     dev = await signIn(t);
@@ -89,7 +103,11 @@ describe('github-contributions', () => {
     assert.equal(ok.statusCode, 200, ok.body);
     assert.deepEqual(
       gh.requests.filter((r) => r.startsWith('/repos/acme/rocket')),
-      ['/repos/acme/rocket/contributors?per_page=100', '/repos/acme/rocket/contributors?per_page=100&page=2', '/repos/acme/rocket/contributors?per_page=100&page=3'],
+      [
+        '/repos/acme/rocket/contributors?per_page=100',
+        '/repos/acme/rocket/contributors?per_page=100&page=2',
+        '/repos/acme/rocket/contributors?per_page=100&page=3',
+      ],
     );
   });
 
@@ -98,7 +116,10 @@ describe('github-contributions', () => {
     const claimId = await claimWithPlugins(t, owner.accessToken, [numUses(5), contributions('acme/rocket', 41)]);
     const r = await attempt(t, 'simulate', claimId, dev.platformAddress);
     assert.equal(r.statusCode, 400);
-    assert.equal(r.json().errorMessage, 'The linked GitHub account has 40 contributions to acme/rocket; at least 41 required.');
+    assert.equal(
+      r.json().errorMessage,
+      'The linked GitHub account has 40 contributions to acme/rocket; at least 41 required.',
+    );
     assert.equal(gh.requests.length, before, 'served from the cache');
   });
 
@@ -108,7 +129,10 @@ describe('github-contributions', () => {
     assert.equal(r1.statusCode, 400);
     assert.equal(r1.json().errorMessage, 'GitHub API rate limit reached; try again after 2030-01-01T00:00:00.000Z.');
     const missing = await claimWithPlugins(t, owner.accessToken, [numUses(5), contributions('acme/nothing')]);
-    assert.equal((await attempt(t, 'simulate', missing, dev.platformAddress)).json().errorMessage, 'Repository acme/nothing was not found on GitHub.');
+    assert.equal(
+      (await attempt(t, 'simulate', missing, dev.platformAddress)).json().errorMessage,
+      'Repository acme/nothing was not found on GitHub.',
+    );
     const stranger = await signIn(t);
     assert.equal(
       (await attempt(t, 'simulate', missing, stranger.platformAddress)).json().errorMessage,
@@ -126,7 +150,10 @@ describe('github-contributions', () => {
   });
 
   test('repository must be owner/name', async () => {
-    const res = await t.request('POST', '/api/v0/claims', { token: owner.accessToken, body: { claims: [{ claimId: 'ghbad', plugins: [numUses(1), contributions('../../admin')] }] } });
+    const res = await t.request('POST', '/api/v0/claims', {
+      token: owner.accessToken,
+      body: { claims: [{ claimId: 'ghbad', plugins: [numUses(1), contributions('../../admin')] }] },
+    });
     assert.equal(res.statusCode, 400);
     assert.match(res.json().errorMessage, /publicParams\.repository must be "owner\/name"/);
   });
@@ -143,7 +170,10 @@ describe('github-contributions', () => {
       assert.equal(r.statusCode, 400, r.body);
       return r.json().errorMessage as string;
     };
-    assert.equal(await errorOf('acme/empty'), 'The linked GitHub account has 0 contributions to acme/empty; at least 1 required.');
+    assert.equal(
+      await errorOf('acme/empty'),
+      'The linked GitHub account has 0 contributions to acme/empty; at least 1 required.',
+    );
     assert.equal(await errorOf('acme/broken'), 'GitHub API answered 500 for acme/broken.');
     assert.equal(await errorOf('acme/odd'), 'GitHub API answered an unexpected body for acme/odd.');
     assert.equal(await errorOf('acme/busy'), 'GitHub API rate limit reached; try again later.');
@@ -155,11 +185,16 @@ describe('github-contributions', () => {
   });
 
   test('the default threshold is 1 contribution, and the text counts in the singular', async () => {
-    gh.repos.set('acme/one', [{ id: 583231, login: 'octocat', contributions: 1 }, { id: 7, login: 'other', contributions: 9 }]);
+    gh.repos.set('acme/one', [
+      { id: 583231, login: 'octocat', contributions: 1 },
+      { id: 7, login: 'other', contributions: 9 },
+    ]);
     const byDefault = await claimWithPlugins(t, owner.accessToken, [numUses(5), contributions('acme/one')]);
     assert.equal((await attempt(t, 'simulate', byDefault, dev.platformAddress)).statusCode, 200);
     const two = await claimWithPlugins(t, owner.accessToken, [numUses(5), contributions('acme/one', 2)]);
-    assert.deepEqual((await attempt(t, 'simulate', two, dev.platformAddress)).json(), { errorMessage: 'The linked GitHub account has 1 contribution to acme/one; at least 2 required.' });
+    assert.deepEqual((await attempt(t, 'simulate', two, dev.platformAddress)).json(), {
+      errorMessage: 'The linked GitHub account has 1 contribution to acme/one; at least 2 required.',
+    });
     // the cached list is shared whatever the case of the repository's name
     const before = gh.requests.length;
     const upper = await claimWithPlugins(t, owner.accessToken, [numUses(5), contributions('ACME/One')]);
@@ -168,21 +203,60 @@ describe('github-contributions', () => {
   });
 
   test('params: exact 400s for the repository, the threshold and private params', async () => {
-    const refused = async (publicParams: Record<string, unknown>, privateParams: Record<string, unknown>, errorMessage: string) => {
+    const refused = async (
+      publicParams: Record<string, unknown>,
+      privateParams: Record<string, unknown>,
+      errorMessage: string,
+    ) => {
       const res = await t.request('POST', '/api/v0/claims', {
         token: owner.accessToken,
-        body: { claims: [{ claimId: `g${Math.random().toString(36).slice(2)}`, plugins: [numUses(1), { pluginId: 'github-contributions', instanceId: 'gh', publicParams, privateParams }] }] },
+        body: {
+          claims: [
+            {
+              claimId: `g${Math.random().toString(36).slice(2)}`,
+              plugins: [
+                numUses(1),
+                { pluginId: 'github-contributions', instanceId: 'gh', publicParams, privateParams },
+              ],
+            },
+          ],
+        },
       });
       assert.equal(res.statusCode, 400, res.body);
       assert.deepEqual(res.json(), { errorMessage });
     };
     const P = 'claims[0].plugins[1]';
     const repoText = `${P}.publicParams.repository must be "owner/name" (letters, digits, _ . -)`;
-    for (const repository of ['acme', 'acme/', '/rocket', 'acme/rocket/x', `${'a'.repeat(101)}/b`, 'ac me/rocket', 7, ['acme/rocket']]) await refused({ repository }, {}, repoText);
-    await refused({ repository: 'acme/rocket', minContributions: 0 }, {}, `${P}.publicParams.minContributions must be an integer from 1 to 1000000000`);
-    await refused({ repository: 'acme/rocket', other: 1 }, {}, `${P}.publicParams has unknown field "other" (allowed: repository, minContributions)`);
-    await refused({ repository: 'acme/rocket' }, { x: 1 }, `${P}.privateParams has unknown field "x" (this plugin takes no params here)`);
-    const ok = await claimWithPlugins(t, owner.accessToken, [numUses(1), contributions(`${'a'.repeat(100)}/${'b'.repeat(100)}`)]);
+    for (const repository of [
+      'acme',
+      'acme/',
+      '/rocket',
+      'acme/rocket/x',
+      `${'a'.repeat(101)}/b`,
+      'ac me/rocket',
+      7,
+      ['acme/rocket'],
+    ])
+      await refused({ repository }, {}, repoText);
+    await refused(
+      { repository: 'acme/rocket', minContributions: 0 },
+      {},
+      `${P}.publicParams.minContributions must be an integer from 1 to 1000000000`,
+    );
+    await refused(
+      { repository: 'acme/rocket', other: 1 },
+      {},
+      `${P}.publicParams has unknown field "other" (allowed: repository, minContributions)`,
+    );
+    await refused(
+      { repository: 'acme/rocket' },
+      { x: 1 },
+      `${P}.privateParams has unknown field "x" (this plugin takes no params here)`,
+    );
+    const ok = await claimWithPlugins(t, owner.accessToken, [
+      numUses(1),
+      contributions(`${'a'.repeat(100)}/${'b'.repeat(100)}`),
+    ]);
     assert.ok(ok);
   });
 });
@@ -198,13 +272,31 @@ describe('github-contributions: API token, page limit, slow and unreachable API'
     mock = await startMockProvider();
     gh = await fakeGithub();
     // 1,100 contributors: the linked account is on page 11, past the 10 pages read
-    gh.repos.set('big/repo', Array.from({ length: 1100 }, (_, i) => ({ id: i === 1050 ? 583231 : 20_000 + i, login: `u${i}`, contributions: 5000 - i })));
+    gh.repos.set(
+      'big/repo',
+      Array.from({ length: 1100 }, (_, i) => ({
+        id: i === 1050 ? 583231 : 20_000 + i,
+        login: `u${i}`,
+        contributions: 5000 - i,
+      })),
+    );
     // ids as strings are matched too
     gh.repos.set('str/ids', [{ id: '583231' as unknown as number, login: 'octocat', contributions: 3 }]);
     gh.repos.set('slow/repo', { status: 0 });
     gh.repos.set('last/page', [{ id: 583231, login: 'octocat', contributions: 2 }]);
-    gh.repos.set('odd/entries', [{ id: 583231, contributions: 'many' as unknown as number, login: 'octocat' }, { login: 'anonymous', contributions: 4 } as unknown as { id: number; login: string; contributions: number }]);
-    t = await startApp({ manualClock: true, env: { ...providerEnv(mock, ['github']), GITHUB_API_URL: gh.url, GITHUB_API_TOKEN: 'ghp_test_token', CONNECTIONS_TIMEOUT_MS: '300' } });
+    gh.repos.set('odd/entries', [
+      { id: 583231, contributions: 'many' as unknown as number, login: 'octocat' },
+      { login: 'anonymous', contributions: 4 } as unknown as { id: number; login: string; contributions: number },
+    ]);
+    t = await startApp({
+      manualClock: true,
+      env: {
+        ...providerEnv(mock, ['github']),
+        GITHUB_API_URL: gh.url,
+        GITHUB_API_TOKEN: 'ghp_test_token',
+        CONNECTIONS_TIMEOUT_MS: '300',
+      },
+    });
     // a port nothing listens on
     const closed = createServer();
     await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
@@ -228,7 +320,7 @@ describe('github-contributions: API token, page limit, slow and unreachable API'
     return attempt(app, 'simulate', claimId, address);
   };
 
-  test('calls carry the API token, GitHub\'s media type and a User-Agent; ids given as strings match', async () => {
+  test("calls carry the API token, GitHub's media type and a User-Agent; ids given as strings match", async () => {
     const r = await simulate(t, owner.accessToken, 'str/ids', dev.platformAddress);
     assert.equal(r.statusCode, 200, r.body);
     const h = gh.headers[gh.requests.findIndex((u) => u.startsWith('/repos/str/ids'))]!;
@@ -239,16 +331,22 @@ describe('github-contributions: API token, page limit, slow and unreachable API'
 
   test('at most 10 pages are read', async () => {
     const r = await simulate(t, owner.accessToken, 'big/repo', dev.platformAddress);
-    assert.deepEqual(r.json(), { errorMessage: 'The linked GitHub account has 0 contributions to big/repo; at least 1 required.' });
+    assert.deepEqual(r.json(), {
+      errorMessage: 'The linked GitHub account has 0 contributions to big/repo; at least 1 required.',
+    });
     assert.equal(gh.requests.filter((u) => u.startsWith('/repos/big/repo')).length, 10);
   });
 
   test('a slow API fails after CONNECTIONS_TIMEOUT_MS; an unreachable one says so', async () => {
-    assert.deepEqual((await simulate(t, owner.accessToken, 'slow/repo', dev.platformAddress)).json(), { errorMessage: 'GitHub API did not answer within 300 ms.' });
+    assert.deepEqual((await simulate(t, owner.accessToken, 'slow/repo', dev.platformAddress)).json(), {
+      errorMessage: 'GitHub API did not answer within 300 ms.',
+    });
     const owner2 = await manager(dead);
     const dev2 = await signIn(dead);
     await link(dead, mock, dev2, 'github', { id: '583231', username: 'octocat' });
-    assert.deepEqual((await simulate(dead, owner2.accessToken, 'any/repo', dev2.platformAddress)).json(), { errorMessage: 'GitHub API could not be reached.' });
+    assert.deepEqual((await simulate(dead, owner2.accessToken, 'any/repo', dev2.platformAddress)).json(), {
+      errorMessage: 'GitHub API could not be reached.',
+    });
   });
 
   test('a contributors list is cached for 5 minutes of the service clock, then read again', async () => {
@@ -267,8 +365,13 @@ describe('github-contributions: API token, page limit, slow and unreachable API'
   });
 
   test('entries without an id or with a non-numeric count are skipped; two instances may share a claim', async () => {
-    const claimId = await claimWithPlugins(t, owner.accessToken, [numUses(5), contributions('odd/entries', 1, 'a'), contributions('str/ids', 1, 'b')]);
-    assert.deepEqual((await attempt(t, 'simulate', claimId, dev.platformAddress)).json(), { errorMessage: 'The linked GitHub account has 0 contributions to odd/entries; at least 1 required.' });
+    const claimId = await claimWithPlugins(t, owner.accessToken, [
+      numUses(5),
+      contributions('odd/entries', 1, 'a'),
+      contributions('str/ids', 1, 'b'),
+    ]);
+    assert.deepEqual((await attempt(t, 'simulate', claimId, dev.platformAddress)).json(), {
+      errorMessage: 'The linked GitHub account has 0 contributions to odd/entries; at least 1 required.',
+    });
   });
 });
-

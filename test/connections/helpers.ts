@@ -14,7 +14,9 @@ export const userBody: Record<Provider, (id: string, username: string) => unknow
   discord: (id, username) => ({ id, username, discriminator: '0', global_name: 'Display', avatar: 'abc' }),
   github: (id, username) => ({ login: username, id: Number(id), node_id: 'MDQ6VXNlcjE=', type: 'User', name: 'Name' }),
   google: (id, username) => ({ sub: id, name: 'Ada L.', email: username, email_verified: true }),
-  twitch: (id, username) => ({ data: [{ id, login: username, display_name: username.toUpperCase(), type: '', broadcaster_type: '' }] }),
+  twitch: (id, username) => ({
+    data: [{ id, login: username, display_name: username.toUpperCase(), type: '', broadcaster_type: '' }],
+  }),
   twitter: (id, username) => ({ data: { id, name: 'X Dev', username } }),
 };
 
@@ -81,12 +83,33 @@ export async function startLink(t: TestApp, token: string, provider: string): Pr
 export async function openLinkPage(t: TestApp, page: URL, headers: Record<string, string> = {}) {
   const res = await t.request('GET', page.pathname + page.search, { apiKey: null, headers });
   const m = /<script type="application\/json" id="params">(.*?)<\/script>/s.exec(res.body);
-  return { res, params: m ? (JSON.parse(m[1]!) as { requestId: string; address: string; chain: string; message: string; proofPath: string; cancelUrl: string }) : null };
+  return {
+    res,
+    params: m
+      ? (JSON.parse(m[1]!) as {
+          requestId: string;
+          address: string;
+          chain: string;
+          message: string;
+          proofPath: string;
+          cancelUrl: string;
+        })
+      : null,
+  };
 }
 
 /** What the link page's script posts, from the link page's own origin. */
-export function postProof(t: TestApp, provider: string, body: Record<string, unknown>, headers: Record<string, string> = {}) {
-  return t.request('POST', `/api/v0/connections/${provider}/link`, { apiKey: null, body, headers: { origin: new URL(t.config.publicUrl).origin, 'sec-fetch-site': 'same-origin', ...headers } });
+export function postProof(
+  t: TestApp,
+  provider: string,
+  body: Record<string, unknown>,
+  headers: Record<string, string> = {},
+) {
+  return t.request('POST', `/api/v0/connections/${provider}/link`, {
+    apiKey: null,
+    body,
+    headers: { origin: new URL(t.config.publicUrl).origin, 'sec-fetch-site': 'same-origin', ...headers },
+  });
 }
 
 /** The `name=value` part of a Set-Cookie header. */
@@ -96,7 +119,11 @@ export const cookiePair = (setCookie: unknown): string => String(setCookie).spli
  * The browser at the link page: the wallet signs the page's text, the proof is posted; answers the
  * provider's authorization URL and the binding cookie (`name=value`) the browser now holds.
  */
-export async function proveWallet(t: TestApp, page: URL, privateKey: `0x${string}`): Promise<{ authorizeUrl: URL; cookie: string }> {
+export async function proveWallet(
+  t: TestApp,
+  page: URL,
+  privateKey: `0x${string}`,
+): Promise<{ authorizeUrl: URL; cookie: string }> {
   const { res, params } = await openLinkPage(t, page);
   assert.equal(res.statusCode, 200, res.body);
   assert.ok(params, 'the link page carries its parameters');
@@ -116,15 +143,28 @@ export async function approveAtProvider(authorizeUrl: URL): Promise<URL> {
 
 /** The callback as the browser calls it (with its binding cookie, when given); answers where the service sends the browser next. */
 export async function callback(t: TestApp, provider: string, back: URL, cookie?: string): Promise<URL> {
-  const res = await t.request('GET', `/api/v0/connections/${provider}/callback${back.search}`, { apiKey: null, headers: cookie ? { cookie } : {} });
+  const res = await t.request('GET', `/api/v0/connections/${provider}/callback${back.search}`, {
+    apiKey: null,
+    headers: cookie ? { cookie } : {},
+  });
   assert.equal(res.statusCode, 302, res.body);
   return new URL(res.headers.location as string);
 }
 
 /** The whole flow from a backend: start, the wallet's proof at the link page, the provider (answering as `provider` with this account), the callback. */
-export async function link(t: TestApp, mock: MockProvider, user: { accessToken: string; privateKey: `0x${string}` }, provider: Provider, account: { id: string; username: string }): Promise<URL> {
+export async function link(
+  t: TestApp,
+  mock: MockProvider,
+  user: { accessToken: string; privateKey: `0x${string}` },
+  provider: Provider,
+  account: { id: string; username: string },
+): Promise<URL> {
   mock.shape = provider;
   mock.nextUser = account;
-  const { authorizeUrl, cookie } = await proveWallet(t, await startLink(t, user.accessToken, provider), user.privateKey);
+  const { authorizeUrl, cookie } = await proveWallet(
+    t,
+    await startLink(t, user.accessToken, provider),
+    user.privateKey,
+  );
   return callback(t, provider, await approveAtProvider(authorizeUrl), cookie);
 }

@@ -19,7 +19,10 @@ import { toPlatformAddress } from '../../src/shared/addresses.ts';
 
 const version = (uri: string) =>
   ({
-    ...versionConfig(uri, { stateFunctionPreset: 'ClaimToken', verificationCall: { uri, hardcodedInputs: [], passAddress: true } }),
+    ...versionConfig(uri, {
+      stateFunctionPreset: 'ClaimToken',
+      verificationCall: { uri, hardcodedInputs: [], passAddress: true },
+    }),
     version: 1,
     finalized: true,
     createdAt: 0,
@@ -53,7 +56,10 @@ describe('plugin call thread', () => {
   after(() => endpoint.close());
 
   /** Runs `fn` with a new thread (the loopback test options unless given), closed afterwards. */
-  async function withThread(fn: (thread: CallThread) => Promise<void>, opts: ConstructorParameters<typeof CallThread>[0] = options()): Promise<void> {
+  async function withThread(
+    fn: (thread: CallThread) => Promise<void>,
+    opts: ConstructorParameters<typeof CallThread>[0] = options(),
+  ): Promise<void> {
     const thread = new CallThread(opts);
     try {
       await fn(thread);
@@ -71,17 +77,29 @@ describe('plugin call thread', () => {
   test('200 calls made in one turn each get the outcome of their own request', async () => {
     // the endpoint answers every call with the address it was sent, after a delay that varies, so
     // outcomes come back out of order and in several batches
-    endpoint.respond((req) => ({ status: 200, body: { claimToken: req.json.platformAddress }, delayMs: Math.floor(Math.random() * 20) }));
+    endpoint.respond((req) => ({
+      status: 200,
+      body: { claimToken: req.json.platformAddress },
+      delayMs: Math.floor(Math.random() * 20),
+    }));
     await withThread(async (thread) => {
       const addresses = Array.from({ length: 200 }, () => toPlatformAddress(randomBytes(20)));
-      const outcomes = await Promise.all(addresses.map((a) => thread.call(context(endpoint.url, a), 1_700_000_000_000)));
-      assert.deepEqual(outcomes, addresses.map((a) => ({ ok: true, response: { claimToken: a } })));
+      const outcomes = await Promise.all(
+        addresses.map((a) => thread.call(context(endpoint.url, a), 1_700_000_000_000)),
+      );
+      assert.deepEqual(
+        outcomes,
+        addresses.map((a) => ({ ok: true, response: { claimToken: a } })),
+      );
       // a second turn's calls travel in a message of their own
       const again = await thread.call(context(endpoint.url, addresses[0]!), 1_700_000_000_000);
       assert.deepEqual(again, { ok: true, response: { claimToken: addresses[0] } });
       const stats = await thread.stats();
       assert.equal(stats.requests, 201);
-      assert.ok(stats.tlsHandshakes >= 1 && stats.tlsHandshakes <= 32, `connections are pooled (${stats.tlsHandshakes} handshakes)`);
+      assert.ok(
+        stats.tlsHandshakes >= 1 && stats.tlsHandshakes <= 32,
+        `connections are pooled (${stats.tlsHandshakes} handshakes)`,
+      );
     });
   });
 
@@ -96,10 +114,16 @@ describe('plugin call thread', () => {
       assert.equal(endpoint.requests.length, before + 1, 'the call reached the endpoint');
       await thread.terminate();
       // settled by the stop: had it waited for the endpoint, the outcome would be its 'late' answer
-      assert.deepEqual(await held, { ok: false, error: 'Plugin endpoint could not be called: the plugin call thread stopped' });
+      assert.deepEqual(await held, {
+        ok: false,
+        error: 'Plugin endpoint could not be called: the plugin call thread stopped',
+      });
 
       endpoint.respond(() => ({ status: 200, body: { claimToken: 'fresh' } }));
-      assert.deepEqual(await thread.call(context(endpoint.url, address), 1), { ok: true, response: { claimToken: 'fresh' } });
+      assert.deepEqual(await thread.call(context(endpoint.url, address), 1), {
+        ok: true,
+        response: { claimToken: 'fresh' },
+      });
     });
   });
 
@@ -109,10 +133,17 @@ describe('plugin call thread', () => {
       const before = endpoint.requests.length;
       const call = thread.call(anyContext(), 1);
       await thread.terminate();
-      assert.deepEqual(await call, { ok: false, error: 'Plugin endpoint could not be called: the plugin call thread stopped' });
+      assert.deepEqual(await call, {
+        ok: false,
+        error: 'Plugin endpoint could not be called: the plugin call thread stopped',
+      });
       // long enough for a new thread to start and make the call, were it sent
       await new Promise((r) => setTimeout(r, 1500));
-      assert.equal(endpoint.requests.length, before, 'its attempt has its outcome: the call must not be made after all');
+      assert.equal(
+        endpoint.requests.length,
+        before,
+        'its attempt has its outcome: the call must not be made after all',
+      );
     });
   });
 
@@ -129,7 +160,10 @@ describe('plugin call thread', () => {
     const held = thread.call(anyContext(), 1);
     await receivedAfter(before);
     await thread.close();
-    assert.deepEqual(await held, { ok: false, error: 'Plugin endpoint could not be called: the egress client is closed' });
+    assert.deepEqual(await held, {
+      ok: false,
+      error: 'Plugin endpoint could not be called: the egress client is closed',
+    });
   });
 
   test('a fault of ours on the thread is raised, not reported as a failed call; the thread goes on', async () => {
@@ -183,14 +217,20 @@ describe('plugin call thread', () => {
     writeFileSync(file, script);
     // asynchronous: the endpoint answers from this process's event loop
     const child = spawn(process.execPath, [file], {
-      env: { ...process.env, CA: testCertificates().caPem, CONTEXT: JSON.stringify(context(endpoint.url, toPlatformAddress(randomBytes(20)))) },
+      env: {
+        ...process.env,
+        CA: testCertificates().caPem,
+        CONTEXT: JSON.stringify(context(endpoint.url, toPlatformAddress(randomBytes(20)))),
+      },
       timeout: 20_000,
     });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
-    const [code, signal] = await new Promise<[number | null, string | null]>((r) => child.once('close', (c, s) => r([c, s])));
+    const [code, signal] = await new Promise<[number | null, string | null]>((r) =>
+      child.once('close', (c, s) => r([c, s])),
+    );
     assert.equal(signal, null, `the process had to be killed: ${stderr}`);
     assert.equal(code, 0, stderr);
     assert.deepEqual(JSON.parse(stdout), { ok: true, response: {} });

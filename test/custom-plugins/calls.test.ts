@@ -30,7 +30,13 @@ describe('custom plugins: the call and the presets', () => {
     await ep.close();
   });
 
-  const custom = (pluginId: string, instanceId = 'cp', publicParams: Record<string, unknown> = {}, privateParams: Record<string, unknown> = {}, version = '1') => ({
+  const custom = (
+    pluginId: string,
+    instanceId = 'cp',
+    publicParams: Record<string, unknown> = {},
+    privateParams: Record<string, unknown> = {},
+    version = '1',
+  ) => ({
     pluginId,
     instanceId,
     version,
@@ -43,7 +49,12 @@ describe('custom plugins: the call and the presets', () => {
     await fn();
     return ep.requests.slice(from);
   }
-  async function completeAndDrain(claimId: string, address: string, body: Record<string, unknown> = {}, token?: string) {
+  async function completeAndDrain(
+    claimId: string,
+    address: string,
+    body: Record<string, unknown> = {},
+    token?: string,
+  ) {
     const res = await attempt(t, 'complete', claimId, address, body, token);
     assert.equal(res.statusCode, 200, res.body);
     await drainQueue(t.ctx);
@@ -54,13 +65,38 @@ describe('custom plugins: the call and the presets', () => {
     ep.respond(() => ({ body: {} }));
     const pluginId = await createPlugin(t, alice.accessToken, ep.url, {
       requiresUserInputs: true,
-      userInputsSchema: [field('answer', 'string', { required: true }), field('X-User-Hint', 'string', { headerField: true })],
-      publicParamsSchema: [field('level', 'number', { required: true }), field('colors', 'string', { arrayField: true, options: [{ label: 'Red', value: 'red' }, { label: 'Blue', value: 'blue' }] })],
-      privateParamsSchema: [field('apiToken', 'string', { headerField: true, required: true }), field('threshold', 'number')],
-      verificationCall: { uri: ep.url, passAddress: true, hardcodedInputs: [{ ...field('region', 'string'), value: 'eu' }, { ...field('X-Static', 'string', { headerField: true }), value: 'static-1' }] },
+      userInputsSchema: [
+        field('answer', 'string', { required: true }),
+        field('X-User-Hint', 'string', { headerField: true }),
+      ],
+      publicParamsSchema: [
+        field('level', 'number', { required: true }),
+        field('colors', 'string', {
+          arrayField: true,
+          options: [
+            { label: 'Red', value: 'red' },
+            { label: 'Blue', value: 'blue' },
+          ],
+        }),
+      ],
+      privateParamsSchema: [
+        field('apiToken', 'string', { headerField: true, required: true }),
+        field('threshold', 'number'),
+      ],
+      verificationCall: {
+        uri: ep.url,
+        passAddress: true,
+        hardcodedInputs: [
+          { ...field('region', 'string'), value: 'eu' },
+          { ...field('X-Static', 'string', { headerField: true }), value: 'static-1' },
+        ],
+      },
     });
     const secret = await pluginSecret(t, alice.accessToken, pluginId);
-    const claimId = await claimWithPlugins(t, alice.accessToken, [numUses(5), custom(pluginId, 'cp', { level: 3, colors: ['red'] }, { apiToken: 'tok-123', threshold: 5 })]);
+    const claimId = await claimWithPlugins(t, alice.accessToken, [
+      numUses(5),
+      custom(pluginId, 'cp', { level: 3, colors: ['red'] }, { apiToken: 'tok-123', threshold: 5 }),
+    ]);
     const claim = await getClaim(t, claimId);
     const claimer = await signIn(t, { scopes: ['completeClaims'] });
     const input = { cp: { answer: '42', 'X-User-Hint': 'hint' } };
@@ -112,7 +148,9 @@ describe('custom plugins: the call and the presets', () => {
     ep.respond(() => ({ body: {} }));
     const pluginId = await createPlugin(t, alice.accessToken, ep.url);
     const claimId = await claimWithPlugins(t, alice.accessToken, [numUses(5), custom(pluginId)]);
-    const [call] = await callsDuring(async () => assert.equal((await attempt(t, 'simulate', claimId, randomAddress())).statusCode, 200));
+    const [call] = await callsDuring(async () =>
+      assert.equal((await attempt(t, 'simulate', claimId, randomAddress())).statusCode, 200),
+    );
     assert.equal(call!.json.platformAddress, null);
     assert.equal(call!.json.ethAddress, null);
     assert.equal(call!.json.isAddressSignedIn, null);
@@ -125,7 +163,9 @@ describe('custom plugins: the call and the presets', () => {
     const pluginId = await createPlugin(t, alice.accessToken, ep.url);
     const claimId = await claimWithPlugins(t, alice.accessToken, [numUses(5), custom(pluginId)]);
     const address = randomAddress();
-    const sim = await callsDuring(async () => assert.equal((await attempt(t, 'simulate', claimId, address)).statusCode, 200));
+    const sim = await callsDuring(async () =>
+      assert.equal((await attempt(t, 'simulate', claimId, address)).statusCode, 200),
+    );
     assert.equal(sim.length, 1);
     let done: Awaited<ReturnType<typeof completeAndDrain>> | undefined;
     const calls = await callsDuring(async () => (done = await completeAndDrain(claimId, address)));
@@ -137,7 +177,11 @@ describe('custom plugins: the call and the presets', () => {
 
   test('the replayed answer is durable: another process resolves a queued attempt without calling again', async () => {
     ep.respond((r) => ({ body: { claimToken: `tok-${r.json.answer}` } }));
-    const pluginId = await createPlugin(t, alice.accessToken, ep.url, { stateFunctionPreset: 'ClaimToken', requiresUserInputs: true, userInputsSchema: [field('answer', 'string')] });
+    const pluginId = await createPlugin(t, alice.accessToken, ep.url, {
+      stateFunctionPreset: 'ClaimToken',
+      requiresUserInputs: true,
+      userInputsSchema: [field('answer', 'string')],
+    });
     const claimId = await claimWithPlugins(t, alice.accessToken, [numUses(5), custom(pluginId)]);
     const res = await attempt(t, 'complete', claimId, randomAddress(), { cp: { answer: 'x' } });
     assert.equal(res.statusCode, 200, res.body);
@@ -157,12 +201,20 @@ describe('custom plugins: the call and the presets', () => {
 
   test('ignoreSimulations: the simulation auto-passes; execution calls with the real claimAttemptId', async () => {
     ep.respond((r) => (r.json.answer === 'no' ? { status: 403, body: { message: 'Answer refused' } } : { body: {} }));
-    const pluginId = await createPlugin(t, alice.accessToken, ep.url, { ignoreSimulations: true, requiresUserInputs: true, userInputsSchema: [field('answer', 'string')] });
+    const pluginId = await createPlugin(t, alice.accessToken, ep.url, {
+      ignoreSimulations: true,
+      requiresUserInputs: true,
+      userInputsSchema: [field('answer', 'string')],
+    });
     const claimId = await claimWithPlugins(t, alice.accessToken, [numUses(5), custom(pluginId)]);
-    const sim = await callsDuring(async () => assert.equal((await attempt(t, 'simulate', claimId, randomAddress(), { cp: { answer: 'no' } })).statusCode, 200));
+    const sim = await callsDuring(async () =>
+      assert.equal((await attempt(t, 'simulate', claimId, randomAddress(), { cp: { answer: 'no' } })).statusCode, 200),
+    );
     assert.equal(sim.length, 0);
     let done: Awaited<ReturnType<typeof completeAndDrain>> | undefined;
-    const calls = await callsDuring(async () => (done = await completeAndDrain(claimId, randomAddress(), { cp: { answer: 'yes' } })));
+    const calls = await callsDuring(
+      async () => (done = await completeAndDrain(claimId, randomAddress(), { cp: { answer: 'yes' } })),
+    );
     assert.equal(done!.success, true, done!.error);
     assert.equal(calls.length, 1);
     assert.equal(calls[0]!.json._isSimulation, false);
@@ -182,12 +234,18 @@ describe('custom plugins: the call and the presets', () => {
       if (r.json._isSimulation === false) {
         // a write through the API while the service waits for this answer: on SQLite (one writer)
         // it could not finish if the call were made inside the committing transaction
-        const res = await t.request('POST', '/api/v0/claims', { token: alice.accessToken, body: { claims: [{ claimId: newClaimId(), plugins: [numUses(1)] }] } });
+        const res = await t.request('POST', '/api/v0/claims', {
+          token: alice.accessToken,
+          body: { claims: [{ claimId: newClaimId(), plugins: [numUses(1)] }] },
+        });
         writeDuringCall = res.statusCode;
       }
       return { body: { claimToken: `tok-${r.json.claimAttemptId}` } };
     });
-    const pluginId = await createPlugin(t, alice.accessToken, ep.url, { ignoreSimulations: true, stateFunctionPreset: 'ClaimToken' });
+    const pluginId = await createPlugin(t, alice.accessToken, ep.url, {
+      ignoreSimulations: true,
+      stateFunctionPreset: 'ClaimToken',
+    });
     const claimId = await claimWithPlugins(t, alice.accessToken, [numUses(5), custom(pluginId)]);
     const done = await completeAndDrain(claimId, randomAddress());
     assert.equal(writeDuringCall, 200);
@@ -195,7 +253,10 @@ describe('custom plugins: the call and the presets', () => {
   });
 
   test('skipProcessingWebhook: passes without any call', async () => {
-    const pluginId = await createPlugin(t, alice.accessToken, ep.url, { skipProcessingWebhook: true, verificationCall: undefined });
+    const pluginId = await createPlugin(t, alice.accessToken, ep.url, {
+      skipProcessingWebhook: true,
+      verificationCall: undefined,
+    });
     const claimId = await claimWithPlugins(t, alice.accessToken, [numUses(5), custom(pluginId)]);
     let done: Awaited<ReturnType<typeof completeAndDrain>> | undefined;
     const calls = await callsDuring(async () => {
@@ -208,16 +269,29 @@ describe('custom plugins: the call and the presets', () => {
 
   test('ClaimToken: a used token fails; a token is recorded only when the whole claim succeeds', async () => {
     ep.respond((r) => ({ body: { claimToken: r.json.tok } }));
-    const pluginId = await createPlugin(t, alice.accessToken, ep.url, { stateFunctionPreset: 'ClaimToken', requiresUserInputs: true, userInputsSchema: [field('tok', 'string', { required: true })] });
+    const pluginId = await createPlugin(t, alice.accessToken, ep.url, {
+      stateFunctionPreset: 'ClaimToken',
+      requiresUserInputs: true,
+      userInputsSchema: [field('tok', 'string', { required: true })],
+    });
     const pw = { pluginId: 'password', instanceId: 'pw', publicParams: {}, privateParams: { password: 'open sesame' } };
     const claimId = await claimWithPlugins(t, alice.accessToken, [numUses(1), custom(pluginId), pw]);
 
     // failed at simulation (wrong password): nothing recorded
-    const wrong = await attempt(t, 'complete', claimId, randomAddress(), { cp: { tok: 'B' }, pw: { password: 'nope' } });
+    const wrong = await attempt(t, 'complete', claimId, randomAddress(), {
+      cp: { tok: 'B' },
+      pw: { password: 'nope' },
+    });
     assert.equal(wrong.statusCode, 400);
     // failed at execution: both pass the pre-check, numUses(1) lets only the first through
-    const a = await attempt(t, 'complete', claimId, randomAddress(), { cp: { tok: 'A' }, pw: { password: 'open sesame' } });
-    const b = await attempt(t, 'complete', claimId, randomAddress(), { cp: { tok: 'B' }, pw: { password: 'open sesame' } });
+    const a = await attempt(t, 'complete', claimId, randomAddress(), {
+      cp: { tok: 'A' },
+      pw: { password: 'open sesame' },
+    });
+    const b = await attempt(t, 'complete', claimId, randomAddress(), {
+      cp: { tok: 'B' },
+      pw: { password: 'open sesame' },
+    });
     assert.equal(a.statusCode, 200, a.body);
     assert.equal(b.statusCode, 200, b.body);
     await drainQueue(t.ctx);
@@ -227,20 +301,45 @@ describe('custom plugins: the call and the presets', () => {
     assert.equal(bs.error, 'Overall max uses exceeded');
 
     // after a successful claim the token is used
-    const reusedA = await attempt(t, 'simulate', claimId, randomAddress(), { cp: { tok: 'A' }, pw: { password: 'open sesame' } });
+    const reusedA = await attempt(t, 'simulate', claimId, randomAddress(), {
+      cp: { tok: 'A' },
+      pw: { password: 'open sesame' },
+    });
     assert.equal(reusedA.statusCode, 400);
     // numUses is exhausted, so raise it (state is kept) and show B is still available, A is not
-    const up = await t.request('PUT', '/api/v0/claims', { token: alice.accessToken, body: { claims: [{ claimId, plugins: [numUses(5), custom(pluginId), { pluginId: 'password', instanceId: 'pw', publicParams: {} }] }] } });
+    const up = await t.request('PUT', '/api/v0/claims', {
+      token: alice.accessToken,
+      body: {
+        claims: [
+          {
+            claimId,
+            plugins: [numUses(5), custom(pluginId), { pluginId: 'password', instanceId: 'pw', publicParams: {} }],
+          },
+        ],
+      },
+    });
     assert.equal(up.statusCode, 200, up.body);
-    const again = await attempt(t, 'simulate', claimId, randomAddress(), { cp: { tok: 'A' }, pw: { password: 'open sesame' } });
+    const again = await attempt(t, 'simulate', claimId, randomAddress(), {
+      cp: { tok: 'A' },
+      pw: { password: 'open sesame' },
+    });
     assert.equal(again.statusCode, 400);
     assert.equal(again.json().errorMessage, 'Claim token already used');
-    const retryB = await completeAndDrain(claimId, randomAddress(), { cp: { tok: 'B' }, pw: { password: 'open sesame' } });
+    const retryB = await completeAndDrain(claimId, randomAddress(), {
+      cp: { tok: 'B' },
+      pw: { password: 'open sesame' },
+    });
     assert.equal(retryB.success, true, 'a failed claim left token B available');
 
     // two queued attempts with one token: the second fails at execution
-    const c1 = await attempt(t, 'complete', claimId, randomAddress(), { cp: { tok: 'C' }, pw: { password: 'open sesame' } });
-    const c2 = await attempt(t, 'complete', claimId, randomAddress(), { cp: { tok: 'C' }, pw: { password: 'open sesame' } });
+    const c1 = await attempt(t, 'complete', claimId, randomAddress(), {
+      cp: { tok: 'C' },
+      pw: { password: 'open sesame' },
+    });
+    const c2 = await attempt(t, 'complete', claimId, randomAddress(), {
+      cp: { tok: 'C' },
+      pw: { password: 'open sesame' },
+    });
     await drainQueue(t.ctx);
     assert.equal((await status(t, c1.json().claimAttemptId)).success, true);
     assert.equal((await status(t, c2.json().claimAttemptId)).error, 'Claim token already used');
@@ -248,21 +347,37 @@ describe('custom plugins: the call and the presets', () => {
 
   test('ClaimNumbers: the plugin assigns claim numbers (assignMethod); used, out-of-range and invalid numbers fail', async () => {
     ep.respond((r) => ({ body: { claimNumber: r.json.n } }));
-    const pluginId = await createPlugin(t, alice.accessToken, ep.url, { stateFunctionPreset: 'ClaimNumbers', requiresUserInputs: true, userInputsSchema: [field('n', 'number', { required: true })] });
-    const claimId = await claimWithPlugins(t, alice.accessToken, [numUses(10), custom(pluginId, 'cn')], { assignMethod: 'cn' });
+    const pluginId = await createPlugin(t, alice.accessToken, ep.url, {
+      stateFunctionPreset: 'ClaimNumbers',
+      requiresUserInputs: true,
+      userInputsSchema: [field('n', 'number', { required: true })],
+    });
+    const claimId = await claimWithPlugins(t, alice.accessToken, [numUses(10), custom(pluginId, 'cn')], {
+      assignMethod: 'cn',
+    });
     const who = randomAddress();
     const done = await completeAndDrain(claimId, who, { cn: { n: 7 } });
     assert.equal(done.success, true, done.error);
     const success = await t.request('GET', `/api/v0/claims/success/${claimId}/${who}`);
     assert.deepEqual(success.json(), { successCount: 1, claimNumbers: [7] });
-    for (const [n, error] of [[7, 'Claim number already used: 7'], [10, 'Invalid claim number: 10'], [-1, 'Invalid claim number'], [1.5, 'Invalid claim number']] as const) {
+    for (const [n, error] of [
+      [7, 'Claim number already used: 7'],
+      [10, 'Invalid claim number: 10'],
+      [-1, 'Invalid claim number'],
+      [1.5, 'Invalid claim number'],
+    ] as const) {
       const res = await attempt(t, 'simulate', claimId, randomAddress(), { cn: { n } });
       assert.equal(res.statusCode, 400, `${n}: ${res.body}`);
       assert.equal(res.json().errorMessage, error);
     }
     // a plugin without the ClaimNumbers preset cannot assign
     const stateless = await createPlugin(t, alice.accessToken, ep.url);
-    const refused = await t.request('POST', '/api/v0/claims', { token: alice.accessToken, body: { claims: [{ claimId: `x${Date.now()}`, plugins: [numUses(3), custom(stateless, 'st')], assignMethod: 'st' }] } });
+    const refused = await t.request('POST', '/api/v0/claims', {
+      token: alice.accessToken,
+      body: {
+        claims: [{ claimId: `x${Date.now()}`, plugins: [numUses(3), custom(stateless, 'st')], assignMethod: 'st' }],
+      },
+    });
     assert.equal(refused.statusCode, 400, refused.body);
     assert.match(refused.json().errorMessage, /assignMethod/);
   });
@@ -270,7 +385,10 @@ describe('custom plugins: the call and the presets', () => {
   test('reuseForNonIndexed: usable in an on-demand claim (no numUses), whose success is the live answer', async () => {
     let allow = true;
     ep.respond(() => (allow ? { body: {} } : { status: 403, body: { message: 'not now' } }));
-    const onDemand = await createPlugin(t, alice.accessToken, ep.url, { reuseForNonIndexed: true, verificationCall: { uri: ep.url, hardcodedInputs: [], passAddress: true } });
+    const onDemand = await createPlugin(t, alice.accessToken, ep.url, {
+      reuseForNonIndexed: true,
+      verificationCall: { uri: ep.url, hardcodedInputs: [], passAddress: true },
+    });
     const claimId = await claimWithPlugins(t, alice.accessToken, [custom(onDemand)]);
     const who = randomAddress();
     const yes = await t.request('GET', `/api/v0/claims/success/${claimId}/${who}`);
@@ -280,7 +398,10 @@ describe('custom plugins: the call and the presets', () => {
     const no = await t.request('GET', `/api/v0/claims/success/${claimId}/${who}`);
     assert.deepEqual(no.json(), { successCount: 0, claimNumbers: [] });
     const indexedOnly = await createPlugin(t, alice.accessToken, ep.url);
-    const refused = await t.request('POST', '/api/v0/claims', { token: alice.accessToken, body: { claims: [{ claimId: newClaimId(), plugins: [custom(indexedOnly)] }] } });
+    const refused = await t.request('POST', '/api/v0/claims', {
+      token: alice.accessToken,
+      body: { claims: [{ claimId: newClaimId(), plugins: [custom(indexedOnly)] }] },
+    });
     assert.equal(refused.statusCode, 400, refused.body);
     assert.match(refused.json().errorMessage, /numUses plugin is required/);
   });
@@ -291,7 +412,12 @@ describe('custom plugins: the call and the presets', () => {
     const claimId = await claimWithPlugins(t, alice.accessToken, [numUses(5), custom(pluginId)]);
     const done = await completeAndDrain(claimId, randomAddress());
     assert.equal(done.success, true, done.error);
-    const rows = await t.ctx.db.selectFrom('claim_state').select('key').where('claim_id', '=', claimId).where('instance_id', '=', 'cp').execute();
+    const rows = await t.ctx.db
+      .selectFrom('claim_state')
+      .select('key')
+      .where('claim_id', '=', claimId)
+      .where('instance_id', '=', 'cp')
+      .execute();
     assert.deepEqual(rows, []);
   });
 
@@ -315,15 +441,30 @@ describe('custom plugins: the call and the presets', () => {
     const pluginId = await createPlugin(t, alice.accessToken, ep.url, {
       requiresUserInputs: true,
       userInputsSchema: [field('answer', 'string', { required: true })],
-      publicParamsSchema: [field('site', 'url', { required: true }), field('opens', 'date'), field('mode', 'string', { options: [{ label: 'A', value: 'a' }] })],
+      publicParamsSchema: [
+        field('site', 'url', { required: true }),
+        field('opens', 'date'),
+        field('mode', 'string', { options: [{ label: 'A', value: 'a' }] }),
+      ],
       privateParamsSchema: [field('limit', 'number', { defaultValue: 3 })],
     });
-    const create = (publicParams: Record<string, unknown>, privateParams: Record<string, unknown> = {}, claimId = newClaimId()) =>
-      t.request('POST', '/api/v0/claims', { token: alice.accessToken, body: { claims: [{ claimId, plugins: [numUses(3), custom(pluginId, 'cp', publicParams, privateParams)] }] } });
+    const create = (
+      publicParams: Record<string, unknown>,
+      privateParams: Record<string, unknown> = {},
+      claimId = newClaimId(),
+    ) =>
+      t.request('POST', '/api/v0/claims', {
+        token: alice.accessToken,
+        body: { claims: [{ claimId, plugins: [numUses(3), custom(pluginId, 'cp', publicParams, privateParams)] }] },
+      });
     for (const [pub, priv, message] of [
       [{}, {}, /plugins\[1\]\.publicParams\.site is required/],
       [{ site: 'ftp://x' }, {}, /publicParams\.site must be an absolute http\(s\) URL/],
-      [{ site: 'https://x.example', opens: '2024-01-01' }, {}, /publicParams\.opens must be a date as UNIX milliseconds/],
+      [
+        { site: 'https://x.example', opens: '2024-01-01' },
+        {},
+        /publicParams\.opens must be a date as UNIX milliseconds/,
+      ],
       [{ site: 'https://x.example', mode: 'b' }, {}, /publicParams\.mode must be one of the options/],
       [{ site: 'https://x.example', extra: 1 }, {}, /publicParams has unknown field "extra"/],
       [{ site: 'https://x.example' }, { limit: 'many' }, /privateParams\.limit must be a number/],
@@ -336,7 +477,11 @@ describe('custom plugins: the call and the presets', () => {
     const ok = await create({ site: 'https://x.example', opens: 1_700_000_000_000 }, {}, claimId);
     assert.equal(ok.statusCode, 200, ok.body);
     const doc = await getClaim(t, claimId, 'fetchPrivateParams=true', alice.accessToken);
-    assert.deepEqual(doc.plugins[1].privateParams, { limit: 3 }, 'defaults fill absent fields; stored encrypted with the claim');
+    assert.deepEqual(
+      doc.plugins[1].privateParams,
+      { limit: 3 },
+      'defaults fill absent fields; stored encrypted with the claim',
+    );
     const unknown = await attempt(t, 'simulate', claimId, randomAddress(), { cp: { answer: 'x', zzz: 1 } });
     assert.equal(unknown.statusCode, 400);
     assert.match(unknown.json().errorMessage, /body\.cp has unknown field "zzz"/);

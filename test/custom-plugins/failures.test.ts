@@ -13,7 +13,13 @@ import { createPlugin, owner, startPluginApp, updatePlugin, versionConfig } from
 import type { SignedIn } from '../helpers/signin.ts';
 import { attempt, claimWithPlugins, completeAndWait, numUses, randomAddress } from '../claims/helpers.ts';
 
-const custom = (pluginId: string, version = '1', instanceId = 'cp') => ({ pluginId, instanceId, version, publicParams: {}, privateParams: {} });
+const custom = (pluginId: string, version = '1', instanceId = 'cp') => ({
+  pluginId,
+  instanceId,
+  version,
+  publicParams: {},
+  privateParams: {},
+});
 
 describe('custom plugins: failures, errors, versions, webhooks', () => {
   let t: TestApp;
@@ -46,15 +52,33 @@ describe('custom plugins: failures, errors, versions, webhooks', () => {
       [() => ({ status: 403, body: { message: 'Not on the guest list' } }), 'Not on the guest list'],
       [() => ({ status: 503, body: 'down for maintenance' }), 'Plugin endpoint answered HTTP 503'],
       [() => ({ status: 201, body: {} }), 'Plugin endpoint answered HTTP 201'],
-      [() => ({ status: 200, body: Buffer.alloc(2 * 1024 * 1024, 0x20) }), /^Plugin endpoint response is larger than 1048576 bytes$/],
-      [() => ({ status: 200, body: { ok: true, nested: { 'a.b': 1 } } }), 'Invalid response from API: key "a.b" contains a dot'],
+      [
+        () => ({ status: 200, body: Buffer.alloc(2 * 1024 * 1024, 0x20) }),
+        /^Plugin endpoint response is larger than 1048576 bytes$/,
+      ],
+      [
+        () => ({ status: 200, body: { ok: true, nested: { 'a.b': 1 } } }),
+        'Invalid response from API: key "a.b" contains a dot',
+      ],
       [() => ({ status: 200, body: '<html>ok</html>' }), 'Invalid response from API: the 200 body is not JSON'],
       [() => ({ status: 200, body: [1, 2] }), 'Invalid response from API: the 200 body is not a JSON object'],
       // far too deep to walk recursively (was a stack overflow: a 500, no record), and just past the limit
-      [() => ({ status: 200, body: `${'{"a":'.repeat(50_000)}1${'}'.repeat(50_000)}` }), 'Invalid response from API: the 200 body is nested deeper than 64 levels'],
-      [() => ({ status: 200, body: `${'['.repeat(65)}${']'.repeat(65)}` }), 'Invalid response from API: the 200 body is not a JSON object'],
-      [() => ({ status: 200, body: `{"a":${'['.repeat(64)}${']'.repeat(64)}}` }), 'Invalid response from API: the 200 body is nested deeper than 64 levels'],
-      [() => ({ status: 302, headers: { location: 'https://127.0.0.1/elsewhere' } }), 'Plugin endpoint could not be called'],
+      [
+        () => ({ status: 200, body: `${'{"a":'.repeat(50_000)}1${'}'.repeat(50_000)}` }),
+        'Invalid response from API: the 200 body is nested deeper than 64 levels',
+      ],
+      [
+        () => ({ status: 200, body: `${'['.repeat(65)}${']'.repeat(65)}` }),
+        'Invalid response from API: the 200 body is not a JSON object',
+      ],
+      [
+        () => ({ status: 200, body: `{"a":${'['.repeat(64)}${']'.repeat(64)}}` }),
+        'Invalid response from API: the 200 body is nested deeper than 64 levels',
+      ],
+      [
+        () => ({ status: 302, headers: { location: 'https://127.0.0.1/elsewhere' } }),
+        'Plugin endpoint could not be called',
+      ],
     ];
     const seen: string[] = [];
     for (const [respond, error] of cases) {
@@ -62,7 +86,8 @@ describe('custom plugins: failures, errors, versions, webhooks', () => {
       seen.push(await failsWith(claimId, error));
     }
     // the redirect's target is the owner's to see, not the claimers'
-    seen[seen.length - 1] = 'Plugin endpoint could not be called: the endpoint answered 302 (a redirect to https://127.0.0.1/elsewhere); redirects are not followed';
+    seen[seen.length - 1] =
+      'Plugin endpoint could not be called: the endpoint answered 302 (a redirect to https://127.0.0.1/elsewhere); redirects are not followed';
     // complete refuses the same way and queues nothing
     ep.respond(() => ({ status: 403, body: { message: 'Not on the guest list' } }));
     const complete = await attempt(t, 'complete', claimId, randomAddress());
@@ -83,7 +108,7 @@ describe('custom plugins: failures, errors, versions, webhooks', () => {
     assert.equal(typeof doc._docId, 'string');
   });
 
-  test('an unreachable endpoint: claimers get a plain text naming no host or port; the owner\'s error log keeps the detail', async () => {
+  test("an unreachable endpoint: claimers get a plain text naming no host or port; the owner's error log keeps the detail", async () => {
     const port = await freePort();
     const pluginId = await createPlugin(t, alice.accessToken, `https://127.0.0.1:${port}/hook`);
     const claimId = await claimWithPlugins(t, alice.accessToken, [numUses(5), custom(pluginId)]);
@@ -97,7 +122,10 @@ describe('custom plugins: failures, errors, versions, webhooks', () => {
     const errors = await t.request('GET', `/api/v0/plugins/errors?pluginId=${pluginId}`, { token: alice.accessToken });
     assert.equal(errors.statusCode, 200, errors.body);
     const detail = `Plugin endpoint could not be called: the call failed (ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:${port})`;
-    assert.deepEqual(errors.json().docs.map((d: { error: string }) => d.error), [detail, detail]);
+    assert.deepEqual(
+      errors.json().docs.map((d: { error: string }) => d.error),
+      [detail, detail],
+    );
   });
 
   test('a timeout fails the attempt after the 10 s deadline', async () => {
@@ -116,11 +144,19 @@ describe('custom plugins: failures, errors, versions, webhooks', () => {
     assert.equal(anon.statusCode, 401);
     const notOwner = await t.request('GET', `/api/v0/plugins/errors?pluginId=${pluginId}`, { token: bob.accessToken });
     assert.equal(notOwner.statusCode, 403, notOwner.body);
-    const p1 = (await t.request('GET', `/api/v0/plugins/errors?pluginId=${pluginId}&bookmark=`, { token: alice.accessToken })).json();
+    const p1 = (
+      await t.request('GET', `/api/v0/plugins/errors?pluginId=${pluginId}&bookmark=`, { token: alice.accessToken })
+    ).json();
     assert.equal(p1.docs.length, 25);
     assert.equal(p1.total, 27);
     assert.equal(p1.hasMore, true);
-    const p2 = (await t.request('GET', `/api/v0/plugins/errors?pluginId=${pluginId}&bookmark=${encodeURIComponent(p1.bookmark)}`, { token: alice.accessToken })).json();
+    const p2 = (
+      await t.request(
+        'GET',
+        `/api/v0/plugins/errors?pluginId=${pluginId}&bookmark=${encodeURIComponent(p1.bookmark)}`,
+        { token: alice.accessToken },
+      )
+    ).json();
     assert.equal(p2.docs.length, 2);
     assert.equal(p2.hasMore, false);
     assert.equal(p2.bookmark, '');
@@ -131,15 +167,24 @@ describe('custom plugins: failures, errors, versions, webhooks', () => {
     ep.respond(() => ({ body: {} }));
     const pluginId = await createPlugin(t, alice.accessToken, ep.url);
     const claimId = await claimWithPlugins(t, alice.accessToken, [numUses(5), custom(pluginId)]);
-    assert.equal((await attempt(t, 'simulate', claimId, randomAddress())).statusCode, 200, 'reachable with the test-only settings');
+    assert.equal(
+      (await attempt(t, 'simulate', claimId, randomAddress())).statusCode,
+      200,
+      'reachable with the test-only settings',
+    );
     const strict = await startApp({ database: t.database, env: { RUN_WORKER: 'false' } });
     try {
       const before = ep.requests.length;
       const res = await attempt(strict, 'simulate', claimId, randomAddress());
       assert.equal(res.statusCode, 400, res.body);
       assert.deepEqual(res.json(), { errorMessage: 'Plugin endpoint could not be called' });
-      const errors = await strict.request('GET', `/api/v0/plugins/errors?pluginId=${pluginId}`, { token: alice.accessToken });
-      assert.equal(errors.json().docs[0].error, `Plugin endpoint could not be called: 127.0.0.1 is a loopback address; only public addresses may be called`);
+      const errors = await strict.request('GET', `/api/v0/plugins/errors?pluginId=${pluginId}`, {
+        token: alice.accessToken,
+      });
+      assert.equal(
+        errors.json().docs[0].error,
+        `Plugin endpoint could not be called: 127.0.0.1 is a loopback address; only public addresses may be called`,
+      );
       assert.equal(ep.requests.length, before, 'no connection was made');
     } finally {
       await strict.app.close();
@@ -149,17 +194,38 @@ describe('custom plugins: failures, errors, versions, webhooks', () => {
 
   test('versions: an unfinalized version is usable by its owner only; unpublished plugins need approval; published ones are open', async () => {
     ep.respond(() => ({ body: {} }));
-    const draft = await createPlugin(t, alice.accessToken, ep.url, {}, { initialVersion: { ...versionConfig(ep.url), finalized: false } });
-    const byBob = await t.request('POST', '/api/v0/claims', { token: bob.accessToken, body: { claims: [{ claimId: `d${Date.now()}b`, plugins: [numUses(3), custom(draft)] }] } });
+    const draft = await createPlugin(
+      t,
+      alice.accessToken,
+      ep.url,
+      {},
+      { initialVersion: { ...versionConfig(ep.url), finalized: false } },
+    );
+    const byBob = await t.request('POST', '/api/v0/claims', {
+      token: bob.accessToken,
+      body: { claims: [{ claimId: `d${Date.now()}b`, plugins: [numUses(3), custom(draft)] }] },
+    });
     assert.equal(byBob.statusCode, 400, byBob.body);
-    assert.match(byBob.json().errorMessage, /version 1 of plugin .* is not finalized; only its creator or manager may use it/);
+    assert.match(
+      byBob.json().errorMessage,
+      /version 1 of plugin .* is not finalized; only its creator or manager may use it/,
+    );
     await claimWithPlugins(t, alice.accessToken, [numUses(3), custom(draft)]);
 
     const finalized = await createPlugin(t, alice.accessToken, ep.url);
-    const unapproved = await t.request('POST', '/api/v0/claims', { token: bob.accessToken, body: { claims: [{ claimId: `u${Date.now()}b`, plugins: [numUses(3), custom(finalized)] }] } });
+    const unapproved = await t.request('POST', '/api/v0/claims', {
+      token: bob.accessToken,
+      body: { claims: [{ claimId: `u${Date.now()}b`, plugins: [numUses(3), custom(finalized)] }] },
+    });
     assert.equal(unapproved.statusCode, 400, unapproved.body);
-    assert.match(unapproved.json().errorMessage, /You must be the owner of non-published plugins or approved to use them by the owner\./);
-    assert.equal((await updatePlugin(t, alice.accessToken, { pluginId: finalized, approvedUsers: [bob.address] })).statusCode, 200);
+    assert.match(
+      unapproved.json().errorMessage,
+      /You must be the owner of non-published plugins or approved to use them by the owner\./,
+    );
+    assert.equal(
+      (await updatePlugin(t, alice.accessToken, { pluginId: finalized, approvedUsers: [bob.address] })).statusCode,
+      200,
+    );
     await claimWithPlugins(t, bob.accessToken, [numUses(3), custom(finalized)]);
 
     // published (toPublish + the operator's review): anyone may use a finalized version
@@ -170,25 +236,36 @@ describe('custom plugins: failures, errors, versions, webhooks', () => {
     await new Promise((r) => setTimeout(r, 1100)); // another process's change is seen within the cache's trust window (1 s)
     await claimWithPlugins(t, carol.accessToken, [numUses(3), custom(finalized)]);
 
-    const unknownVersion = await t.request('POST', '/api/v0/claims', { token: alice.accessToken, body: { claims: [{ claimId: `v${Date.now()}`, plugins: [numUses(3), custom(finalized, '9')] }] } });
+    const unknownVersion = await t.request('POST', '/api/v0/claims', {
+      token: alice.accessToken,
+      body: { claims: [{ claimId: `v${Date.now()}`, plugins: [numUses(3), custom(finalized, '9')] }] },
+    });
     assert.equal(unknownVersion.statusCode, 400);
     assert.match(unknownVersion.json().errorMessage, /version 9/);
   });
 
   test('claims pin their version: a new version changes nothing until a claim names it', async () => {
-    const other = await startHttpsEndpoint({ handler: () => ({ status: 400, body: { message: 'version 2 says no' } }) });
+    const other = await startHttpsEndpoint({
+      handler: () => ({ status: 400, body: { message: 'version 2 says no' } }),
+    });
     try {
       ep.respond(() => ({ body: {} }));
       const pluginId = await createPlugin(t, alice.accessToken, ep.url);
       const pinned = await claimWithPlugins(t, alice.accessToken, [numUses(5), custom(pluginId)]);
-      const v2 = await updatePlugin(t, alice.accessToken, { pluginId, versionCreate: { ...versionConfig(other.url), finalized: true } });
+      const v2 = await updatePlugin(t, alice.accessToken, {
+        pluginId,
+        versionCreate: { ...versionConfig(other.url), finalized: true },
+      });
       assert.equal(v2.statusCode, 200, v2.body);
       assert.equal((await attempt(t, 'simulate', pinned, randomAddress())).statusCode, 200, 'still version 1');
       assert.equal(other.requests.length, 0);
       const onV2 = await claimWithPlugins(t, alice.accessToken, [numUses(5), custom(pluginId, '2')]);
       await failsWith(onV2, 'version 2 says no');
       assert.equal(other.requests.at(-1)!.json.version, 2);
-      const moved = await t.request('PUT', '/api/v0/claims', { token: alice.accessToken, body: { claims: [{ claimId: pinned, plugins: [numUses(5), custom(pluginId, '2')] }] } });
+      const moved = await t.request('PUT', '/api/v0/claims', {
+        token: alice.accessToken,
+        body: { claims: [{ claimId: pinned, plugins: [numUses(5), custom(pluginId, '2')] }] },
+      });
       assert.equal(moved.statusCode, 200, moved.body);
       await failsWith(pinned, 'version 2 says no');
     } finally {
@@ -200,7 +277,11 @@ describe('custom plugins: failures, errors, versions, webhooks', () => {
     const hooks = await startHttpsEndpoint();
     try {
       // the execution-time call decides (ignoreSimulations); webhooks are answered 200
-      hooks.respond((r) => (r.json._attemptStatus === 'executing' && r.json.n === 2 ? { status: 400, body: { message: 'two is refused' } } : { status: 200, body: {} }));
+      hooks.respond((r) =>
+        r.json._attemptStatus === 'executing' && r.json.n === 2
+          ? { status: 400, body: { message: 'two is refused' } }
+          : { status: 200, body: {} },
+      );
       const pluginId = await createPlugin(t, alice.accessToken, hooks.url, {
         receiveStatusWebhook: true,
         ignoreSimulations: true,
@@ -208,7 +289,10 @@ describe('custom plugins: failures, errors, versions, webhooks', () => {
         userInputsSchema: [{ key: 'n', label: 'n', type: 'number' }],
         privateParamsSchema: [{ key: 'X-Api-Key', label: 'key', type: 'string', headerField: true }],
       });
-      const claimId = await claimWithPlugins(t, alice.accessToken, [numUses(5), { ...custom(pluginId), privateParams: { 'X-Api-Key': 'k-1' } }]);
+      const claimId = await claimWithPlugins(t, alice.accessToken, [
+        numUses(5),
+        { ...custom(pluginId), privateParams: { 'X-Api-Key': 'k-1' } },
+      ]);
       const ok = await completeAndWait(t, claimId, randomAddress(), { cp: { n: 1 } });
       assert.equal(ok.success, true, ok.error);
       const failed = await completeAndWait(t, claimId, randomAddress(), { cp: { n: 2 } });

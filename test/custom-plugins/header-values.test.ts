@@ -8,12 +8,24 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TestApp } from '../helpers/app.ts';
 import { startHttpsEndpoint, type HttpsEndpoint } from '../helpers/https-endpoint.ts';
-import { createPlugin, createPluginRequest, newPluginId, owner, startPluginApp, updatePlugin, versionConfig } from '../helpers/plugins.ts';
+import {
+  createPlugin,
+  createPluginRequest,
+  newPluginId,
+  owner,
+  startPluginApp,
+  updatePlugin,
+  versionConfig,
+} from '../helpers/plugins.ts';
 import type { SignedIn } from '../helpers/signin.ts';
 import { attempt, claimWithPlugins, newClaimId, numUses, randomAddress } from '../claims/helpers.ts';
 
 const field = (key: string, type: string, extra: Record<string, unknown> = {}) => ({ key, label: key, type, ...extra });
-const custom = (pluginId: string, publicParams: Record<string, unknown> = {}, privateParams: Record<string, unknown> = {}) => ({ pluginId, instanceId: 'cp', version: '1', publicParams, privateParams });
+const custom = (
+  pluginId: string,
+  publicParams: Record<string, unknown> = {},
+  privateParams: Record<string, unknown> = {},
+) => ({ pluginId, instanceId: 'cp', version: '1', publicParams, privateParams });
 const rule = 'must be a valid HTTP header value (headerField): printable ASCII characters, space and tab only';
 const BAD = ['a\r\nInjected: 1', 'é 😀', 'del\u007f']; // NUL is refused for every body before any route runs
 
@@ -47,7 +59,10 @@ describe('custom plugins: headerField values', () => {
 
   test('claim create and update refuse a private or public param header value outside printable ASCII (400 naming it)', async () => {
     const create = (pub: Record<string, unknown>, priv: Record<string, unknown>) =>
-      t.request('POST', '/api/v0/claims', { token: alice.accessToken, body: { claims: [{ claimId: newClaimId(), plugins: [numUses(3), custom(pluginId, pub, priv)] }] } });
+      t.request('POST', '/api/v0/claims', {
+        token: alice.accessToken,
+        body: { claims: [{ claimId: newClaimId(), plugins: [numUses(3), custom(pluginId, pub, priv)] }] },
+      });
     for (const bad of BAD) {
       const res = await create({}, { 'X-Api-Key': bad });
       assert.equal(res.statusCode, 400, `${JSON.stringify(bad)}: ${res.body}`);
@@ -58,8 +73,14 @@ describe('custom plugins: headerField values', () => {
     assert.equal(url.statusCode, 400, url.body);
     assert.deepEqual(url.json(), { errorMessage: `claims[0].plugins[1].publicParams.X-Site ${rule}` });
 
-    const claimId = await claimWithPlugins(t, alice.accessToken, [numUses(3), custom(pluginId, { 'X-Site': 'https://x.example/a' }, { 'X-Api-Key': 'k-1\twith tab ~' })]);
-    const update = await t.request('PUT', '/api/v0/claims', { token: alice.accessToken, body: { claims: [{ claimId, plugins: [numUses(3), custom(pluginId, {}, { 'X-Api-Key': 'a\r\nb' })] }] } });
+    const claimId = await claimWithPlugins(t, alice.accessToken, [
+      numUses(3),
+      custom(pluginId, { 'X-Site': 'https://x.example/a' }, { 'X-Api-Key': 'k-1\twith tab ~' }),
+    ]);
+    const update = await t.request('PUT', '/api/v0/claims', {
+      token: alice.accessToken,
+      body: { claims: [{ claimId, plugins: [numUses(3), custom(pluginId, {}, { 'X-Api-Key': 'a\r\nb' })] }] },
+    });
     assert.equal(update.statusCode, 400, update.body);
     assert.deepEqual(update.json(), { errorMessage: `claims[0].plugins[1].privateParams.X-Api-Key ${rule}` });
 
@@ -88,28 +109,62 @@ describe('custom plugins: headerField values', () => {
   });
 
   test('plugin create and update refuse a hardcoded input, default or option header value outside printable ASCII', async () => {
-    const body = (config: Record<string, unknown>) => ({ pluginId: newPluginId(), metadata: { name: 'h', description: '', image: '' }, toPublish: false, initialVersion: versionConfig(ep.url, config) });
-    const hardcoded = (value: unknown, type = 'string') => ({ verificationCall: { uri: ep.url, hardcodedInputs: [{ ...field('X-Static', type, { headerField: true }), value }] } });
+    const body = (config: Record<string, unknown>) => ({
+      pluginId: newPluginId(),
+      metadata: { name: 'h', description: '', image: '' },
+      toPublish: false,
+      initialVersion: versionConfig(ep.url, config),
+    });
+    const hardcoded = (value: unknown, type = 'string') => ({
+      verificationCall: {
+        uri: ep.url,
+        hardcodedInputs: [{ ...field('X-Static', type, { headerField: true }), value }],
+      },
+    });
     for (const [config, errorMessage] of [
       [hardcoded('a\r\nb'), `initialVersion.verificationCall.hardcodedInputs[0].value ${rule}`],
       [hardcoded('é 😀'), `initialVersion.verificationCall.hardcodedInputs[0].value ${rule}`],
       [hardcoded('https://x.example/\nb', 'url'), `initialVersion.verificationCall.hardcodedInputs[0].value ${rule}`],
-      [{ privateParamsSchema: [field('X-Key', 'string', { headerField: true, defaultValue: 'a\nb' })] }, `initialVersion.privateParamsSchema[0].defaultValue ${rule}`],
-      [{ publicParamsSchema: [field('X-Mode', 'string', { headerField: true, options: [{ label: 'A', value: 'ä' }] })] }, `initialVersion.publicParamsSchema[0].options[0].value ${rule}`],
+      [
+        { privateParamsSchema: [field('X-Key', 'string', { headerField: true, defaultValue: 'a\nb' })] },
+        `initialVersion.privateParamsSchema[0].defaultValue ${rule}`,
+      ],
+      [
+        {
+          publicParamsSchema: [field('X-Mode', 'string', { headerField: true, options: [{ label: 'A', value: 'ä' }] })],
+        },
+        `initialVersion.publicParamsSchema[0].options[0].value ${rule}`,
+      ],
     ] as const) {
       const res = await createPluginRequest(t, alice.accessToken, body(config));
       assert.equal(res.statusCode, 400, `${JSON.stringify(config)}: ${res.body}`);
       assert.deepEqual(res.json(), { errorMessage }, JSON.stringify(config));
     }
     // numbers, booleans and dates are checked as sent (String(value)): always ASCII
-    const fine = await createPluginRequest(t, alice.accessToken, body({
-      verificationCall: { uri: ep.url, hardcodedInputs: [{ ...field('X-N', 'number', { headerField: true }), value: -1.5e21 }, { ...field('X-B', 'boolean', { headerField: true }), value: true }, { ...field('X-D', 'date', { headerField: true }), value: 0 }] },
-    }));
+    const fine = await createPluginRequest(
+      t,
+      alice.accessToken,
+      body({
+        verificationCall: {
+          uri: ep.url,
+          hardcodedInputs: [
+            { ...field('X-N', 'number', { headerField: true }), value: -1.5e21 },
+            { ...field('X-B', 'boolean', { headerField: true }), value: true },
+            { ...field('X-D', 'date', { headerField: true }), value: 0 },
+          ],
+        },
+      }),
+    );
     assert.equal(fine.statusCode, 200, fine.body);
 
     const id = fine.json().plugin.pluginId as string;
-    const update = await updatePlugin(t, alice.accessToken, { pluginId: id, versionCreate: versionConfig(ep.url, hardcoded('x\r\nInjected: 1')) });
+    const update = await updatePlugin(t, alice.accessToken, {
+      pluginId: id,
+      versionCreate: versionConfig(ep.url, hardcoded('x\r\nInjected: 1')),
+    });
     assert.equal(update.statusCode, 400, update.body);
-    assert.deepEqual(update.json(), { errorMessage: `versionCreate.verificationCall.hardcodedInputs[0].value ${rule}` });
+    assert.deepEqual(update.json(), {
+      errorMessage: `versionCreate.verificationCall.hardcodedInputs[0].value ${rule}`,
+    });
   });
 });

@@ -15,12 +15,17 @@ function layoutBlock(): string[] {
   assert.ok(block, 'the layout section has a block starting with src/');
   // the lines under src/ are indented; the block goes on with test/ and bench/ at the margin
   const lines = block.split('\n');
-  return lines.slice(0, lines.findIndex((l) => !l.startsWith('  ')));
+  return lines.slice(
+    0,
+    lines.findIndex((l) => !l.startsWith('  ')),
+  );
 }
 
 test('the layout block lists exactly the folders under src/, each once', () => {
   const listed = layoutBlock().flatMap((l) => l.match(/^ {2}([a-z0-9-]+)\/ /)?.[1] ?? []);
-  const folders = readdirSync(`${root}/src`, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+  const folders = readdirSync(`${root}/src`, { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name);
   assert.deepEqual([...listed].sort(), [...new Set(listed)].sort(), 'no folder is listed twice');
   assert.deepEqual([...listed].sort(), folders.sort());
 });
@@ -28,7 +33,12 @@ test('the layout block lists exactly the folders under src/, each once', () => {
 test('the layout block names exactly the modules at the top of src/', () => {
   const files = layoutBlock().find((l) => /^ {2}[a-z-]+\.ts,/.test(l));
   assert.ok(files, 'a line lists the top-level modules');
-  const listed = files.trim().split(/\s{2,}/)[0].split(/,\s*/);
-  const modules = readdirSync(`${root}/src`, { withFileTypes: true }).filter((e) => e.isFile() && e.name.endsWith('.ts')).map((e) => e.name);
+  const listed = files
+    .trim()
+    .split(/\s{2,}/)[0]
+    .split(/,\s*/);
+  const modules = readdirSync(`${root}/src`, { withFileTypes: true })
+    .filter((e) => e.isFile() && e.name.endsWith('.ts'))
+    .map((e) => e.name);
   assert.deepEqual(listed.sort(), modules.sort());
 });

@@ -36,7 +36,9 @@ describe('README quickstart', () => {
       encoding: 'utf8',
       timeout: 90_000,
       env: { ...process.env, ...t.database.env, PLATFORM_URL: t.url, LOG_LEVEL: 'warn' },
-    }).catch((err: { code?: number; stdout?: string; stderr?: string }) => assert.fail(`quickstart failed (${err.code}):\n${err.stdout}\n${err.stderr}`));
+    }).catch((err: { code?: number; stdout?: string; stderr?: string }) =>
+      assert.fail(`quickstart failed (${err.code}):\n${err.stdout}\n${err.stderr}`),
+    );
     const out = r.stdout;
     assert.match(out, /"success":true/, 'the completed attempt succeeded');
     assert.match(out, /\{"claimAttemptId":"0{32}"\}/, 'the store member passes the whitelist claim');

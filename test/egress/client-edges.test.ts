@@ -20,10 +20,16 @@ const egressError = (kind: EgressError['kind'], reason: RegExp) => (err: unknown
 
 /** A client for the loopback test endpoints; `resolve` answers every name with 127.0.0.1. */
 const loopbackClient = (opts: { resolve?: (host: string) => Promise<string[]> } = {}) =>
-  new Egress({ allowPrivateCidrs: ['127.0.0.1/32'], extraCaPem: testCertificates().caPem, resolve: opts.resolve ?? (async () => ['127.0.0.1']) });
+  new Egress({
+    allowPrivateCidrs: ['127.0.0.1/32'],
+    extraCaPem: testCertificates().caPem,
+    resolve: opts.resolve ?? (async () => ['127.0.0.1']),
+  });
 
 /** An HTTPS server on 127.0.0.1 with a raw handler (for answers the shared endpoint cannot give). */
-async function rawServer(handler: Parameters<typeof createServer>[1]): Promise<{ server: Server; port: number; close: () => Promise<void> }> {
+async function rawServer(
+  handler: Parameters<typeof createServer>[1],
+): Promise<{ server: Server; port: number; close: () => Promise<void> }> {
   const certs = testCertificates();
   const server = createServer({ key: certs.keyPem, cert: certs.certPem }, handler);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -70,30 +76,61 @@ describe('egress client: edges', () => {
   test('the system resolver is used by default: its answers are checked and pinned', async () => {
     const client = new Egress({ allowPrivateCidrs: ['127.0.0.1/32'], extraCaPem: testCertificates().caPem });
     try {
-      assert.deepEqual(await client.checkUrl(`https://localhost:${endpoint.port}/`).then((t) => t.address), '127.0.0.1');
-      assert.equal((await client.request({ url: `https://localhost:${endpoint.port}/system`, body: '{}' })).status, 200);
+      assert.deepEqual(
+        await client.checkUrl(`https://localhost:${endpoint.port}/`).then((t) => t.address),
+        '127.0.0.1',
+      );
+      assert.equal(
+        (await client.request({ url: `https://localhost:${endpoint.port}/system`, body: '{}' })).status,
+        200,
+      );
     } finally {
       await client.close();
     }
     // not opened, the same answer is refused with the resolved address named
     const closedRanges = new Egress({ allowPrivateCidrs: ['10.0.0.0/8'], resolve: async () => ['127.0.0.1'] });
-    await assert.rejects(closedRanges.request({ url: 'https://plugin.example.com/' }), egressError('refused', /plugin\.example\.com resolves to 127\.0\.0\.1 is a loopback address/));
+    await assert.rejects(
+      closedRanges.request({ url: 'https://plugin.example.com/' }),
+      egressError('refused', /plugin\.example\.com resolves to 127\.0\.0\.1 is a loopback address/),
+    );
   });
 
   test('resolver failures: no answer, an answer past the deadline, an error', async () => {
     const none = new Egress({ resolve: async () => [] });
-    await assert.rejects(none.request({ url: 'https://plugin.example.com/' }), egressError('network', /^plugin\.example\.com has no address$/));
+    await assert.rejects(
+      none.request({ url: 'https://plugin.example.com/' }),
+      egressError('network', /^plugin\.example\.com has no address$/),
+    );
     const slow = new Egress({ resolve: () => new Promise(() => {}) });
-    await assert.rejects(slow.request({ url: 'https://plugin.example.com/', timeoutMs: 100 }), egressError('timeout', /^no complete response within 100 ms$/));
-    const broken = new Egress({ resolve: async () => { throw new Error('resolver exploded'); } });
-    await assert.rejects(broken.request({ url: 'https://plugin.example.com/' }), egressError('network', /^plugin\.example\.com could not be resolved \(resolver exploded\)$/));
+    await assert.rejects(
+      slow.request({ url: 'https://plugin.example.com/', timeoutMs: 100 }),
+      egressError('timeout', /^no complete response within 100 ms$/),
+    );
+    const broken = new Egress({
+      resolve: async () => {
+        throw new Error('resolver exploded');
+      },
+    });
+    await assert.rejects(
+      broken.request({ url: 'https://plugin.example.com/' }),
+      egressError('network', /^plugin\.example\.com could not be resolved \(resolver exploded\)$/),
+    );
   });
 
   test('3xx is a redirect from 300 to 399; 400 is an answer; a redirect without Location, or a long one, is named', async () => {
     endpoint.respond(() => ({ status: 300, headers: { location: 'https://plugin.example.com/a' } }));
-    await assert.rejects(e.request({ url: endpoint.url, body: '{}' }), egressError('redirect', /^the endpoint answered 300 \(a redirect to https:\/\/plugin\.example\.com\/a\); redirects are not followed$/));
+    await assert.rejects(
+      e.request({ url: endpoint.url, body: '{}' }),
+      egressError(
+        'redirect',
+        /^the endpoint answered 300 \(a redirect to https:\/\/plugin\.example\.com\/a\); redirects are not followed$/,
+      ),
+    );
     endpoint.respond(() => ({ status: 302 }));
-    await assert.rejects(e.request({ url: endpoint.url, body: '{}' }), egressError('redirect', /^the endpoint answered 302 \(a redirect\); redirects are not followed$/));
+    await assert.rejects(
+      e.request({ url: endpoint.url, body: '{}' }),
+      egressError('redirect', /^the endpoint answered 302 \(a redirect\); redirects are not followed$/),
+    );
     const long = `https://plugin.example.com/${'x'.repeat(400)}`;
     endpoint.respond(() => ({ status: 307, headers: { location: long } }));
     await assert.rejects(e.request({ url: endpoint.url, body: '{}' }), (err: unknown) => {
@@ -114,7 +151,10 @@ describe('egress client: edges', () => {
     });
     try {
       const t0 = Date.now();
-      await assert.rejects(e.request({ url: `https://127.0.0.1:${s.port}/declared`, timeoutMs: 5000 }), egressError('too-large', /exceeds 1048576 bytes/));
+      await assert.rejects(
+        e.request({ url: `https://127.0.0.1:${s.port}/declared`, timeoutMs: 5000 }),
+        egressError('too-large', /exceeds 1048576 bytes/),
+      );
       assert.ok(Date.now() - t0 < 4000, 'refused before the deadline');
     } finally {
       await s.close();
@@ -148,7 +188,10 @@ describe('egress client: edges', () => {
       // the pool's 32 connections are all busy; the 33rd call waits in the queue and gives up
       const busy = Array.from({ length: 32 }, (_, i) => client.request({ url: `${slow.url}?busy=${i}`, body: '{}' }));
       // its error says it was never sent (a webhook delivery records it as is)
-      await assert.rejects(client.request({ url: `${slow.url}?late`, body: '{}', timeoutMs: 150 }), egressError('timeout', /^not sent: no connection to the endpoint was ready within 150 ms$/));
+      await assert.rejects(
+        client.request({ url: `${slow.url}?late`, body: '{}', timeoutMs: 150 }),
+        egressError('timeout', /^not sent: no connection to the endpoint was ready within 150 ms$/),
+      );
       await Promise.all(busy);
       await new Promise((r) => setTimeout(r, 200));
       assert.equal(slow.requests.length, 32);
@@ -163,7 +206,10 @@ describe('egress client: edges', () => {
     const port = await freePort();
     const client = loopbackClient();
     try {
-      await assert.rejects(client.request({ url: `https://127.0.0.1:${port}/` }), egressError('network', /^the call failed \(ECONNREFUSED: connect ECONNREFUSED 127\.0\.0\.1:\d+\)$/));
+      await assert.rejects(
+        client.request({ url: `https://127.0.0.1:${port}/` }),
+        egressError('network', /^the call failed \(ECONNREFUSED: connect ECONNREFUSED 127\.0\.0\.1:\d+\)$/),
+      );
       assert.equal(client.stats().tlsHandshakes, 0, 'a failed connection is no handshake');
     } finally {
       await client.close();
@@ -190,7 +236,10 @@ describe('egress client: edges', () => {
     const port = (plain.address() as { port: number }).port;
     const client = loopbackClient();
     try {
-      await assert.rejects(client.request({ url: `https://127.0.0.1:${port}/` }), egressError('network', /^the call failed \(ERR_SSL_[A-Z_]+: TLS [a-z ]+\)$/));
+      await assert.rejects(
+        client.request({ url: `https://127.0.0.1:${port}/` }),
+        egressError('network', /^the call failed \(ERR_SSL_[A-Z_]+: TLS [a-z ]+\)$/),
+      );
     } finally {
       await client.close();
       plain.closeAllConnections();
@@ -200,12 +249,21 @@ describe('egress client: edges', () => {
 
   test('header rules: every framing header is ours; names must be tokens; values must be strings', async () => {
     for (const name of ['keep-alive', 'Upgrade', 'TE', 'trailer', 'Expect', 'proxy-connection']) {
-      await assert.rejects(e.request({ url: endpoint.url, headers: { [name]: 'x' } }), egressError('invalid-request', new RegExp(`^the header "${name}" may not be set$`)));
+      await assert.rejects(
+        e.request({ url: endpoint.url, headers: { [name]: 'x' } }),
+        egressError('invalid-request', new RegExp(`^the header "${name}" may not be set$`)),
+      );
     }
     for (const name of ['x y', 'x-a:', 'x(', '']) {
-      await assert.rejects(e.request({ url: endpoint.url, headers: { [name]: 'x' } }), egressError('invalid-request', new RegExp(`^"${name.replace(/[()]/g, '\\$&')}" is not a valid header name$`)));
+      await assert.rejects(
+        e.request({ url: endpoint.url, headers: { [name]: 'x' } }),
+        egressError('invalid-request', new RegExp(`^"${name.replace(/[()]/g, '\\$&')}" is not a valid header name$`)),
+      );
     }
-    await assert.rejects(e.request({ url: endpoint.url, headers: { 'x-n': 5 as never } }), egressError('invalid-request', /^the header "x-n" has an invalid value$/));
+    await assert.rejects(
+      e.request({ url: endpoint.url, headers: { 'x-n': 5 as never } }),
+      egressError('invalid-request', /^the header "x-n" has an invalid value$/),
+    );
     endpoint.respond(() => ({ status: 200, body: {} }));
     await e.request({ url: endpoint.url, headers: { "x-Token_1.!#$%&'*+^`|~": 'ok' }, body: '{}' });
     assert.equal(endpoint.requests.at(-1)!.headers["x-token_1.!#$%&'*+^`|~"], 'ok');
@@ -219,7 +277,8 @@ describe('egress client: edges', () => {
       const ports = [...distinct];
       endpoint.respond(() => ({ status: 200, body: {} }));
       await client.request({ url: endpoint.url, body: '{}' }); // the endpoint's pool, used first
-      for (const port of ports.slice(0, 200)) await client.request({ url: `https://127.0.0.1:${port}/` }).catch(() => {});
+      for (const port of ports.slice(0, 200))
+        await client.request({ url: `https://127.0.0.1:${port}/` }).catch(() => {});
       await client.request({ url: endpoint.url, body: '{}' }); // used again: now the most recent
       for (const port of ports.slice(200)) await client.request({ url: `https://127.0.0.1:${port}/` }).catch(() => {});
       assert.equal(client.stats().openPools, 256);
@@ -246,9 +305,14 @@ describe('egress client: edges', () => {
       await s.close();
     }
     assert.equal(client.stats().openPools, 0);
-    await assert.rejects(client.request({ url: endpoint.url, body: '{}' }), egressError('invalid-request', /^the egress client is closed$/));
+    await assert.rejects(
+      client.request({ url: endpoint.url, body: '{}' }),
+      egressError('invalid-request', /^the egress client is closed$/),
+    );
 
-    const app = await startApp({ env: { EGRESS_EXTRA_CA_FILE: testCertificates().caFile, EGRESS_ALLOW_PRIVATE_CIDRS: '127.0.0.1/32' } });
+    const app = await startApp({
+      env: { EGRESS_EXTRA_CA_FILE: testCertificates().caFile, EGRESS_ALLOW_PRIVATE_CIDRS: '127.0.0.1/32' },
+    });
     const own = egressFor(app.ctx);
     assert.equal(egressFor(app.ctx), own, 'one client per context: its pools are shared');
     await own.request({ url: endpoint.url, body: '{}' });

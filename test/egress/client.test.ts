@@ -24,7 +24,10 @@ describe('egress client', () => {
   let endpoint: HttpsEndpoint;
   let opened: TestApp;
   let defaults: TestApp;
-  const testEnv = () => ({ EGRESS_EXTRA_CA_FILE: testCertificates().caFile, EGRESS_ALLOW_PRIVATE_CIDRS: '127.0.0.1/32' });
+  const testEnv = () => ({
+    EGRESS_EXTRA_CA_FILE: testCertificates().caFile,
+    EGRESS_ALLOW_PRIVATE_CIDRS: '127.0.0.1/32',
+  });
 
   before(async () => {
     endpoint = await startHttpsEndpoint();
@@ -40,7 +43,11 @@ describe('egress client', () => {
   test('the test-only configuration reaches a loopback endpoint; the exact body arrives', async () => {
     endpoint.respond(() => ({ status: 200, body: { ok: true } }));
     const body = '{"b":2,"a":"é"}';
-    const res = await egressFor(opened.ctx).request({ url: `${endpoint.url}?q=1`, body, headers: { 'content-type': 'application/json', 'x-extra': 'v' } });
+    const res = await egressFor(opened.ctx).request({
+      url: `${endpoint.url}?q=1`,
+      body,
+      headers: { 'content-type': 'application/json', 'x-extra': 'v' },
+    });
     assert.equal(res.status, 200);
     assert.deepEqual(JSON.parse(res.body.toString()), { ok: true });
     const got = endpoint.requests.at(-1)!;
@@ -53,14 +60,20 @@ describe('egress client', () => {
 
   test('the default configuration refuses the same endpoint', async () => {
     const before = endpoint.requests.length;
-    await assert.rejects(egressFor(defaults.ctx).request({ url: endpoint.url, body: '{}' }), egressError('refused', /127\.0\.0\.1 is a loopback address; only public addresses may be called/));
+    await assert.rejects(
+      egressFor(defaults.ctx).request({ url: endpoint.url, body: '{}' }),
+      egressError('refused', /127\.0\.0\.1 is a loopback address; only public addresses may be called/),
+    );
     assert.equal(endpoint.requests.length, before);
   });
 
   test('the allow-list without the extra CA: the test certificate is not trusted', async () => {
     const e = new Egress({ allowPrivateCidrs: ['127.0.0.1/32'] });
     try {
-      await assert.rejects(e.request({ url: endpoint.url }), egressError('network', /the call failed \(.*(certificate|CERT)/i));
+      await assert.rejects(
+        e.request({ url: endpoint.url }),
+        egressError('network', /the call failed \(.*(certificate|CERT)/i),
+      );
     } finally {
       await e.close();
     }
@@ -74,12 +87,21 @@ describe('egress client', () => {
   });
 
   test('redirects are not followed: to a private address, or anywhere', async () => {
-    for (const location of ['https://169.254.169.254/latest/meta-data/', 'https://127.0.0.1/admin', 'https://plugin.example.com/next']) {
+    for (const location of [
+      'https://169.254.169.254/latest/meta-data/',
+      'https://127.0.0.1/admin',
+      'https://plugin.example.com/next',
+    ]) {
       endpoint.respond(() => ({ status: 302, headers: { location } }));
       const before = endpoint.requests.length;
       await assert.rejects(
         egressFor(opened.ctx).request({ url: endpoint.url, body: '{}' }),
-        egressError('redirect', new RegExp(`answered 302 \\(a redirect to ${location.replace(/[.?/]/g, '\\$&')}\\); redirects are not followed`)),
+        egressError(
+          'redirect',
+          new RegExp(
+            `answered 302 \\(a redirect to ${location.replace(/[.?/]/g, '\\$&')}\\); redirects are not followed`,
+          ),
+        ),
       );
       assert.equal(endpoint.requests.length, before + 1, 'exactly the one request, no follow-up');
     }
@@ -90,14 +112,23 @@ describe('egress client', () => {
     // call whose connection was not ready in time is "not sent", client-edges.test.ts)
     endpoint.respond((req) => ({ status: 200, body: {}, delayMs: req.path.endsWith('?slow') ? 3000 : 0 }));
     assert.equal((await egressFor(opened.ctx).request({ url: endpoint.url, body: '{}' })).status, 200);
-    await assert.rejects(egressFor(opened.ctx).request({ url: `${endpoint.url}?slow`, body: '{}', timeoutMs: 200 }), egressError('timeout', /^no complete response within 200 ms$/));
+    await assert.rejects(
+      egressFor(opened.ctx).request({ url: `${endpoint.url}?slow`, body: '{}', timeoutMs: 200 }),
+      egressError('timeout', /^no complete response within 200 ms$/),
+    );
   });
 
   test('a declared oversized body is refused before reading', async () => {
     endpoint.respond(() => ({ status: 200, body: Buffer.alloc(2 * 1024 * 1024, 0x61) }));
-    await assert.rejects(egressFor(opened.ctx).request({ url: endpoint.url, body: '{}' }), egressError('too-large', /the response body exceeds 1048576 bytes/));
+    await assert.rejects(
+      egressFor(opened.ctx).request({ url: endpoint.url, body: '{}' }),
+      egressError('too-large', /the response body exceeds 1048576 bytes/),
+    );
     endpoint.respond(() => ({ status: 200, body: Buffer.alloc(1024, 0x61) }));
-    await assert.rejects(egressFor(opened.ctx).request({ url: endpoint.url, body: '{}', maxResponseBytes: 1000 }), egressError('too-large', /exceeds 1000 bytes/));
+    await assert.rejects(
+      egressFor(opened.ctx).request({ url: endpoint.url, body: '{}', maxResponseBytes: 1000 }),
+      egressError('too-large', /exceeds 1000 bytes/),
+    );
     const ok = await egressFor(opened.ctx).request({ url: endpoint.url, body: '{}', maxResponseBytes: 1024 });
     assert.equal(ok.body.length, 1024);
   });
@@ -119,7 +150,10 @@ describe('egress client', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as { port: number }).port;
     try {
-      await assert.rejects(egressFor(opened.ctx).request({ url: `https://127.0.0.1:${port}/stream` }), egressError('too-large', /exceeds 1048576 bytes/));
+      await assert.rejects(
+        egressFor(opened.ctx).request({ url: `https://127.0.0.1:${port}/stream` }),
+        egressError('too-large', /exceeds 1048576 bytes/),
+      );
       for (let i = 0; i < 100 && !closed; i++) await new Promise((r) => setTimeout(r, 20));
       assert.ok(closed, 'the connection was aborted, not drained');
       assert.ok(chunksSent < 1000, `stopped reading early (${chunksSent} chunks written)`);
@@ -167,7 +201,10 @@ describe('egress client', () => {
       assert.equal(endpoint.requests.at(-1)!.headers.host, `localhost:${endpoint.port}`);
       assert.deepEqual(asked, ['localhost'], 'resolved once; the connection did not resolve again');
       const before = endpoint.requests.length;
-      await assert.rejects(e.request({ url: `https://localhost:${endpoint.port}/pinned`, body: '{}' }), egressError('refused', /localhost resolves to 10\.0\.0\.1 is a private address/));
+      await assert.rejects(
+        e.request({ url: `https://localhost:${endpoint.port}/pinned`, body: '{}' }),
+        egressError('refused', /localhost resolves to 10\.0\.0\.1 is a private address/),
+      );
       assert.equal(endpoint.requests.length, before);
     } finally {
       await e.close();
@@ -176,7 +213,11 @@ describe('egress client', () => {
 
   test('a trailing-dot name connects with the bare name for SNI and certificate checks', async () => {
     endpoint.respond(() => ({ status: 200, body: {} }));
-    const e = new Egress({ allowPrivateCidrs: ['127.0.0.1/32'], extraCaPem: testCertificates().caPem, resolve: async () => ['127.0.0.1'] });
+    const e = new Egress({
+      allowPrivateCidrs: ['127.0.0.1/32'],
+      extraCaPem: testCertificates().caPem,
+      resolve: async () => ['127.0.0.1'],
+    });
     try {
       assert.equal((await e.request({ url: `https://LOCALHOST.:${endpoint.port}/dot`, body: '{}' })).status, 200);
     } finally {
@@ -186,9 +227,15 @@ describe('egress client', () => {
 
   test('framing headers and Host cannot be set by the caller', async () => {
     for (const name of ['Host', 'content-length', 'Transfer-Encoding', 'connection']) {
-      await assert.rejects(egressFor(opened.ctx).request({ url: endpoint.url, headers: { [name]: 'x' } }), egressError('invalid-request', new RegExp(`the header "${name}" may not be set`)));
+      await assert.rejects(
+        egressFor(opened.ctx).request({ url: endpoint.url, headers: { [name]: 'x' } }),
+        egressError('invalid-request', new RegExp(`the header "${name}" may not be set`)),
+      );
     }
-    await assert.rejects(egressFor(opened.ctx).request({ url: endpoint.url, headers: { 'x-a': 'a\r\nb' } }), egressError('invalid-request', /invalid value/));
+    await assert.rejects(
+      egressFor(opened.ctx).request({ url: endpoint.url, headers: { 'x-a': 'a\r\nb' } }),
+      egressError('invalid-request', /invalid value/),
+    );
   });
 
   test('configuration: bad EGRESS_* values name the variable', () => {
@@ -196,9 +243,24 @@ describe('egress client', () => {
     const notPem = `${dir}-not.pem`;
     writeFileSync(notPem, 'hello');
     const load = (env: Record<string, string>) => () => loadConfig({ DATA_DIR: opened.config.dataDir, ...env });
-    assert.throws(load({ EGRESS_ALLOW_PRIVATE_CIDRS: '127.0.0.1/32,banana' }), (err: unknown) => err instanceof ConfigError && err.variable === 'EGRESS_ALLOW_PRIVATE_CIDRS' && /"banana" is not a CIDR range/.test(err.message));
-    assert.throws(load({ EGRESS_EXTRA_CA_FILE: `${dir}-missing.pem` }), (err: unknown) => err instanceof ConfigError && err.variable === 'EGRESS_EXTRA_CA_FILE' && /cannot be read \(ENOENT/.test(err.message));
-    assert.throws(load({ EGRESS_EXTRA_CA_FILE: notPem }), (err: unknown) => err instanceof ConfigError && /must hold a PEM certificate/.test(err.message));
+    assert.throws(
+      load({ EGRESS_ALLOW_PRIVATE_CIDRS: '127.0.0.1/32,banana' }),
+      (err: unknown) =>
+        err instanceof ConfigError &&
+        err.variable === 'EGRESS_ALLOW_PRIVATE_CIDRS' &&
+        /"banana" is not a CIDR range/.test(err.message),
+    );
+    assert.throws(
+      load({ EGRESS_EXTRA_CA_FILE: `${dir}-missing.pem` }),
+      (err: unknown) =>
+        err instanceof ConfigError &&
+        err.variable === 'EGRESS_EXTRA_CA_FILE' &&
+        /cannot be read \(ENOENT/.test(err.message),
+    );
+    assert.throws(
+      load({ EGRESS_EXTRA_CA_FILE: notPem }),
+      (err: unknown) => err instanceof ConfigError && /must hold a PEM certificate/.test(err.message),
+    );
     const c = loadConfig({ DATA_DIR: opened.config.dataDir });
     assert.equal(c.egressExtraCaPem, null);
     assert.deepEqual(c.egressAllowPrivateCidrs, []);

@@ -185,7 +185,8 @@ describe('egress: hostile URL corpus', () => {
       });
       // a refusal that needs no DNS is already given by the synchronous save-time check
       const syntax = egress.checkUrlSyntax(url);
-      if (!/\.example\.com|\.nip\.io/.test(url) || /@|platform\.example/i.test(url)) assert.match(syntax ?? '(passed)', reason);
+      if (!/\.example\.com|\.nip\.io/.test(url) || /@|platform\.example/i.test(url))
+        assert.match(syntax ?? '(passed)', reason);
     });
   }
 
@@ -204,14 +205,18 @@ describe('egress: hostile URL corpus', () => {
   });
 
   test("PUBLIC_URL: the service's own host is refused, on any port; on an opened address only its own port", async () => {
-    const own = (publicUrl: string, url: string, allowPrivateCidrs: string[] = []) => new Egress({ publicUrl, allowPrivateCidrs, resolve: dns.resolve }).checkUrlSyntax(url);
+    const own = (publicUrl: string, url: string, allowPrivateCidrs: string[] = []) =>
+      new Egress({ publicUrl, allowPrivateCidrs, resolve: dns.resolve }).checkUrlSyntax(url);
     const self = /this service's own host \(PUBLIC_URL\); it may not call itself/;
     // a public host is the service on every port
     assert.match(own(`https://${PUBLIC_V4}`, `https://${PUBLIC_V4}:8443/x`) ?? '(passed)', self);
     assert.match(own(`https://[${PUBLIC_V6}]:3000`, `https://[${PUBLIC_V6}]/x`) ?? '(passed)', self);
     assert.match(own('https://platform.example.com.', 'https://platform.example.com/x') ?? '(passed)', self);
     assert.equal(own('https://platform.example.com', 'https://plugin.example.com/x'), null);
-    assert.match(own('https://platform.example.com', 'https://platform.example.com:8443/x', ['127.0.0.1/32']) ?? '(passed)', self);
+    assert.match(
+      own('https://platform.example.com', 'https://platform.example.com:8443/x', ['127.0.0.1/32']) ?? '(passed)',
+      self,
+    );
     // an address the operator opened (local development, tests) is shared with the endpoints it
     // serves: only the service's own port is refused, 443 / 80 when PUBLIC_URL names none
     const loop = ['127.0.0.1/32'];
@@ -247,13 +252,17 @@ describe('egress: hostile URL corpus', () => {
     // the same holds for an opened private range; unopened, the address is refused anyway
     assert.match(own('https://10.0.0.5:3000', 'https://10.0.0.5:3000/x', ['10.0.0.0/8']) ?? '(passed)', self);
     assert.equal(own('https://10.0.0.5:3000', 'https://10.0.0.5:8443/x', ['10.0.0.0/8']), null);
-    assert.match(own('https://10.0.0.5:3000', 'https://10.0.0.5:8443/x') ?? '(passed)', /10\.0\.0\.5 is a private address/);
+    assert.match(
+      own('https://10.0.0.5:3000', 'https://10.0.0.5:8443/x') ?? '(passed)',
+      /10\.0\.0\.5 is a private address/,
+    );
     // a PUBLIC_URL that is not a URL refuses nothing by itself
     assert.equal(own('not a url', 'https://plugin.example.com/x'), null);
   });
 
   test('on loopback, "this host" (0.0.0.0/8, ::) and the NAT64 / 6to4 forms of loopback are the service too, when opened', async () => {
-    const own = (url: string, allowPrivateCidrs: string[]) => new Egress({ publicUrl: 'http://127.0.0.1:3000', allowPrivateCidrs, resolve: dns.resolve }).checkUrlSyntax(url);
+    const own = (url: string, allowPrivateCidrs: string[]) =>
+      new Egress({ publicUrl: 'http://127.0.0.1:3000', allowPrivateCidrs, resolve: dns.resolve }).checkUrlSyntax(url);
     const self = /this service's own host \(PUBLIC_URL\); it may not call itself$/;
     // a connection to 0.0.0.0 (or ::) goes to this machine's loopback
     assert.match(own('https://0.0.0.0:3000/x', ['0.0.0.0/8', '127.0.0.1/32']) ?? '(passed)', self);
@@ -278,12 +287,23 @@ describe('egress: hostile URL corpus', () => {
     const resolved = new Egress({
       publicUrl: 'http://127.0.0.1:3000',
       allowPrivateCidrs: ['0.0.0.0/8', '127.0.0.0/8'],
-      resolve: resolver({ 'zero.example.com': ['0.0.0.0'], 'nat64.example.com': ['64:ff9b::7f00:1'], 'sixtofour.example.com': ['2002:7f00:1::'] }).resolve,
+      resolve: resolver({
+        'zero.example.com': ['0.0.0.0'],
+        'nat64.example.com': ['64:ff9b::7f00:1'],
+        'sixtofour.example.com': ['2002:7f00:1::'],
+      }).resolve,
     });
-    for (const [name, address] of [['zero.example.com', '0.0.0.0'], ['nat64.example.com', '64:ff9b::7f00:1'], ['sixtofour.example.com', '2002:7f00:1::']]) {
+    for (const [name, address] of [
+      ['zero.example.com', '0.0.0.0'],
+      ['nat64.example.com', '64:ff9b::7f00:1'],
+      ['sixtofour.example.com', '2002:7f00:1::'],
+    ]) {
       await assert.rejects(resolved.checkUrl(`https://${name}:3000/hook`), (err: unknown) => {
         assert.ok(err instanceof EgressError);
-        assert.equal(err.reason, `${name} resolves to ${address}, this service's own address (PUBLIC_URL); it may not call itself`);
+        assert.equal(
+          err.reason,
+          `${name} resolves to ${address}, this service's own address (PUBLIC_URL); it may not call itself`,
+        );
         return true;
       });
       assert.equal((await resolved.checkUrl(`https://${name}:8443/hook`)).address, address);
@@ -291,14 +311,28 @@ describe('egress: hostile URL corpus', () => {
   });
 
   test('a name resolving to the service itself (an opened loopback address at its port) is refused at the call', async () => {
-    const e = new Egress({ publicUrl: 'http://127.0.0.1:3000', allowPrivateCidrs: ['127.0.0.1/32'], resolve: resolver({ 'dev.example.com': ['127.0.0.1'] }).resolve });
-    assert.equal(e.checkUrlSyntax('https://dev.example.com:3000/hook'), null, 'a name is judged by what it resolves to');
-    await assert.rejects(e.checkUrl('https://dev.example.com:3000/hook'), /dev\.example\.com resolves to 127\.0\.0\.1, this service's own address \(PUBLIC_URL\); it may not call itself/);
+    const e = new Egress({
+      publicUrl: 'http://127.0.0.1:3000',
+      allowPrivateCidrs: ['127.0.0.1/32'],
+      resolve: resolver({ 'dev.example.com': ['127.0.0.1'] }).resolve,
+    });
+    assert.equal(
+      e.checkUrlSyntax('https://dev.example.com:3000/hook'),
+      null,
+      'a name is judged by what it resolves to',
+    );
+    await assert.rejects(
+      e.checkUrl('https://dev.example.com:3000/hook'),
+      /dev\.example\.com resolves to 127\.0\.0\.1, this service's own address \(PUBLIC_URL\); it may not call itself/,
+    );
     await assert.rejects(e.request({ url: 'https://dev.example.com:3000/hook' }), /this service's own address/);
     assert.equal((await e.checkUrl('https://dev.example.com:8443/hook')).address, '127.0.0.1');
     await e.close();
     // a public PUBLIC_URL host is refused by name before resolution; its address is not judged after
-    const pub = new Egress({ publicUrl: 'https://platform.example.com', resolve: resolver({ 'other.example.com': [PUBLIC_V4] }).resolve });
+    const pub = new Egress({
+      publicUrl: 'https://platform.example.com',
+      resolve: resolver({ 'other.example.com': [PUBLIC_V4] }).resolve,
+    });
     assert.equal((await pub.checkUrl('https://other.example.com:443/hook')).address, PUBLIC_V4);
     await pub.close();
   });
@@ -309,7 +343,10 @@ describe('egress: hostile URL corpus', () => {
     const first = await e.checkUrl('https://rebind.example.com/hook');
     assert.equal(first.address, PUBLIC_V4);
     // the next call resolves again and is refused; nothing ever reuses the first answer's name
-    await assert.rejects(e.checkUrl('https://rebind.example.com/hook'), /resolves to 127\.0\.0\.1 is a loopback address/);
+    await assert.rejects(
+      e.checkUrl('https://rebind.example.com/hook'),
+      /resolves to 127\.0\.0\.1 is a loopback address/,
+    );
     assert.deepEqual(rebinding.calls, ['rebind.example.com', 'rebind.example.com']);
   });
 
@@ -323,7 +360,12 @@ describe('egress: hostile URL corpus', () => {
   });
 
   test('EGRESS_ALLOW_PRIVATE_CIDRS opens only the ranges listed', async () => {
-    const local = resolver({ localhost: ['127.0.0.1'], 'internal.example.com': ['10.1.2.3'], 'dual.localhost': ['127.0.0.1', '::1'], 'metadata.example.com': ['169.254.169.254'] });
+    const local = resolver({
+      localhost: ['127.0.0.1'],
+      'internal.example.com': ['10.1.2.3'],
+      'dual.localhost': ['127.0.0.1', '::1'],
+      'metadata.example.com': ['169.254.169.254'],
+    });
     const e = new Egress({ allowPrivateCidrs: ['127.0.0.1/32', '10.1.0.0/16'], resolve: local.resolve });
     assert.equal((await e.checkUrl('https://127.0.0.1:8443/')).address, '127.0.0.1');
     assert.equal((await e.checkUrl('https://internal.example.com/')).address, '10.1.2.3');
@@ -339,7 +381,10 @@ describe('egress: hostile URL corpus', () => {
     // an opened IPv4 range is open in the IPv6 forms that carry it, and only there
     assert.equal((await e.checkUrl('https://[::ffff:127.0.0.1]/')).address, '::ffff:7f00:1');
     assert.equal((await e.checkUrl('https://[64:ff9b::a01:203]/')).address, '64:ff9b::a01:203');
-    await assert.rejects(e.checkUrl('https://[::ffff:127.0.0.2]/'), /carrying 127\.0\.0\.2, which is a loopback address/);
+    await assert.rejects(
+      e.checkUrl('https://[::ffff:127.0.0.2]/'),
+      /carrying 127\.0\.0\.2, which is a loopback address/,
+    );
   });
 
   async function addressOf(url: string) {

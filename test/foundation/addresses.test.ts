@@ -10,7 +10,10 @@ const NATIVE = 'bb17w0adeg64ky0daxwd2ugyuneellmjgnxqqnph3';
 describe('addresses', () => {
   test('null address for prefix bb', () => {
     assert.equal(nullAddress(), 'bb1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqs7gvmv');
-    assert.equal(toCanonical('0x0000000000000000000000000000000000000000'), 'bb1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqs7gvmv');
+    assert.equal(
+      toCanonical('0x0000000000000000000000000000000000000000'),
+      'bb1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqs7gvmv',
+    );
   });
 
   test('EVM form maps to the native form and back', () => {
@@ -34,7 +37,11 @@ describe('addresses', () => {
     assert.equal(tryParseAddress(NATIVE.toUpperCase())?.platformAddress, NATIVE);
     // mixed case stays refused, in either direction
     assert.equal(tryParseAddress('BB1' + NATIVE.slice(3)), null);
-    assert.equal(tryParseAddress(NATIVE.replace(/[a-z](?=[^a-z]*$)/, (c) => c.toUpperCase())), null, 'its last letter upper case');
+    assert.equal(
+      tryParseAddress(NATIVE.replace(/[a-z](?=[^a-z]*$)/, (c) => c.toUpperCase())),
+      null,
+      'its last letter upper case',
+    );
     assert.throws(() => toCanonical('BB1' + NATIVE.slice(3)));
   });
 
@@ -44,10 +51,23 @@ describe('addresses', () => {
   });
 
   test('invalid inputs are refused with a 400 naming the field', () => {
-    for (const bad of ['', '0x123', 'bb1qqqq', 'cosmos17w0adeg64ky0daxwd2ugyuneellmjgnxramjtq', NATIVE.slice(0, -1) + 'x', 42, null, NATIVE.toUpperCase().replace('BB1', 'bb1')]) {
+    for (const bad of [
+      '',
+      '0x123',
+      'bb1qqqq',
+      'cosmos17w0adeg64ky0daxwd2ugyuneellmjgnxramjtq',
+      NATIVE.slice(0, -1) + 'x',
+      42,
+      null,
+      NATIVE.toUpperCase().replace('BB1', 'bb1'),
+    ]) {
       assert.equal(tryParseAddress(bad), null, `accepted ${String(bad)}`);
     }
-    assert.throws(() => parseAddress('nope', 'body.address'), (e: unknown) => e instanceof ApiError && e.statusCode === 400 && /body\.address/.test(e.message) && /"nope"/.test(e.message));
+    assert.throws(
+      () => parseAddress('nope', 'body.address'),
+      (e: unknown) =>
+        e instanceof ApiError && e.statusCode === 400 && /body\.address/.test(e.message) && /"nope"/.test(e.message),
+    );
   });
 
   test('a bech32 string of the right prefix but wrong length is refused', () => {

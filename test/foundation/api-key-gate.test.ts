@@ -6,7 +6,9 @@ import { createApiKey, revokeApiKey } from '../../src/api-keys/storage.ts';
 describe('API-key gate', () => {
   let t: TestApp;
   before(async () => {
-    t = await startApp({ extend: (app) => app.get('/api/v0/ping', async (req) => ({ pong: true, keyId: req.apiKeyId })) });
+    t = await startApp({
+      extend: (app) => app.get('/api/v0/ping', async (req) => ({ pong: true, keyId: req.apiKeyId })),
+    });
   });
   after(() => t.close());
 
@@ -19,7 +21,10 @@ describe('API-key gate', () => {
   test('a missing key is a 401', async () => {
     const res = await t.request('GET', '/api/v0/ping', { apiKey: null });
     assert.equal(res.statusCode, 401);
-    assert.deepEqual(res.json(), { errorMessage: 'Unauthorized request. This route is only accessible with an API key.', unauthorized: true });
+    assert.deepEqual(res.json(), {
+      errorMessage: 'Unauthorized request. This route is only accessible with an API key.',
+      unauthorized: true,
+    });
   });
 
   test('an unknown key is a 401', async () => {
@@ -37,7 +42,10 @@ describe('API-key gate', () => {
   });
 
   test('with API_KEY_CACHE_MS=0 a revoked key is a 401 on the very next request', async () => {
-    const t0 = await startApp({ env: { API_KEY_CACHE_MS: '0' }, extend: (app) => app.get('/api/v0/ping', async () => ({ pong: true })) });
+    const t0 = await startApp({
+      env: { API_KEY_CACHE_MS: '0' },
+      extend: (app) => app.get('/api/v0/ping', async () => ({ pong: true })),
+    });
     try {
       const { id, key } = await createApiKey(t0.ctx.db, 'to revoke');
       assert.equal((await t0.request('GET', '/api/v0/ping', { apiKey: key })).statusCode, 200);
@@ -69,7 +77,10 @@ describe('API-key gate', () => {
 describe('rate limit', () => {
   let t: TestApp;
   before(async () => {
-    t = await startApp({ env: { RATE_LIMIT_PER_MINUTE: '3' }, extend: (app) => app.get('/api/v0/ping', async () => ({ pong: true })) });
+    t = await startApp({
+      env: { RATE_LIMIT_PER_MINUTE: '3' },
+      extend: (app) => app.get('/api/v0/ping', async () => ({ pong: true })),
+    });
   });
   after(() => t.close());
 

@@ -7,11 +7,19 @@ import { ROOT } from '../helpers/cli.ts';
 
 // The package bin as the README tells users to reach it: `npx platform …` from the checkout
 // (npm runs the package's own bin through its shebang, not as `node bin/platform.js`).
-function runLinkedBin(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runLinkedBin(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn('npx', ['platform', ...args], {
       cwd: ROOT,
-      env: { ...process.env, PATH: `${join(ROOT, 'node_modules', '.bin')}:${process.env.PATH}`, LOG_LEVEL: 'warn', ...env },
+      env: {
+        ...process.env,
+        PATH: `${join(ROOT, 'node_modules', '.bin')}:${process.env.PATH}`,
+        LOG_LEVEL: 'warn',
+        ...env,
+      },
     });
     let stdout = '';
     let stderr = '';

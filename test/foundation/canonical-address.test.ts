@@ -3,7 +3,12 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { toCanonical as canonicalAddress, toChecksumAddress, toPlatformAddress, tryParseAddress } from '../../src/shared/addresses.ts';
+import {
+  toCanonical as canonicalAddress,
+  toChecksumAddress,
+  toPlatformAddress,
+  tryParseAddress,
+} from '../../src/shared/addresses.ts';
 import { ApiError } from '../../src/shared/errors.ts';
 
 function both(input: unknown): { fast: string | number; shared: string | null } {
@@ -19,7 +24,17 @@ function both(input: unknown): { fast: string | number; shared: string | null } 
 
 describe('toCanonical (fast path) agrees with tryParseAddress', () => {
   test('agrees with the shared parser on valid, malformed and edge-case inputs', () => {
-    const inputs: unknown[] = [undefined, null, 5, '', 'bb1', 'hello', '0x', '0x' + '0'.repeat(40), toPlatformAddress(new Uint8Array(20))];
+    const inputs: unknown[] = [
+      undefined,
+      null,
+      5,
+      '',
+      'bb1',
+      'hello',
+      '0x',
+      '0x' + '0'.repeat(40),
+      toPlatformAddress(new Uint8Array(20)),
+    ];
     for (let i = 0; i < 300; i++) {
       const bytes = randomBytes(20);
       const native = toPlatformAddress(bytes);
@@ -34,7 +49,10 @@ describe('toCanonical (fast path) agrees with tryParseAddress', () => {
         evm.toLowerCase(),
         '0x' + body.toUpperCase(),
         '0X' + body,
-        '0x' + [...body].map((c, k) => (k === i % 40 ? (c === c.toUpperCase() ? c.toLowerCase() : c.toUpperCase()) : c)).join(''), // one case flipped
+        '0x' +
+          [...body]
+            .map((c, k) => (k === i % 40 ? (c === c.toUpperCase() ? c.toLowerCase() : c.toUpperCase()) : c))
+            .join(''), // one case flipped
         evm + '0',
         'cosmos' + native.slice(2),
       );
@@ -49,7 +67,11 @@ describe('toCanonical (fast path) agrees with tryParseAddress', () => {
   test('the 400 names the field and the value', () => {
     assert.throws(
       () => canonicalAddress('nope', 'actions[7].payload.address'),
-      (e: unknown) => e instanceof ApiError && e.statusCode === 400 && /actions\[7\]\.payload\.address/.test(e.message) && /"nope"/.test(e.message),
+      (e: unknown) =>
+        e instanceof ApiError &&
+        e.statusCode === 400 &&
+        /actions\[7\]\.payload\.address/.test(e.message) &&
+        /"nope"/.test(e.message),
     );
   });
 });

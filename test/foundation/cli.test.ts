@@ -82,7 +82,10 @@ describe('serve', () => {
     const { spawn } = await import('node:child_process');
     const { BIN } = await import('../helpers/cli.ts');
     const port = String(20000 + Math.floor(Math.random() * 20000));
-    const child = spawn(process.execPath, [BIN, 'serve'], { env: { ...process.env, ...db.env, PORT: port, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, 'serve'], {
+      env: { ...process.env, ...db.env, PORT: port, LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     const deadline = Date.now() + 60_000; // generous: a loaded machine starts slowly

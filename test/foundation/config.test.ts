@@ -30,7 +30,10 @@ describe('configuration', () => {
   });
 
   const bad = (env: Record<string, string>, variable: string, re: RegExp) =>
-    assert.throws(() => loadConfig({ DATA_DIR: dir(), ...env }), (e: unknown) => e instanceof ConfigError && e.variable === variable && re.test(e.message));
+    assert.throws(
+      () => loadConfig({ DATA_DIR: dir(), ...env }),
+      (e: unknown) => e instanceof ConfigError && e.variable === variable && re.test(e.message),
+    );
 
   test('each bad value names its variable', () => {
     bad({ PORT: '70000' }, 'PORT', /PORT must be an integer from 0 to 65535/);

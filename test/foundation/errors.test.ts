@@ -5,7 +5,14 @@ import { startApp, type TestApp } from '../helpers/app.ts';
 import { badRequest } from '../../src/shared/errors.ts';
 
 // A probe route with a strict body schema exercises the shared validation and error machinery.
-const Probe = Type.Object({ label: Type.String(), count: Type.Integer({ minimum: 0 }), nested: Type.Optional(Type.Object({ flag: Type.Boolean() }, { additionalProperties: false })) }, { additionalProperties: false });
+const Probe = Type.Object(
+  {
+    label: Type.String(),
+    count: Type.Integer({ minimum: 0 }),
+    nested: Type.Optional(Type.Object({ flag: Type.Boolean() }, { additionalProperties: false })),
+  },
+  { additionalProperties: false },
+);
 
 describe('error model', () => {
   let t: TestApp;
@@ -26,7 +33,12 @@ describe('error model', () => {
   after(() => t.close());
 
   const post = (payload: string, contentType = 'application/json') =>
-    t.app.inject({ method: 'POST', url: '/api/v0/probe', headers: { 'x-api-key': t.apiKey, 'content-type': contentType }, payload });
+    t.app.inject({
+      method: 'POST',
+      url: '/api/v0/probe',
+      headers: { 'x-api-key': t.apiKey, 'content-type': contentType },
+      payload,
+    });
 
   test('valid body passes', async () => {
     const res = await post(JSON.stringify({ label: 'a', count: 1 }));
@@ -77,7 +89,10 @@ describe('error model', () => {
   test('wrong content type is a 415', async () => {
     const res = await post('label=a', 'text/plain');
     assert.equal(res.statusCode, 415);
-    assert.match(res.json().errorMessage, /Unsupported content type "text\/plain": send the body as JSON with content-type: application\/json/);
+    assert.match(
+      res.json().errorMessage,
+      /Unsupported content type "text\/plain": send the body as JSON with content-type: application\/json/,
+    );
   });
 
   test('ApiError thrown in a handler keeps its status and message', async () => {
@@ -136,14 +151,17 @@ describe('draining on shutdown', () => {
       await new Promise((r) => setTimeout(r, 100));
       release();
       await closing;
-      for (let i = 0; i < 100 && !/\r\n\r\n\{[^}]*\}\s*$/.test(raw.split('HTTP/1.1 503')[1] ?? ''); i++) await new Promise((r) => setTimeout(r, 10));
+      for (let i = 0; i < 100 && !/\r\n\r\n\{[^}]*\}\s*$/.test(raw.split('HTTP/1.1 503')[1] ?? ''); i++)
+        await new Promise((r) => setTimeout(r, 10));
       socket.destroy();
       const [first, second] = raw.split(/(?=HTTP\/1\.1 )/);
       assert.match(first!, /^HTTP\/1\.1 200 /, 'the request in flight is finished');
       assert.match(second!, /^HTTP\/1\.1 503 /);
       assert.match(second!, /\r\nretry-after: 1\r\n/i);
       assert.match(second!, /\r\nconnection: close\r\n/i);
-      assert.deepEqual(JSON.parse(second!.slice(second!.indexOf('\r\n\r\n') + 4)), { errorMessage: 'The service is shutting down; retry shortly' });
+      assert.deepEqual(JSON.parse(second!.slice(second!.indexOf('\r\n\r\n') + 4)), {
+        errorMessage: 'The service is shutting down; retry shortly',
+      });
     } finally {
       release();
       await t.ctx.close();

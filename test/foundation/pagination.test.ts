@@ -11,25 +11,39 @@ describe('bookmark pagination', () => {
   before(async () => {
     t = await startApp({
       extend(app) {
-        app.get('/api/v0/probe/keys', { schema: { querystring: Type.Object({ bookmark: Type.Optional(Type.String()), label: Type.Optional(Type.String()) }) } }, async (req) => {
-          const q = req.query as { bookmark?: string; label?: string };
-          let query = app.ctx.db.selectFrom('api_keys').select(['id', 'label', 'created_at']);
-          if (q.label) query = query.where('label', '=', q.label);
-          return paginate({
-            query,
-            keys: [
-              { column: 'created_at', direction: 'desc' },
-              { column: 'id', direction: 'asc' },
-            ],
-            bookmark: q.bookmark,
-            keyring: app.ctx.keyring,
-            scope: `probe:${q.label ?? ''}`,
-          });
-        });
+        app.get(
+          '/api/v0/probe/keys',
+          {
+            schema: {
+              querystring: Type.Object({ bookmark: Type.Optional(Type.String()), label: Type.Optional(Type.String()) }),
+            },
+          },
+          async (req) => {
+            const q = req.query as { bookmark?: string; label?: string };
+            let query = app.ctx.db.selectFrom('api_keys').select(['id', 'label', 'created_at']);
+            if (q.label) query = query.where('label', '=', q.label);
+            return paginate({
+              query,
+              keys: [
+                { column: 'created_at', direction: 'desc' },
+                { column: 'id', direction: 'asc' },
+              ],
+              bookmark: q.bookmark,
+              keyring: app.ctx.keyring,
+              scope: `probe:${q.label ?? ''}`,
+            });
+          },
+        );
       },
     });
     // 60 keys, many sharing a timestamp, so the tie-breaker matters
-    const rows = Array.from({ length: N }, (_, i) => ({ id: `p_${String(i).padStart(3, '0')}`, label: i % 2 ? 'odd' : 'even', key_hash: `h${i}`, created_at: 1000 + Math.floor(i / 7), revoked_at: null }));
+    const rows = Array.from({ length: N }, (_, i) => ({
+      id: `p_${String(i).padStart(3, '0')}`,
+      label: i % 2 ? 'odd' : 'even',
+      key_hash: `h${i}`,
+      created_at: 1000 + Math.floor(i / 7),
+      revoked_at: null,
+    }));
     await t.ctx.db.insertInto('api_keys').values(rows).execute();
   });
   after(() => t.close());
@@ -39,7 +53,10 @@ describe('bookmark pagination', () => {
     const pages: number[] = [];
     let bookmark = '';
     for (let i = 0; i < 10; i++) {
-      const res = await t.request('GET', `/api/v0/probe/keys?bookmark=${encodeURIComponent(bookmark)}${label ? `&label=${label}` : ''}`);
+      const res = await t.request(
+        'GET',
+        `/api/v0/probe/keys?bookmark=${encodeURIComponent(bookmark)}${label ? `&label=${label}` : ''}`,
+      );
       assert.equal(res.statusCode, 200, res.body);
       const page = res.json();
       pages.push(page.docs.length);

@@ -28,16 +28,30 @@ describe('SQLite fast path', { skip }, () => {
       });
       await new Promise((r) => setTimeout(r, 20)); // the transaction is open now
       assert.equal(storage.sqlite!.run(raw("insert into t values ('fast')")), null);
-      assert.equal(storage.sqlite!.transaction(() => 1), null);
+      assert.equal(
+        storage.sqlite!.transaction(() => 1),
+        null,
+      );
       release();
       await assert.rejects(open, /roll back/);
       assert.ok(storage.sqlite!.run(raw("insert into t values ('fast')")));
-      assert.deepEqual(storage.sqlite!.transaction((run) => run<{ v: string }>(raw('select v from t')).rows), { value: [{ v: 'fast' }] });
-      assert.throws(() => storage.sqlite!.transaction((run) => {
-        run(raw("insert into t values ('undone')"));
-        throw new Error('fails');
-      }), /fails/);
-      assert.deepEqual(storage.sqlite!.run<{ n: number }>(raw('select count(*) as n from t'))!.rows, [{ n: 1 }], 'a failed fast transaction is rolled back');
+      assert.deepEqual(
+        storage.sqlite!.transaction((run) => run<{ v: string }>(raw('select v from t')).rows),
+        { value: [{ v: 'fast' }] },
+      );
+      assert.throws(
+        () =>
+          storage.sqlite!.transaction((run) => {
+            run(raw("insert into t values ('undone')"));
+            throw new Error('fails');
+          }),
+        /fails/,
+      );
+      assert.deepEqual(
+        storage.sqlite!.run<{ n: number }>(raw('select count(*) as n from t'))!.rows,
+        [{ n: 1 }],
+        'a failed fast transaction is rolled back',
+      );
     } finally {
       await storage.close();
       rmSync(dir, { recursive: true, force: true });
@@ -57,7 +71,13 @@ describe('SQLite fast path', { skip }, () => {
       });
       await new Promise((r) => setTimeout(r, 20));
       const exchange = t.request('POST', '/api/v0/signin/token', {
-        body: { grant_type: 'authorization_code', code, client_id: client.clientId, client_secret: client.clientSecret, redirect_uri: client.redirectUri },
+        body: {
+          grant_type: 'authorization_code',
+          code,
+          client_id: client.clientId,
+          client_secret: client.clientSecret,
+          redirect_uri: client.redirectUri,
+        },
       });
       await new Promise((r) => setTimeout(r, 20));
       release();
@@ -82,10 +102,12 @@ describe('WAL checkpoints on a worker thread', { skip }, () => {
       assert.ok(checkpointer && sqlite);
       sqlite.run(raw('create table t (v text)'));
       const write = (n: number) => {
-        for (let i = 0; i < n; i++) sqlite.transaction((run) => run(raw('insert into t values (?)', ['x'.repeat(2000)])));
+        for (let i = 0; i < n; i++)
+          sqlite.transaction((run) => run(raw('insert into t values (?)', ['x'.repeat(2000)])));
       };
       write(300);
-      for (let i = 0; i < 100 && !(checkpointer.last && checkpointer.last.checkpointed > 0); i++) await new Promise((r) => setTimeout(r, 20));
+      for (let i = 0; i < 100 && !(checkpointer.last && checkpointer.last.checkpointed > 0); i++)
+        await new Promise((r) => setTimeout(r, 20));
       assert.ok(checkpointer.last && checkpointer.last.checkpointed > 0, 'the thread checkpointed the WAL');
 
       await checkpointer.worker.terminate(); // killed, not stopped

@@ -1,13 +1,27 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MAX_UINT64, addToRanges, parseUintRanges, rangesContain, rangesSize, rangesToJson, sortAndMerge, subtractRanges, type UintRange } from '../../src/shared/uint-ranges.ts';
+import {
+  MAX_UINT64,
+  addToRanges,
+  parseUintRanges,
+  rangesContain,
+  rangesSize,
+  rangesToJson,
+  sortAndMerge,
+  subtractRanges,
+  type UintRange,
+} from '../../src/shared/uint-ranges.ts';
 import { ApiError } from '../../src/shared/errors.ts';
 
 const r = (start: bigint | number, end: bigint | number): UintRange => ({ start: BigInt(start), end: BigInt(end) });
 
 describe('UintRanges', () => {
   test('sort and merge joins overlapping and adjacent ranges', () => {
-    assert.deepEqual(sortAndMerge([r(10, 12), r(1, 3), r(4, 5), r(11, 20), r(30, 30)]), [r(1, 5), r(10, 20), r(30, 30)]);
+    assert.deepEqual(sortAndMerge([r(10, 12), r(1, 3), r(4, 5), r(11, 20), r(30, 30)]), [
+      r(1, 5),
+      r(10, 20),
+      r(30, 30),
+    ]);
     assert.deepEqual(sortAndMerge([]), []);
   });
 
@@ -33,11 +47,17 @@ describe('UintRanges', () => {
     const merged = addToRanges([r(big, big)], big + 1n);
     assert.deepEqual(rangesToJson(merged), [{ start: (2n ** 60n + 1n).toString(), end: (2n ** 60n + 2n).toString() }]);
     assert.equal(rangesSize([r(0, MAX_UINT64)]), MAX_UINT64 + 1n);
-    assert.deepEqual(parseUintRanges([{ start: '18446744073709551615', end: '18446744073709551615' }]), [r(MAX_UINT64, MAX_UINT64)]);
+    assert.deepEqual(parseUintRanges([{ start: '18446744073709551615', end: '18446744073709551615' }]), [
+      r(MAX_UINT64, MAX_UINT64),
+    ]);
   });
 
   test('validation refuses bad ranges with a 400 naming the field', () => {
-    const bad = (v: unknown, re: RegExp) => assert.throws(() => parseUintRanges(v, 'times'), (e: unknown) => e instanceof ApiError && e.statusCode === 400 && re.test(e.message));
+    const bad = (v: unknown, re: RegExp) =>
+      assert.throws(
+        () => parseUintRanges(v, 'times'),
+        (e: unknown) => e instanceof ApiError && e.statusCode === 400 && re.test(e.message),
+      );
     bad([{ start: '5', end: '4' }], /times\[0\]\.start must not exceed/);
     bad([{ start: '18446744073709551616', end: '18446744073709551616' }], /exceeds/);
     bad([{ start: '-1', end: '4' }], /times\[0\]\.start/);

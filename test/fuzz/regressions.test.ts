@@ -22,7 +22,11 @@ describe('fuzzer regressions', () => {
       ['GET', '/api/v0/claim/a%00b'],
       ['GET', '/api/v0/developerApp/a%00b'],
       ['POST', `/api/v0/claims/simulate/a%00b/${randomAddress()}`, { _expectedVersion: -1 }],
-      ['POST', '/api/v0/storeActions/single', { dynamicDataId: 'a\u0000b', actionName: 'add', payload: { address: randomAddress() } }],
+      [
+        'POST',
+        '/api/v0/storeActions/single',
+        { dynamicDataId: 'a\u0000b', actionName: 'add', payload: { address: randomAddress() } },
+      ],
       ['POST', '/api/v1/claims/fetch', { claimsToFetch: [{ claimId: 'a\u0000b' }] }],
     ];
     for (const [method, url, body] of cases) {

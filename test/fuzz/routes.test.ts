@@ -97,7 +97,15 @@ const BAD_ADDRESSES = [
   '0x' + 'ab'.repeat(20) + '\u0000',
 ];
 
-const BAD_BOOKMARKS = ['x', '....', 'eyJ9', 'eyJvZmZzZXQiOi0xfQ', 'eyJvZmZzZXQiOjF9.AAAA', '=' .repeat(64), 'a'.repeat(4096)];
+const BAD_BOOKMARKS = [
+  'x',
+  '....',
+  'eyJ9',
+  'eyJvZmZzZXQiOi0xfQ',
+  'eyJvZmZzZXQiOjF9.AAAA',
+  '='.repeat(64),
+  'a'.repeat(4096),
+];
 
 /** A big value built when serialized, and printed by its label in fast-check's failure reports. */
 class Lazy {
@@ -115,30 +123,43 @@ class Lazy {
   }
 }
 
-const hugeString = fc.constantFrom(10_000, 100_000, 600_000).map((n) => new Lazy(`'x'.repeat(${n})`, () => 'x'.repeat(n)));
-const oddString = fc.oneof(fc.constantFrom(...ODD_STRINGS), fc.string({ unit: 'binary', maxLength: 64 }), fc.string({ unit: 'grapheme-composite', maxLength: 32 }));
+const hugeString = fc
+  .constantFrom(10_000, 100_000, 600_000)
+  .map((n) => new Lazy(`'x'.repeat(${n})`, () => 'x'.repeat(n)));
+const oddString = fc.oneof(
+  fc.constantFrom(...ODD_STRINGS),
+  fc.string({ unit: 'binary', maxLength: 64 }),
+  fc.string({ unit: 'grapheme-composite', maxLength: 32 }),
+);
 
 /** Nesting depths kept below the depth known.ts lists as another branch's fix (JSON depth cap). */
 // Written out as JSON text (spliced in by `serialize`): JSON.stringify itself overflows the stack
 // long before the server should.
 const rawJson = new Map<string, string>();
-const deepNesting = fc.tuple(fc.constantFrom(50, 500, 2000, ...(HARDENED ? [6000] : [])), fc.boolean()).map(([depth, arrays]) => {
-  const token = `__raw_json_${depth}_${arrays ? 'a' : 'o'}__`;
-  rawJson.set(token, arrays ? '['.repeat(depth) + '1' + ']'.repeat(depth) : '{"a":'.repeat(depth) + '1' + '}'.repeat(depth));
-  return new Lazy(`${arrays ? 'arrays' : 'objects'} nested ${depth} deep`, () => token);
-});
+const deepNesting = fc
+  .tuple(fc.constantFrom(50, 500, 2000, ...(HARDENED ? [6000] : [])), fc.boolean())
+  .map(([depth, arrays]) => {
+    const token = `__raw_json_${depth}_${arrays ? 'a' : 'o'}__`;
+    rawJson.set(
+      token,
+      arrays ? '['.repeat(depth) + '1' + ']'.repeat(depth) : '{"a":'.repeat(depth) + '1' + '}'.repeat(depth),
+    );
+    return new Lazy(`${arrays ? 'arrays' : 'objects'} nested ${depth} deep`, () => token);
+  });
 
 function serialize(body: unknown): string {
   return JSON.stringify(body).replace(/"(__raw_json_\d+_[ao]__)"/g, (_, token: string) => rawJson.get(token)!);
 }
 
 /** An object with an own `__proto__` key (as JSON.parse makes it), and constructor/prototype keys. */
-const protoObject = fc.constantFrom(
-  '{"__proto__":{"polluted":1}}',
-  '{"constructor":{"prototype":{"polluted":1}}}',
-  '{"__proto__":{"polluted":1},"claims":[]}',
-  '{"a":{"__proto__":{"polluted":1}}}',
-).map((s) => JSON.parse(s) as unknown);
+const protoObject = fc
+  .constantFrom(
+    '{"__proto__":{"polluted":1}}',
+    '{"constructor":{"prototype":{"polluted":1}}}',
+    '{"__proto__":{"polluted":1},"claims":[]}',
+    '{"a":{"__proto__":{"polluted":1}}}',
+  )
+  .map((s) => JSON.parse(s) as unknown);
 
 const wrongType = fc.oneof(
   fc.constant(null),
@@ -173,7 +194,12 @@ function deref(spec: { components?: { schemas?: Record<string, Schema> } }, s: S
   return out ?? {};
 }
 
-function fromSchema(spec: object, raw: Schema | undefined, known: fc.Arbitrary<string>, depth = 0): fc.Arbitrary<unknown> {
+function fromSchema(
+  spec: object,
+  raw: Schema | undefined,
+  known: fc.Arbitrary<string>,
+  depth = 0,
+): fc.Arbitrary<unknown> {
   const s = deref(spec, raw ?? {});
   const valid = validFromSchema(spec, s, known, depth);
   return fc.oneof({ arbitrary: valid, weight: depth === 0 ? 6 : 8 }, { arbitrary: hostile(known), weight: 1 });
@@ -189,7 +215,11 @@ function validFromSchema(spec: object, s: Schema, known: fc.Arbitrary<string>, d
   const type = Array.isArray(s.type) ? s.type[0] : s.type;
   switch (type) {
     case 'string':
-      return fc.oneof({ arbitrary: known, weight: 3 }, { arbitrary: fc.string({ maxLength: Math.min(s.maxLength ?? 40, 40) }), weight: 2 }, { arbitrary: oddString, weight: 1 });
+      return fc.oneof(
+        { arbitrary: known, weight: 3 },
+        { arbitrary: fc.string({ maxLength: Math.min(s.maxLength ?? 40, 40) }), weight: 2 },
+        { arbitrary: oddString, weight: 1 },
+      );
     case 'integer':
       return fc.integer({ min: Math.max(s.minimum ?? -10, -1e6), max: Math.min(s.maximum ?? 1e6, 1e9) });
     case 'number':
@@ -207,12 +237,14 @@ function validFromSchema(spec: object, s: Schema, known: fc.Arbitrary<string>, d
         requiredKeys: (s.required ?? []).filter((k) => keys.includes(k)),
       });
       // sometimes a required field goes missing, sometimes an unknown one appears
-      return fc.tuple(record, fc.nat({ max: 9 }), fc.string({ maxLength: 12 }), hostile(known)).map(([obj, roll, extraKey, extra]) => {
-        const o = { ...(obj as Record<string, unknown>) };
-        if (roll === 0 && keys.length) delete o[keys[0]!];
-        if (roll === 1) o[extraKey || 'extra'] = extra;
-        return o;
-      });
+      return fc
+        .tuple(record, fc.nat({ max: 9 }), fc.string({ maxLength: 12 }), hostile(known))
+        .map(([obj, roll, extraKey, extra]) => {
+          const o = { ...(obj as Record<string, unknown>) };
+          if (roll === 0 && keys.length) delete o[keys[0]!];
+          if (roll === 1) o[extraKey || 'extra'] = extra;
+          return o;
+        });
     }
     default:
       return hostile(known);
@@ -223,31 +255,49 @@ function validFromSchema(spec: object, s: Schema, known: fc.Arbitrary<string>, d
 
 const AUTHS = ['none', 'key', 'session', 'bad-key', 'bad-session'] as const;
 
-function requestArbitrary(spec: object, op: Operation, known: fc.Arbitrary<string>): fc.Arbitrary<FuzzRequest & { auth: (typeof AUTHS)[number] }> {
+function requestArbitrary(
+  spec: object,
+  op: Operation,
+  known: fc.Arbitrary<string>,
+): fc.Arbitrary<FuzzRequest & { auth: (typeof AUTHS)[number] }> {
   const paramArb = (p: Operation['params'][number]) =>
-    p.required ? fromSchema(spec, p.schema, known, 1) : fc.option(fromSchema(spec, p.schema, known, 1), { nil: undefined });
+    p.required
+      ? fromSchema(spec, p.schema, known, 1)
+      : fc.option(fromSchema(spec, p.schema, known, 1), { nil: undefined });
   const pathParams = op.params.filter((p) => p.in === 'path');
   const queryParams = op.params.filter((p) => p.in === 'query');
   const bodyArb: fc.Arbitrary<unknown> = op.body
-    ? fc.oneof({ arbitrary: fromSchema(spec, op.body, known), weight: 5 }, { arbitrary: fc.constantFrom<unknown>(undefined, ...(HARDENED ? [EMPTY_BODY] : [])), weight: 1 })
+    ? fc.oneof(
+        { arbitrary: fromSchema(spec, op.body, known), weight: 5 },
+        { arbitrary: fc.constantFrom<unknown>(undefined, ...(HARDENED ? [EMPTY_BODY] : [])), weight: 1 },
+      )
     : fc.option(hostile(known), { nil: undefined, freq: 4 });
   return fc.record({
-    path: fc.tuple(...pathParams.map((p) => fromSchema(spec, { ...p.schema, required: undefined }, known, 1))).map((values) => {
-      let url = op.path;
-      pathParams.forEach((p, i) => {
-        const v = values[i];
-        const text = typeof v === 'string' ? v : JSON.stringify(v) ?? '';
-        // Kept to the router's parameter length: longer ones are a known.ts case (414 body).
-        url = url.replace(`{${p.name}}`, encodeURIComponent(text.slice(0, HARDENED ? 1000 : 100).toWellFormed()) || 'x');
-      });
-      return url;
-    }),
+    path: fc
+      .tuple(...pathParams.map((p) => fromSchema(spec, { ...p.schema, required: undefined }, known, 1)))
+      .map((values) => {
+        let url = op.path;
+        pathParams.forEach((p, i) => {
+          const v = values[i];
+          const text = typeof v === 'string' ? v : (JSON.stringify(v) ?? '');
+          // Kept to the router's parameter length: longer ones are a known.ts case (414 body).
+          url = url.replace(
+            `{${p.name}}`,
+            encodeURIComponent(text.slice(0, HARDENED ? 1000 : 100).toWellFormed()) || 'x',
+          );
+        });
+        return url;
+      }),
     query: fc.tuple(...queryParams.map(paramArb)).map((values) => {
       const q = new URLSearchParams();
       queryParams.forEach((p, i) => {
         const v = values[i];
         if (v === undefined) return;
-        for (const item of Array.isArray(v) ? v : [v]) q.append(p.name, (typeof item === 'string' ? item : JSON.stringify(item) ?? '').slice(0, 2000).toWellFormed());
+        for (const item of Array.isArray(v) ? v : [v])
+          q.append(
+            p.name,
+            (typeof item === 'string' ? item : (JSON.stringify(item) ?? '')).slice(0, 2000).toWellFormed(),
+          );
       });
       return q.toString();
     }),
@@ -266,7 +316,15 @@ describe(`route fuzzer (seed ${SEED}, ${RUNS} requests per route)`, () => {
   let t: TestApp;
   let session: SignedIn;
   let ops: Operation[] = [];
-  let spec: { paths: Record<string, Record<string, { parameters?: Operation['params']; requestBody?: { content?: Record<string, { schema?: Schema }> } }>> };
+  let spec: {
+    paths: Record<
+      string,
+      Record<
+        string,
+        { parameters?: Operation['params']; requestBody?: { content?: Record<string, { schema?: Schema }> } }
+      >
+    >;
+  };
   let known: fc.Arbitrary<string>;
   const tolerated = new Map<string, number>();
   const statuses = new Map<number, number>();
@@ -279,26 +337,66 @@ describe(`route fuzzer (seed ${SEED}, ${RUNS} requests per route)`, () => {
     spec = res.json();
     for (const [path, methods] of Object.entries(spec.paths)) {
       for (const [method, op] of Object.entries(methods)) {
-        ops.push({ method: method.toUpperCase(), path, params: op.parameters ?? [], body: op.requestBody?.content?.['application/json']?.schema });
+        ops.push({
+          method: method.toUpperCase(),
+          path,
+          params: op.parameters ?? [],
+          body: op.requestBody?.content?.['application/json']?.schema,
+        });
       }
     }
     // Real ids make the fuzzer reach past the lookups into the routes' logic.
-    const claimId = await claimWithPlugins(t, session.accessToken, [numUses(1000), { pluginId: 'password', instanceId: 'pw', privateParams: { password: 'fuzz' } }]);
-    const store = await t.request('POST', '/api/v0/dynamicStores', { token: session.accessToken, body: { handlerId: 'addresses', label: 'fuzz' } });
+    const claimId = await claimWithPlugins(t, session.accessToken, [
+      numUses(1000),
+      { pluginId: 'password', instanceId: 'pw', privateParams: { password: 'fuzz' } },
+    ]);
+    const store = await t.request('POST', '/api/v0/dynamicStores', {
+      token: session.accessToken,
+      body: { handlerId: 'addresses', label: 'fuzz' },
+    });
     const storeDoc = store.json().doc as { dynamicDataId: string; dataSecret: string };
     const client = await testClient(t);
-    const attemptRes = await t.request('POST', `/api/v0/claims/complete/${claimId}/${randomAddress()}`, { body: { _expectedVersion: -1, pw: { password: 'fuzz' } } });
+    const attemptRes = await t.request('POST', `/api/v0/claims/complete/${claimId}/${randomAddress()}`, {
+      body: { _expectedVersion: -1, pw: { password: 'fuzz' } },
+    });
     const claimAttemptId = attemptRes.json().claimAttemptId as string;
     known = fc.constantFrom(
-      claimId, storeDoc.dynamicDataId, storeDoc.dataSecret, client.clientId, client.redirectUri, claimAttemptId,
-      session.address, session.platformAddress, session.address.toLowerCase(), randomAddress(),
-      'pw', 'numUses', 'password', 'whitelist', 'codes', 'addresses', 'add', 'remove', 'authorization_code', 'refresh_token', 'S256', 'code',
-      'completeClaims manageClaims', '-1', '0', '1',
+      claimId,
+      storeDoc.dynamicDataId,
+      storeDoc.dataSecret,
+      client.clientId,
+      client.redirectUri,
+      claimAttemptId,
+      session.address,
+      session.platformAddress,
+      session.address.toLowerCase(),
+      randomAddress(),
+      'pw',
+      'numUses',
+      'password',
+      'whitelist',
+      'codes',
+      'addresses',
+      'add',
+      'remove',
+      'authorization_code',
+      'refresh_token',
+      'S256',
+      'code',
+      'completeClaims manageClaims',
+      '-1',
+      '0',
+      '1',
     );
   });
   after(async () => {
     const summary = [...tolerated].map(([k, n]) => `${k}: ${n}`).join('; ');
-    console.log(`fuzzer: answers by status: ${[...statuses].sort(([a], [b]) => a - b).map(([s, n]) => `${s}×${n}`).join(' ')}`);
+    console.log(
+      `fuzzer: answers by status: ${[...statuses]
+        .sort(([a], [b]) => a - b)
+        .map(([s, n]) => `${s}×${n}`)
+        .join(' ')}`,
+    );
     if (summary) console.log(`fuzzer: tolerated known cases (FUZZ_STRICT=1 asserts them): ${summary}`);
     await t.close();
   });
@@ -319,7 +417,11 @@ describe(`route fuzzer (seed ${SEED}, ${RUNS} requests per route)`, () => {
           const res = await t.app.inject({
             method: req.method as 'GET',
             url,
-            headers: { ...headers, ...(apiKey !== null ? { 'x-api-key': apiKey } : {}), ...(req.body !== undefined ? { 'content-type': 'application/json' } : {}) },
+            headers: {
+              ...headers,
+              ...(apiKey !== null ? { 'x-api-key': apiKey } : {}),
+              ...(req.body !== undefined ? { 'content-type': 'application/json' } : {}),
+            },
             ...(req.body !== undefined ? { payload: req.body === EMPTY_BODY ? '' : serialize(req.body) } : {}),
           });
           const ms = performance.now() - started;

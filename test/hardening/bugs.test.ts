@@ -23,10 +23,20 @@ describe('claims and addresses', () => {
     const pw = { pluginId: 'password', instanceId: 'pw', publicParams: {}, privateParams: { password: 'secret' } };
     const halt = { pluginId: 'halt', instanceId: 'h', publicParams: {}, privateParams: {} };
     // halt after the failing plugin in claim order, and a failing mandatory numUses before it
-    for (const plugins of [[numUses(5), pw, halt], [numUses(0), halt], [numUses(5), halt, pw]]) {
+    for (const plugins of [
+      [numUses(5), pw, halt],
+      [numUses(0), halt],
+      [numUses(5), halt, pw],
+    ]) {
       const claimId = await claimWithPlugins(t, m.accessToken, plugins);
       for (const kind of ['simulate', 'complete'] as const) {
-        const res = await attempt(t, kind, claimId, randomAddress(), plugins.includes(pw) ? { pw: { password: 'wrong' } } : {});
+        const res = await attempt(
+          t,
+          kind,
+          claimId,
+          randomAddress(),
+          plugins.includes(pw) ? { pw: { password: 'wrong' } } : {},
+        );
         assert.equal(res.statusCode, 400, res.body);
         assert.equal(res.json().errorMessage, 'Claim halted', `${kind} ${plugins.map((p) => p.pluginId)}`);
       }
@@ -41,16 +51,26 @@ describe('claims and addresses', () => {
     const res = await attempt(t, 'simulate', claimId, bad);
     assert.equal(res.statusCode, 400);
     assert.match(res.json().errorMessage, /EIP-55 checksum/);
-    assert.match(res.json().errorMessage, /0x52908400098527886E0F7030069857D2E4169EE7/, 'names the correctly checksummed form');
+    assert.match(
+      res.json().errorMessage,
+      /0x52908400098527886E0F7030069857D2E4169EE7/,
+      'names the correctly checksummed form',
+    );
     assert.doesNotMatch(res.json().errorMessage, /neither/);
   });
 
   test('plugin user inputs with unknown keys are refused with a 400 naming the key', async () => {
-    const claimId = await claimWithPlugins(t, m.accessToken, [numUses(5), { pluginId: 'password', instanceId: 'pw', publicParams: {}, privateParams: { password: 'a' } }]);
+    const claimId = await claimWithPlugins(t, m.accessToken, [
+      numUses(5),
+      { pluginId: 'password', instanceId: 'pw', publicParams: {}, privateParams: { password: 'a' } },
+    ]);
     const extra = await attempt(t, 'simulate', claimId, randomAddress(), { pw: { password: 'a', extra: 1 } });
     assert.equal(extra.statusCode, 400);
     assert.equal(extra.json().errorMessage, 'body.pw has unknown field "extra"');
-    const codes = await claimWithPlugins(t, m.accessToken, [numUses(5), { pluginId: 'codes', instanceId: 'c', publicParams: { numCodes: 1 }, privateParams: { codes: ['x'] } }]);
+    const codes = await claimWithPlugins(t, m.accessToken, [
+      numUses(5),
+      { pluginId: 'codes', instanceId: 'c', publicParams: { numCodes: 1 }, privateParams: { codes: ['x'] } },
+    ]);
     const extraCode = await attempt(t, 'simulate', codes, randomAddress(), { c: { code: 'x', password: 'y' } });
     assert.equal(extraCode.statusCode, 400);
     assert.equal(extraCode.json().errorMessage, 'body.c has unknown field "password"');
@@ -67,10 +87,19 @@ describe('claims and addresses', () => {
     const s = await createStore(t, owner);
     const read = await t.request('GET', `/api/v0/dynamicStore/${s.dynamicDataId}`, { token: other.token });
     assert.equal(read.statusCode, 403);
-    assert.equal(read.json().errorMessage, 'Only the creator or manager of this store, or a caller presenting its dataSecret, can read this store');
-    const edit = await t.request('POST', '/api/v0/storeActions/single', { token: other.token, body: { dynamicDataId: s.dynamicDataId, actionName: 'add', payload: { address: randomAddress() } } });
+    assert.equal(
+      read.json().errorMessage,
+      'Only the creator or manager of this store, or a caller presenting its dataSecret, can read this store',
+    );
+    const edit = await t.request('POST', '/api/v0/storeActions/single', {
+      token: other.token,
+      body: { dynamicDataId: s.dynamicDataId, actionName: 'add', payload: { address: randomAddress() } },
+    });
     assert.equal(edit.statusCode, 403);
-    assert.equal(edit.json().errorMessage, 'Only the creator or manager of this store, or a caller presenting its dataSecret, can edit this store');
+    assert.equal(
+      edit.json().errorMessage,
+      'Only the creator or manager of this store, or a caller presenting its dataSecret, can edit this store',
+    );
   });
 });
 
@@ -87,16 +116,28 @@ describe('request bodies', () => {
   const json = async (res: Response) => (await res.json()) as Record<string, any>;
   // bytes, not a string: fetch adds no content type of its own to those
   const post = (path: string, headers: Record<string, string>, body?: string) =>
-    fetch(t.url + path, { method: 'POST', headers: { 'x-api-key': t.apiKey, ...headers }, ...(body !== undefined ? { body: new TextEncoder().encode(body) } : {}) });
+    fetch(t.url + path, {
+      method: 'POST',
+      headers: { 'x-api-key': t.apiKey, ...headers },
+      ...(body !== undefined ? { body: new TextEncoder().encode(body) } : {}),
+    });
 
   test('an empty body with content-type application/json is {} where the body is optional', async () => {
-    const res = await post('/api/v0/auth/status', { 'content-type': 'application/json', authorization: `Bearer ${m.accessToken}` }, '');
+    const res = await post(
+      '/api/v0/auth/status',
+      { 'content-type': 'application/json', authorization: `Bearer ${m.accessToken}` },
+      '',
+    );
     assert.equal(res.status, 200, await res.clone().text());
     assert.equal((await json(res)).signedIn, true);
   });
 
   test('an empty JSON body where fields are required: a 400 in our shape saying the body is empty', async () => {
-    const res = await post('/api/v0/claims', { 'content-type': 'application/json', authorization: `Bearer ${m.accessToken}` }, '');
+    const res = await post(
+      '/api/v0/claims',
+      { 'content-type': 'application/json', authorization: `Bearer ${m.accessToken}` },
+      '',
+    );
     assert.equal(res.status, 400);
     const body = await json(res);
     assert.deepEqual(Object.keys(body), ['errorMessage']);
@@ -106,7 +147,11 @@ describe('request bodies', () => {
 
   test('a JSON body without a JSON content type (curl -d) is a 415 saying JSON is expected', async () => {
     const body = JSON.stringify({ claims: [] });
-    for (const headers of [{ 'content-type': 'application/x-www-form-urlencoded' }, { 'content-type': 'text/plain' }, {}] as Record<string, string>[]) {
+    for (const headers of [
+      { 'content-type': 'application/x-www-form-urlencoded' },
+      { 'content-type': 'text/plain' },
+      {},
+    ] as Record<string, string>[]) {
       const res = await post('/api/v0/claims', { authorization: `Bearer ${m.accessToken}`, ...headers }, body);
       assert.equal(res.status, 415, JSON.stringify(headers));
       const { errorMessage } = await json(res);
@@ -118,7 +163,10 @@ describe('request bodies', () => {
 
 describe('refresh rotation resets expirations (SPEC §3)', () => {
   const refreshBody = (client: { clientId: string; clientSecret: string }, refresh_token: string) => ({
-    grant_type: 'refresh_token', refresh_token, client_id: client.clientId, client_secret: client.clientSecret,
+    grant_type: 'refresh_token',
+    refresh_token,
+    client_id: client.clientId,
+    client_secret: client.clientSecret,
   });
 
   test('each rotation gives a refresh token valid for the full lifetime from now; no absolute cap by default', async () => {

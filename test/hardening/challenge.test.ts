@@ -14,7 +14,10 @@ describe('challenge limits', () => {
   let client: TestClient;
   let other: TestClient;
   before(async () => {
-    t = await startApp({ manualClock: true, env: { SIGNIN_CHALLENGE_LIMIT_PER_IP: '5', SIGNIN_CHALLENGE_LIMIT_PER_CLIENT: '8' } });
+    t = await startApp({
+      manualClock: true,
+      env: { SIGNIN_CHALLENGE_LIMIT_PER_IP: '5', SIGNIN_CHALLENGE_LIMIT_PER_CLIENT: '8' },
+    });
     (t.clock as ManualClock).set(1_800_000_000_000 - (1_800_000_000_000 % 60_000) + 1000);
     client = await createTestClient(t);
     other = await createTestClient(t);
@@ -26,9 +29,21 @@ describe('challenge limits', () => {
       method: 'POST',
       url: CHALLENGE,
       remoteAddress: ip,
-      payload: { client_id: c.clientId, redirect_uri: c.redirectUri, scope: 'completeClaims', address: testAccount().address, ...extra },
+      payload: {
+        client_id: c.clientId,
+        redirect_uri: c.redirectUri,
+        scope: 'completeClaims',
+        address: testAccount().address,
+        ...extra,
+      },
     });
-  const rows = async () => (await t.ctx.db.selectFrom('signin_requests').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n;
+  const rows = async () =>
+    (
+      await t.ctx.db
+        .selectFrom('signin_requests')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n;
 
   test('per IP: the budget of one address is spent, others are served', async () => {
     for (let i = 0; i < 5; i++) assert.equal((await challenge(client, '10.2.0.1')).statusCode, 200);
@@ -43,7 +58,8 @@ describe('challenge limits', () => {
 
   test('per app: the budget of one app is spent across IPs; another app is served; unknown apps spend nothing', async () => {
     (t.clock as ManualClock).advance(60_000); // a fresh window
-    for (let i = 0; i < 5; i++) assert.equal((await challenge(other, '10.3.0.1', { client_id: 'no-such-client' })).statusCode, 400);
+    for (let i = 0; i < 5; i++)
+      assert.equal((await challenge(other, '10.3.0.1', { client_id: 'no-such-client' })).statusCode, 400);
     for (let i = 0; i < 8; i++) assert.equal((await challenge(client, `10.4.0.${i}`)).statusCode, 200);
     const refused = await challenge(client, '10.4.1.1');
     assert.equal(refused.statusCode, 429);
@@ -53,11 +69,20 @@ describe('challenge limits', () => {
 
   test('one call stores a bounded row: at most 4 KB of text with every input at its limit', async () => {
     (t.clock as ManualClock).advance(60_000);
-    const res = await challenge(client, '10.5.0.1', { scope: 'completeClaims readPrivateClaimData manageClaims manageDynamicStores manageDeveloperApps', state: 's'.repeat(1024), code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' });
+    const res = await challenge(client, '10.5.0.1', {
+      scope: 'completeClaims readPrivateClaimData manageClaims manageDynamicStores manageDeveloperApps',
+      state: 's'.repeat(1024),
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      code_challenge_method: 'S256',
+    });
     assert.equal(res.statusCode, 200, res.body);
     const tooLong = await challenge(client, '10.5.0.1', { state: 's'.repeat(1025) });
     assert.equal(tooLong.statusCode, 400);
-    const row = await t.ctx.db.selectFrom('signin_requests').selectAll().where('request_id', '=', res.json().requestId).executeTakeFirstOrThrow();
+    const row = await t.ctx.db
+      .selectFrom('signin_requests')
+      .selectAll()
+      .where('request_id', '=', res.json().requestId)
+      .executeTakeFirstOrThrow();
     const size = Object.values(row).reduce<number>((n, v) => n + String(v ?? '').length, 0);
     assert.ok(size <= 4096, `row holds ${size} characters`);
   });
@@ -68,18 +93,31 @@ describe('challenge limits', () => {
     const { requestId } = res.json();
     (t.clock as ManualClock).advance(10 * 60_000 - 1);
     await sweepSigninRequests(t.ctx);
-    assert.ok(await t.ctx.db.selectFrom('signin_requests').select('request_id').where('request_id', '=', requestId).executeTakeFirst(), 'kept until it expires');
+    assert.ok(
+      await t.ctx.db
+        .selectFrom('signin_requests')
+        .select('request_id')
+        .where('request_id', '=', requestId)
+        .executeTakeFirst(),
+      'kept until it expires',
+    );
     (t.clock as ManualClock).advance(1);
     await sweepSigninRequests(t.ctx);
     assert.equal(Number(await rows()), 0, 'every challenge made above has expired and is gone');
-    const approve = await t.request('POST', '/api/v0/signin/approve', { apiKey: null, body: { requestId, signature: '0x' + '11'.repeat(65) } });
+    const approve = await t.request('POST', '/api/v0/signin/approve', {
+      apiKey: null,
+      body: { requestId, signature: '0x' + '11'.repeat(65) },
+    });
     assert.equal(approve.statusCode, 404);
   });
 });
 
 describe('behind a reverse proxy (TRUST_PROXY)', () => {
   test('per-IP limits key on X-Forwarded-For from a trusted proxy, and on the peer otherwise', async () => {
-    for (const [trust, separate] of [['127.0.0.1', true], ['false', false]] as const) {
+    for (const [trust, separate] of [
+      ['127.0.0.1', true],
+      ['false', false],
+    ] as const) {
       const t = await startApp({ env: { TRUST_PROXY: trust, SIGNIN_CHALLENGE_LIMIT_PER_IP: '2' } });
       try {
         const client = await createTestClient(t);
@@ -106,6 +144,9 @@ describe('behind a reverse proxy (TRUST_PROXY)', () => {
     const { loadConfig } = await import('../../src/config.ts');
     const keys = { SECRET_KEY: 'ab'.repeat(32), LEAF_SIGNER_KEY: '01'.padStart(64, '0') }; // no files written
     assert.throws(() => loadConfig({ ...keys, TRUST_PROXY: 'proxy.example' }), /TRUST_PROXY/);
-    assert.deepEqual(loadConfig({ ...keys, TRUST_PROXY: '10.0.0.0/8, 192.168.1.1' }).trustProxy, ['10.0.0.0/8', '192.168.1.1']);
+    assert.deepEqual(loadConfig({ ...keys, TRUST_PROXY: '10.0.0.0/8, 192.168.1.1' }).trustProxy, [
+      '10.0.0.0/8',
+      '192.168.1.1',
+    ]);
   });
 });

@@ -13,9 +13,20 @@ import { claimWithPlugins, getClaim, manager, numUses, randomAddress, resolved }
 
 const WRONG = { pw: { password: 'wrong' } };
 const RIGHT = { pw: { password: 'right' } };
-const passwordClaim = (t: TestApp, token: string) => claimWithPlugins(t, token, [numUses(100_000), { pluginId: 'password', instanceId: 'pw', publicParams: {}, privateParams: { password: 'right' } }]);
+const passwordClaim = (t: TestApp, token: string) =>
+  claimWithPlugins(t, token, [
+    numUses(100_000),
+    { pluginId: 'password', instanceId: 'pw', publicParams: {}, privateParams: { password: 'right' } },
+  ]);
 
-const guess = (t: TestApp, claimId: string, address: string, ip: string, body: Record<string, unknown>, headers: Record<string, string> = {}) =>
+const guess = (
+  t: TestApp,
+  claimId: string,
+  address: string,
+  ip: string,
+  body: Record<string, unknown>,
+  headers: Record<string, string> = {},
+) =>
   t.app.inject({
     method: 'POST',
     url: `/api/v0/claims/simulate/${claimId}/${address}`,
@@ -25,7 +36,11 @@ const guess = (t: TestApp, claimId: string, address: string, ip: string, body: R
   });
 
 /** The refusal's exact body and Retry-After. */
-function assertRefused(res: { statusCode: number; body: string; headers: Record<string, unknown>; json(): any }, errorMessage: string, retryAfter: number) {
+function assertRefused(
+  res: { statusCode: number; body: string; headers: Record<string, unknown>; json(): any },
+  errorMessage: string,
+  retryAfter: number,
+) {
   assert.equal(res.statusCode, 429, res.body);
   assert.deepEqual(res.json(), { errorMessage });
   assert.equal(res.headers['retry-after'], String(retryAfter));
@@ -65,7 +80,12 @@ describe('guess throttling', () => {
           evaluated.push(clock.now() - start);
         } else {
           assert.equal(res.statusCode, 429, res.body);
-          assert.match(res.json().errorMessage, new RegExp(`^Too many failed guesses from this IP address on claim ${claimId}: 20 per minute\\. Try again in [1-4] s\\.$`));
+          assert.match(
+            res.json().errorMessage,
+            new RegExp(
+              `^Too many failed guesses from this IP address on claim ${claimId}: 20 per minute\\. Try again in [1-4] s\\.$`,
+            ),
+          );
         }
       }
       clock.advance(500);
@@ -76,8 +96,10 @@ describe('guess throttling', () => {
     assert.deepEqual(evaluated.slice(0, 7), [0, 0, 0, 0, 0, 4000, 8000]);
     // another IP is not affected; right answers are not counted against the IP
     assert.equal((await guess(b, claimId, randomAddress(), '10.0.0.2', RIGHT)).statusCode, 200);
-    for (let i = 0; i < 10; i++) assert.equal((await guess(a, claimId, randomAddress(), '10.0.0.3', RIGHT)).statusCode, 200);
-    for (let i = 0; i < 5; i++) assert.equal((await guess(a, claimId, randomAddress(), '10.0.0.3', WRONG)).statusCode, 400);
+    for (let i = 0; i < 10; i++)
+      assert.equal((await guess(a, claimId, randomAddress(), '10.0.0.3', RIGHT)).statusCode, 200);
+    for (let i = 0; i < 5; i++)
+      assert.equal((await guess(a, claimId, randomAddress(), '10.0.0.3', WRONG)).statusCode, 400);
     assert.equal((await guess(a, claimId, randomAddress(), '10.0.0.3', WRONG)).statusCode, 429);
     // the owner sees every failed guess; others do not
     const doc = await getClaim(a, claimId, '', m.accessToken);
@@ -90,7 +112,8 @@ describe('guess throttling', () => {
     const address = randomAddress();
     let ip = 0;
     const fresh = () => `10.2.0.${++ip}`;
-    for (let i = 0; i < 5; i++) assert.equal((await guess(i % 2 ? b : a, claimId, address, fresh(), WRONG)).statusCode, 400);
+    for (let i = 0; i < 5; i++)
+      assert.equal((await guess(i % 2 ? b : a, claimId, address, fresh(), WRONG)).statusCode, 400);
     for (const [n, wait] of [
       [5, 1],
       [6, 2],
@@ -98,9 +121,17 @@ describe('guess throttling', () => {
       [8, 8],
     ]) {
       // refused from any IP, right answer included, until the wait is over
-      assertRefused(await guess(a, claimId, address, fresh(), WRONG), `Too many failed guesses for this address on claim ${claimId}: ${n} in a row. Try again in ${wait} s.`, wait);
+      assertRefused(
+        await guess(a, claimId, address, fresh(), WRONG),
+        `Too many failed guesses for this address on claim ${claimId}: ${n} in a row. Try again in ${wait} s.`,
+        wait,
+      );
       clock.advance(wait * 1000 - 1);
-      assertRefused(await guess(b, claimId, address, fresh(), RIGHT), `Too many failed guesses for this address on claim ${claimId}: ${n} in a row. Try again in 1 s.`, 1);
+      assertRefused(
+        await guess(b, claimId, address, fresh(), RIGHT),
+        `Too many failed guesses for this address on claim ${claimId}: ${n} in a row. Try again in 1 s.`,
+        1,
+      );
       clock.advance(1);
       assert.equal((await guess(b, claimId, address, fresh(), WRONG)).statusCode, 400);
     }
@@ -109,29 +140,58 @@ describe('guess throttling', () => {
     const other = await passwordClaim(a, m.accessToken);
     assert.equal((await guess(a, other, address, fresh(), WRONG)).statusCode, 400);
     // after the wait, the right answer passes and the count starts again
-    assertRefused(await guess(a, claimId, address, fresh(), RIGHT), `Too many failed guesses for this address on claim ${claimId}: 9 in a row. Try again in 16 s.`, 16);
+    assertRefused(
+      await guess(a, claimId, address, fresh(), RIGHT),
+      `Too many failed guesses for this address on claim ${claimId}: 9 in a row. Try again in 16 s.`,
+      16,
+    );
     clock.advance(16_000);
     assert.equal((await guess(a, claimId, address, fresh(), RIGHT)).statusCode, 200);
     for (let i = 0; i < 5; i++) assert.equal((await guess(b, claimId, address, fresh(), WRONG)).statusCode, 400);
-    assertRefused(await guess(a, claimId, address, fresh(), WRONG), `Too many failed guesses for this address on claim ${claimId}: 5 in a row. Try again in 1 s.`, 1);
+    assertRefused(
+      await guess(a, claimId, address, fresh(), WRONG),
+      `Too many failed guesses for this address on claim ${claimId}: 5 in a row. Try again in 1 s.`,
+      1,
+    );
     // a refused version (no plugin ran) costs nothing: the same wait, the same count
     clock.advance(1000);
     assert.equal((await guess(a, claimId, address, fresh(), { ...WRONG, _expectedVersion: 99 })).statusCode, 409);
     assert.equal((await guess(a, claimId, address, fresh(), WRONG)).statusCode, 400);
-    assertRefused(await guess(a, claimId, address, fresh(), WRONG), `Too many failed guesses for this address on claim ${claimId}: 6 in a row. Try again in 2 s.`, 2);
+    assertRefused(
+      await guess(a, claimId, address, fresh(), WRONG),
+      `Too many failed guesses for this address on claim ${claimId}: 6 in a row. Try again in 2 s.`,
+      2,
+    );
     clock.advance(60_000);
   });
 
   test('wrong codes count as guesses, used ones do not; a claim without a password or codes is never throttled', async () => {
-    const claimId = await claimWithPlugins(a, m.accessToken, [numUses(100), { pluginId: 'codes', instanceId: 'c', publicParams: { numCodes: 3 }, privateParams: { seedCode: 'seed' } }]);
+    const claimId = await claimWithPlugins(a, m.accessToken, [
+      numUses(100),
+      { pluginId: 'codes', instanceId: 'c', publicParams: { numCodes: 3 }, privateParams: { seedCode: 'seed' } },
+    ]);
     const wrong = { c: { code: 'nope' } };
-    for (let i = 0; i < 5; i++) assert.equal((await guess(a, claimId, randomAddress(), '10.1.0.1', wrong)).statusCode, 400);
-    assertRefused(await guess(a, claimId, randomAddress(), '10.1.0.1', wrong), `Too many failed guesses from this IP address on claim ${claimId}: 20 per minute. Try again in 4 s.`, 4);
-    assert.equal((await guess(a, claimId, randomAddress(), '10.1.0.2', { c: { code: claimCode('seed', 1) } })).statusCode, 200);
+    for (let i = 0; i < 5; i++)
+      assert.equal((await guess(a, claimId, randomAddress(), '10.1.0.1', wrong)).statusCode, 400);
+    assertRefused(
+      await guess(a, claimId, randomAddress(), '10.1.0.1', wrong),
+      `Too many failed guesses from this IP address on claim ${claimId}: 20 per minute. Try again in 4 s.`,
+      4,
+    );
+    assert.equal(
+      (await guess(a, claimId, randomAddress(), '10.1.0.2', { c: { code: claimCode('seed', 1) } })).statusCode,
+      200,
+    );
     // a code already used was a right answer: racing for shared codes costs no guesses
     const used = claimCode('seed', 2);
     const winner = randomAddress();
-    const done = await a.app.inject({ method: 'POST', url: `/api/v0/claims/complete/${claimId}/${winner}`, remoteAddress: '10.1.0.3', headers: { 'x-api-key': a.apiKey }, payload: { _expectedVersion: -1, c: { code: used } } });
+    const done = await a.app.inject({
+      method: 'POST',
+      url: `/api/v0/claims/complete/${claimId}/${winner}`,
+      remoteAddress: '10.1.0.3',
+      headers: { 'x-api-key': a.apiKey },
+      payload: { _expectedVersion: -1, c: { code: used } },
+    });
     assert.equal(done.statusCode, 200, done.body);
     assert.equal((await resolved(a, done.json().claimAttemptId)).success, true);
     for (let i = 0; i < 30; i++) {
@@ -153,11 +213,19 @@ describe('guessing through a backend', () => {
     // 100 a minute per IP (a burst of 25): small enough that one user's guesses use it up quickly
     t = await startApp({ clock, env: { GUESS_LIMIT_PER_MINUTE: '100' } });
     m = await manager(t);
-    trusted = cliJson(await runCli(['api-key', 'create', '--label', 'claims backend', '--trusted-backend'], t.database.env));
+    trusted = cliJson(
+      await runCli(['api-key', 'create', '--label', 'claims backend', '--trusted-backend'], t.database.env),
+    );
   });
   after(() => t.close());
 
-  const viaBackend = (key: string, claimId: string, address: string, endUserIp: string, body: Record<string, unknown>) =>
+  const viaBackend = (
+    key: string,
+    claimId: string,
+    address: string,
+    endUserIp: string,
+    body: Record<string, unknown>,
+  ) =>
     t.app.inject({
       method: 'POST',
       url: `/api/v0/claims/simulate/${claimId}/${address}`,
@@ -171,7 +239,9 @@ describe('guessing through a backend', () => {
     assert.equal((trusted as unknown as { trustedBackend: boolean }).trustedBackend, true);
     const plain = cliJson(await runCli(['api-key', 'create', '--label', 'plain'], t.database.env));
     assert.equal(plain.trustedBackend, false);
-    const list: Array<{ id: string; trustedBackend: boolean }> = cliJson(await runCli(['api-key', 'list'], t.database.env));
+    const list: Array<{ id: string; trustedBackend: boolean }> = cliJson(
+      await runCli(['api-key', 'list'], t.database.env),
+    );
     assert.equal(list.find((k) => k.id === trusted.id)?.trustedBackend, true);
     assert.equal(list.find((k) => k.id === plain.id)?.trustedBackend, false);
   });
@@ -180,14 +250,20 @@ describe('guessing through a backend', () => {
     const claimId = await passwordClaim(t, m.accessToken);
     let evaluated = 0;
     for (let done = 0; done < 1000; done += 50) {
-      const batch = await Promise.all(Array.from({ length: 50 }, () => viaBackend(trusted.key, claimId, randomAddress(), '198.51.100.7', WRONG)));
+      const batch = await Promise.all(
+        Array.from({ length: 50 }, () => viaBackend(trusted.key, claimId, randomAddress(), '198.51.100.7', WRONG)),
+      );
       for (const res of batch) {
         assert.ok(res.statusCode === 400 || res.statusCode === 429, res.body);
         if (res.statusCode === 400) evaluated++;
       }
     }
     assert.equal(evaluated, 25, 'the burst of the limit (100 per 60 s) at one instant');
-    assertRefused(await viaBackend(trusted.key, claimId, randomAddress(), '198.51.100.7', RIGHT), `Too many failed guesses from this IP address on claim ${claimId}: 100 per minute. Try again in 1 s.`, 1);
+    assertRefused(
+      await viaBackend(trusted.key, claimId, randomAddress(), '198.51.100.7', RIGHT),
+      `Too many failed guesses from this IP address on claim ${claimId}: 100 per minute. Try again in 1 s.`,
+      1,
+    );
     // the backend's other users: right answers pass, wrong ones are evaluated (IPv4 and IPv6)
     for (const ip of ['198.51.100.8', '198.51.100.9', '2001:db8:1::5', '203.0.113.1', '203.0.113.2']) {
       assert.equal((await viaBackend(trusted.key, claimId, randomAddress(), ip, RIGHT)).statusCode, 200, ip);
@@ -198,7 +274,8 @@ describe('guessing through a backend', () => {
 
   test('without the mark the header is ignored: all users of the key share its IP', async () => {
     const claimId = await passwordClaim(t, m.accessToken);
-    for (let i = 0; i < 25; i++) assert.equal((await viaBackend(t.apiKey, claimId, randomAddress(), '198.51.100.7', WRONG)).statusCode, 400);
+    for (let i = 0; i < 25; i++)
+      assert.equal((await viaBackend(t.apiKey, claimId, randomAddress(), '198.51.100.7', WRONG)).statusCode, 400);
     const refused = `Too many failed guesses from this IP address on claim ${claimId}: 100 per minute. Try again in 1 s.`;
     assertRefused(await viaBackend(t.apiKey, claimId, randomAddress(), '198.51.100.8', RIGHT), refused, 1);
     assertRefused(await viaBackend(t.apiKey, claimId, randomAddress(), 'not an ip', RIGHT), refused, 1);
@@ -209,10 +286,19 @@ describe('guessing through a backend', () => {
     for (const bad of ['nope', '198.51.100.300', '1', '010.1.1.1', '198.51.100.7, 198.51.100.8', '::ffff:zz', ' ']) {
       const res = await viaBackend(trusted.key, claimId, randomAddress(), bad, WRONG);
       assert.equal(res.statusCode, 400, bad);
-      assert.deepEqual(res.json(), { errorMessage: 'The x-end-user-ip header must be one IPv4 or IPv6 address (the end user\'s, sent by a trusted backend)' });
+      assert.deepEqual(res.json(), {
+        errorMessage:
+          "The x-end-user-ip header must be one IPv4 or IPv6 address (the end user's, sent by a trusted backend)",
+      });
     }
     const noHeader = () =>
-      t.app.inject({ method: 'POST', url: `/api/v0/claims/simulate/${claimId}/${randomAddress()}`, remoteAddress: '192.0.2.77', headers: { 'x-api-key': trusted.key }, payload: { _expectedVersion: -1, ...WRONG } });
+      t.app.inject({
+        method: 'POST',
+        url: `/api/v0/claims/simulate/${claimId}/${randomAddress()}`,
+        remoteAddress: '192.0.2.77',
+        headers: { 'x-api-key': trusted.key },
+        payload: { _expectedVersion: -1, ...WRONG },
+      });
     for (let i = 0; i < 25; i++) assert.equal((await noHeader()).statusCode, 400);
     assert.equal((await noHeader()).statusCode, 429);
     // the backend's users are unaffected by its own IP's failures
@@ -244,7 +330,11 @@ describe('a distributed attack on one claim', () => {
     let refusedOnClaim = 0;
     let fresh = 0;
     for (let sent = 0; sent < 10_400; sent += 20) {
-      const batch = await Promise.all(Array.from({ length: 20 }, (_, i) => guess((sent + i) % 2 ? b : a, claimId, randomAddress(), attackers[(sent + i) % 11], WRONG)));
+      const batch = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          guess((sent + i) % 2 ? b : a, claimId, randomAddress(), attackers[(sent + i) % 11], WRONG),
+        ),
+      );
       for (const res of batch) {
         if (res.statusCode === 400) evaluated++;
         else {
@@ -260,7 +350,9 @@ describe('a distributed attack on one claim', () => {
       }
     }
     // one more flood at the same instant uses whatever the claim has left
-    for (const res of await Promise.all(attackers.flatMap((ip) => [ip, ip]).map((ip) => guess(a, claimId, randomAddress(), ip, WRONG)))) {
+    for (const res of await Promise.all(
+      attackers.flatMap((ip) => [ip, ip]).map((ip) => guess(a, claimId, randomAddress(), ip, WRONG)),
+    )) {
       if (res.statusCode === 400) evaluated++;
       else assert.equal(res.statusCode, 429, res.body);
     }
@@ -271,9 +363,15 @@ describe('a distributed attack on one claim', () => {
     // a participant is refused, right answer included; a fresh address does not help it
     const claimRefusal = await guess(a, claimId, randomAddress(), attackers[0], RIGHT);
     assert.equal(claimRefusal.statusCode, 429);
-    assert.match(claimRefusal.json().errorMessage, new RegExp(`^Too many failed guesses on claim ${claimId} \\(1000 per minute\\); until it is under that, only addresses and IP addresses without a wrong answer in the last 10 minutes are evaluated\\. Try again in \\d+ s\\.$`));
+    assert.match(
+      claimRefusal.json().errorMessage,
+      new RegExp(
+        `^Too many failed guesses on claim ${claimId} \\(1000 per minute\\); until it is under that, only addresses and IP addresses without a wrong answer in the last 10 minutes are evaluated\\. Try again in \\d+ s\\.$`,
+      ),
+    );
     // fresh claimers pass on both instances; a fresh one's wrong answer is evaluated once, then it is a participant
-    for (const t of [a, b]) assert.equal((await guess(t, claimId, randomAddress(), `172.16.1.${++fresh}`, RIGHT)).statusCode, 200);
+    for (const t of [a, b])
+      assert.equal((await guess(t, claimId, randomAddress(), `172.16.1.${++fresh}`, RIGHT)).statusCode, 200);
     assert.equal((await guess(a, claimId, randomAddress(), '172.16.2.1', WRONG)).statusCode, 400);
     assert.equal((await guess(b, claimId, randomAddress(), '172.16.2.1', RIGHT)).statusCode, 429);
     assert.equal((await guess(b, claimId, randomAddress(), '2001:db8:66:1::1', WRONG)).statusCode, 400);
@@ -281,7 +379,10 @@ describe('a distributed attack on one claim', () => {
     assert.equal((await guess(b, claimId, randomAddress(), '2001:db8:66:2::2', RIGHT)).statusCode, 429, 'the same /48');
     assert.equal((await guess(b, claimId, randomAddress(), '2001:db8:67:2::2', RIGHT)).statusCode, 200);
     // the owner sees every evaluated wrong answer
-    assert.deepEqual((await getClaim(b, claimId, '', m.accessToken))._failedGuesses, { total: evaluated + 2, lastHour: evaluated + 2 });
+    assert.deepEqual((await getClaim(b, claimId, '', m.accessToken))._failedGuesses, {
+      total: evaluated + 2,
+      lastHour: evaluated + 2,
+    });
     // once the attack stops, the claim's budget comes back: participants are evaluated again
     clock.advance(60_000);
     assert.equal((await guess(a, claimId, randomAddress(), attackers[0], RIGHT)).statusCode, 200);

@@ -9,7 +9,11 @@ import type { SignedIn } from '../helpers/signin.ts';
 import { claimWithPlugins, createClaim, manager, numUses, randomAddress } from '../claims/helpers.ts';
 
 /** Sends raw bytes; resolves with everything the server sent once it closes the socket (or after `waitMs`). */
-function rawExchange(port: number, head: string, opts: { body?: string; waitMs?: number; onSocket?: (s: Socket) => void } = {}): Promise<{ text: string; closed: boolean; ms: number }> {
+function rawExchange(
+  port: number,
+  head: string,
+  opts: { body?: string; waitMs?: number; onSocket?: (s: Socket) => void } = {},
+): Promise<{ text: string; closed: boolean; ms: number }> {
   return new Promise((resolve) => {
     const started = Date.now();
     const socket = connect(port, '127.0.0.1');
@@ -50,7 +54,12 @@ describe('HTTP input hardening', () => {
   test('deep JSON: nesting beyond the cap is a 400 at parse time, in rewards and in user inputs', async () => {
     const deep = (n: number) => '['.repeat(n) + ']'.repeat(n);
     const claimBody = `{"claims":[{"claimId":"deep1","plugins":[],"rewards":${deep(5000)}}]}`;
-    const res = await t.app.inject({ method: 'POST', url: '/api/v0/claims', headers: { 'x-api-key': t.apiKey, authorization: `Bearer ${m.accessToken}`, 'content-type': 'application/json' }, payload: claimBody });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/v0/claims',
+      headers: { 'x-api-key': t.apiKey, authorization: `Bearer ${m.accessToken}`, 'content-type': 'application/json' },
+      payload: claimBody,
+    });
     assert.equal(res.statusCode, 400, res.body);
     assert.equal(res.json().errorMessage, 'Request body nests arrays and objects deeper than 64 levels');
     const claimId = await claimWithPlugins(t, m.accessToken, [numUses(5)]);
@@ -62,10 +71,17 @@ describe('HTTP input hardening', () => {
     });
     assert.equal(input.statusCode, 400, input.body);
     // brackets inside strings do not count; 64 levels pass the parser
-    const strings = await t.request('POST', `/api/v0/claims/simulate/${claimId}/${randomAddress()}`, { body: { _expectedVersion: -1, numUses: { x: '['.repeat(5000) } } });
+    const strings = await t.request('POST', `/api/v0/claims/simulate/${claimId}/${randomAddress()}`, {
+      body: { _expectedVersion: -1, numUses: { x: '['.repeat(5000) } },
+    });
     assert.equal(strings.statusCode, 400);
     assert.equal(strings.json().errorMessage, 'body.numUses has unknown field "x"');
-    const ok = await t.app.inject({ method: 'POST', url: '/api/v0/auth/status', headers: { 'x-api-key': t.apiKey, 'content-type': 'application/json' }, payload: `{"a":${deep(63)}}` });
+    const ok = await t.app.inject({
+      method: 'POST',
+      url: '/api/v0/auth/status',
+      headers: { 'x-api-key': t.apiKey, 'content-type': 'application/json' },
+      payload: `{"a":${deep(63)}}`,
+    });
     assert.equal(ok.statusCode, 400);
     assert.equal(ok.json().errorMessage, 'body has unknown field "a"', 'parsed: 64 levels are allowed');
   });
@@ -79,9 +95,24 @@ describe('HTTP input hardening', () => {
       ['GET', '/api/v0/plugins/search?searchValue=a%00', undefined, nul('querystring.searchValue')],
       ['GET', '/api/v0/dynamicStore/a%00b', undefined, nul('params.id')],
       ['GET', '/api/v0/claim/a%00b', undefined, nul('params.claimId')],
-      ['POST', '/api/v0/storeActions/single', { dynamicDataId: 'a\u0000b', actionName: 'add', payload: {} }, nul('body.dynamicDataId')],
-      ['POST', '/api/v1/claims/fetch', { claimsToFetch: [{ claimId: 'x' }, { claimId: 'a\u0000' }] }, nul('body.claimsToFetch.1.claimId')],
-      ['POST', '/api/v0/claims', { claims: [{ claimId: 'n', plugins: [], metadata: { 'na\u0000me': 'x' } }] }, nul('a key of body.claims.0.metadata')],
+      [
+        'POST',
+        '/api/v0/storeActions/single',
+        { dynamicDataId: 'a\u0000b', actionName: 'add', payload: {} },
+        nul('body.dynamicDataId'),
+      ],
+      [
+        'POST',
+        '/api/v1/claims/fetch',
+        { claimsToFetch: [{ claimId: 'x' }, { claimId: 'a\u0000' }] },
+        nul('body.claimsToFetch.1.claimId'),
+      ],
+      [
+        'POST',
+        '/api/v0/claims',
+        { claims: [{ claimId: 'n', plugins: [], metadata: { 'na\u0000me': 'x' } }] },
+        nul('a key of body.claims.0.metadata'),
+      ],
     ];
     for (const [method, url, body, message] of cases) {
       const res = await t.request(method, url, { token: m.accessToken, ...(body !== undefined ? { body } : {}) });
@@ -89,17 +120,31 @@ describe('HTTP input hardening', () => {
       assert.equal(res.json().errorMessage, message, `${method} ${url}`);
     }
     // an escaped backslash before "u0000" is text, not a NUL
-    const literal = await t.app.inject({ method: 'POST', url: '/api/v0/storeActions/single', headers: { 'x-api-key': t.apiKey, 'content-type': 'application/json' }, payload: '{"dynamicDataId":"a\\\\u0000","actionName":"add","payload":{}}' });
+    const literal = await t.app.inject({
+      method: 'POST',
+      url: '/api/v0/storeActions/single',
+      headers: { 'x-api-key': t.apiKey, 'content-type': 'application/json' },
+      payload: '{"dynamicDataId":"a\\\\u0000","actionName":"add","payload":{}}',
+    });
     assert.ok(literal.statusCode >= 400 && literal.statusCode < 500);
     assert.doesNotMatch(literal.json().errorMessage, /NUL/, literal.body);
   });
 
   test('a prototype key is named as such, not as malformed JSON; broken JSON still is', async () => {
-    const send = (payload: string) => t.app.inject({ method: 'POST', url: '/api/v0/auth/status', headers: { 'x-api-key': t.apiKey, 'content-type': 'application/json' }, payload });
+    const send = (payload: string) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/api/v0/auth/status',
+        headers: { 'x-api-key': t.apiKey, 'content-type': 'application/json' },
+        payload,
+      });
     for (const payload of ['{"__proto__":{"admin":true}}', '{"a":[{"constructor":{"prototype":{"x":1}}}]}']) {
       const res = await send(payload);
       assert.equal(res.statusCode, 400, res.body);
-      assert.equal(res.json().errorMessage, 'Request body must not contain the key "__proto__" (or "constructor" holding "prototype")');
+      assert.equal(
+        res.json().errorMessage,
+        'Request body must not contain the key "__proto__" (or "constructor" holding "prototype")',
+      );
     }
     const broken = await send('{"a":');
     assert.equal(broken.statusCode, 400);
@@ -136,15 +181,24 @@ describe('HTTP input hardening', () => {
     await createClaim(t, m.accessToken, { claimId, plugins: [numUses(1)] });
     const doc = await t.request('GET', `/api/v0/claim/${claimId}`);
     assert.equal(doc.statusCode, 200, doc.body);
-    const sim = await t.request('POST', `/api/v0/claims/simulate/${claimId}/${randomAddress()}`, { body: { _expectedVersion: -1 } });
+    const sim = await t.request('POST', `/api/v0/claims/simulate/${claimId}/${randomAddress()}`, {
+      body: { _expectedVersion: -1 },
+    });
     assert.equal(sim.statusCode, 200, sim.body);
-    const tooLong = await t.request('POST', '/api/v0/claims', { token: m.accessToken, body: { claims: [{ claimId: 'L'.repeat(129), plugins: [numUses(1)] }] } });
+    const tooLong = await t.request('POST', '/api/v0/claims', {
+      token: m.accessToken,
+      body: { claims: [{ claimId: 'L'.repeat(129), plugins: [numUses(1)] }] },
+    });
     assert.equal(tooLong.statusCode, 400);
   });
 
   test('form bodies: 415 everywhere but the token endpoints', async () => {
     const form = { 'content-type': 'application/x-www-form-urlencoded' };
-    const challenge = await t.request('POST', '/api/v0/signin/challenge', { apiKey: null, headers: form, body: 'client_id=x&address=y' });
+    const challenge = await t.request('POST', '/api/v0/signin/challenge', {
+      apiKey: null,
+      headers: form,
+      body: 'client_id=x&address=y',
+    });
     assert.equal(challenge.statusCode, 415);
     assert.match(challenge.json().errorMessage, /application\/json/);
     const claims = await t.request('POST', '/api/v0/claims', { token: m.accessToken, headers: form, body: 'claims=1' });
@@ -187,7 +241,9 @@ describe('HTTP input hardening', () => {
   });
 
   test('a GET with a body is refused before the body is read, and the connection is closed', async () => {
-    const res = await rawExchange(port(t), 'GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 100000000\r\n\r\n', { body: 'x'.repeat(1000) });
+    const res = await rawExchange(port(t), 'GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 100000000\r\n\r\n', {
+      body: 'x'.repeat(1000),
+    });
     assert.equal(statusOf(res.text), 400, res.text);
     assert.match(JSON.parse(bodyOf(res.text)).errorMessage, /GET request must not have a body/);
     assert.equal(res.closed, true, 'the server closes rather than reading 100 MB');

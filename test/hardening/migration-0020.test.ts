@@ -20,9 +20,15 @@ describe('migration 0020_guess_buckets', () => {
 
   before(async () => {
     const database = createTestDatabase();
-    const storage = await openStorage({ databaseUrl: database.env.DATABASE_URL ?? null, dataDir: database.env.DATA_DIR });
+    const storage = await openStorage({
+      databaseUrl: database.env.DATABASE_URL ?? null,
+      dataDir: database.env.DATA_DIR,
+    });
     try {
-      assert.deepEqual((await migrateTo(storage.db, '0018_secret_key_check', storage.schema)).at(-1), '0018_secret_key_check');
+      assert.deepEqual(
+        (await migrateTo(storage.db, '0018_secret_key_check', storage.schema)).at(-1),
+        '0018_secret_key_check',
+      );
       await storage.db
         .insertInto('claim_guess_failures' as never)
         .values([
@@ -36,31 +42,64 @@ describe('migration 0020_guess_buckets', () => {
         .execute();
       await storage.db
         .insertInto('api_keys' as never)
-        .values({ id: 'key_0123456789abcdef', label: 'before 0020', key_hash: sha256Hex(oldKey), created_at: now, revoked_at: null, owner: null, last_used_at: null } as never)
+        .values({
+          id: 'key_0123456789abcdef',
+          label: 'before 0020',
+          key_hash: sha256Hex(oldKey),
+          created_at: now,
+          revoked_at: null,
+          owner: null,
+          last_used_at: null,
+        } as never)
         .execute();
     } finally {
       await storage.close();
     }
     // applies 0020; the ping route shows what the gate made of the key
-    t = await startApp({ database, clock: new ManualClock(now), extend: (app) => app.get('/api/v0/ping', async (req) => ({ keyId: req.apiKeyId, trustedBackend: req.apiKeyTrustedBackend })) });
+    t = await startApp({
+      database,
+      clock: new ManualClock(now),
+      extend: (app) =>
+        app.get('/api/v0/ping', async (req) => ({ keyId: req.apiKeyId, trustedBackend: req.apiKeyTrustedBackend })),
+    });
   });
   after(() => t.close());
 
   test("the owner's counts carry over: the total and the minutes of the last hour", async () => {
     const m = await manager(t);
-    await createClaim(t, m.accessToken, { claimId, plugins: [numUses(10), { pluginId: 'password', instanceId: 'pw', publicParams: {}, privateParams: { password: 'right' } }] });
+    await createClaim(t, m.accessToken, {
+      claimId,
+      plugins: [
+        numUses(10),
+        { pluginId: 'password', instanceId: 'pw', publicParams: {}, privateParams: { password: 'right' } },
+      ],
+    });
     assert.deepEqual((await getClaim(t, claimId, '', m.accessToken))._failedGuesses, { total: 1001, lastHour: 7 });
     // the old per-IP window is gone: that IP has its full budget (a burst of 25)
     for (let i = 0; i < 25; i++) {
-      const res = await t.app.inject({ method: 'POST', url: `/api/v0/claims/simulate/${claimId}/${randomAddress()}`, remoteAddress: '10.0.0.1', headers: { 'x-api-key': t.apiKey }, payload: { _expectedVersion: -1, pw: { password: 'wrong' } } });
+      const res = await t.app.inject({
+        method: 'POST',
+        url: `/api/v0/claims/simulate/${claimId}/${randomAddress()}`,
+        remoteAddress: '10.0.0.1',
+        headers: { 'x-api-key': t.apiKey },
+        payload: { _expectedVersion: -1, pw: { password: 'wrong' } },
+      });
       assert.equal(res.statusCode, 400, res.body);
     }
     assert.deepEqual((await getClaim(t, claimId, '', m.accessToken))._failedGuesses, { total: 1026, lastHour: 32 });
   });
 
   test('a key made before the migration still works and is not a trusted backend', async () => {
-    assert.deepEqual((await t.request('GET', '/api/v0/ping', { apiKey: oldKey })).json(), { keyId: 'key_0123456789abcdef', trustedBackend: false });
-    const list: Array<{ id: string; trustedBackend: boolean }> = cliJson(await runCli(['api-key', 'list'], t.database.env));
-    assert.deepEqual(list.find((k) => k.id === 'key_0123456789abcdef'), { id: 'key_0123456789abcdef', label: 'before 0020', createdAt: now, revokedAt: null, trustedBackend: false });
+    assert.deepEqual((await t.request('GET', '/api/v0/ping', { apiKey: oldKey })).json(), {
+      keyId: 'key_0123456789abcdef',
+      trustedBackend: false,
+    });
+    const list: Array<{ id: string; trustedBackend: boolean }> = cliJson(
+      await runCli(['api-key', 'list'], t.database.env),
+    );
+    assert.deepEqual(
+      list.find((k) => k.id === 'key_0123456789abcdef'),
+      { id: 'key_0123456789abcdef', label: 'before 0020', createdAt: now, revokedAt: null, trustedBackend: false },
+    );
   });
 });

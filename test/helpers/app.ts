@@ -55,13 +55,31 @@ export interface TestApp {
   url: string;
   database: TestDatabase;
   /** Sends a request; the API key is added unless `apiKey: null`. */
-  request(method: string, path: string, opts?: { body?: unknown; headers?: Record<string, string>; apiKey?: string | null; token?: string }): Promise<LightMyRequestResponse>;
+  request(
+    method: string,
+    path: string,
+    opts?: { body?: unknown; headers?: Record<string, string>; apiKey?: string | null; token?: string },
+  ): Promise<LightMyRequestResponse>;
   close(): Promise<void>;
 }
 
-export async function startApp(opts: { env?: Record<string, string>; clock?: Clock; listen?: boolean; manualClock?: boolean; extend?: BuildOptions['extend']; database?: TestDatabase } = {}): Promise<TestApp> {
+export async function startApp(
+  opts: {
+    env?: Record<string, string>;
+    clock?: Clock;
+    listen?: boolean;
+    manualClock?: boolean;
+    extend?: BuildOptions['extend'];
+    database?: TestDatabase;
+  } = {},
+): Promise<TestApp> {
   const database = opts.database ?? createTestDatabase();
-  const config = loadConfig({ LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', PORT: '0', ...database.env, ...opts.env });
+  const config = loadConfig({
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    PORT: '0',
+    ...database.env,
+    ...opts.env,
+  });
   const clock = opts.clock ?? (opts.manualClock ? new ManualClock() : undefined);
   const ctx = await createContext(config, { clock });
   // a start that fails (a route missing from the access table, a bad config) must not leave the
@@ -90,7 +108,12 @@ export async function startApp(opts: { env?: Record<string, string>; clock?: Clo
       const headers: Record<string, string> = { ...o.headers };
       if (o.apiKey !== null) headers['x-api-key'] = o.apiKey ?? apiKey;
       if (o.token) headers.authorization = `Bearer ${o.token}`;
-      return app.inject({ method: method as 'GET', url: path, headers, ...(o.body !== undefined ? { payload: o.body as object } : {}) });
+      return app.inject({
+        method: method as 'GET',
+        url: path,
+        headers,
+        ...(o.body !== undefined ? { payload: o.body as object } : {}),
+      });
     },
     async close() {
       await app.close();

@@ -17,11 +17,16 @@ export async function walletContext(browser: Browser, privateKey: `0x${string}`)
   const context = await browser.newContext({ viewport: DESKTOP });
   await context.exposeFunction('__testWalletSign', async (hexMessage: `0x${string}`, origin: string) => {
     const text = Buffer.from(hexMessage.slice(2), 'hex').toString('utf8');
-    if (!text.startsWith(`${origin} wants you to sign in with your Ethereum account:\n${account.address}\n`)) throw new Error('wallet refused: domain mismatch');
+    if (!text.startsWith(`${origin} wants you to sign in with your Ethereum account:\n${account.address}\n`))
+      throw new Error('wallet refused: domain mismatch');
     return account.signMessage({ message: { raw: hexMessage } });
   });
   await context.addInitScript((address: string) => {
-    const w = globalThis as unknown as { ethereum: unknown; location: { origin: string }; __testWalletSign: (m: string, o: string) => Promise<string> };
+    const w = globalThis as unknown as {
+      ethereum: unknown;
+      location: { origin: string };
+      __testWalletSign: (m: string, o: string) => Promise<string>;
+    };
     w.ethereum = {
       async request({ method, params }: { method: string; params?: unknown[] }) {
         if (method === 'eth_requestAccounts' || method === 'eth_accounts') return [address];
@@ -34,7 +39,10 @@ export async function walletContext(browser: Browser, privateKey: `0x${string}`)
 }
 
 /** A context with a Keplr-style wallet (enable / getKey / signArbitrary) whose ADR-36 signing happens in Node. */
-export async function keplrContext(browser: Browser, chainId: string): Promise<{ context: BrowserContext; address: string }> {
+export async function keplrContext(
+  browser: Browser,
+  chainId: string,
+): Promise<{ context: BrowserContext; address: string }> {
   const priv = secp256k1.utils.randomSecretKey();
   const pub = secp256k1.getPublicKey(priv, true);
   const address = bech32.encode('bb', bech32.toWords(ripemd160(sha256(pub))));
@@ -42,19 +50,28 @@ export async function keplrContext(browser: Browser, chainId: string): Promise<{
   await context.exposeFunction('__testKeplrSign', async (askedChain: string, signer: string, data: string) => {
     if (askedChain !== chainId || signer !== address) throw new Error('wrong chain or signer');
     const doc = `{"account_number":"0","chain_id":"","fee":{"amount":[],"gas":"0"},"memo":"","msgs":[{"type":"sign/MsgSignData","value":{"data":"${Buffer.from(data, 'utf8').toString('base64')}","signer":"${signer}"}}],"sequence":"0"}`;
-    return { pub_key: { type: 'tendermint/PubKeySecp256k1', value: base64.encode(pub) }, signature: base64.encode(secp256k1.sign(new TextEncoder().encode(doc), priv)) };
-  });
-  await context.addInitScript(([addr, chain]: string[]) => {
-    const w = globalThis as unknown as { keplr: unknown; __testKeplrSign: (c: string, s: string, d: string) => Promise<unknown> };
-    w.keplr = {
-      async enable(c: string) {
-        if (c !== chain) throw new Error(`unknown chain ${c}`);
-      },
-      async getKey() {
-        return { bech32Address: addr, algo: 'secp256k1' };
-      },
-      signArbitrary: (c: string, signer: string, data: string) => w.__testKeplrSign(c, signer, data),
+    return {
+      pub_key: { type: 'tendermint/PubKeySecp256k1', value: base64.encode(pub) },
+      signature: base64.encode(secp256k1.sign(new TextEncoder().encode(doc), priv)),
     };
-  }, [address, chainId]);
+  });
+  await context.addInitScript(
+    ([addr, chain]: string[]) => {
+      const w = globalThis as unknown as {
+        keplr: unknown;
+        __testKeplrSign: (c: string, s: string, d: string) => Promise<unknown>;
+      };
+      w.keplr = {
+        async enable(c: string) {
+          if (c !== chain) throw new Error(`unknown chain ${c}`);
+        },
+        async getKey() {
+          return { bech32Address: addr, algo: 'secp256k1' };
+        },
+        signArbitrary: (c: string, signer: string, data: string) => w.__testKeplrSign(c, signer, data),
+      };
+    },
+    [address, chainId],
+  );
   return { context, address };
 }

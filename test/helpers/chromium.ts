@@ -7,10 +7,22 @@ import { privateKeyToAccount } from 'viem/accounts';
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 export function launchChromium(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: install Debian's package (apt-get install -y chromium); .ci/run does this.`);
+  if (!existsSync(CHROMIUM))
+    throw new Error(
+      `Chromium not found at ${CHROMIUM}: install Debian's package (apt-get install -y chromium); .ci/run does this.`,
+    );
   return chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 }
 
@@ -24,13 +36,18 @@ export async function injectEvmWallet(page: Page, privateKey: `0x${string}`, sig
   const wallet = privateKeyToAccount(privateKey);
   await page.exposeFunction('__testWalletSign', async (hexMessage: `0x${string}`, origin: string) => {
     const text = Buffer.from(hexMessage.slice(2), 'hex').toString('utf8');
-    if (!text.startsWith(`${origin} wants you to sign in with your Ethereum account:\n${wallet.address}\n`)) throw new Error(`wallet refused: domain mismatch for ${origin}`);
+    if (!text.startsWith(`${origin} wants you to sign in with your Ethereum account:\n${wallet.address}\n`))
+      throw new Error(`wallet refused: domain mismatch for ${origin}`);
     signed.push(text);
     return wallet.signMessage({ message: { raw: hexMessage } });
   });
   await page.addInitScript((address: string) => {
     // runs in the page (no DOM types in this project's tsconfig)
-    const w = globalThis as unknown as { ethereum: unknown; location: { origin: string }; __testWalletSign: (m: string, o: string) => Promise<string> };
+    const w = globalThis as unknown as {
+      ethereum: unknown;
+      location: { origin: string };
+      __testWalletSign: (m: string, o: string) => Promise<string>;
+    };
     w.ethereum = {
       isTestWallet: true,
       async request({ method, params }: { method: string; params?: unknown[] }) {

@@ -13,7 +13,12 @@ export interface CliResult {
 }
 
 /** `opts.cwd`: where the CLI runs (it reads `.env` from there); `opts.node`: another Node binary. */
-export function runCli(args: string[], env: Record<string, string> = {}, timeoutMs = 30_000, opts: { cwd?: string; node?: string } = {}): Promise<CliResult> {
+export function runCli(
+  args: string[],
+  env: Record<string, string> = {},
+  timeoutMs = 30_000,
+  opts: { cwd?: string; node?: string } = {},
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(opts.node ?? process.execPath, [BIN, ...args], {
       env: { ...process.env, LOG_LEVEL: 'warn', ...env },

@@ -55,10 +55,18 @@ interface StoredBlock {
 
 type Versioned<V> = { height: number; value: V }[];
 
-const attrs = (o: Record<string, string>): Attr[] => Object.entries(o).map(([key, value]) => ({ key, value, index: true }));
+const attrs = (o: Record<string, string>): Attr[] =>
+  Object.entries(o).map(([key, value]) => ({ key, value, index: true }));
 
 /** `usedApprovalDetails` event of one transfer leg (reference note §4.3). */
-export function transferEvent(leg: { collectionId: string; from: string; to: string; initiatedBy?: string; balances: Balance[]; msgIndex?: number }): FakeEvent {
+export function transferEvent(leg: {
+  collectionId: string;
+  from: string;
+  to: string;
+  initiatedBy?: string;
+  balances: Balance[];
+  msgIndex?: number;
+}): FakeEvent {
   return {
     type: 'usedApprovalDetails',
     attributes: attrs({
@@ -68,7 +76,9 @@ export function transferEvent(leg: { collectionId: string; from: string; to: str
       to: leg.to,
       initiatedBy: leg.initiatedBy ?? (leg.from === 'Mint' ? leg.to : leg.from),
       coinTransfers: '[]',
-      approvalsUsed: JSON.stringify([{ ApprovalId: 'transferable', ApprovalLevel: 'collection', ApproverAddress: '', Version: '0' }]),
+      approvalsUsed: JSON.stringify([
+        { ApprovalId: 'transferable', ApprovalLevel: 'collection', ApproverAddress: '', Version: '0' },
+      ]),
       balances: JSON.stringify(leg.balances),
       msg_index: String(leg.msgIndex ?? 0),
     }),
@@ -90,7 +100,17 @@ export function messageEvent(m: { msgType: string; collectionId?: string; sender
 }
 
 /** Tracker increment event (dynamic type name; matched by its `amountTrackerId` attribute). */
-export function trackerEvent(k: { collectionId: string; approvalId: string; approverAddress: string; amountTrackerId: string; approvalLevel: string; trackerType: string; approvedAddress: string; numTransfers: string; amounts?: Balance[] }): FakeEvent {
+export function trackerEvent(k: {
+  collectionId: string;
+  approvalId: string;
+  approverAddress: string;
+  amountTrackerId: string;
+  approvalLevel: string;
+  trackerType: string;
+  approvedAddress: string;
+  numTransfers: string;
+  amounts?: Balance[];
+}): FakeEvent {
   return {
     type: `approval${k.collectionId}${k.approverAddress}${k.approvalId}${k.amountTrackerId}${k.approvalLevel}${k.trackerType}${k.approvedAddress}`,
     attributes: attrs({
@@ -108,7 +128,16 @@ export function trackerEvent(k: { collectionId: string; approvalId: string; appr
   };
 }
 
-export function challengeEvent(k: { collectionId: string; approvalId: string; challengeTrackerId: string; leafIndex: string; approverAddress: string; approvalLevel: string; creator: string; numUsed: string }): FakeEvent {
+export function challengeEvent(k: {
+  collectionId: string;
+  approvalId: string;
+  challengeTrackerId: string;
+  leafIndex: string;
+  approverAddress: string;
+  approvalLevel: string;
+  creator: string;
+  numUsed: string;
+}): FakeEvent {
   return {
     type: `challenge${k.approvalId}${k.challengeTrackerId}${k.leafIndex}${k.approverAddress}${k.approvalLevel}${k.numUsed}`,
     attributes: attrs({
@@ -144,7 +173,11 @@ export function balanceStore(balances: Balance[] = []): Record<string, unknown> 
 }
 
 /** A collection as `get_collection` returns it. */
-export function collectionDoc(id: string, manager: string, over: Record<string, unknown> = {}): Record<string, unknown> {
+export function collectionDoc(
+  id: string,
+  manager: string,
+  over: Record<string, unknown> = {},
+): Record<string, unknown> {
   return {
     collectionId: id,
     collectionMetadata: { uri: `ipfs://collection-${id}`, customData: '' },
@@ -167,7 +200,11 @@ export function collectionDoc(id: string, manager: string, over: Record<string, 
 }
 
 /** `amount` of each id in [start, end], owned for all time. */
-export const bal = (amount: string | bigint | number, start: string | number, end: string | number = start): Balance => ({
+export const bal = (
+  amount: string | bigint | number,
+  start: string | number,
+  end: string | number = start,
+): Balance => ({
   amount: String(amount),
   ownershipTimes: FULL_RANGE,
   tokenIds: [{ start: String(start), end: String(end) }],
@@ -293,9 +330,24 @@ export class FakeChain {
    * (collection, address); updates the balance stores from the next block on and returns the tx.
    * `failed` leaves the state alone.
    */
-  transfer(t: { collectionId: string; from: string; to: string; tokenId: string | number; amount: string | bigint | number; failed?: boolean; memo?: string }): FakeTx {
+  transfer(t: {
+    collectionId: string;
+    from: string;
+    to: string;
+    tokenId: string | number;
+    amount: string | bigint | number;
+    failed?: boolean;
+    memo?: string;
+  }): FakeTx {
     const balances = [bal(String(t.amount), t.tokenId)];
-    const events = [transferEvent({ collectionId: t.collectionId, from: t.from, to: t.to, balances }), messageEvent({ msgType: 'transfer_tokens', collectionId: t.collectionId, sender: t.from === 'Mint' ? t.to : t.from })];
+    const events = [
+      transferEvent({ collectionId: t.collectionId, from: t.from, to: t.to, balances }),
+      messageEvent({
+        msgType: 'transfer_tokens',
+        collectionId: t.collectionId,
+        sender: t.from === 'Mint' ? t.to : t.from,
+      }),
+    ];
     if (t.failed) return this.failedTx(events);
     const id = BigInt(t.tokenId);
     const amount = BigInt(t.amount);
@@ -348,9 +400,18 @@ export class FakeChain {
   }
 
   private blockJson(b: StoredBlock): unknown {
-    const header = { version: { block: '11', app: '0' }, chain_id: 'bitbadges-1', height: String(b.height), time: b.time, proposer_address: 'bb1valcons' };
+    const header = {
+      version: { block: '11', app: '0' },
+      chain_id: 'bitbadges-1',
+      height: String(b.height),
+      time: b.time,
+      proposer_address: 'bb1valcons',
+    };
     return {
-      block_id: { hash: createHash('sha256').update(String(b.height)).digest('base64'), part_set_header: { total: 1, hash: '' } },
+      block_id: {
+        hash: createHash('sha256').update(String(b.height)).digest('base64'),
+        part_set_header: { total: 1, hash: '' },
+      },
       block: { header, data: { txs: b.txs.map((t) => t.raw) }, evidence: { evidence: [] }, last_commit: null },
       sdk_block: { header, data: { txs: b.txs.map((t) => t.raw) }, evidence: { evidence: [] }, last_commit: null },
     };
@@ -389,8 +450,15 @@ export class FakeChain {
     const u = new URL(path, 'http://x');
     const p = u.pathname;
     const height = pinned ?? this.height;
-    if (pinned !== null && pinned > this.height) return this.grpcError(res, 400, 3, `invalid height: cannot query with height in the future; please provide a valid height`);
-    if (pinned !== null && pinned < this.prunedBelow) return this.grpcError(res, 400, 3, `version does not exist (pruned)`);
+    if (pinned !== null && pinned > this.height)
+      return this.grpcError(
+        res,
+        400,
+        3,
+        `invalid height: cannot query with height in the future; please provide a valid height`,
+      );
+    if (pinned !== null && pinned < this.prunedBelow)
+      return this.grpcError(res, 400, 3, `version does not exist (pruned)`);
     let m: RegExpExecArray | null;
 
     if (p === '/cosmos/base/tendermint/v1beta1/blocks/latest') {
@@ -399,7 +467,13 @@ export class FakeChain {
     }
     if ((m = /^\/cosmos\/base\/tendermint\/v1beta1\/blocks\/(\d+)$/.exec(p))) {
       const h = Number(m[1]);
-      if (h < 1 || h > this.height) return this.grpcError(res, 400, 3, `requested block height ${h} is bigger then the chain length ${this.height}`);
+      if (h < 1 || h > this.height)
+        return this.grpcError(
+          res,
+          400,
+          3,
+          `requested block height ${h} is bigger then the chain length ${this.height}`,
+        );
       return this.send(res, 200, this.blockJson(this.blocks[h - 1]));
     }
     if (p === '/cosmos/tx/v1beta1/txs') {
@@ -411,10 +485,21 @@ export class FakeChain {
       const limit = Math.min(Number(u.searchParams.get('limit') ?? '100'), 100);
       const page = Number(u.searchParams.get('page') ?? '1');
       const pages = Math.max(1, Math.ceil(all.length / limit));
-      if (page < 1 || page > pages) return this.grpcError(res, 500, 2, `page should be within [1, ${pages}] range, given ${page}`);
+      if (page < 1 || page > pages)
+        return this.grpcError(res, 500, 2, `page should be within [1, ${pages}] range, given ${page}`);
       const slice = all.slice((page - 1) * limit, page * limit);
       return this.send(res, 200, {
-        txs: slice.map((t) => ({ body: { messages: t.tx.messages ?? [], memo: t.tx.memo ?? '', timeout_height: '0', extension_options: [], non_critical_extension_options: [] }, auth_info: {}, signatures: [] })),
+        txs: slice.map((t) => ({
+          body: {
+            messages: t.tx.messages ?? [],
+            memo: t.tx.memo ?? '',
+            timeout_height: '0',
+            extension_options: [],
+            non_critical_extension_options: [],
+          },
+          auth_info: {},
+          signatures: [],
+        })),
         tx_responses: slice.map((t) => this.txResponse(b!, t)),
         pagination: null,
         total: String(all.length),
@@ -423,7 +508,9 @@ export class FakeChain {
     if ((m = /^\/cosmos\/bank\/v1beta1\/balances\/([^/]+)\/by_denom$/.exec(p))) {
       const addr = decodeURIComponent(m[1]);
       if (!/^bb1[02-9ac-hj-np-z]{38,}$/.test(addr)) return this.grpcError(res, 400, 3, 'invalid address');
-      return this.send(res, 200, { balance: { denom: u.searchParams.get('denom') ?? 'ubadge', amount: this.nativeBalances.get(addr) ?? '0' } });
+      return this.send(res, 200, {
+        balance: { denom: u.searchParams.get('denom') ?? 'ubadge', amount: this.nativeBalances.get(addr) ?? '0' },
+      });
     }
     if ((m = new RegExp(`^${T}/get_collection/([^/]+)$`).exec(p))) {
       const doc = this.at(this.collections, decodeURIComponent(m[1]), height);
@@ -434,7 +521,10 @@ export class FakeChain {
       const id = decodeURIComponent(m[1]);
       const coll = this.at(this.collections, id, height);
       if (!coll) return this.grpcError(res, 500, 2, `collection ${id} not found`);
-      const store = this.at(this.balances, `${id}/${decodeURIComponent(m[2])}`, height) ?? (coll.defaultBalances as Record<string, unknown>) ?? balanceStore();
+      const store =
+        this.at(this.balances, `${id}/${decodeURIComponent(m[2])}`, height) ??
+        (coll.defaultBalances as Record<string, unknown>) ??
+        balanceStore();
       return this.send(res, 200, { balance: store });
     }
     if ((m = new RegExp(`^${T}/get_approvals_tracker/(.*)$`).exec(p))) {

@@ -29,17 +29,50 @@ export function testCertificates(): TestCertificates {
   const p = (name: string) => join(dir, name);
   const openssl = (...args: string[]) => execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] });
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  openssl('req', '-x509', ...ec, '-keyout', p('ca.key'), '-out', p('ca.pem'), '-days', '30', '-subj', '/CN=platform test CA',
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign');
+  openssl(
+    'req',
+    '-x509',
+    ...ec,
+    '-keyout',
+    p('ca.key'),
+    '-out',
+    p('ca.pem'),
+    '-days',
+    '30',
+    '-subj',
+    '/CN=platform test CA',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  );
   openssl('req', '-new', ...ec, '-keyout', p('server.key'), '-out', p('server.csr'), '-subj', '/CN=localhost');
-  writeFileSync(p('server.ext'), [
-    'basicConstraints=CA:FALSE',
-    'keyUsage=critical,digitalSignature',
-    'extendedKeyUsage=serverAuth',
-    'subjectAltName=IP:127.0.0.1,IP:::1,DNS:localhost,DNS:plugin.localhost',
-  ].join('\n'));
-  openssl('x509', '-req', '-in', p('server.csr'), '-CA', p('ca.pem'), '-CAkey', p('ca.key'), '-CAcreateserial',
-    '-out', p('server.pem'), '-days', '30', '-extfile', p('server.ext'));
+  writeFileSync(
+    p('server.ext'),
+    [
+      'basicConstraints=CA:FALSE',
+      'keyUsage=critical,digitalSignature',
+      'extendedKeyUsage=serverAuth',
+      'subjectAltName=IP:127.0.0.1,IP:::1,DNS:localhost,DNS:plugin.localhost',
+    ].join('\n'),
+  );
+  openssl(
+    'x509',
+    '-req',
+    '-in',
+    p('server.csr'),
+    '-CA',
+    p('ca.pem'),
+    '-CAkey',
+    p('ca.key'),
+    '-CAcreateserial',
+    '-out',
+    p('server.pem'),
+    '-days',
+    '30',
+    '-extfile',
+    p('server.ext'),
+  );
   certificates = {
     caPem: readFileSync(p('ca.pem'), 'utf8'),
     caFile: p('ca.pem'),
@@ -95,40 +128,65 @@ export async function startHttpsEndpoint(opts: { handler?: EndpointHandler } = {
   const requests: RecordedRequest[] = [];
   let handshakes = 0;
   const timers = new Set<NodeJS.Timeout>();
-  const server: Server = createServer({ key: certs.keyPem, cert: certs.certPem, keepAliveTimeout: 60_000 }, (req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', async () => {
-      const rawBody = Buffer.concat(chunks);
-      let json: unknown;
-      try { json = JSON.parse(rawBody.toString('utf8')); } catch { json = undefined; }
-      const recorded: RecordedRequest = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, rawBody, json };
-      requests.push(recorded);
-      let answer: EndpointResponse;
-      try {
-        answer = await handler(recorded);
-      } catch (err) {
-        answer = { status: 500, body: { message: String(err) } };
-      }
-      const send = () => {
-        if (res.destroyed) return;
-        const body = answer.body === undefined ? Buffer.alloc(0)
-          : Buffer.isBuffer(answer.body) ? answer.body
-          : typeof answer.body === 'string' ? Buffer.from(answer.body)
-          : Buffer.from(JSON.stringify(answer.body));
-        const headers: Record<string, string | number> = { 'content-length': body.length, ...answer.headers };
-        if (answer.body !== undefined && !Buffer.isBuffer(answer.body) && typeof answer.body !== 'string' && !('content-type' in headers)) {
-          headers['content-type'] = 'application/json';
+  const server: Server = createServer(
+    { key: certs.keyPem, cert: certs.certPem, keepAliveTimeout: 60_000 },
+    (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', async () => {
+        const rawBody = Buffer.concat(chunks);
+        let json: unknown;
+        try {
+          json = JSON.parse(rawBody.toString('utf8'));
+        } catch {
+          json = undefined;
         }
-        res.writeHead(answer.status ?? 200, headers);
-        res.end(body);
-      };
-      if (answer.delayMs) {
-        const t = setTimeout(() => { timers.delete(t); send(); }, answer.delayMs);
-        timers.add(t);
-      } else send();
-    });
-  });
+        const recorded: RecordedRequest = {
+          method: req.method ?? '',
+          path: req.url ?? '',
+          headers: req.headers,
+          rawBody,
+          json,
+        };
+        requests.push(recorded);
+        let answer: EndpointResponse;
+        try {
+          answer = await handler(recorded);
+        } catch (err) {
+          answer = { status: 500, body: { message: String(err) } };
+        }
+        const send = () => {
+          if (res.destroyed) return;
+          const body =
+            answer.body === undefined
+              ? Buffer.alloc(0)
+              : Buffer.isBuffer(answer.body)
+                ? answer.body
+                : typeof answer.body === 'string'
+                  ? Buffer.from(answer.body)
+                  : Buffer.from(JSON.stringify(answer.body));
+          const headers: Record<string, string | number> = { 'content-length': body.length, ...answer.headers };
+          if (
+            answer.body !== undefined &&
+            !Buffer.isBuffer(answer.body) &&
+            typeof answer.body !== 'string' &&
+            !('content-type' in headers)
+          ) {
+            headers['content-type'] = 'application/json';
+          }
+          res.writeHead(answer.status ?? 200, headers);
+          res.end(body);
+        };
+        if (answer.delayMs) {
+          const t = setTimeout(() => {
+            timers.delete(t);
+            send();
+          }, answer.delayMs);
+          timers.add(t);
+        } else send();
+      });
+    },
+  );
   const servernames: Array<string | false> = [];
   server.on('secureConnection', (socket) => {
     handshakes++;
@@ -145,7 +203,9 @@ export async function startHttpsEndpoint(opts: { handler?: EndpointHandler } = {
     requests,
     handshakes: () => handshakes,
     servernames,
-    respond(h) { handler = h; },
+    respond(h) {
+      handler = h;
+    },
     async close() {
       for (const t of timers) clearTimeout(t);
       timers.clear();

@@ -23,7 +23,8 @@ export function startPluginApp(opts: { env?: Record<string, string>; clock?: Clo
 export const owner = (t: TestApp, scopes = PLUGIN_SCOPES): Promise<SignedIn> => signIn(t, { scopes });
 
 let counter = 0;
-export const newPluginId = (prefix = 'p'): string => `${prefix}-${Date.now().toString(36)}${(counter++).toString(36)}${randomBytes(2).toString('hex')}`;
+export const newPluginId = (prefix = 'p'): string =>
+  `${prefix}-${Date.now().toString(36)}${(counter++).toString(36)}${randomBytes(2).toString('hex')}`;
 
 /** A minimal valid version config calling `uri`. */
 export const versionConfig = (uri: string, extra: Record<string, unknown> = {}) => ({
@@ -70,7 +71,10 @@ export function updatePlugin(t: TestApp, token: string, body: Record<string, unk
 
 /** The plugin's secret, read as its owner (returnSensitiveData). */
 export async function pluginSecret(t: TestApp, token: string, pluginId: string): Promise<string> {
-  const res = await t.request('POST', '/api/v0/plugins/fetch', { token, body: { pluginIds: [pluginId], returnSensitiveData: true } });
+  const res = await t.request('POST', '/api/v0/plugins/fetch', {
+    token,
+    body: { pluginIds: [pluginId], returnSensitiveData: true },
+  });
   assert.equal(res.statusCode, 200, res.body);
   const secret = res.json().plugins[0]?.pluginSecret as string;
   assert.match(secret, /^[0-9a-f]{64}$/);

@@ -18,7 +18,11 @@ export interface TestAccount {
 
 export function testAccount(privateKey: `0x${string}` = generatePrivateKey()): TestAccount {
   const account = privateKeyToAccount(privateKey);
-  return { privateKey, address: account.address, platformAddress: toPlatformAddress(hexToBytes(account.address.slice(2).toLowerCase())) };
+  return {
+    privateKey,
+    address: account.address,
+    platformAddress: toPlatformAddress(hexToBytes(account.address.slice(2).toLowerCase())),
+  };
 }
 
 export interface TestClient {
@@ -35,11 +39,13 @@ const clients = new WeakMap<TestApp, Promise<TestClient>>();
 export function testClient(t: TestApp): Promise<TestClient> {
   let c = clients.get(t);
   if (!c) {
-    c = createDeveloperApp(t.ctx.db, { name: 'Test App', redirectUris: [TEST_REDIRECT_URI] }, t.ctx.clock.now()).then(({ app, clientSecret }) => ({
-      clientId: app.clientId,
-      clientSecret,
-      redirectUri: TEST_REDIRECT_URI,
-    }));
+    c = createDeveloperApp(t.ctx.db, { name: 'Test App', redirectUris: [TEST_REDIRECT_URI] }, t.ctx.clock.now()).then(
+      ({ app, clientSecret }) => ({
+        clientId: app.clientId,
+        clientSecret,
+        redirectUri: TEST_REDIRECT_URI,
+      }),
+    );
     clients.set(t, c);
   }
   return c;
@@ -65,13 +71,21 @@ export async function isSignedIn(t: TestApp, token: string): Promise<boolean> {
 }
 
 /** `client`: sign in to another developer app (a third-party app's token) instead of the test app. */
-export async function signIn(t: TestApp, opts: { privateKey?: `0x${string}`; scopes?: string[]; client?: TestClient } = {}): Promise<SignedIn> {
+export async function signIn(
+  t: TestApp,
+  opts: { privateKey?: `0x${string}`; scopes?: string[]; client?: TestClient } = {},
+): Promise<SignedIn> {
   const who = testAccount(opts.privateKey);
   const client = opts.client ?? (await testClient(t));
   const scopes = opts.scopes ?? [...SCOPE_IDS];
   const challenge = await t.request('POST', '/api/v0/signin/challenge', {
     apiKey: null,
-    body: { client_id: client.clientId, redirect_uri: client.redirectUri, scope: scopes.join(' '), address: who.address },
+    body: {
+      client_id: client.clientId,
+      redirect_uri: client.redirectUri,
+      scope: scopes.join(' '),
+      address: who.address,
+    },
   });
   expectOk(challenge, 'challenge');
   const { requestId, message } = challenge.json() as { requestId: string; message: string };
@@ -80,11 +94,28 @@ export async function signIn(t: TestApp, opts: { privateKey?: `0x${string}`; sco
   expectOk(approve, 'approve');
   const { code } = approve.json() as { code: string };
   const token = await t.request('POST', '/api/v0/signin/token', {
-    body: { grant_type: 'authorization_code', code, client_id: client.clientId, client_secret: client.clientSecret, redirect_uri: client.redirectUri },
+    body: {
+      grant_type: 'authorization_code',
+      code,
+      client_id: client.clientId,
+      client_secret: client.clientSecret,
+      redirect_uri: client.redirectUri,
+    },
   });
   expectOk(token, 'token exchange');
-  const tokens = token.json() as { access_token: string; refresh_token: string; platformAddress: string; address: string };
-  return { accessToken: tokens.access_token, refreshToken: tokens.refresh_token, platformAddress: tokens.platformAddress, address: tokens.address, privateKey: who.privateKey };
+  const tokens = token.json() as {
+    access_token: string;
+    refresh_token: string;
+    platformAddress: string;
+    address: string;
+  };
+  return {
+    accessToken: tokens.access_token,
+    refreshToken: tokens.refresh_token,
+    platformAddress: tokens.platformAddress,
+    address: tokens.address,
+    privateKey: who.privateKey,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -101,14 +132,22 @@ export interface CodeOptions {
 }
 
 /** Challenge, sign, approve: returns the one-time code (and what approval answered). */
-export async function authorizeCode(t: TestApp, opts: CodeOptions = {}): Promise<{ code: string; client: TestClient; account: TestAccount; approval: Record<string, string> }> {
+export async function authorizeCode(
+  t: TestApp,
+  opts: CodeOptions = {},
+): Promise<{ code: string; client: TestClient; account: TestAccount; approval: Record<string, string> }> {
   const account = testAccount(opts.privateKey);
   const client = opts.client ?? (await testClient(t));
   const redirectUri = opts.redirectUri === undefined ? client.redirectUri : opts.redirectUri;
-  const body: Record<string, string> = { client_id: client.clientId, scope: (opts.scopes ?? [...SCOPE_IDS]).join(' '), address: account.address };
+  const body: Record<string, string> = {
+    client_id: client.clientId,
+    scope: (opts.scopes ?? [...SCOPE_IDS]).join(' '),
+    address: account.address,
+  };
   if (redirectUri !== null) body.redirect_uri = redirectUri;
   if (opts.state !== undefined) body.state = opts.state;
-  if (opts.codeChallenge !== undefined) Object.assign(body, { code_challenge: opts.codeChallenge, code_challenge_method: 'S256' });
+  if (opts.codeChallenge !== undefined)
+    Object.assign(body, { code_challenge: opts.codeChallenge, code_challenge_method: 'S256' });
   const challenge = await t.request('POST', '/api/v0/signin/challenge', { apiKey: null, body });
   expectOk(challenge, 'challenge');
   const { requestId, message } = challenge.json() as { requestId: string; message: string };
@@ -120,15 +159,29 @@ export async function authorizeCode(t: TestApp, opts: CodeOptions = {}): Promise
 }
 
 /** The token-exchange body for a code with the test client's credentials in the body. */
-export function codeExchangeBody(client: TestClient, code: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { grant_type: 'authorization_code', code, client_id: client.clientId, client_secret: client.clientSecret, redirect_uri: client.redirectUri, ...extra };
+export function codeExchangeBody(
+  client: TestClient,
+  code: string,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    grant_type: 'authorization_code',
+    code,
+    client_id: client.clientId,
+    client_secret: client.clientSecret,
+    redirect_uri: client.redirectUri,
+    ...extra,
+  };
 }
 
 export const basicAuth = (id: string, secret: string) =>
   'Basic ' + Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64');
 
 /** Another developer app (e.g. a second client, or one limited to some grants). */
-export async function createTestClient(t: TestApp, opts: { name?: string; redirectUris?: string[]; grantTypes?: ('authorization_code' | 'refresh_token')[] } = {}): Promise<TestClient> {
+export async function createTestClient(
+  t: TestApp,
+  opts: { name?: string; redirectUris?: string[]; grantTypes?: ('authorization_code' | 'refresh_token')[] } = {},
+): Promise<TestClient> {
   const redirectUris = opts.redirectUris ?? [TEST_REDIRECT_URI];
   const { app, clientSecret } = await createDeveloperApp(
     t.ctx.db,

@@ -7,7 +7,15 @@ import { startApp, type TestApp } from '../helpers/app.ts';
 import { claimWithPlugins, manager, numUses } from '../claims/helpers.ts';
 import type { SignedIn } from '../helpers/signin.ts';
 
-const HOSTED = ['must-own-badges', 'min-badge', 'satisfies-claim', 'username-set', 'url-clicker', 'custom-instructions', 'github-contributions'];
+const HOSTED = [
+  'must-own-badges',
+  'min-badge',
+  'satisfies-claim',
+  'username-set',
+  'url-clicker',
+  'custom-instructions',
+  'github-contributions',
+];
 
 describe('hosted plugin documents', () => {
   let t: TestApp;
@@ -20,7 +28,10 @@ describe('hosted plugin documents', () => {
 
   test('each hosted plugin is a finalized, published document in en and es, run in-process', async () => {
     for (const id of HOSTED) {
-      for (const [pluginId, locale] of [[id, 'en'], [`${id}-es`, 'es']]) {
+      for (const [pluginId, locale] of [
+        [id, 'en'],
+        [`${id}-es`, 'es'],
+      ]) {
         const res = await t.request('GET', `/api/v0/plugin/${pluginId}`);
         assert.equal(res.statusCode, 200, `${pluginId}: ${res.body}`);
         const doc = res.json().plugin ?? res.json();
@@ -51,10 +62,24 @@ describe('hosted plugin documents', () => {
   });
 
   test('a claim may use the localised id; nobody may edit a hosted document', async () => {
-    const claimId = await claimWithPlugins(t, owner.accessToken, [numUses(5), { pluginId: 'custom-instructions-es', instanceId: 'i', version: '1', publicParams: { instructions: 'Sigue las instrucciones.' }, privateParams: {} }]);
-    const sim = await t.request('POST', `/api/v0/claims/simulate/${claimId}/${owner.platformAddress}`, { body: { _expectedVersion: -1 } });
+    const claimId = await claimWithPlugins(t, owner.accessToken, [
+      numUses(5),
+      {
+        pluginId: 'custom-instructions-es',
+        instanceId: 'i',
+        version: '1',
+        publicParams: { instructions: 'Sigue las instrucciones.' },
+        privateParams: {},
+      },
+    ]);
+    const sim = await t.request('POST', `/api/v0/claims/simulate/${claimId}/${owner.platformAddress}`, {
+      body: { _expectedVersion: -1 },
+    });
     assert.equal(sim.statusCode, 200, sim.body);
-    const edit = await t.request('PUT', '/api/v0/plugins', { token: owner.accessToken, body: { pluginId: 'min-badge', toPublish: false } });
+    const edit = await t.request('PUT', '/api/v0/plugins', {
+      token: owner.accessToken,
+      body: { pluginId: 'min-badge', toPublish: false },
+    });
     assert.equal(edit.statusCode, 403, edit.body);
   });
 });

@@ -18,10 +18,16 @@ const B = addressOf(12);
 const C = addressOf(13);
 const NOW = 1_800_000_000_000;
 const P = 'body.ownershipRequirements';
-const HOSTED = 'must-own-badges, min-badge, satisfies-claim, username-set, url-clicker, custom-instructions, github-contributions';
+const HOSTED =
+  'must-own-badges, min-badge, satisfies-claim, username-set, url-clicker, custom-instructions, github-contributions';
 
 const range = (start: number | string, end: number | string = start) => ({ start: String(start), end: String(end) });
-const asset = (ids: [number, number], amounts: [number | string, number | string], times: Array<[number, number]> = [], collectionId = '7') => ({
+const asset = (
+  ids: [number, number],
+  amounts: [number | string, number | string],
+  times: Array<[number, number]> = [],
+  collectionId = '7',
+) => ({
   chain: 'BitBadges',
   collectionId,
   assetIds: [range(ids[0], ids[1])],
@@ -50,7 +56,14 @@ describe('must-own-badges edges', () => {
         blockTime: '2026-07-13T12:00:00Z',
         collections: [collectionDoc('7', A)],
         balances: [
-          { collectionId: '7', address: A, balance: balanceStore([bal(5, 1, 10), { amount: '3', tokenIds: [range(20)], ownershipTimes: [range(1000, 2000)] }]) },
+          {
+            collectionId: '7',
+            address: A,
+            balance: balanceStore([
+              bal(5, 1, 10),
+              { amount: '3', tokenIds: [range(20)], ownershipTimes: [range(1000, 2000)] },
+            ]),
+          },
           { collectionId: '7', address: B, balance: balanceStore([bal(9, 1, 10)]) },
         ],
       }),
@@ -62,7 +75,9 @@ describe('must-own-badges edges', () => {
   });
 
   const query = (ownershipRequirements: unknown, address = A, pluginId = 'must-own-badges') =>
-    t.request('POST', `/api/v0/integrations/query/${pluginId}`, { body: { ownershipRequirements, platformAddress: address } });
+    t.request('POST', `/api/v0/integrations/query/${pluginId}`, {
+      body: { ownershipRequirements, platformAddress: address },
+    });
   /** The check of the direct route: null on a pass, else the failure text (400 `{ errorMessage, message }`). */
   async function check(req: unknown, address = A): Promise<string | null> {
     const r = await query(req, address);
@@ -84,8 +99,10 @@ describe('must-own-badges edges', () => {
 
   test('the requirement, a group, an asset and the options must be objects (not null, a string, a number or an array)', async () => {
     for (const v of [null, 'x', 5, [], [PASS]]) await refused(v, `${P} must be an object with $and, $or or assets`);
-    for (const v of [null, 'x', []]) await refused({ $and: [PASS, v] }, `${P}.$and[1] must be an object with $and, $or or assets`);
-    for (const v of [null, 'x', 5, []]) await refused({ assets: [asset([1, 1], [1, 1]), v] }, `${P}.assets[1] must be an object`);
+    for (const v of [null, 'x', []])
+      await refused({ $and: [PASS, v] }, `${P}.$and[1] must be an object with $and, $or or assets`);
+    for (const v of [null, 'x', 5, []])
+      await refused({ assets: [asset([1, 1], [1, 1]), v] }, `${P}.assets[1] must be an object`);
     for (const v of [null, 'x', []]) await refused({ ...PASS, options: v }, `${P}.options must be an object`);
   });
 
@@ -97,14 +114,24 @@ describe('must-own-badges edges', () => {
     await refused({ $and: 'ab' }, `${P}.$and must be a non-empty array of groups`);
     await refused({ $or: { 0: PASS } }, `${P}.$or must be a non-empty array of groups`);
     await refused({ $or: [PASS, { assets: [] }] }, `${P}.$or[1].assets must be a non-empty array`);
-    await refused({ $and: [PASS, { $or: [PASS, { assets: [{ ...asset([1, 1], [1, 1]), chain: 'X' }] }] }] }, `${P}.$and[1].$or[1].assets[0].chain "X" is not supported: this service reads only its own chain ("BitBadges")`);
-    await refused({ assets: PASS.assets, extra: 1 }, `${P} has unknown field "extra" (a group is $and, $or, or assets with options)`);
+    await refused(
+      { $and: [PASS, { $or: [PASS, { assets: [{ ...asset([1, 1], [1, 1]), chain: 'X' }] }] }] },
+      `${P}.$and[1].$or[1].assets[0].chain "X" is not supported: this service reads only its own chain ("BitBadges")`,
+    );
+    await refused(
+      { assets: PASS.assets, extra: 1 },
+      `${P} has unknown field "extra" (a group is $and, $or, or assets with options)`,
+    );
     await refused({ ...PASS, options: { foo: 1 } }, `${P}.options has unknown field "foo"`);
-    await refused({ ...PASS, options: { numMatchesForVerification: 1, foo: 2 } }, `${P}.options has unknown field "foo"`);
+    await refused(
+      { ...PASS, options: { numMatchesForVerification: 1, foo: 2 } },
+      `${P}.options has unknown field "foo"`,
+    );
   });
 
   test('nesting: a leaf at level 5 is accepted, at level 6 refused', async () => {
-    const nest = (levels: number): unknown => (levels === 1 ? PASS : { [levels % 2 ? '$or' : '$and']: [nest(levels - 1)] });
+    const nest = (levels: number): unknown =>
+      levels === 1 ? PASS : { [levels % 2 ? '$or' : '$and']: [nest(levels - 1)] };
     assert.equal(await check(nest(5)), null);
     assert.equal(await check(nest(5), B), 'Address did not meet the asset ownership requirements.');
     await refused(nest(6), `${P}.$and[0].$or[0].$and[0].$or[0].$and[0] nests groups deeper than 5 levels`);
@@ -115,50 +142,106 @@ describe('must-own-badges edges', () => {
     assert.equal(await check({ $and: [{ assets: many(50) }, { assets: many(50) }] }), null);
     assert.equal(await check({ assets: many(100) }), null);
     await refused({ assets: many(101) }, 'ownershipRequirements may name at most 100 assets');
-    await refused({ $and: [{ assets: many(50) }, { assets: many(51) }] }, 'ownershipRequirements may name at most 100 assets');
+    await refused(
+      { $and: [{ assets: many(50) }, { assets: many(51) }] },
+      'ownershipRequirements may name at most 100 assets',
+    );
   });
 
   test('numMatchesForVerification: a safe non-negative integer number or a string of 1-20 digits', async () => {
-    for (const n of [-1, 1.5, 2 ** 53, true, null, [5], {}, 'abc', '-1', '1.5', 'a1', '1a', '', ' 1', '123456789012345678901']) {
-      await refused({ ...PASS, options: { numMatchesForVerification: n } }, `${P}.options.numMatchesForVerification must be a non-negative integer`);
+    for (const n of [
+      -1,
+      1.5,
+      2 ** 53,
+      true,
+      null,
+      [5],
+      {},
+      'abc',
+      '-1',
+      '1.5',
+      'a1',
+      '1a',
+      '',
+      ' 1',
+      '123456789012345678901',
+    ]) {
+      await refused(
+        { ...PASS, options: { numMatchesForVerification: n } },
+        `${P}.options.numMatchesForVerification must be a non-negative integer`,
+      );
     }
     // 0 (number or string) means "every piece must be in range"
-    for (const n of [0, '0']) assert.equal(await check({ assets: [asset([1, 10], [1, 5])], options: { numMatchesForVerification: n } }, C), 'Address does not own enough of IDs 1-10 in collection 7 to meet minimum balance requirement of 1');
-    for (const n of [10, '10']) assert.equal(await check({ assets: [asset([1, 10], [1, 5])], options: { numMatchesForVerification: n } }), null);
-    for (const n of [11, '11', '99999999999999999999']) assert.equal(await check({ assets: [asset([1, 10], [1, 5])], options: { numMatchesForVerification: n } }), `Address ${A} did not meet the ownership requirements.`);
+    for (const n of [0, '0'])
+      assert.equal(
+        await check({ assets: [asset([1, 10], [1, 5])], options: { numMatchesForVerification: n } }, C),
+        'Address does not own enough of IDs 1-10 in collection 7 to meet minimum balance requirement of 1',
+      );
+    for (const n of [10, '10'])
+      assert.equal(await check({ assets: [asset([1, 10], [1, 5])], options: { numMatchesForVerification: n } }), null);
+    for (const n of [11, '11', '99999999999999999999'])
+      assert.equal(
+        await check({ assets: [asset([1, 10], [1, 5])], options: { numMatchesForVerification: n } }),
+        `Address ${A} did not meet the ownership requirements.`,
+      );
   });
 
   test('asset fields: unknown field, chain, collectionId, assetIds, ownershipTimes and mustOwnAmounts', async () => {
     const a = asset([1, 10], [1, 5]);
-    const bad = (over: Record<string, unknown>, text: string) => refused({ assets: [{ ...a, ...over }] }, `${P}.assets[0]${text}`);
+    const bad = (over: Record<string, unknown>, text: string) =>
+      refused({ assets: [{ ...a, ...over }] }, `${P}.assets[0]${text}`);
     await bad({ foo: 1 }, ' has unknown field "foo"');
-    await bad({ chain: 'Ethereum' }, '.chain "Ethereum" is not supported: this service reads only its own chain ("BitBadges")');
+    await bad(
+      { chain: 'Ethereum' },
+      '.chain "Ethereum" is not supported: this service reads only its own chain ("BitBadges")',
+    );
     await bad({ chain: 5 }, '.chain 5 is not supported: this service reads only its own chain ("BitBadges")');
     await bad({ chain: '' }, '.chain "" is not supported: this service reads only its own chain ("BitBadges")');
-    for (const id of [7, '0', '07', 'a7', '7a', '', '123456789012345678901']) await bad({ collectionId: id }, '.collectionId must be a positive integer string (lists are not supported)');
+    for (const id of [7, '0', '07', 'a7', '7a', '', '123456789012345678901'])
+      await bad({ collectionId: id }, '.collectionId must be a positive integer string (lists are not supported)');
     await bad({ assetIds: undefined }, '.assetIds must be an array of { start, end }');
     await bad({ assetIds: [] }, '.assetIds must name at least one token id range');
     await bad({ assetIds: [range(1, 2), range(0, 3)] }, '.assetIds start at token id 1');
     await bad({ assetIds: [range(3, 2)] }, '.assetIds[0].start must not exceed ' + `${P}.assets[0].assetIds[0].end`);
     await bad({ ownershipTimes: 'x' }, '.ownershipTimes must be an array of { start, end }');
-    await bad({ ownershipTimes: [{ start: '1' }] }, '.ownershipTimes[0].end must be an unsigned integer string (got undefined)');
+    await bad(
+      { ownershipTimes: [{ start: '1' }] },
+      '.ownershipTimes[0].end must be an unsigned integer string (got undefined)',
+    );
     await bad({ mustOwnAmounts: undefined }, '.mustOwnAmounts must be an object { start, end }');
     // chain and ownershipTimes may be left out (the service's chain; now)
     const { chain: _chain, ownershipTimes: _times, ...bare } = a;
     assert.equal(await check({ assets: [bare] }), null);
-    assert.equal(await check({ assets: [bare] }, C), 'Address does not own enough of IDs 1-10 in collection 7 to meet minimum balance requirement of 1');
+    assert.equal(
+      await check({ assets: [bare] }, C),
+      'Address does not own enough of IDs 1-10 in collection 7 to meet minimum balance requirement of 1',
+    );
     // collection ids of two and twenty digits are valid (here: not indexed, and no chain to read them from)
     for (const id of ['17', '12345678901234567890']) {
-      assert.equal(await check({ assets: [{ ...a, collectionId: id }] }), `Collection ${id} is not indexed by this service and no chain is configured to read it from.`);
+      assert.equal(
+        await check({ assets: [{ ...a, collectionId: id }] }),
+        `Collection ${id} is not indexed by this service and no chain is configured to read it from.`,
+      );
     }
   });
 
   test('amount bounds are inclusive at both ends, in every-piece mode and in numMatchesForVerification mode', async () => {
-    for (const amounts of [[5, 5], [1, 5], [5, 9]] as Array<[number, number]>) assert.equal(await check({ assets: [asset([1, 10], amounts)] }), null, String(amounts));
+    for (const amounts of [
+      [5, 5],
+      [1, 5],
+      [5, 9],
+    ] as Array<[number, number]>)
+      assert.equal(await check({ assets: [asset([1, 10], amounts)] }), null, String(amounts));
     assert.equal(await check(FAIL_LOW), LOW_TEXT);
     assert.equal(await check(FAIL_HIGH), HIGH_TEXT);
-    assert.equal(await check({ assets: [asset([3, 3], [6, 6])] }), 'Address does not own enough of IDs 3 in collection 7 to meet minimum balance requirement of 6');
-    const n = (amounts: [number, number], need: number) => ({ assets: [asset([1, 10], amounts)], options: { numMatchesForVerification: need } });
+    assert.equal(
+      await check({ assets: [asset([3, 3], [6, 6])] }),
+      'Address does not own enough of IDs 3 in collection 7 to meet minimum balance requirement of 6',
+    );
+    const n = (amounts: [number, number], need: number) => ({
+      assets: [asset([1, 10], amounts)],
+      options: { numMatchesForVerification: need },
+    });
     assert.equal(await check(n([5, 5], 10)), null);
     assert.equal(await check(n([1, 5], 10)), null);
     assert.equal(await check(n([5, 9], 10)), null);
@@ -167,9 +250,24 @@ describe('must-own-badges edges', () => {
     assert.equal(await check(n([1, 5], 1), B), `Address ${B} did not meet the ownership requirements.`);
     // ids out of range do not count; ids in range do, across the assets of the group
     assert.equal(await check({ assets: [asset([1, 12], [1, 5])], options: { numMatchesForVerification: 10 } }), null);
-    assert.equal(await check({ assets: [asset([1, 12], [1, 5])], options: { numMatchesForVerification: 11 } }), `Address ${A} did not meet the ownership requirements.`);
-    assert.equal(await check({ assets: [asset([1, 4], [1, 5]), asset([5, 10], [5, 5])], options: { numMatchesForVerification: 10 } }), null);
-    assert.equal(await check({ assets: [asset([1, 4], [1, 5]), asset([5, 10], [6, 9])], options: { numMatchesForVerification: 5 } }), `Address ${A} did not meet the ownership requirements.`);
+    assert.equal(
+      await check({ assets: [asset([1, 12], [1, 5])], options: { numMatchesForVerification: 11 } }),
+      `Address ${A} did not meet the ownership requirements.`,
+    );
+    assert.equal(
+      await check({
+        assets: [asset([1, 4], [1, 5]), asset([5, 10], [5, 5])],
+        options: { numMatchesForVerification: 10 },
+      }),
+      null,
+    );
+    assert.equal(
+      await check({
+        assets: [asset([1, 4], [1, 5]), asset([5, 10], [6, 9])],
+        options: { numMatchesForVerification: 5 },
+      }),
+      `Address ${A} did not meet the ownership requirements.`,
+    );
   });
 
   test('ownership time bounds are inclusive at both ends', async () => {
@@ -193,12 +291,18 @@ describe('must-own-badges edges', () => {
     assert.equal(await check({ $or: [FAIL_LOW, FAIL_HIGH] }), 'Address did not meet the asset ownership requirements.');
     assert.equal(await check({ assets: [...PASS.assets, ...FAIL_HIGH.assets, ...FAIL_LOW.assets] }), HIGH_TEXT);
     assert.equal(await check({ $or: [{ $and: [PASS, FAIL_LOW] }, { $and: [PASS, PASS] }] }), null);
-    assert.equal(await check({ $and: [{ $or: [FAIL_LOW, PASS] }, { $or: [FAIL_HIGH, FAIL_LOW] }] }), 'Address did not meet the asset ownership requirements.');
+    assert.equal(
+      await check({ $and: [{ $or: [FAIL_LOW, PASS] }, { $or: [FAIL_HIGH, FAIL_LOW] }] }),
+      'Address did not meet the asset ownership requirements.',
+    );
   });
 
   test('the route takes a hosted id, bare or with a two-letter locale; anything else is a 404 listing the hosted plugins', async () => {
     assert.deepEqual((await query(PASS, A, 'must-own-badges-es')).json(), {});
-    assert.deepEqual((await query(FAIL_LOW, A, 'must-own-badges-fr')).json(), { errorMessage: LOW_TEXT, message: LOW_TEXT });
+    assert.deepEqual((await query(FAIL_LOW, A, 'must-own-badges-fr')).json(), {
+      errorMessage: LOW_TEXT,
+      message: LOW_TEXT,
+    });
     for (const [pluginId, shown] of [
       ['must-own-badges-es1', 'must-own-badges-es1'],
       ['must-own-badges-esx', 'must-own-badges-esx'],
@@ -215,15 +319,56 @@ describe('must-own-badges edges', () => {
   test('claims: the requirement is stored normalised, each operator kept (chain and times filled in, a zero count dropped)', async () => {
     const claimId = newClaimId('oe');
     const { chain: _chain, ownershipTimes: _times, ...bare } = asset([3, 4], [1, 5]);
-    const req = { $and: [{ $or: [PASS, { assets: [{ ...bare, assetIds: [range(5, 6), range(1, 4)] }], options: { numMatchesForVerification: 0 } }] }, { ...PASS, options: { numMatchesForVerification: '2' } }] };
-    const res = await t.request('POST', '/api/v0/claims', { token: owner.accessToken, body: { claims: [{ claimId, plugins: [numUses(1), { pluginId: 'must-own-badges', instanceId: 'own', publicParams: { ownershipRequirements: req }, privateParams: {} }] }] } });
+    const req = {
+      $and: [
+        {
+          $or: [
+            PASS,
+            { assets: [{ ...bare, assetIds: [range(5, 6), range(1, 4)] }], options: { numMatchesForVerification: 0 } },
+          ],
+        },
+        { ...PASS, options: { numMatchesForVerification: '2' } },
+      ],
+    };
+    const res = await t.request('POST', '/api/v0/claims', {
+      token: owner.accessToken,
+      body: {
+        claims: [
+          {
+            claimId,
+            plugins: [
+              numUses(1),
+              {
+                pluginId: 'must-own-badges',
+                instanceId: 'own',
+                publicParams: { ownershipRequirements: req },
+                privateParams: {},
+              },
+            ],
+          },
+        ],
+      },
+    });
     assert.equal(res.statusCode, 200, res.body);
-    const stored = (await getClaim(t, claimId)).plugins.find((p: { instanceId: string }) => p.instanceId === 'own').publicParams;
-    const leaf = { chain: 'BitBadges', collectionId: '7', assetIds: [range(1, 10)], ownershipTimes: [], mustOwnAmounts: range(5, 5) };
+    const stored = (await getClaim(t, claimId)).plugins.find(
+      (p: { instanceId: string }) => p.instanceId === 'own',
+    ).publicParams;
+    const leaf = {
+      chain: 'BitBadges',
+      collectionId: '7',
+      assetIds: [range(1, 10)],
+      ownershipTimes: [],
+      mustOwnAmounts: range(5, 5),
+    };
     assert.deepEqual(stored, {
       ownershipRequirements: {
         $and: [
-          { $or: [{ assets: [leaf], options: {} }, { assets: [{ ...leaf, assetIds: [range(1, 6)], mustOwnAmounts: range(1, 5) }], options: {} }] },
+          {
+            $or: [
+              { assets: [leaf], options: {} },
+              { assets: [{ ...leaf, assetIds: [range(1, 6)], mustOwnAmounts: range(1, 5) }], options: {} },
+            ],
+          },
           { assets: [leaf], options: { numMatchesForVerification: '2' } },
         ],
       },
@@ -232,15 +377,32 @@ describe('must-own-badges edges', () => {
 
   test('claims: a localised hosted id runs the hosted plugin; an unknown id or version is a 400 listing the core plugins', async () => {
     const create = (plugin: Record<string, unknown>) =>
-      t.request('POST', '/api/v0/claims', { token: owner.accessToken, body: { claims: [{ claimId: newClaimId('oe'), plugins: [numUses(1), { instanceId: 'own', publicParams: { ownershipRequirements: PASS }, privateParams: {}, ...plugin }] }] } });
+      t.request('POST', '/api/v0/claims', {
+        token: owner.accessToken,
+        body: {
+          claims: [
+            {
+              claimId: newClaimId('oe'),
+              plugins: [
+                numUses(1),
+                { instanceId: 'own', publicParams: { ownershipRequirements: PASS }, privateParams: {}, ...plugin },
+              ],
+            },
+          ],
+        },
+      });
     assert.equal((await create({ pluginId: 'must-own-badges-es' })).statusCode, 200);
     const core =
       'numUses, codes, password, transferTimes, initiatedBy, whitelist, halt, anonymous, discord, github, google, twitch, twitter, github-contributions, must-own-badges, min-badge, satisfies-claim, username-set, url-clicker, custom-instructions';
     const unknown = await create({ pluginId: 'must-own-badges-es1' });
     assert.equal(unknown.statusCode, 400);
-    assert.deepEqual(unknown.json(), { errorMessage: `claims[0].plugins[1].pluginId: unknown plugin "must-own-badges-es1" (valid: ${core}; or the id of a plugin document)` });
+    assert.deepEqual(unknown.json(), {
+      errorMessage: `claims[0].plugins[1].pluginId: unknown plugin "must-own-badges-es1" (valid: ${core}; or the id of a plugin document)`,
+    });
     const versioned = await create({ pluginId: 'nosuch', version: '2' });
     assert.equal(versioned.statusCode, 400);
-    assert.deepEqual(versioned.json(), { errorMessage: `claims[0].plugins[1].pluginId: unknown plugin "nosuch" version 2 (valid: ${core}; or the id of a plugin document with that version)` });
+    assert.deepEqual(versioned.json(), {
+      errorMessage: `claims[0].plugins[1].pluginId: unknown plugin "nosuch" version 2 (valid: ${core}; or the id of a plugin document with that version)`,
+    });
   });
 });

@@ -17,14 +17,24 @@ const BIG = (2n ** 60n + 7n).toString(); // above 2^53: exact only in bigint
 const NOW = 1_800_000_000_000;
 
 const range = (start: number | string, end: number | string = start) => ({ start: String(start), end: String(end) });
-const asset = (collectionId: string, ids: [number, number], amounts: [string | number, string | number], times: Array<[number, number]> = []) => ({
+const asset = (
+  collectionId: string,
+  ids: [number, number],
+  amounts: [string | number, string | number],
+  times: Array<[number, number]> = [],
+) => ({
   chain: 'BitBadges',
   collectionId,
   assetIds: [range(ids[0], ids[1])],
   ownershipTimes: times.map(([s, e]) => range(s, e)),
   mustOwnAmounts: range(amounts[0], amounts[1]),
 });
-const mob = (ownershipRequirements: unknown, instanceId = 'own') => ({ pluginId: 'must-own-badges', instanceId, publicParams: { ownershipRequirements }, privateParams: {} });
+const mob = (ownershipRequirements: unknown, instanceId = 'own') => ({
+  pluginId: 'must-own-badges',
+  instanceId,
+  publicParams: { ownershipRequirements },
+  privateParams: {},
+});
 
 describe('must-own-badges', () => {
   let t: TestApp;
@@ -36,7 +46,10 @@ describe('must-own-badges', () => {
     chain.setCollection('9', collectionDoc('9', A));
     chain.setBalance('9', A, balanceStore([bal(1, 1)]));
     chain.advanceTo(5);
-    t = await startApp({ manualClock: true, env: { CHAIN_REST_URL: chain.url, CHAIN_TIMEOUT_MS: '1000', RUN_WORKER: 'false' } });
+    t = await startApp({
+      manualClock: true,
+      env: { CHAIN_REST_URL: chain.url, CHAIN_TIMEOUT_MS: '1000', RUN_WORKER: 'false' },
+    });
     (t.clock as ManualClock).set(NOW);
     owner = await manager(t);
     // collection 7 in the read model: A owns 5 of tokens 1-10, BIG of token 11, and 3 of token 20
@@ -48,7 +61,15 @@ describe('must-own-badges', () => {
         blockTime: '2026-07-13T12:00:00Z',
         collections: [collectionDoc('7', A)],
         balances: [
-          { collectionId: '7', address: A, balance: balanceStore([bal(5, 1, 10), bal(BIG, 11), { amount: '3', tokenIds: [range(20)], ownershipTimes: [range(1000, 2000)] }]) },
+          {
+            collectionId: '7',
+            address: A,
+            balance: balanceStore([
+              bal(5, 1, 10),
+              bal(BIG, 11),
+              { amount: '3', tokenIds: [range(20)], ownershipTimes: [range(1000, 2000)] },
+            ]),
+          },
           { collectionId: '7', address: B, balance: balanceStore([bal(9, 1, 10)]) },
         ],
       }),
@@ -62,7 +83,9 @@ describe('must-own-badges', () => {
 
   async function check(req: unknown, address: string): Promise<string | null> {
     const claimId = await claimWithPlugins(t, owner.accessToken, [numUses(10), mob(req)]);
-    const r = await t.request('POST', `/api/v0/claims/simulate/${claimId}/${address}`, { body: { _expectedVersion: -1 } });
+    const r = await t.request('POST', `/api/v0/claims/simulate/${claimId}/${address}`, {
+      body: { _expectedVersion: -1 },
+    });
     if (r.statusCode === 200) return null;
     assert.equal(r.statusCode, 400, r.body);
     return r.json().errorMessage;
@@ -70,8 +93,14 @@ describe('must-own-badges', () => {
 
   test('all pieces must be in range: too little and too much are refused with the ids', async () => {
     assert.equal(await check({ assets: [asset('7', [1, 10], [1, 5])] }, A), null);
-    assert.equal(await check({ assets: [asset('7', [1, 10], [1, 5])] }, C), 'Address does not own enough of IDs 1-10 in collection 7 to meet minimum balance requirement of 1');
-    assert.equal(await check({ assets: [asset('7', [1, 10], [1, 5])] }, B), 'Address owns too much of IDs 1-10 in collection 7 to meet maximum balance requirement of 5');
+    assert.equal(
+      await check({ assets: [asset('7', [1, 10], [1, 5])] }, C),
+      'Address does not own enough of IDs 1-10 in collection 7 to meet minimum balance requirement of 1',
+    );
+    assert.equal(
+      await check({ assets: [asset('7', [1, 10], [1, 5])] }, B),
+      'Address owns too much of IDs 1-10 in collection 7 to meet maximum balance requirement of 5',
+    );
     // must NOT own: x0-0
     assert.equal(await check({ assets: [asset('7', [1, 10], [0, 0])] }, C), null);
     assert.match((await check({ assets: [asset('7', [1, 10], [0, 0])] }, A)) ?? '', /owns too much of IDs 1-10/);
@@ -80,13 +109,23 @@ describe('must-own-badges', () => {
   test('amounts above 2^53 compare exactly', async () => {
     assert.equal(await check({ assets: [asset('7', [11, 11], [BIG, BIG])] }, A), null);
     const next = (BigInt(BIG) + 1n).toString();
-    assert.match((await check({ assets: [asset('7', [11, 11], [next, next])] }, A)) ?? '', new RegExp(`minimum balance requirement of ${next}$`));
+    assert.match(
+      (await check({ assets: [asset('7', [11, 11], [next, next])] }, A)) ?? '',
+      new RegExp(`minimum balance requirement of ${next}$`),
+    );
   });
 
   test('ownership times: inside the held window passes, past its end fails, empty means now', async () => {
     assert.equal(await check({ assets: [asset('7', [20, 20], [3, 3], [[1500, 1500]])] }, A), null);
-    assert.match((await check({ assets: [asset('7', [20, 20], [3, 3], [[1500, 2500]])] }, A)) ?? '', /does not own enough of IDs 20/);
-    assert.match((await check({ assets: [asset('7', [20, 20], [3, 3])] }, A)) ?? '', /does not own enough of IDs 20/, 'now is past 2000');
+    assert.match(
+      (await check({ assets: [asset('7', [20, 20], [3, 3], [[1500, 2500]])] }, A)) ?? '',
+      /does not own enough of IDs 20/,
+    );
+    assert.match(
+      (await check({ assets: [asset('7', [20, 20], [3, 3])] }, A)) ?? '',
+      /does not own enough of IDs 20/,
+      'now is past 2000',
+    );
   });
 
   test('numMatchesForVerification counts token ids in range', async () => {
@@ -98,10 +137,19 @@ describe('must-own-badges', () => {
 
   test('nested $and / $or: first passing branch wins; none → the group text', async () => {
     const failing = { assets: [asset('7', [99, 99], [1, 1])] };
-    const req = { $or: [failing, { $and: [{ assets: [asset('7', [1, 10], [1, 5])] }, { assets: [asset('7', [11, 11], [1, BIG])] }] }] };
+    const req = {
+      $or: [
+        failing,
+        { $and: [{ assets: [asset('7', [1, 10], [1, 5])] }, { assets: [asset('7', [11, 11], [1, BIG])] }] },
+      ],
+    };
     assert.equal(await check(req, A), null);
     assert.equal(await check(req, B), 'Address did not meet the asset ownership requirements.');
-    assert.match((await check({ $and: [{ assets: [asset('7', [1, 1], [1, 100])] }, failing] }, A)) ?? '', /IDs 99/, '$and propagates the first failure');
+    assert.match(
+      (await check({ $and: [{ assets: [asset('7', [1, 1], [1, 100])] }, failing] }, A)) ?? '',
+      /IDs 99/,
+      '$and propagates the first failure',
+    );
   });
 
   test('a collection the indexer does not hold is read from the chain; an unreachable chain fails, never passes', async () => {
@@ -121,14 +169,23 @@ describe('must-own-badges', () => {
 
   test('requirements are validated with 400s naming the path', async () => {
     const bad = async (req: unknown, re: RegExp) => {
-      const res = await t.request('POST', '/api/v0/claims', { token: owner.accessToken, body: { claims: [{ claimId: `m${Math.random().toString(36).slice(2)}`, plugins: [numUses(1), mob(req)] }] } });
+      const res = await t.request('POST', '/api/v0/claims', {
+        token: owner.accessToken,
+        body: { claims: [{ claimId: `m${Math.random().toString(36).slice(2)}`, plugins: [numUses(1), mob(req)] }] },
+      });
       assert.equal(res.statusCode, 400, res.body);
       assert.match(res.json().errorMessage, re);
     };
     await bad({ assets: [{ ...asset('7', [1, 1], [1, 1]), chain: 'Ethereum' }] }, /chain "Ethereum" is not supported/);
-    await bad({ assets: [{ ...asset('7', [1, 1], [1, 1]), mustOwnAmounts: undefined }] }, /mustOwnAmounts must be an object/);
+    await bad(
+      { assets: [{ ...asset('7', [1, 1], [1, 1]), mustOwnAmounts: undefined }] },
+      /mustOwnAmounts must be an object/,
+    );
     await bad({ assets: [] }, /assets must be a non-empty array/);
-    await bad({ $and: [{ $or: [{ $and: [{ $or: [{ $and: [{ assets: [asset('7', [1, 1], [1, 1])] }] }] }] }] }] }, /deeper than 5 levels/);
+    await bad(
+      { $and: [{ $or: [{ $and: [{ $or: [{ $and: [{ assets: [asset('7', [1, 1], [1, 1])] }] }] }] }] }] },
+      /deeper than 5 levels/,
+    );
     await bad({ assets: [asset('7', [1, 1], [1, 1])], extra: 1 }, /unknown field "extra"/);
     await bad({ assets: [asset('lists', [1, 1], [1, 1])] }, /collectionId must be a positive integer string/);
   });

@@ -11,13 +11,27 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startApp, type TestApp } from '../helpers/app.ts';
 import { addressOf, bal, balanceStore, collectionDoc, startFakeChain, type FakeChain } from '../helpers/fake-chain.ts';
-import { attempt, claimWithPlugins, completeAndWait, getClaim, manager, newClaimId, numUses, randomAddress } from '../claims/helpers.ts';
+import {
+  attempt,
+  claimWithPlugins,
+  completeAndWait,
+  getClaim,
+  manager,
+  newClaimId,
+  numUses,
+  randomAddress,
+} from '../claims/helpers.ts';
 import { signIn, type SignedIn } from '../helpers/signin.ts';
 import { createPlugin } from '../helpers/plugins.ts';
 import { importSnapshot, parseSnapshot } from '../../src/chain/import.ts';
 import type { ManualClock } from '../../src/shared/clock.ts';
 
-const plugin = (pluginId: string, publicParams: Record<string, unknown> = {}, instanceId = 'h', privateParams: Record<string, unknown> = {}) => ({ pluginId, instanceId, publicParams, privateParams });
+const plugin = (
+  pluginId: string,
+  publicParams: Record<string, unknown> = {},
+  instanceId = 'h',
+  privateParams: Record<string, unknown> = {},
+) => ({ pluginId, instanceId, publicParams, privateParams });
 const WHOLE = 1_000_000_000n;
 const NOW = 1_800_000_000_000;
 const P1 = 'claims[0].plugins[1]';
@@ -29,7 +43,8 @@ const asset = (collectionId: string, ids: [number, number], amounts: [number, nu
   ownershipTimes: [],
   mustOwnAmounts: range(amounts[0], amounts[1]),
 });
-const mob = (collectionId: string, amounts: [number, number] = [1, 1], instanceId = 'own') => plugin('must-own-badges', { ownershipRequirements: { assets: [asset(collectionId, [1, 1], amounts)] } }, instanceId);
+const mob = (collectionId: string, amounts: [number, number] = [1, 1], instanceId = 'own') =>
+  plugin('must-own-badges', { ownershipRequirements: { assets: [asset(collectionId, [1, 1], amounts)] } }, instanceId);
 const err = (errorMessage: string) => ({ errorMessage });
 
 describe('hosted plugin edges', () => {
@@ -107,16 +122,29 @@ describe('hosted plugin edges', () => {
     ]);
     assert.deepEqual(
       (await getClaim(t, twice)).plugins.map((p: { publicParams: unknown }) => p.publicParams),
-      [{ maxUses: 5 }, { url: 'https://example.com/a' }, { url: 'http://example.com/b' }, { instructions: 'one' }, { instructions: 'two' }],
+      [
+        { maxUses: 5 },
+        { url: 'https://example.com/a' },
+        { url: 'http://example.com/b' },
+        { instructions: 'one' },
+        { instructions: 'two' },
+      ],
     );
   });
 
   test('min-badge: params are a non-negative safe integer, 0 included; exact texts', async () => {
     const text = `${P1}.publicParams.minBalance must be a non-negative integer number of whole units`;
-    for (const minBalance of [-1, 1.5, 2 ** 53, '5', null]) await refused([numUses(1), plugin('min-badge', { minBalance })], text);
+    for (const minBalance of [-1, 1.5, 2 ** 53, '5', null])
+      await refused([numUses(1), plugin('min-badge', { minBalance })], text);
     await refused([numUses(1), plugin('min-badge', {})], text);
-    await refused([numUses(1), plugin('min-badge', { minBalance: 1 }, 'h', { x: 1 })], `${P1}.privateParams has unknown field "x" (this plugin takes no params here)`);
-    await refused([numUses(1), plugin('min-badge', { minBalance: 1, x: 1 })], `${P1}.publicParams has unknown field "x" (allowed: minBalance)`);
+    await refused(
+      [numUses(1), plugin('min-badge', { minBalance: 1 }, 'h', { x: 1 })],
+      `${P1}.privateParams has unknown field "x" (this plugin takes no params here)`,
+    );
+    await refused(
+      [numUses(1), plugin('min-badge', { minBalance: 1, x: 1 })],
+      `${P1}.publicParams has unknown field "x" (allowed: minBalance)`,
+    );
     const zero = await accepted([numUses(5), plugin('min-badge', { minBalance: 0 })]);
     const big = await accepted([numUses(5), plugin('min-badge', { minBalance: 2 ** 53 - 1 })]);
     assert.deepEqual((await getClaim(t, zero)).plugins[1].publicParams, { minBalance: 0 });
@@ -149,9 +177,15 @@ describe('hosted plugin edges', () => {
 
   test('a service without a chain: min-badge and an unindexed must-own-badges collection fail with a clear text', async () => {
     const mbOnly = await accepted([numUses(5), plugin('min-badge', { minBalance: 0 })], bare, bareOwner.accessToken);
-    assert.deepEqual(await simulate(mbOnly, randomAddress(), {}, bare), fails('The chain is not configured on this service, so balances cannot be checked.'));
+    assert.deepEqual(
+      await simulate(mbOnly, randomAddress(), {}, bare),
+      fails('The chain is not configured on this service, so balances cannot be checked.'),
+    );
     const mobOnly = await accepted([numUses(5), mob('9', [0, 0])], bare, bareOwner.accessToken);
-    assert.deepEqual(await simulate(mobOnly, randomAddress(), {}, bare), fails('Collection 9 is not indexed by this service and no chain is configured to read it from.'));
+    assert.deepEqual(
+      await simulate(mobOnly, randomAddress(), {}, bare),
+      fails('Collection 9 is not indexed by this service and no chain is configured to read it from.'),
+    );
   });
 
   test('must-own-badges: read-model collections without default balances, and with them; params texts', async () => {
@@ -172,13 +206,22 @@ describe('hosted plugin edges', () => {
     const not8 = await accepted([numUses(5), mob('8', [0, 0])], bare, bareOwner.accessToken);
     const own6 = await accepted([numUses(5), mob('6', [2, 2])], bare, bareOwner.accessToken);
     assert.deepEqual(await simulate(own8, A, {}, bare), passes);
-    assert.deepEqual(await simulate(own8, C, {}, bare), fails('Address does not own enough of IDs 1 in collection 8 to meet minimum balance requirement of 1'));
+    assert.deepEqual(
+      await simulate(own8, C, {}, bare),
+      fails('Address does not own enough of IDs 1 in collection 8 to meet minimum balance requirement of 1'),
+    );
     assert.deepEqual(await simulate(not8, C, {}, bare), passes);
     assert.deepEqual(await simulate(own6, C, {}, bare), passes, 'the default balances of an untouched address');
 
     await refused([numUses(1), plugin('must-own-badges', {})], `${P1}.publicParams.ownershipRequirements is required`);
-    await refused([numUses(1), plugin('must-own-badges', { ownershipRequirements: { assets: [] } })], `${P1}.publicParams.ownershipRequirements.assets must be a non-empty array`);
-    await refused([numUses(1), { ...mob('8'), privateParams: { x: 1 } }], `${P1}.privateParams has unknown field "x" (this plugin takes no params here)`);
+    await refused(
+      [numUses(1), plugin('must-own-badges', { ownershipRequirements: { assets: [] } })],
+      `${P1}.publicParams.ownershipRequirements.assets must be a non-empty array`,
+    );
+    await refused(
+      [numUses(1), { ...mob('8'), privateParams: { x: 1 } }],
+      `${P1}.privateParams has unknown field "x" (this plugin takes no params here)`,
+    );
   });
 
   test('must-own-badges: a claim completed through the queue reads the read model inside its transaction', async () => {
@@ -188,16 +231,26 @@ describe('hosted plugin edges', () => {
     const ok = await completeAndWait(bare, claimId, A);
     assert.equal(ok.success, true, ok.error);
     const no = await attempt(bare, 'complete', claimId, C);
-    assert.deepEqual({ status: no.statusCode, body: no.json() }, fails('Address does not own enough of IDs 1 in collection 8 to meet minimum balance requirement of 1'));
+    assert.deepEqual(
+      { status: no.statusCode, body: no.json() },
+      fails('Address does not own enough of IDs 1 in collection 8 to meet minimum balance requirement of 1'),
+    );
   });
 
   test('url-clicker: an http(s) URL of at most 4096 characters; exact texts', async () => {
     const text = `${P1}.publicParams.url must be an http(s) URL of at most 4096 characters`;
     const long = (n: number) => `https://example.com/${'a'.repeat(n - 'https://example.com/'.length)}`;
-    for (const url of [['https://example.com'], 5, long(4097), 'ftp://example.com', 'not a url', '']) await refused([numUses(1), plugin('url-clicker', { url }, 'link')], text);
+    for (const url of [['https://example.com'], 5, long(4097), 'ftp://example.com', 'not a url', ''])
+      await refused([numUses(1), plugin('url-clicker', { url }, 'link')], text);
     await refused([numUses(1), plugin('url-clicker', {}, 'link')], text);
-    await refused([numUses(1), plugin('url-clicker', { url: 'https://example.com', x: 1 }, 'link')], `${P1}.publicParams has unknown field "x" (allowed: url)`);
-    await refused([numUses(1), plugin('url-clicker', { url: 'https://example.com' }, 'link', { x: 1 })], `${P1}.privateParams has unknown field "x" (this plugin takes no params here)`);
+    await refused(
+      [numUses(1), plugin('url-clicker', { url: 'https://example.com', x: 1 }, 'link')],
+      `${P1}.publicParams has unknown field "x" (allowed: url)`,
+    );
+    await refused(
+      [numUses(1), plugin('url-clicker', { url: 'https://example.com' }, 'link', { x: 1 })],
+      `${P1}.privateParams has unknown field "x" (this plugin takes no params here)`,
+    );
     const claimId = await accepted([numUses(1), plugin('url-clicker', { url: long(4096) }, 'link')]);
     assert.deepEqual((await getClaim(t, claimId)).plugins[1].publicParams, { url: long(4096) });
     const http = await accepted([numUses(1), plugin('url-clicker', { url: 'http://example.com/x' }, 'link')]);
@@ -206,8 +259,12 @@ describe('hosted plugin edges', () => {
 
   test('custom-instructions: a non-blank string of at most 10000 characters, kept as given; exact texts', async () => {
     const text = `${P1}.publicParams.instructions must be a non-empty string of at most 10000 characters`;
-    for (const instructions of [5, '', '   ', '\n\t', 'x'.repeat(10_001), ['a']]) await refused([numUses(1), plugin('custom-instructions', { instructions }, 'howto')], text);
-    await refused([numUses(1), plugin('custom-instructions', { instructions: 'a' }, 'howto', { x: 1 })], `${P1}.privateParams has unknown field "x" (this plugin takes no params here)`);
+    for (const instructions of [5, '', '   ', '\n\t', 'x'.repeat(10_001), ['a']])
+      await refused([numUses(1), plugin('custom-instructions', { instructions }, 'howto')], text);
+    await refused(
+      [numUses(1), plugin('custom-instructions', { instructions: 'a' }, 'howto', { x: 1 })],
+      `${P1}.privateParams has unknown field "x" (this plugin takes no params here)`,
+    );
     const max = 'x'.repeat(10_000);
     const claimId = await accepted([numUses(1), plugin('custom-instructions', { instructions: max }, 'howto')]);
     const padded = await accepted([numUses(1), plugin('custom-instructions', { instructions: '  Do it.  ' }, 'howto')]);
@@ -216,18 +273,35 @@ describe('hosted plugin edges', () => {
   });
 
   test('display-only plugins: no input or an empty object passes; any field fails', async () => {
-    const claimId = await accepted([numUses(10), plugin('url-clicker', { url: 'https://example.com' }, 'link'), plugin('custom-instructions', { instructions: 'Read.' }, 'howto')]);
+    const claimId = await accepted([
+      numUses(10),
+      plugin('url-clicker', { url: 'https://example.com' }, 'link'),
+      plugin('custom-instructions', { instructions: 'Read.' }, 'howto'),
+    ]);
     assert.deepEqual(await simulate(claimId, randomAddress()), passes);
     assert.deepEqual(await simulate(claimId, randomAddress(), { link: {}, howto: {} }), passes);
-    assert.deepEqual(await simulate(claimId, randomAddress(), { howto: { done: true } }), fails('custom-instructions takes no input'));
-    assert.deepEqual(await simulate(claimId, randomAddress(), { link: { clicked: true } }), fails('url-clicker takes no input'));
+    assert.deepEqual(
+      await simulate(claimId, randomAddress(), { howto: { done: true } }),
+      fails('custom-instructions takes no input'),
+    );
+    assert.deepEqual(
+      await simulate(claimId, randomAddress(), { link: { clicked: true } }),
+      fails('url-clicker takes no input'),
+    );
   });
 
   test('satisfies-claim: claim id texts; a missing claim deeper in the chain is allowed; a deleted target fails at run time', async () => {
     const text = `${P1}.publicParams.claimIdToCheck must be a claim id (1 to 128 letters, digits, _ or -)`;
-    for (const claimIdToCheck of ['a b', 'ab!', '!ab', '', 'x'.repeat(129), 5, null]) await refused([numUses(1), plugin('satisfies-claim', { claimIdToCheck })], text);
-    await refused([numUses(1), plugin('satisfies-claim', { claimIdToCheck: 'abc' }, 'h', { x: 1 })], `${P1}.privateParams has unknown field "x" (this plugin takes no params here)`);
-    await refused([numUses(1), plugin('satisfies-claim', { claimIdToCheck: 'abc', x: 1 })], `${P1}.publicParams has unknown field "x" (allowed: claimIdToCheck)`);
+    for (const claimIdToCheck of ['a b', 'ab!', '!ab', '', 'x'.repeat(129), 5, null])
+      await refused([numUses(1), plugin('satisfies-claim', { claimIdToCheck })], text);
+    await refused(
+      [numUses(1), plugin('satisfies-claim', { claimIdToCheck: 'abc' }, 'h', { x: 1 })],
+      `${P1}.privateParams has unknown field "x" (this plugin takes no params here)`,
+    );
+    await refused(
+      [numUses(1), plugin('satisfies-claim', { claimIdToCheck: 'abc', x: 1 })],
+      `${P1}.publicParams has unknown field "x" (allowed: claimIdToCheck)`,
+    );
 
     const user = randomAddress();
     const target = await accepted([numUses(5)]);
@@ -237,22 +311,34 @@ describe('hosted plugin edges', () => {
     assert.deepEqual(await simulate(mid, user), fails(`Claim ${target} to check does not exist.`));
     const top = await accepted([numUses(5), plugin('satisfies-claim', { claimIdToCheck: mid })]);
     assert.deepEqual(await simulate(top, user), fails(`Address has not satisfied claim ${mid}.`));
-    await refused([numUses(1), plugin('satisfies-claim', { claimIdToCheck: target })], `${P1}.publicParams.claimIdToCheck names claim "${target}", which does not exist`);
+    await refused(
+      [numUses(1), plugin('satisfies-claim', { claimIdToCheck: target })],
+      `${P1}.publicParams.claimIdToCheck names claim "${target}", which does not exist`,
+    );
   });
 
   test('satisfies-claim chain length: ids with _, the longest of several ways down, a missing claim counted as a link', async () => {
-    const sat = (claimIdToCheck: string, instanceId = 'sc') => plugin('satisfies-claim', { claimIdToCheck }, instanceId);
-    const tooLong = (names: string[]) => `${P1}.publicParams.claimIdToCheck makes a satisfies-claim chain longer than 5: ${names.join(' → ')}`;
+    const sat = (claimIdToCheck: string, instanceId = 'sc') =>
+      plugin('satisfies-claim', { claimIdToCheck }, instanceId);
+    const tooLong = (names: string[]) =>
+      `${P1}.publicParams.claimIdToCheck makes a satisfies-claim chain longer than 5: ${names.join(' → ')}`;
     const put = async (claimId: string, plugins: unknown[]) => {
-      const res = await t.request('PUT', '/api/v0/claims', { token: owner.accessToken, body: { claims: [{ claimId, plugins }] } });
+      const res = await t.request('PUT', '/api/v0/claims', {
+        token: owner.accessToken,
+        body: { claims: [{ claimId, plugins }] },
+      });
       return { status: res.statusCode, body: res.json() };
     };
     // u_1 ← u_2 ← … ← u_5: the claims that check u_1 are found although "_" is a LIKE wildcard
     const u = Array.from({ length: 5 }, (_, i) => newClaimId(`u_${i + 1}_`));
     assert.equal((await create([numUses(1)], t, owner.accessToken, u[0])).status, 200);
-    for (let i = 1; i < 5; i++) assert.equal((await create([numUses(1), sat(u[i - 1])], t, owner.accessToken, u[i])).status, 200);
+    for (let i = 1; i < 5; i++)
+      assert.equal((await create([numUses(1), sat(u[i - 1])], t, owner.accessToken, u[i])).status, 200);
     const v1 = await accepted([numUses(1)]);
-    assert.deepEqual(await put(u[0], [numUses(1), sat(v1)]), { status: 400, body: err(tooLong([u[4], u[3], u[2], u[1], u[0], v1])) });
+    assert.deepEqual(await put(u[0], [numUses(1), sat(v1)]), {
+      status: 400,
+      body: err(tooLong([u[4], u[3], u[2], u[1], u[0], v1])),
+    });
 
     // several satisfies-claim instances: the longest way down counts, whichever instance it is
     const w = [await accepted([numUses(1)])];
@@ -260,14 +346,24 @@ describe('hosted plugin edges', () => {
     const short = await accepted([numUses(1)]);
     const both = await accepted([numUses(1), sat(w[3], 'long'), sat(short, 'short')]);
     const top = newClaimId();
-    assert.deepEqual(await create([numUses(1), sat(both)], t, owner.accessToken, top), { status: 400, body: err(tooLong([top, both, w[3], w[2], w[1], w[0]])) });
+    assert.deepEqual(await create([numUses(1), sat(both)], t, owner.accessToken, top), {
+      status: 400,
+      body: err(tooLong([top, both, w[3], w[2], w[1], w[0]])),
+    });
 
     // a claim deleted under a chain still counts as its last link (its id may be created again)
     const m = [await accepted([numUses(1)])];
     for (let i = 1; i < 5; i++) m.push(await accepted([numUses(1), sat(m[i - 1])]));
-    assert.equal((await t.request('DELETE', '/api/v0/claims', { token: owner.accessToken, body: { claimIds: [m[0]] } })).statusCode, 200);
+    assert.equal(
+      (await t.request('DELETE', '/api/v0/claims', { token: owner.accessToken, body: { claimIds: [m[0]] } }))
+        .statusCode,
+      200,
+    );
     const onTop = newClaimId();
-    assert.deepEqual(await create([numUses(1), sat(m[4])], t, owner.accessToken, onTop), { status: 400, body: err(tooLong([onTop, m[4], m[3], m[2], m[1], m[0]])) });
+    assert.deepEqual(await create([numUses(1), sat(m[4])], t, owner.accessToken, onTop), {
+      status: 400,
+      body: err(tooLong([onTop, m[4], m[3], m[2], m[1], m[0]])),
+    });
 
     // the same two rules when the claims above the changed one make the chain too long
     // (z2 → z1 → target is checked against what target would check)
@@ -277,27 +373,48 @@ describe('hosted plugin edges', () => {
     const x0 = await accepted([numUses(1)]);
     const x1 = await accepted([numUses(1), sat(x0)]);
     const twoWays = await accepted([numUses(1), sat(x1, 'long'), sat(short, 'short')]);
-    assert.deepEqual(await put(target, [numUses(1), sat(twoWays)]), { status: 400, body: err(tooLong([z2, z1, target, twoWays, x1, x0])) });
+    assert.deepEqual(await put(target, [numUses(1), sat(twoWays)]), {
+      status: 400,
+      body: err(tooLong([z2, z1, target, twoWays, x1, x0])),
+    });
     const n = [await accepted([numUses(1)])];
     for (let i = 1; i < 3; i++) n.push(await accepted([numUses(1), sat(n[i - 1])]));
-    assert.equal((await t.request('DELETE', '/api/v0/claims', { token: owner.accessToken, body: { claimIds: [n[0]] } })).statusCode, 200);
-    assert.deepEqual(await put(target, [numUses(1), sat(n[2])]), { status: 400, body: err(tooLong([z2, z1, target, n[2], n[1], n[0]])) });
+    assert.equal(
+      (await t.request('DELETE', '/api/v0/claims', { token: owner.accessToken, body: { claimIds: [n[0]] } }))
+        .statusCode,
+      200,
+    );
+    assert.deepEqual(await put(target, [numUses(1), sat(n[2])]), {
+      status: 400,
+      body: err(tooLong([z2, z1, target, n[2], n[1], n[0]])),
+    });
     // one claim shorter fits
     assert.deepEqual(await put(target, [numUses(1), sat(n[1])]), { status: 200, body: {} });
   });
 
   test('satisfies-claim chain length: a custom plugin with a claimIdToCheck param does not count as a link', async () => {
     const creator = await signIn(t, { scopes: ['manageClaims', 'managePlugins'] });
-    const pluginId = await createPlugin(t, creator.accessToken, 'https://plugin.example/hook', { publicParamsSchema: [{ key: 'claimIdToCheck', label: 'claim', type: 'string' }] });
+    const pluginId = await createPlugin(t, creator.accessToken, 'https://plugin.example/hook', {
+      publicParamsSchema: [{ key: 'claimIdToCheck', label: 'claim', type: 'string' }],
+    });
     const sat = (claimIdToCheck: string) => plugin('satisfies-claim', { claimIdToCheck }, 'sc');
     const a = [await accepted([numUses(1)])];
     for (let i = 1; i < 5; i++) a.push(await accepted([numUses(1), sat(a[i - 1])]));
     // five claims; a sixth that names a[4] only in a custom plugin's params does not check it, even
     // beside a satisfies-claim that checks another claim
-    const custom = { pluginId, instanceId: 'cp', version: '1', publicParams: { claimIdToCheck: a[4] }, privateParams: {} };
+    const custom = {
+      pluginId,
+      instanceId: 'cp',
+      version: '1',
+      publicParams: { claimIdToCheck: a[4] },
+      privateParams: {},
+    };
     const other = await accepted([numUses(1)]);
     assert.deepEqual(await create([numUses(1), custom, sat(other)], t, creator.accessToken), { status: 200, body: {} });
-    const res = await t.request('PUT', '/api/v0/claims', { token: owner.accessToken, body: { claims: [{ claimId: a[4], plugins: [numUses(2), sat(a[3])] }] } });
+    const res = await t.request('PUT', '/api/v0/claims', {
+      token: owner.accessToken,
+      body: { claims: [{ claimId: a[4], plugins: [numUses(2), sat(a[3])] }] },
+    });
     assert.equal(res.statusCode, 200, res.body);
   });
 
@@ -313,8 +430,15 @@ describe('hosted plugin edges', () => {
         const plugins = i === claims - 1 || i === joinAt - 1 ? [leaf()] : [sat(ids[i + 1])];
         assert.deepEqual(await create(plugins, t, owner.accessToken, ids[i]), { status: 200, body: {} });
       }
-      assert.deepEqual(await create([numUses(5), sat(ids[1])], t, owner.accessToken, ids[0]), { status: 200, body: {} });
-      const template = await t.ctx.db.selectFrom('claims').select('plugins').where('claim_id', '=', ids[1]).executeTakeFirstOrThrow();
+      assert.deepEqual(await create([numUses(5), sat(ids[1])], t, owner.accessToken, ids[0]), {
+        status: 200,
+        body: {},
+      });
+      const template = await t.ctx.db
+        .selectFrom('claims')
+        .select('plugins')
+        .where('claim_id', '=', ids[1])
+        .executeTakeFirstOrThrow();
       await t.ctx.db
         .updateTable('claims')
         .set((eb) => ({ plugins: template.plugins.replace(ids[2], ids[joinAt]), version: eb('version', '+', 1) }))

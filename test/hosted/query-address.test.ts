@@ -13,12 +13,24 @@ describe('integrations query: platformAddress / ethAddress', () => {
     t = await startApp();
   });
   after(() => t.close());
-  const query = (id: string, body: Record<string, unknown>) => t.request('POST', `/api/v0/integrations/query/${id}`, { body });
+  const query = (id: string, body: Record<string, unknown>) =>
+    t.request('POST', `/api/v0/integrations/query/${id}`, { body });
 
   // Bug it catches: the check run for address '' (must-own-badges passing with no address at all).
   test('plugins that check an address refuse a body without one, naming platformAddress', async () => {
     const params: Record<string, Record<string, unknown>> = {
-      'must-own-badges': { ownershipRequirements: { assets: [{ collectionId: '1', assetIds: [{ start: '1', end: '1' }], ownershipTimes: [{ start: '1', end: '18446744073709551615' }], mustOwnAmounts: { start: '0', end: '0' } }] } },
+      'must-own-badges': {
+        ownershipRequirements: {
+          assets: [
+            {
+              collectionId: '1',
+              assetIds: [{ start: '1', end: '1' }],
+              ownershipTimes: [{ start: '1', end: '18446744073709551615' }],
+              mustOwnAmounts: { start: '0', end: '0' },
+            },
+          ],
+        },
+      },
       'min-badge': { minBalance: 0 },
       'satisfies-claim': { claimIdToCheck: 'other' },
       'username-set': {},
@@ -29,7 +41,9 @@ describe('integrations query: platformAddress / ethAddress', () => {
       for (const missing of [{}, { platformAddress: null }]) {
         const res = await query(id, { ...body, ...missing });
         assert.equal(res.statusCode, 400, `${id}: ${res.body}`);
-        assert.deepEqual(res.json(), { errorMessage: `body.platformAddress is required: ${id} checks an address (give it in either form; ethAddress is also accepted)` });
+        assert.deepEqual(res.json(), {
+          errorMessage: `body.platformAddress is required: ${id} checks an address (give it in either form; ethAddress is also accepted)`,
+        });
       }
     }
   });
@@ -52,6 +66,9 @@ describe('integrations query: platformAddress / ethAddress', () => {
     // a valid ethAddress is the address checked
     const byEth = await query('username-set', { ethAddress: evmAddressOf(randomAddress()) });
     assert.equal(byEth.statusCode, 400);
-    assert.deepEqual(byEth.json(), { errorMessage: 'No username is set for this address.', message: 'No username is set for this address.' });
+    assert.deepEqual(byEth.json(), {
+      errorMessage: 'No username is set for this address.',
+      message: 'No username is set for this address.',
+    });
   });
 });

@@ -47,7 +47,11 @@ function chainAccepts(leafPreimage: string, aunts: Step[], root: string, expecte
 }
 
 function referenceTree(leafPreimages: string[]) {
-  return new ReferenceTree(leafPreimages.map((p) => sha256(p)), sha256, { fillDefaultHash: Buffer.alloc(32) });
+  return new ReferenceTree(
+    leafPreimages.map((p) => sha256(p)),
+    sha256,
+    { fillDefaultHash: Buffer.alloc(32) },
+  );
 }
 
 describe('on-chain claims: reserved codes, leaf signatures, merkle proofs', () => {
@@ -89,20 +93,27 @@ describe('on-chain claims: reserved codes, leaf signatures, merkle proofs', () =
       claimId,
       collectionId: trackerDetails.collectionId,
       trackerDetails,
-      plugins: [{ pluginId: 'numUses', instanceId: 'numUses', publicParams: { maxUses }, privateParams: {} }, ...extraPlugins],
+      plugins: [
+        { pluginId: 'numUses', instanceId: 'numUses', publicParams: { maxUses }, privateParams: {} },
+        ...extraPlugins,
+      ],
       metadata: { name: 'On-chain codes' },
     });
     return { claimId, trackerDetails };
   }
 
   async function claimDoc(claimId: string) {
-    const res = await t.request('GET', `/api/v0/claim/${claimId}?fetchPrivateParams=true`, { token: creator.accessToken });
+    const res = await t.request('GET', `/api/v0/claim/${claimId}?fetchPrivateParams=true`, {
+      token: creator.accessToken,
+    });
     assert.equal(res.statusCode, 200, res.body);
     return res.json().claim as { _seedCode?: string; version: string };
   }
 
   async function complete(claimId: string, address: string): Promise<string> {
-    const res = await t.request('POST', `/api/v0/claims/complete/${claimId}/${address}`, { body: { _expectedVersion: -1 } });
+    const res = await t.request('POST', `/api/v0/claims/complete/${claimId}/${address}`, {
+      body: { _expectedVersion: -1 },
+    });
     assert.equal(res.statusCode, 200, res.body);
     const { claimAttemptId } = res.json();
     const until = Date.now() + 10_000;
@@ -117,7 +128,11 @@ describe('on-chain claims: reserved codes, leaf signatures, merkle proofs', () =
     }
   }
 
-  const reserved = (claimId: string, address: string, opts: { token?: string; expectedVersion?: number; body?: unknown } = {}) =>
+  const reserved = (
+    claimId: string,
+    address: string,
+    opts: { token?: string; expectedVersion?: number; body?: unknown } = {},
+  ) =>
     t.request('POST', `/api/v0/claims/reserved/${claimId}/${address}`, {
       ...(opts.token ? { token: opts.token } : {}),
       body: opts.body ?? { _expectedVersion: opts.expectedVersion ?? -1 },
@@ -130,18 +145,34 @@ describe('on-chain claims: reserved codes, leaf signatures, merkle proofs', () =
     const { claimId } = await onChainCodeClaim(10);
     const claimer = await signIn(t, { scopes: ['completeClaims'] });
     // The claimer wins claim numbers 0, 2 and 3; someone else wins 1 and 4.
-    for (const who of [claimer.platformAddress, randomAddress(), claimer.address, claimer.platformAddress, randomAddress()]) await complete(claimId, who);
+    for (const who of [
+      claimer.platformAddress,
+      randomAddress(),
+      claimer.address,
+      claimer.platformAddress,
+      randomAddress(),
+    ])
+      await complete(claimId, who);
     const seed = (await claimDoc(claimId))._seedCode;
     assert.match(seed ?? '', /^[0-9a-f]{64}$/);
 
     const res = await reserved(claimId, claimer.platformAddress, { token: claimer.accessToken });
     assert.equal(res.statusCode, 200, res.body);
     const { reservedCodes, leafSignatures } = res.json() as { reservedCodes: string[]; leafSignatures: string[] };
-    assert.deepEqual(reservedCodes, [0, 2, 3].map((n) => codeOf(seed!, n)));
+    assert.deepEqual(
+      reservedCodes,
+      [0, 2, 3].map((n) => codeOf(seed!, n)),
+    );
     assert.equal(leafSignatures.length, 3);
     for (const [i, signature] of leafSignatures.entries()) {
       assert.match(signature, /^0x[0-9a-f]{130}$/);
-      assert.equal(await recoverMessageAddress({ message: `${reservedCodes[i]}-${claimer.platformAddress}`, signature: signature as `0x${string}` }), leafSigner);
+      assert.equal(
+        await recoverMessageAddress({
+          message: `${reservedCodes[i]}-${claimer.platformAddress}`,
+          signature: signature as `0x${string}`,
+        }),
+        leafSigner,
+      );
     }
     // the signer route names the same key
     assert.equal((await t.request('GET', '/api/v0/merkle/leafSigner')).json().leafSigner, leafSigner);
@@ -181,9 +212,15 @@ describe('on-chain claims: reserved codes, leaf signatures, merkle proofs', () =
     const noScope = await signIn(t, { privateKey: claimer.privateKey, scopes: ['readPrivateClaimData'] });
     assert.equal((await reserved(claimId, claimer.platformAddress, { token: noScope.accessToken })).statusCode, 403);
 
-    const stale = await reserved(claimId, claimer.platformAddress, { token: claimer.accessToken, expectedVersion: version + 1 });
+    const stale = await reserved(claimId, claimer.platformAddress, {
+      token: claimer.accessToken,
+      expectedVersion: version + 1,
+    });
     assert.equal(stale.statusCode, 409, stale.body);
-    const current = await reserved(claimId, claimer.platformAddress, { token: claimer.accessToken, expectedVersion: version });
+    const current = await reserved(claimId, claimer.platformAddress, {
+      token: claimer.accessToken,
+      expectedVersion: version,
+    });
     assert.equal(current.statusCode, 200, current.body);
     assert.equal(current.json().reservedCodes.length, 1);
 
@@ -191,17 +228,27 @@ describe('on-chain claims: reserved codes, leaf signatures, merkle proofs', () =
     assert.equal(missing.statusCode, 400);
     assert.match(missing.json().errorMessage, /_expectedVersion/);
     assert.equal((await reserved(claimId, 'not-an-address', { token: claimer.accessToken })).statusCode, 400);
-    assert.equal((await reserved(newId('missing'), claimer.platformAddress, { token: claimer.accessToken })).statusCode, 404);
+    assert.equal(
+      (await reserved(newId('missing'), claimer.platformAddress, { token: claimer.accessToken })).statusCode,
+      404,
+    );
   });
 
   test('claims that are not on-chain get a clear 400', async () => {
     const claimId = newId('off');
-    await createClaim({ claimId, plugins: [{ pluginId: 'numUses', instanceId: 'numUses', publicParams: { maxUses: 3 }, privateParams: {} }], metadata: { name: 'Off-chain' } });
+    await createClaim({
+      claimId,
+      plugins: [{ pluginId: 'numUses', instanceId: 'numUses', publicParams: { maxUses: 3 }, privateParams: {} }],
+      metadata: { name: 'Off-chain' },
+    });
     const claimer = await signIn(t, { scopes: ['completeClaims'] });
     await complete(claimId, claimer.platformAddress);
     const res = await reserved(claimId, claimer.platformAddress, { token: claimer.accessToken });
     assert.equal(res.statusCode, 400);
-    assert.equal(res.json().errorMessage, 'Invalid configuration. Reserved codes can only be fetched for on-chain claims.');
+    assert.equal(
+      res.json().errorMessage,
+      'Invalid configuration. Reserved codes can only be fetched for on-chain claims.',
+    );
   });
 
   test("the status route's code appears only for permitted readers", async () => {
@@ -210,10 +257,12 @@ describe('on-chain claims: reserved codes, leaf signatures, merkle proofs', () =
     await complete(claimId, randomAddress()); // claim number 0 goes to someone else
     const attemptId = await complete(claimId, claimer.platformAddress); // claim number 1
     const seed = (await claimDoc(claimId))._seedCode!;
-    const statusAs = async (token?: string) => (await t.request('GET', `/api/v0/claims/status/${attemptId}`, token ? { token } : {})).json();
+    const statusAs = async (token?: string) =>
+      (await t.request('GET', `/api/v0/claims/status/${attemptId}`, token ? { token } : {})).json();
 
     assert.equal((await statusAs(claimer.accessToken)).code, codeOf(seed, 1));
-    const reservedCodes = (await reserved(claimId, claimer.platformAddress, { token: claimer.accessToken })).json().reservedCodes;
+    const reservedCodes = (await reserved(claimId, claimer.platformAddress, { token: claimer.accessToken })).json()
+      .reservedCodes;
     assert.deepEqual(reservedCodes, [codeOf(seed, 1)]);
     assert.equal((await statusAs(creator.accessToken)).code, codeOf(seed, 1)); // creator with readPrivateClaimData
 
@@ -245,7 +294,9 @@ describe('on-chain claims: reserved codes, leaf signatures, merkle proofs', () =
       assert.equal(d.leaf, sha256Hex(codes[i]));
       assert.deepEqual(
         d.proofObj,
-        reference.getProof(sha256(codes[i]), i).map((p) => ({ aunt: p.data.toString('hex'), onRight: p.position === 'right' })),
+        reference
+          .getProof(sha256(codes[i]), i)
+          .map((p) => ({ aunt: p.data.toString('hex'), onRight: p.position === 'right' })),
       );
       assert.equal(chainAccepts(codes[i], d.proofObj, root, depth), i);
     }
@@ -273,14 +324,28 @@ describe('on-chain claims: reserved codes, leaf signatures, merkle proofs', () =
     const notHex = await proofs(trackerDetails, { leaves: ['xyz'], claimCodes: [code] });
     assert.equal(notHex.statusCode, 400);
     assert.match(notHex.json().errorMessage, /leaves/);
-    const level = await proofs({ ...trackerDetails, approvalLevel: 'sideways' }, { leaves: [sha256Hex(code)], claimCodes: [code] });
+    const level = await proofs(
+      { ...trackerDetails, approvalLevel: 'sideways' },
+      { leaves: [sha256Hex(code)], claimCodes: [code] },
+    );
     assert.equal(level.statusCode, 400);
     assert.match(level.json().errorMessage, /approvalLevel/);
-    const unknown = await proofs({ ...trackerDetails, challengeTrackerId: 'nope' }, { leaves: [sha256Hex(code)], claimCodes: [code] });
+    const unknown = await proofs(
+      { ...trackerDetails, challengeTrackerId: 'nope' },
+      { leaves: [sha256Hex(code)], claimCodes: [code] },
+    );
     assert.equal(unknown.statusCode, 404);
     const extra = await proofs(trackerDetails, { leaves: [sha256Hex(code)], claimCodes: [code], surprise: 1 });
     assert.equal(extra.statusCode, 400);
-    assert.equal((await t.request('POST', '/api/v0/merkleProofInfo', { apiKey: null, body: { ...trackerDetails, leaves: [sha256Hex(code)], claimCodes: [code] } })).statusCode, 401);
+    assert.equal(
+      (
+        await t.request('POST', '/api/v0/merkleProofInfo', {
+          apiKey: null,
+          body: { ...trackerDetails, leaves: [sha256Hex(code)], claimCodes: [code] },
+        })
+      ).statusCode,
+      401,
+    );
   });
 
   test('a claim with more codes than a chain proof can cover gets a 400, not a giant tree', async () => {
@@ -299,7 +364,10 @@ describe('on-chain claims: reserved codes, leaf signatures, merkle proofs', () =
     const { claimId } = await onChainCodeClaim(2, trackerDetails);
     const seed = (await claimDoc(claimId))._seedCode!;
     const code = codeOf(seed, 1);
-    const res = await proofs({ ...trackerDetails, approverAddress: approver.evmAddress }, { leaves: [sha256Hex(code)], claimCodes: [code] });
+    const res = await proofs(
+      { ...trackerDetails, approverAddress: approver.evmAddress },
+      { leaves: [sha256Hex(code)], claimCodes: [code] },
+    );
     assert.equal(res.statusCode, 200, res.body);
     assert.equal(res.json().allProofDetails[0].leafIndex, 1);
   });
@@ -315,7 +383,12 @@ describe('on-chain claims: reserved codes, leaf signatures, merkle proofs', () =
       useCreatorAddressAsLeaf: true,
       plugins: [
         { pluginId: 'numUses', instanceId: 'numUses', publicParams: { maxUses: 6 }, privateParams: {} },
-        { pluginId: 'whitelist', instanceId: 'wl', publicParams: { list: { addresses, whitelist: true } }, privateParams: {} },
+        {
+          pluginId: 'whitelist',
+          instanceId: 'wl',
+          publicParams: { list: { addresses, whitelist: true } },
+          privateParams: {},
+        },
       ],
       metadata: { name: 'Address leaves' },
     });
@@ -327,7 +400,10 @@ describe('on-chain claims: reserved codes, leaf signatures, merkle proofs', () =
 
     for (const [i, address] of addresses.entries()) {
       const evm = tryParseAddress(address)!.evmAddress;
-      const res = await proofs(trackerDetails, { leaves: [sha256Hex(address)], platformAddress: i % 2 ? evm : address });
+      const res = await proofs(trackerDetails, {
+        leaves: [sha256Hex(address)],
+        platformAddress: i % 2 ? evm : address,
+      });
       assert.equal(res.statusCode, 200, res.body);
       const d = res.json().allProofDetails[0] as Details;
       assert.equal(d.isValidProof, true);
@@ -342,7 +418,10 @@ describe('on-chain claims: reserved codes, leaf signatures, merkle proofs', () =
     const noAddress = await proofs(trackerDetails, { leaves: [sha256Hex(addresses[0])] });
     assert.equal(noAddress.statusCode, 400);
     assert.match(noAddress.json().errorMessage, /platformAddress is required/);
-    const otherLeaf = await proofs(trackerDetails, { leaves: [sha256Hex(addresses[1])], platformAddress: addresses[0] });
+    const otherLeaf = await proofs(trackerDetails, {
+      leaves: [sha256Hex(addresses[1])],
+      platformAddress: addresses[0],
+    });
     assert.equal(otherLeaf.statusCode, 400);
     assert.match(otherLeaf.json().errorMessage, /leaves\[0\]/);
 
@@ -370,7 +449,14 @@ describe('on-chain claims: reserved codes, leaf signatures, merkle proofs', () =
     // maxUses 6 -> 5: code 5 leaves the tree, the root changes
     const update = await t.request('PUT', '/api/v0/claims', {
       token: creator.accessToken,
-      body: { claims: [{ claimId, plugins: [{ pluginId: 'numUses', instanceId: 'numUses', publicParams: { maxUses: 5 }, privateParams: {} }] }] },
+      body: {
+        claims: [
+          {
+            claimId,
+            plugins: [{ pluginId: 'numUses', instanceId: 'numUses', publicParams: { maxUses: 5 }, privateParams: {} }],
+          },
+        ],
+      },
     });
     assert.equal(update.statusCode, 200, update.body);
     const after = await ask();
@@ -378,6 +464,11 @@ describe('on-chain claims: reserved codes, leaf signatures, merkle proofs', () =
     assert.equal(after.json().allProofDetails[0].isValidProof, false);
     const root5 = (await t.request('GET', `/api/v0/merkle/challenge/${claimId}`)).json().root;
     assert.notEqual(root5, root6);
-    assert.equal(root5, referenceTree(Array.from({ length: 5 }, (_, i) => codeOf(seed, i))).getRoot().toString('hex'));
+    assert.equal(
+      root5,
+      referenceTree(Array.from({ length: 5 }, (_, i) => codeOf(seed, i)))
+        .getRoot()
+        .toString('hex'),
+    );
   });
 });

@@ -26,8 +26,15 @@ describe('leaf signer key', () => {
 
   test('LEAF_SIGNER_KEY wins, with or without 0x; invalid keys stop the start', () => {
     const key = generatePrivateKey();
-    assert.equal(loadConfig({ DATA_DIR: mkdtempSync(join(tmpdir(), 'merkle-key-')), LEAF_SIGNER_KEY: key }).leafSignerKey, key.slice(2));
-    assert.equal(loadConfig({ DATA_DIR: mkdtempSync(join(tmpdir(), 'merkle-key-')), LEAF_SIGNER_KEY: key.slice(2).toUpperCase() }).leafSignerKey, key.slice(2));
+    assert.equal(
+      loadConfig({ DATA_DIR: mkdtempSync(join(tmpdir(), 'merkle-key-')), LEAF_SIGNER_KEY: key }).leafSignerKey,
+      key.slice(2),
+    );
+    assert.equal(
+      loadConfig({ DATA_DIR: mkdtempSync(join(tmpdir(), 'merkle-key-')), LEAF_SIGNER_KEY: key.slice(2).toUpperCase() })
+        .leafSignerKey,
+      key.slice(2),
+    );
     for (const bad of ['zz', '0'.repeat(64), 'f'.repeat(64)]) {
       assert.throws(
         () => loadConfig({ DATA_DIR: mkdtempSync(join(tmpdir(), 'merkle-key-')), LEAF_SIGNER_KEY: bad }),

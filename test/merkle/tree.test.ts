@@ -8,13 +8,27 @@ import { MerkleTree as ReferenceTree } from 'merkletreejs';
 import { TreeHasher, nodeHex, viewOf } from '../../src/merkle/digest.ts';
 import { codeLeaves, stringLeaves } from '../../src/merkle/leaves.ts';
 import { BuildPool } from '../../src/merkle/build-pool.ts';
-import { buildTree, buildTreeAsync, buildTreeParallel, proveLeaf, rootHex, MAX_LEAVES, PARALLEL_MIN_LEAVES, type ProofStep } from '../../src/merkle/tree.ts';
+import {
+  buildTree,
+  buildTreeAsync,
+  buildTreeParallel,
+  proveLeaf,
+  rootHex,
+  MAX_LEAVES,
+  PARALLEL_MIN_LEAVES,
+  type ProofStep,
+} from '../../src/merkle/tree.ts';
 
 const sha256 = (data: Buffer | string): Buffer => createHash('sha256').update(data).digest();
 const code = (seed: string, i: number) => `${sha256(`${seed}-${i}`).toString('hex')}-${i}`;
 
 /** The chain's check, written from its description: fold the aunts, compare, recover the index. */
-function chainVerify(leafPreimage: string, aunts: ProofStep[], root: string, expectedProofLength: number): { ok: boolean; leafIndex: number } {
+function chainVerify(
+  leafPreimage: string,
+  aunts: ProofStep[],
+  root: string,
+  expectedProofLength: number,
+): { ok: boolean; leafIndex: number } {
   if (aunts.length !== expectedProofLength) return { ok: false, leafIndex: -1 };
   let current = sha256(leafPreimage);
   for (const { aunt, onRight } of aunts) {
@@ -32,9 +46,15 @@ describe('digest', () => {
     const hasher = new TreeHasher();
     const out = new Uint8Array(32);
     for (let length = 0; length <= 300; length++) {
-      const text = randomBytes(length).toString('latin1').replace(/[^\x20-\x7e]/g, 'a');
+      const text = randomBytes(length)
+        .toString('latin1')
+        .replace(/[^\x20-\x7e]/g, 'a');
       hasher.hashStringInto(text, viewOf(out), 0);
-      assert.equal(Buffer.from(out).toString('hex'), sha256(Buffer.from(text, 'utf8')).toString('hex'), `length ${length}`);
+      assert.equal(
+        Buffer.from(out).toString('hex'),
+        sha256(Buffer.from(text, 'utf8')).toString('hex'),
+        `length ${length}`,
+      );
     }
     // a long multi-byte string grows the message buffer
     const long = 'ü€𝄞'.repeat(500);
@@ -43,7 +63,8 @@ describe('digest', () => {
     const below = randomBytes(64 * 9);
     const above = new Uint8Array(32 * 9);
     hasher.hashPairs(below, above, 0, 9);
-    for (let j = 0; j < 9; j++) assert.equal(nodeHex(above, j), sha256(below.subarray(j * 64, j * 64 + 64)).toString('hex'), `pair ${j}`);
+    for (let j = 0; j < 9; j++)
+      assert.equal(nodeHex(above, j), sha256(below.subarray(j * 64, j * 64 + 64)).toString('hex'), `pair ${j}`);
   });
 });
 
@@ -80,14 +101,20 @@ describe('tree', () => {
       const seed = randomBytes(32).toString('hex');
       const codes = Array.from({ length: count }, (_, i) => code(seed, i));
       const tree = buildTree(count, codeLeaves(seed));
-      const reference = new ReferenceTree(codes.map((c) => sha256(c)), sha256, { fillDefaultHash: Buffer.alloc(32) });
+      const reference = new ReferenceTree(
+        codes.map((c) => sha256(c)),
+        sha256,
+        { fillDefaultHash: Buffer.alloc(32) },
+      );
       const root = reference.getRoot().toString('hex');
       assert.equal(rootHex(tree), root);
       assert.equal(tree.depth, reference.getLayers().length - 1);
       for (let i = 0; i < count; i++) {
         const leaf = sha256(codes[i]).toString('hex');
         const details = proveLeaf(tree, leaf);
-        const expected = reference.getProof(sha256(codes[i]), i).map((p) => ({ aunt: p.data.toString('hex'), onRight: p.position === 'right' }));
+        const expected = reference
+          .getProof(sha256(codes[i]), i)
+          .map((p) => ({ aunt: p.data.toString('hex'), onRight: p.position === 'right' }));
         assert.deepEqual(details.proofObj, expected, `leaf ${i}`);
         assert.equal(details.leafIndex, i);
         assert.equal(details.leaf, leaf);
@@ -146,7 +173,10 @@ describe('parallel build on worker threads', () => {
         const parallel = await buildTreeParallel(count, { kind: 'codes', seedCode: seed }, pool);
         const single = buildTree(count, codeLeaves(seed));
         assert.equal(rootHex(parallel), rootHex(single), `codes, ${count} leaves`);
-        assert.deepEqual(parallel.layers.map((l) => Buffer.from(l)), single.layers.map((l) => Buffer.from(l)));
+        assert.deepEqual(
+          parallel.layers.map((l) => Buffer.from(l)),
+          single.layers.map((l) => Buffer.from(l)),
+        );
         assert.deepEqual(parallel.lookup, single.lookup);
       }
       const values = Array.from({ length: 20_000 }, (_, i) => `bb1${i.toString(36).padStart(38, 'q')}`);
@@ -188,8 +218,13 @@ describe('parallel build on worker threads', () => {
   test('a worker that throws rejects the build with the reason; idle workers stop', async () => {
     const pool = new BuildPool(1, 50);
     try {
-      const values = Array.from({ length: PARALLEL_MIN_LEAVES }, (_, i) => (i === 100 ? (42 as unknown as string) : `v${i}`));
-      await assert.rejects(buildTreeParallel(values.length, { kind: 'strings', values }, pool), /Merkle tree build failed/);
+      const values = Array.from({ length: PARALLEL_MIN_LEAVES }, (_, i) =>
+        i === 100 ? (42 as unknown as string) : `v${i}`,
+      );
+      await assert.rejects(
+        buildTreeParallel(values.length, { kind: 'strings', values }, pool),
+        /Merkle tree build failed/,
+      );
       assert.equal(pool.size, 1);
       for (let i = 0; i < 100 && pool.size > 0; i++) await new Promise((r) => setTimeout(r, 20));
       assert.equal(pool.size, 0, 'the idle worker stopped');

@@ -5,7 +5,14 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestDatabase, startApp, type TestApp, type TestDatabase } from '../helpers/app.ts';
 import { cliJson, runCli } from '../helpers/cli.ts';
-import { authorizeCode, codeExchangeBody, isSignedIn, signIn, testAccount, type TestClient } from '../helpers/signin.ts';
+import {
+  authorizeCode,
+  codeExchangeBody,
+  isSignedIn,
+  signIn,
+  testAccount,
+  type TestClient,
+} from '../helpers/signin.ts';
 import { sha256Hex } from '../../src/shared/crypto.ts';
 
 describe('platform app list / update / rotate-secret / delete / --owner', () => {
@@ -26,27 +33,48 @@ describe('platform app list / update / rotate-secret / delete / --owner', () => 
   });
 
   test('list, update, rotate-secret and delete a CLI app', async () => {
-    const created = cliJson(await runCli(['app', 'create', '--name', 'Ops App', '--redirect-uri', 'https://ops.example/cb'], db.env));
+    const created = cliJson(
+      await runCli(['app', 'create', '--name', 'Ops App', '--redirect-uri', 'https://ops.example/cb'], db.env),
+    );
     const listed = cliJson(await runCli(['app', 'list'], db.env));
     const mine = listed.find((a: { client_id: string }) => a.client_id === created.client_id);
     assert.equal(mine.name, 'Ops App');
     assert.equal(mine.owner, null);
     assert.ok(!JSON.stringify(listed).includes(created.client_secret), 'list never shows secrets');
 
-    const updated = cliJson(await runCli(['app', 'update', created.client_id, '--name', 'Ops App 2', '--redirect-uri', 'https://ops.example/cb2'], db.env));
+    const updated = cliJson(
+      await runCli(
+        ['app', 'update', created.client_id, '--name', 'Ops App 2', '--redirect-uri', 'https://ops.example/cb2'],
+        db.env,
+      ),
+    );
     assert.equal(updated.name, 'Ops App 2');
     assert.deepEqual(updated.redirect_uris, ['https://ops.example/cb2']);
 
     const rotated = cliJson(await runCli(['app', 'rotate-secret', created.client_id], db.env));
     assert.match(rotated.client_secret, /^[0-9a-f]{64}$/);
     assert.notEqual(rotated.client_secret, created.client_secret);
-    const row = await t.ctx.db.selectFrom('signin_apps').selectAll().where('client_id', '=', created.client_id).executeTakeFirstOrThrow();
+    const row = await t.ctx.db
+      .selectFrom('signin_apps')
+      .selectAll()
+      .where('client_id', '=', created.client_id)
+      .executeTakeFirstOrThrow();
     assert.equal(row.client_secret_hash, sha256Hex(rotated.client_secret));
     await new Promise((r) => setTimeout(r, 1100)); // the token endpoint trusts a client row for at most 1 s
-    const client: TestClient = { clientId: created.client_id, clientSecret: created.client_secret, redirectUri: 'https://ops.example/cb2' };
+    const client: TestClient = {
+      clientId: created.client_id,
+      clientSecret: created.client_secret,
+      redirectUri: 'https://ops.example/cb2',
+    };
     const { code } = await authorizeCode(t, { client });
-    assert.equal((await t.request('POST', '/api/v0/signin/token', { body: codeExchangeBody(client, code) })).statusCode, 401, 'old secret refused');
-    const tok = await t.request('POST', '/api/v0/signin/token', { body: codeExchangeBody({ ...client, clientSecret: rotated.client_secret }, code) });
+    assert.equal(
+      (await t.request('POST', '/api/v0/signin/token', { body: codeExchangeBody(client, code) })).statusCode,
+      401,
+      'old secret refused',
+    );
+    const tok = await t.request('POST', '/api/v0/signin/token', {
+      body: codeExchangeBody({ ...client, clientSecret: rotated.client_secret }, code),
+    });
     assert.equal(tok.statusCode, 200, tok.body);
 
     const deleted = cliJson(await runCli(['app', 'delete', created.client_id], db.env));
@@ -62,23 +90,41 @@ describe('platform app list / update / rotate-secret / delete / --owner', () => 
 
   test('--owner hands a CLI app to a wallet, which then manages it over HTTP', async () => {
     const wallet = testAccount();
-    const created = cliJson(await runCli(['app', 'create', '--name', 'Handed Over', '--redirect-uri', 'https://w.example/cb', '--owner', wallet.address], db.env));
+    const created = cliJson(
+      await runCli(
+        ['app', 'create', '--name', 'Handed Over', '--redirect-uri', 'https://w.example/cb', '--owner', wallet.address],
+        db.env,
+      ),
+    );
     assert.equal(created.owner, wallet.platformAddress);
     const session = await signIn(t, { privateKey: wallet.privateKey, scopes: ['manageDeveloperApps'] });
-    const put = await t.request('PUT', '/api/v0/developerApps', { token: session.accessToken, body: { clientId: created.client_id, name: 'Renamed by owner', rotateClientSecret: true } });
+    const put = await t.request('PUT', '/api/v0/developerApps', {
+      token: session.accessToken,
+      body: { clientId: created.client_id, name: 'Renamed by owner', rotateClientSecret: true },
+    });
     assert.equal(put.statusCode, 200, put.body);
     assert.equal(put.json().developerApp.name, 'Renamed by owner');
 
     // an app created without an owner can be handed over later, and taken back
     const later = cliJson(await runCli(['app', 'create', '--name', 'Later', '--no-redirect-uri'], db.env));
-    const del = () => t.request('DELETE', '/api/v0/developerApps', { token: session.accessToken, body: { clientId: later.client_id } });
+    const del = () =>
+      t.request('DELETE', '/api/v0/developerApps', { token: session.accessToken, body: { clientId: later.client_id } });
     assert.equal((await del()).statusCode, 403);
-    assert.equal(cliJson(await runCli(['app', 'update', later.client_id, '--owner', wallet.platformAddress], db.env)).owner, wallet.platformAddress);
+    assert.equal(
+      cliJson(await runCli(['app', 'update', later.client_id, '--owner', wallet.platformAddress], db.env)).owner,
+      wallet.platformAddress,
+    );
     const byOwner = cliJson(await runCli(['app', 'list', '--owner', wallet.address], db.env));
-    assert.deepEqual(byOwner.map((a: { client_id: string }) => a.client_id).sort(), [created.client_id, later.client_id].sort());
+    assert.deepEqual(
+      byOwner.map((a: { client_id: string }) => a.client_id).sort(),
+      [created.client_id, later.client_id].sort(),
+    );
     assert.equal((await del()).statusCode, 200);
 
-    const bad = await runCli(['app', 'create', '--name', 'X', '--no-redirect-uri', '--owner', 'not-an-address'], db.env);
+    const bad = await runCli(
+      ['app', 'create', '--name', 'X', '--no-redirect-uri', '--owner', 'not-an-address'],
+      db.env,
+    );
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /--owner/);
   });
@@ -95,7 +141,21 @@ describe('platform token create / list / revoke', () => {
 
   test('mints a session for an address that acts with its scopes, stored as a hash, revocable at once', async () => {
     const who = testAccount();
-    const r = await runCli(['token', 'create', '--address', who.address, '--scopes', 'manageDeveloperApps,manageClaims', '--expires', '2h', '--label', 'billing backend'], db.env);
+    const r = await runCli(
+      [
+        'token',
+        'create',
+        '--address',
+        who.address,
+        '--scopes',
+        'manageDeveloperApps,manageClaims',
+        '--expires',
+        '2h',
+        '--label',
+        'billing backend',
+      ],
+      db.env,
+    );
     const minted = cliJson(r);
     assert.match(minted.access_token, /^[0-9a-f]{32}\.[0-9a-f]{64}$/);
     assert.equal(minted.token_type, 'Bearer');
@@ -108,14 +168,28 @@ describe('platform token create / list / revoke', () => {
     const status = await t.request('POST', '/api/v0/auth/status', { token: minted.access_token, body: {} });
     assert.equal(status.json().signedIn, true);
     assert.equal(status.json().platformAddress, who.platformAddress);
-    assert.deepEqual(status.json().scopes.map((x: { scopeId: string }) => x.scopeId), ['manageDeveloperApps', 'manageClaims'], 'only the scopes it was given');
+    assert.deepEqual(
+      status.json().scopes.map((x: { scopeId: string }) => x.scopeId),
+      ['manageDeveloperApps', 'manageClaims'],
+      'only the scopes it was given',
+    );
     assert.match(status.json().message, /^Operator token "billing backend" minted with the platform CLI/);
     // acts as the address: what it creates belongs to that address
-    const app = await t.request('POST', '/api/v0/developerApps', { token: minted.access_token, body: { name: 'Made by backend', redirectUris: ['https://b.example/cb'] } });
+    const app = await t.request('POST', '/api/v0/developerApps', {
+      token: minted.access_token,
+      body: { name: 'Made by backend', redirectUris: ['https://b.example/cb'] },
+    });
     assert.equal(app.statusCode, 200, app.body);
-    assert.equal((await t.request('GET', `/api/v0/developerApp/${app.json().clientId}`)).json().developerApp.createdBy, who.platformAddress);
+    assert.equal(
+      (await t.request('GET', `/api/v0/developerApp/${app.json().clientId}`)).json().developerApp.createdBy,
+      who.platformAddress,
+    );
 
-    const row = await t.ctx.db.selectFrom('signin_authorizations').selectAll().where('authorization_id', '=', minted.id).executeTakeFirstOrThrow();
+    const row = await t.ctx.db
+      .selectFrom('signin_authorizations')
+      .selectAll()
+      .where('authorization_id', '=', minted.id)
+      .executeTakeFirstOrThrow();
     assert.ok(!JSON.stringify(row).includes(minted.access_token.split('.')[1]), 'only the hash is stored');
     assert.equal(row.access_hash, sha256Hex(minted.access_token.split('.')[1]));
 

@@ -16,27 +16,64 @@ describe('platform app / token: usage errors', () => {
   test('each names its problem, exits 2 and prints nothing on stdout', async () => {
     const cases: Array<[string[], RegExp]> = [
       [['app', 'create', '--no-redirect-uri'], /app create needs --name <name>/],
-      [['app', 'create', '--name', 'X'], /app create needs --redirect-uri <uri>, or --no-redirect-uri for an app without one/],
+      [
+        ['app', 'create', '--name', 'X'],
+        /app create needs --redirect-uri <uri>, or --no-redirect-uri for an app without one/,
+      ],
       [['app', 'create', '--name', 'X', '--no-redirect-uri', '--bogus'], /platform app create: .*--bogus/],
       [['app', 'list', '--bogus'], /platform app list: .*--bogus/],
       [['app', 'update', 'a', '--name', 'X', '--bogus'], /platform app update: .*--bogus/],
       [['app', 'rotate-secret', 'a', '--bogus'], /platform app rotate-secret: .*--bogus/],
       [['app', 'delete', 'a', '--bogus'], /platform app delete: .*--bogus/],
-      [['app', 'create', '--name', 'X', '--redirect-uri', 'https://a.example/cb', '--no-redirect-uri'], /app create takes --redirect-uri or --no-redirect-uri, not both/],
-      [['app', 'create', '--name', 'X', '--no-redirect-uri', '--grant-type', 'password'], /--grant-type must be one of authorization_code, refresh_token/],
-      [['app', 'create', '--name', 'X', '--no-redirect-uri', '--grant-type', 'refresh_token', '--grant-type', 'implicit'], /--grant-type must be one of/],
+      [
+        ['app', 'create', '--name', 'X', '--redirect-uri', 'https://a.example/cb', '--no-redirect-uri'],
+        /app create takes --redirect-uri or --no-redirect-uri, not both/,
+      ],
+      [
+        ['app', 'create', '--name', 'X', '--no-redirect-uri', '--grant-type', 'password'],
+        /--grant-type must be one of authorization_code, refresh_token/,
+      ],
+      [
+        [
+          'app',
+          'create',
+          '--name',
+          'X',
+          '--no-redirect-uri',
+          '--grant-type',
+          'refresh_token',
+          '--grant-type',
+          'implicit',
+        ],
+        /--grant-type must be one of/,
+      ],
       [['app', 'update'], /app update needs exactly one CLIENT_ID/],
       [['app', 'update', 'a', 'b', '--name', 'X'], /app update needs exactly one CLIENT_ID/],
-      [['app', 'update', 'a', '--redirect-uri', 'https://a.example/cb', '--no-redirect-uri'], /app update takes --redirect-uri or --no-redirect-uri, not both/],
-      [['app', 'update', 'a', '--owner', testAccount().address, '--no-owner'], /app update takes --owner or --no-owner, not both/],
+      [
+        ['app', 'update', 'a', '--redirect-uri', 'https://a.example/cb', '--no-redirect-uri'],
+        /app update takes --redirect-uri or --no-redirect-uri, not both/,
+      ],
+      [
+        ['app', 'update', 'a', '--owner', testAccount().address, '--no-owner'],
+        /app update takes --owner or --no-owner, not both/,
+      ],
       [['app', 'rotate-secret'], /app rotate-secret needs exactly one CLIENT_ID/],
       [['app', 'delete', 'a', 'b'], /app delete needs exactly one CLIENT_ID/],
       [['app', 'list', 'extra'], /platform app list: .*extra/],
       [['token', 'create', '--scopes', 'manageClaims'], /token create needs --address <address>/],
-      [['token', 'create', '--address', testAccount().address], new RegExp(`token create needs --scopes \\(comma-separated: ${SCOPE_IDS.join(', ')}\\)`)],
-      [['token', 'create', '--address', testAccount().address, '--scopes', 'manageClaims', '--bogus'], /platform token create: .*--bogus/],
+      [
+        ['token', 'create', '--address', testAccount().address],
+        new RegExp(`token create needs --scopes \\(comma-separated: ${SCOPE_IDS.join(', ')}\\)`),
+      ],
+      [
+        ['token', 'create', '--address', testAccount().address, '--scopes', 'manageClaims', '--bogus'],
+        /platform token create: .*--bogus/,
+      ],
       [['token', 'revoke', 'some-id', '--bogus'], /platform token revoke: .*--bogus/],
-      [['token', 'create', '--address', testAccount().address, '--scopes', 'manageClaims', '--expires', '12w'], /--expires must be a duration such as 90m, 12h or 30d/],
+      [
+        ['token', 'create', '--address', testAccount().address, '--scopes', 'manageClaims', '--expires', '12w'],
+        /--expires must be a duration such as 90m, 12h or 30d/,
+      ],
       [['token', 'revoke'], /token revoke needs exactly one token id/],
       [['token', 'revoke', 'a', 'b'], /token revoke needs exactly one token id/],
       [['token', 'list', 'extra'], /platform token list: .*extra/],
@@ -54,12 +91,46 @@ describe('platform app / token: usage errors', () => {
 describe('platform app / token: help', () => {
   test('the --help of each command names every option it takes, and its synopsis', async () => {
     const commands: Array<[string, string[]]> = [
-      ['app create', ['--name N', '--redirect-uri U', '--no-redirect-uri', '--description D', '--grant-type G', '--owner ADDRESS', 'secret printed once']],
+      [
+        'app create',
+        [
+          '--name N',
+          '--redirect-uri U',
+          '--no-redirect-uri',
+          '--description D',
+          '--grant-type G',
+          '--owner ADDRESS',
+          'secret printed once',
+        ],
+      ],
       ['app list', ['--owner ADDRESS', 'never their secrets']],
-      ['app update', ['CLIENT_ID', '--name N', '--description D', '--image URL', '--redirect-uri U', '--no-redirect-uri', '--owner ADDRESS', '--no-owner']],
+      [
+        'app update',
+        [
+          'CLIENT_ID',
+          '--name N',
+          '--description D',
+          '--image URL',
+          '--redirect-uri U',
+          '--no-redirect-uri',
+          '--owner ADDRESS',
+          '--no-owner',
+        ],
+      ],
       ['app rotate-secret', ['CLIENT_ID', 'the old one stops working']],
       ['app delete', ['CLIENT_ID', 'revoke every session']],
-      ['token create', ['mint an access token for an address', 'the address the session acts as', 'granted scopes:', 'at most 366d', 'shown by token list', 'printed once', 'platform token revoke ID']],
+      [
+        'token create',
+        [
+          'mint an access token for an address',
+          'the address the session acts as',
+          'granted scopes:',
+          'at most 366d',
+          'shown by token list',
+          'printed once',
+          'platform token revoke ID',
+        ],
+      ],
       ['token list', ['never their values']],
       ['token revoke', ['ID', 'at once']],
     ];
@@ -71,13 +142,35 @@ describe('platform app / token: help', () => {
     });
     // each option of the app commands is on a line of its own, with what it does
     const lines: Array<[number, string[]]> = [
-      [0, ['--name N\\s+shown on the sign-in page', '--redirect-uri U\\s+a redirect URI', '--no-redirect-uri\\s+an app without one', '--description D\\s+shown', '--grant-type G\\s+authorization_code or refresh_token', '--owner ADDRESS\\s+hand the app to a wallet']],
-      [2, ['--name N\\s+new name', '--description D\\s+new description', '--image URL\\s+new image', '--redirect-uri U\\s+replace the redirect URIs', '--owner ADDRESS\\s+hand the app to a wallet; --no-owner']],
+      [
+        0,
+        [
+          '--name N\\s+shown on the sign-in page',
+          '--redirect-uri U\\s+a redirect URI',
+          '--no-redirect-uri\\s+an app without one',
+          '--description D\\s+shown',
+          '--grant-type G\\s+authorization_code or refresh_token',
+          '--owner ADDRESS\\s+hand the app to a wallet',
+        ],
+      ],
+      [
+        2,
+        [
+          '--name N\\s+new name',
+          '--description D\\s+new description',
+          '--image URL\\s+new image',
+          '--redirect-uri U\\s+replace the redirect URIs',
+          '--owner ADDRESS\\s+hand the app to a wallet; --no-owner',
+        ],
+      ],
     ];
-    for (const [i, options] of lines) for (const option of options) assert.match(results[i].stdout, new RegExp(`^\\s*${option}`, 'm'), `${commands[i][0]}: ${option}`);
+    for (const [i, options] of lines)
+      for (const option of options)
+        assert.match(results[i].stdout, new RegExp(`^\\s*${option}`, 'm'), `${commands[i][0]}: ${option}`);
     // every scope a token can be given is listed, and each option is on a line of its own
     assert.ok(results[5].stdout.includes(`granted scopes: ${SCOPE_IDS.join(', ')}`), results[5].stdout);
-    for (const option of ['--address A', '--scopes a,b', '--expires D', '--label L']) assert.match(results[5].stdout, new RegExp(`^\\s*${option}\\s`, 'm'), option);
+    for (const option of ['--address A', '--scopes a,b', '--expires D', '--label L'])
+      assert.match(results[5].stdout, new RegExp(`^\\s*${option}\\s`, 'm'), option);
   });
 });
 
@@ -91,11 +184,45 @@ describe('platform app: the other options', () => {
   after(() => t.close());
 
   test('--description and --grant-type are stored; list shows every field; update changes, clears and takes back', async () => {
-    const created = cliJson(await runCli(['app', 'create', '--name', 'Edge App', '--description', 'for the edges', '--no-redirect-uri', '--grant-type', 'authorization_code', '--grant-type', 'authorization_code'], db.env));
-    assert.deepEqual(Object.keys(created), ['client_id', 'client_secret', 'redirect_uris'], 'no owner key without --owner');
-    const viewOf = async () => (cliJson(await runCli(['app', 'list'], db.env)) as Array<Record<string, unknown>>).find((a) => a.client_id === created.client_id)!;
+    const created = cliJson(
+      await runCli(
+        [
+          'app',
+          'create',
+          '--name',
+          'Edge App',
+          '--description',
+          'for the edges',
+          '--no-redirect-uri',
+          '--grant-type',
+          'authorization_code',
+          '--grant-type',
+          'authorization_code',
+        ],
+        db.env,
+      ),
+    );
+    assert.deepEqual(
+      Object.keys(created),
+      ['client_id', 'client_secret', 'redirect_uris'],
+      'no owner key without --owner',
+    );
+    const viewOf = async () =>
+      (cliJson(await runCli(['app', 'list'], db.env)) as Array<Record<string, unknown>>).find(
+        (a) => a.client_id === created.client_id,
+      )!;
     const listed = await viewOf();
-    assert.deepEqual(Object.keys(listed), ['client_id', 'name', 'description', 'image', 'redirect_uris', 'grant_types', 'owner', 'created_at', 'updated_at']);
+    assert.deepEqual(Object.keys(listed), [
+      'client_id',
+      'name',
+      'description',
+      'image',
+      'redirect_uris',
+      'grant_types',
+      'owner',
+      'created_at',
+      'updated_at',
+    ]);
     assert.equal(listed.name, 'Edge App');
     assert.equal(listed.description, 'for the edges');
     assert.equal(listed.image, '');
@@ -107,13 +234,30 @@ describe('platform app: the other options', () => {
 
     // the default is both grant types
     const both = cliJson(await runCli(['app', 'create', '--name', 'Both Grants', '--no-redirect-uri'], db.env));
-    const bothRow = (cliJson(await runCli(['app', 'list'], db.env)) as Array<Record<string, unknown>>).find((a) => a.client_id === both.client_id)!;
+    const bothRow = (cliJson(await runCli(['app', 'list'], db.env)) as Array<Record<string, unknown>>).find(
+      (a) => a.client_id === both.client_id,
+    )!;
     assert.deepEqual(bothRow.grant_types, ['authorization_code', 'refresh_token']);
 
     await new Promise((r) => setTimeout(r, 5));
     const wallet = testAccount();
     const updated = cliJson(
-      await runCli(['app', 'update', created.client_id, '--description', 'changed', '--image', 'https://img.example/a.png', '--redirect-uri', 'https://e.example/cb', '--owner', wallet.address], db.env),
+      await runCli(
+        [
+          'app',
+          'update',
+          created.client_id,
+          '--description',
+          'changed',
+          '--image',
+          'https://img.example/a.png',
+          '--redirect-uri',
+          'https://e.example/cb',
+          '--owner',
+          wallet.address,
+        ],
+        db.env,
+      ),
     );
     assert.equal(updated.name, 'Edge App', 'a field not named is kept');
     assert.equal(updated.description, 'changed');
@@ -123,7 +267,9 @@ describe('platform app: the other options', () => {
     assert.ok(updated.updated_at > updated.created_at, 'updated_at moves');
     assert.deepEqual(await viewOf(), updated, 'list shows what update printed');
 
-    const cleared = cliJson(await runCli(['app', 'update', created.client_id, '--no-redirect-uri', '--no-owner'], db.env));
+    const cleared = cliJson(
+      await runCli(['app', 'update', created.client_id, '--no-redirect-uri', '--no-owner'], db.env),
+    );
     assert.deepEqual(cleared.redirect_uris, []);
     assert.equal(cleared.owner, null, '--no-owner takes the app back to the operator');
     assert.equal(cleared.description, 'changed');
@@ -134,9 +280,13 @@ describe('platform app: the other options', () => {
     assert.match(none.stderr, /app update needs at least one change/);
   });
 
-  test('a failure that is not the operator\'s (a damaged app row) exits 1 as an error, not as a usage error', async () => {
+  test("a failure that is not the operator's (a damaged app row) exits 1 as an error, not as a usage error", async () => {
     const created = cliJson(await runCli(['app', 'create', '--name', 'Damaged', '--no-redirect-uri'], db.env));
-    await t.ctx.db.updateTable('signin_apps').set({ redirect_uris: 'not json' }).where('client_id', '=', created.client_id).execute();
+    await t.ctx.db
+      .updateTable('signin_apps')
+      .set({ redirect_uris: 'not json' })
+      .where('client_id', '=', created.client_id)
+      .execute();
     try {
       const r = await runCli(['app', 'list'], db.env);
       assert.equal(r.code, 1, r.stderr);
@@ -165,7 +315,11 @@ describe('platform app: the other options', () => {
     ] as const) {
       const r = await runCli([...args], db.env);
       assert.equal(r.code, 1, `${args.join(' ')}: ${r.stderr}`);
-      assert.deepEqual(r.stderr.split('\n').filter((l) => l && !l.startsWith('Database: ')), [line], args.join(' '));
+      assert.deepEqual(
+        r.stderr.split('\n').filter((l) => l && !l.startsWith('Database: ')),
+        [line],
+        args.join(' '),
+      );
       assert.equal(r.stdout, '');
     }
   });
@@ -182,8 +336,23 @@ describe('platform token: defaults, durations and the list', () => {
 
   test('defaults: 30 days, no label; scopes are trimmed and deduplicated; the address keeps its 0x form', async () => {
     const who = testAccount();
-    const minted = cliJson(await runCli(['token', 'create', '--address', who.address, '--scopes', ' manageClaims , ,readPrivateClaimData,manageClaims'], db.env));
-    assert.deepEqual(Object.keys(minted), ['id', 'access_token', 'token_type', 'access_token_expires_at', 'expires_in', 'scope', 'address', 'platformAddress', 'label']);
+    const minted = cliJson(
+      await runCli(
+        ['token', 'create', '--address', who.address, '--scopes', ' manageClaims , ,readPrivateClaimData,manageClaims'],
+        db.env,
+      ),
+    );
+    assert.deepEqual(Object.keys(minted), [
+      'id',
+      'access_token',
+      'token_type',
+      'access_token_expires_at',
+      'expires_in',
+      'scope',
+      'address',
+      'platformAddress',
+      'label',
+    ]);
     assert.equal(minted.expires_in, 30 * DAY_S);
     assert.equal(minted.scope, 'manageClaims readPrivateClaimData');
     assert.equal(minted.label, '');
@@ -191,8 +360,19 @@ describe('platform token: defaults, durations and the list', () => {
     assert.equal(minted.platformAddress, who.platformAddress);
     assert.equal(typeof minted.access_token_expires_at, 'string');
 
-    const listed = (cliJson(await runCli(['token', 'list'], db.env)) as Array<Record<string, unknown>>).find((x) => x.id === minted.id)!;
-    assert.deepEqual(Object.keys(listed), ['id', 'address', 'platformAddress', 'scopes', 'label', 'createdAt', 'expiresAt', 'revokedAt']);
+    const listed = (cliJson(await runCli(['token', 'list'], db.env)) as Array<Record<string, unknown>>).find(
+      (x) => x.id === minted.id,
+    )!;
+    assert.deepEqual(Object.keys(listed), [
+      'id',
+      'address',
+      'platformAddress',
+      'scopes',
+      'label',
+      'createdAt',
+      'expiresAt',
+      'revokedAt',
+    ]);
     assert.equal(String(listed.expiresAt), minted.access_token_expires_at);
     assert.equal((listed.expiresAt as number) - (listed.createdAt as number), 30 * DAY_S * 1000);
     assert.equal(listed.label, '');
@@ -201,13 +381,19 @@ describe('platform token: defaults, durations and the list', () => {
 
     const st = await t.request('POST', '/api/v0/auth/status', { token: minted.access_token, body: {} });
     assert.equal(st.json().signedIn, true);
-    assert.deepEqual(st.json().scopes.map((s: { scopeId: string }) => s.scopeId), ['manageClaims', 'readPrivateClaimData']);
+    assert.deepEqual(
+      st.json().scopes.map((s: { scopeId: string }) => s.scopeId),
+      ['manageClaims', 'readPrivateClaimData'],
+    );
   });
 
   test('durations: minutes, seconds and plain milliseconds; the bounds are refused with their text', async () => {
     const address = testAccount().address;
-    const mint = (expires: string) => runCli(['token', 'create', '--address', address, '--scopes', 'manageClaims', '--expires', expires], db.env);
-    const [m, s, ms, msUnit, padded, max] = await Promise.all(['90m', '30s', '5000', '2500ms', ' 12h ', '366d'].map(mint));
+    const mint = (expires: string) =>
+      runCli(['token', 'create', '--address', address, '--scopes', 'manageClaims', '--expires', expires], db.env);
+    const [m, s, ms, msUnit, padded, max] = await Promise.all(
+      ['90m', '30s', '5000', '2500ms', ' 12h ', '366d'].map(mint),
+    );
     assert.equal(cliJson(m).expires_in, 90 * 60);
     assert.equal(cliJson(s).expires_in, 30);
     assert.equal(cliJson(ms).expires_in, 5, 'a plain number is milliseconds');
@@ -229,38 +415,72 @@ describe('platform token: defaults, durations and the list', () => {
   test('scopes and labels: an empty list, a label with a quote or over 200 characters are refused', async () => {
     const address = testAccount().address;
     for (const [extra, why] of [
-      [['--scopes', ' , '], new RegExp(`--scopes needs at least one of ${SCOPE_IDS.join(', ')} \\('platform token create --help'`)],
-      [['--scopes', 'root,manageClaims,admin'], new RegExp(`Unknown scope\\(s\\) root, admin: use ${SCOPE_IDS.join(', ')}`)],
-      [['--scopes', 'manageClaims', '--label', 'say "hi"'], /--label must be at most 200 characters, without quotes or control characters/],
+      [
+        ['--scopes', ' , '],
+        new RegExp(`--scopes needs at least one of ${SCOPE_IDS.join(', ')} \\('platform token create --help'`),
+      ],
+      [
+        ['--scopes', 'root,manageClaims,admin'],
+        new RegExp(`Unknown scope\\(s\\) root, admin: use ${SCOPE_IDS.join(', ')}`),
+      ],
+      [
+        ['--scopes', 'manageClaims', '--label', 'say "hi"'],
+        /--label must be at most 200 characters, without quotes or control characters/,
+      ],
       [['--scopes', 'manageClaims', '--label', 'x'.repeat(201)], /--label must be at most 200 characters/],
-      [['--scopes', 'manageClaims', '--label', 'tab\there'], /--label must be at most 200 characters, without quotes or control characters/],
+      [
+        ['--scopes', 'manageClaims', '--label', 'tab\there'],
+        /--label must be at most 200 characters, without quotes or control characters/,
+      ],
     ] as const) {
       const r = await runCli(['token', 'create', '--address', address, ...extra], db.env);
       assert.equal(r.code, 2, `${extra.join(' ')}: ${r.stderr}`);
       assert.match(r.stderr, why);
     }
-    const long = cliJson(await runCli(['token', 'create', '--address', address, '--scopes', 'manageClaims', '--label', 'y'.repeat(200)], db.env));
+    const long = cliJson(
+      await runCli(
+        ['token', 'create', '--address', address, '--scopes', 'manageClaims', '--label', 'y'.repeat(200)],
+        db.env,
+      ),
+    );
     assert.equal(long.label, 'y'.repeat(200), '200 characters are allowed');
   });
 
   test('a native address is kept in its native form, and the session is a Cosmos one', async () => {
     const who = testAccount();
-    const minted = cliJson(await runCli(['token', 'create', '--address', who.platformAddress, '--scopes', 'manageClaims'], db.env));
+    const minted = cliJson(
+      await runCli(['token', 'create', '--address', who.platformAddress, '--scopes', 'manageClaims'], db.env),
+    );
     assert.equal(minted.address, who.platformAddress);
     assert.equal(minted.platformAddress, who.platformAddress);
     const st = (await t.request('POST', '/api/v0/auth/status', { token: minted.access_token, body: {} })).json();
     assert.deepEqual([st.signedIn, st.address, st.chain], [true, who.platformAddress, 'Cosmos']);
-    const evm = cliJson(await runCli(['token', 'create', '--address', who.address, '--scopes', 'manageClaims'], db.env));
-    assert.equal((await t.request('POST', '/api/v0/auth/status', { token: evm.access_token, body: {} })).json().chain, 'ETH');
+    const evm = cliJson(
+      await runCli(['token', 'create', '--address', who.address, '--scopes', 'manageClaims'], db.env),
+    );
+    assert.equal(
+      (await t.request('POST', '/api/v0/auth/status', { token: evm.access_token, body: {} })).json().chain,
+      'ETH',
+    );
   });
 
   test('token list: oldest first, revoked tokens stay listed with their time, wallet sessions are not listed', async () => {
     const fresh = createTestDatabase();
     const app = await startApp({ database: fresh });
     try {
-      const a = cliJson(await runCli(['token', 'create', '--address', testAccount().address, '--scopes', 'manageClaims', '--label', 'first'], fresh.env));
+      const a = cliJson(
+        await runCli(
+          ['token', 'create', '--address', testAccount().address, '--scopes', 'manageClaims', '--label', 'first'],
+          fresh.env,
+        ),
+      );
       await new Promise((r) => setTimeout(r, 5));
-      const b = cliJson(await runCli(['token', 'create', '--address', testAccount().address, '--scopes', 'manageClaims', '--label', 'second'], fresh.env));
+      const b = cliJson(
+        await runCli(
+          ['token', 'create', '--address', testAccount().address, '--scopes', 'manageClaims', '--label', 'second'],
+          fresh.env,
+        ),
+      );
       const revoked = await runCli(['token', 'revoke', a.id], fresh.env);
       cliJson(revoked);
       assert.match(revoked.stderr, /operator token revoked/);
@@ -269,8 +489,17 @@ describe('platform token: defaults, durations and the list', () => {
       assert.match(again.stderr, new RegExp(`No live operator token with id ${a.id}`));
       assert.doesNotMatch(again.stderr, /operator token revoked/, 'nothing revoked, nothing logged');
       await signIn(app); // a wallet session is an authorization too, but not an operator token
-      const list = cliJson(await runCli(['token', 'list'], fresh.env)) as Array<{ id: string; label: string; revokedAt: number | null; createdAt: number }>;
-      assert.deepEqual(list.map((x) => x.label), ['first', 'second'], 'the two operator tokens, oldest first, and nothing else');
+      const list = cliJson(await runCli(['token', 'list'], fresh.env)) as Array<{
+        id: string;
+        label: string;
+        revokedAt: number | null;
+        createdAt: number;
+      }>;
+      assert.deepEqual(
+        list.map((x) => x.label),
+        ['first', 'second'],
+        'the two operator tokens, oldest first, and nothing else',
+      );
       assert.equal(typeof list[0].revokedAt, 'number');
       assert.ok(list[0].revokedAt! >= list[0].createdAt);
       assert.equal(list[1].revokedAt, null);

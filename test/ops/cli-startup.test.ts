@@ -18,7 +18,11 @@ import { listLoops } from '../../src/worker/runtime.ts';
 const HANG_MS = 25_000;
 
 /** stderr without the `Database: …` line the CLI prints before a command that opens the database. */
-const problem = (stderr: string) => stderr.split('\n').filter((l) => l && !l.startsWith('Database: ')).join('\n');
+const problem = (stderr: string) =>
+  stderr
+    .split('\n')
+    .filter((l) => l && !l.startsWith('Database: '))
+    .join('\n');
 
 describe('serve: a start-up failure after the database is open ends the process', () => {
   let db: TestDatabase;
@@ -35,7 +39,8 @@ describe('serve: a start-up failure after the database is open ends the process'
     await db.drop();
   });
 
-  const serve = async (env: Record<string, string>) => runCli(['serve'], { ...db.env, HOST: '127.0.0.1', PORT: String(await freePort()), ...env }, HANG_MS);
+  const serve = async (env: Record<string, string>) =>
+    runCli(['serve'], { ...db.env, HOST: '127.0.0.1', PORT: String(await freePort()), ...env }, HANG_MS);
 
   test('an unreadable IBC_REGISTRY_FILE: its line, exit 1', async () => {
     const missing = join(db.env.DATA_DIR, 'no-such-registry.json');
@@ -60,7 +65,10 @@ describe('serve: a start-up failure after the database is open ends the process'
     const r = await serve({ HOST: 'not-a-host.invalid' });
     assert.equal(r.code, 1, r.stderr);
     // ENOTFOUND, or EAI_AGAIN on a machine without a resolver
-    assert.match(r.stderr, /^Invalid configuration: HOST "not-a-host\.invalid" cannot be resolved \((ENOTFOUND|EAI_AGAIN)\)\n$/);
+    assert.match(
+      r.stderr,
+      /^Invalid configuration: HOST "not-a-host\.invalid" cannot be resolved \((ENOTFOUND|EAI_AGAIN)\)\n$/,
+    );
   });
 
   test('a HOST that is no address of this machine: one line naming HOST, exit 1', async () => {
@@ -83,7 +91,11 @@ describe('DATA_DIR that cannot be a directory', () => {
       for (const args of [['serve'], ['api-key', 'list']]) {
         const r = await runCli(args, { DATA_DIR: dataDir, DATABASE_URL: '', PORT: String(await freePort()) }, HANG_MS);
         assert.equal(r.code, 1, `${args.join(' ')} ${dataDir}: ${r.stderr}`);
-        assert.equal(r.stderr, `Invalid configuration: DATA_DIR is not a directory: ${dataDir}\n`, `${args.join(' ')} ${dataDir}`);
+        assert.equal(
+          r.stderr,
+          `Invalid configuration: DATA_DIR is not a directory: ${dataDir}\n`,
+          `${args.join(' ')} ${dataDir}`,
+        );
       }
     }
   });
@@ -99,13 +111,27 @@ describe('worker and migrate: usage errors', () => {
   after(() => db.drop());
 
   test('an empty --only, an unknown loop name (with or without --once) and --once with --only exit 2 naming --only', async () => {
-    const known = (await listLoops()).map((l) => l.name).sort().join(', ');
+    const known = (await listLoops())
+      .map((l) => l.name)
+      .sort()
+      .join(', ');
     const cases: Array<[string[], RegExp]> = [
-      [['worker', '--only', ''], /^worker --only needs at least one loop name \(comma-separated\) \('platform worker --help' shows the usage\)$/],
+      [
+        ['worker', '--only', ''],
+        /^worker --only needs at least one loop name \(comma-separated\) \('platform worker --help' shows the usage\)$/,
+      ],
       [['worker', '--only', ','], /^worker --only needs at least one loop name/],
-      [['worker', '--only', 'bogus'], new RegExp(`^worker --only: unknown background loop "bogus"; known: ${known} \\('platform worker --help' shows the usage\\)$`)],
+      [
+        ['worker', '--only', 'bogus'],
+        new RegExp(
+          `^worker --only: unknown background loop "bogus"; known: ${known} \\('platform worker --help' shows the usage\\)$`,
+        ),
+      ],
       [['worker', '--once', '--only', 'bogus'], /^worker --only: unknown background loop "bogus"; known: /],
-      [['worker', '--once', '--only', 'claim-queue'], /^worker --once drains the claim queue and takes no --only \('platform worker --help' shows the usage\)$/],
+      [
+        ['worker', '--once', '--only', 'claim-queue'],
+        /^worker --once drains the claim queue and takes no --only \('platform worker --help' shows the usage\)$/,
+      ],
       [['worker', 'extra'], /^platform worker: .*extra/],
     ];
     const results = await Promise.all(cases.map(([args]) => runCli(args, db.env, HANG_MS)));
@@ -120,8 +146,14 @@ describe('worker and migrate: usage errors', () => {
 
   test('migrate takes no option and no argument', async () => {
     for (const [args, why] of [
-      [['migrate', '--foo'], /^platform migrate: Unknown option '--foo'.* \('platform migrate --help' shows the usage\)$/],
-      [['migrate', 'extra'], /^platform migrate: Unexpected argument 'extra'.* \('platform migrate --help' shows the usage\)$/],
+      [
+        ['migrate', '--foo'],
+        /^platform migrate: Unknown option '--foo'.* \('platform migrate --help' shows the usage\)$/,
+      ],
+      [
+        ['migrate', 'extra'],
+        /^platform migrate: Unexpected argument 'extra'.* \('platform migrate --help' shows the usage\)$/,
+      ],
     ] as const) {
       const r = await runCli([...args], db.env);
       assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
@@ -138,9 +170,15 @@ describe('several processes starting on a new database at once', () => {
     for (let round = 0; round < 3; round++) {
       const fresh = createTestDatabase();
       try {
-        const runs = await Promise.all([runCli(['migrate'], fresh.env), runCli(['api-key', 'list'], fresh.env), runCli(['migrate'], fresh.env)]);
+        const runs = await Promise.all([
+          runCli(['migrate'], fresh.env),
+          runCli(['api-key', 'list'], fresh.env),
+          runCli(['migrate'], fresh.env),
+        ]);
         for (const r of runs) assert.equal(r.code, 0, r.stderr);
-        const applied = runs.flatMap((r, i) => (i === 1 ? [] : (JSON.parse(r.stdout) as { applied: string[] }).applied));
+        const applied = runs.flatMap((r, i) =>
+          i === 1 ? [] : (JSON.parse(r.stdout) as { applied: string[] }).applied,
+        );
         assert.equal(new Set(applied).size, applied.length, `no migration applied twice: ${applied.join(', ')}`);
       } finally {
         await fresh.drop();

@@ -19,7 +19,12 @@ describe('one configuration for CLI and server: .env', () => {
     db = createTestDatabase();
     dir = mkdtempSync(join(tmpdir(), 'platform-dotenv-'));
     // the database only in .env; the process environment names none
-    writeFileSync(join(dir, '.env'), Object.entries(db.env).map(([k, v]) => `${k}=${v}`).join('\n') + '\n');
+    writeFileSync(
+      join(dir, '.env'),
+      Object.entries(db.env)
+        .map(([k, v]) => `${k}=${v}`)
+        .join('\n') + '\n',
+    );
   });
   after(async () => {
     rmSync(dir, { recursive: true, force: true });
@@ -30,19 +35,29 @@ describe('one configuration for CLI and server: .env', () => {
     const created = await runCli(['api-key', 'create', '--label', 'from dotenv'], {}, 30_000, { cwd: dir });
     assert.equal(created.code, 0, created.stderr);
     const key = JSON.parse(created.stdout).key as string; // stdout is still exactly one JSON document
-    const expected = TEST_DB === 'sqlite' ? `SQLite ${join(db.env.DATA_DIR, 'platform.sqlite')}` : `PostgreSQL ${db.env.DATABASE_URL}`;
+    const expected =
+      TEST_DB === 'sqlite' ? `SQLite ${join(db.env.DATA_DIR, 'platform.sqlite')}` : `PostgreSQL ${db.env.DATABASE_URL}`;
     assert.match(created.stderr, new RegExp(`^Database: ${expected.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm'));
 
     const service = await startService({ LOG_LEVEL: 'info' }, { cwd: dir });
     try {
-      const res = await fetch(`${service.url}/api/v0/developerApps/fetch`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: '{"clientId":"x"}' });
+      const res = await fetch(`${service.url}/api/v0/developerApps/fetch`, {
+        method: 'POST',
+        headers: { 'x-api-key': key, 'content-type': 'application/json' },
+        body: '{"clientId":"x"}',
+      });
       assert.equal(res.status, 404, 'the key is accepted (404: no such app), not 401');
       // the banner and the structured start log name the database and the data directory
       assert.match(service.stderr(), new RegExp(`listening on ${service.url}`));
       assert.match(service.stderr(), new RegExp(`${service.url}/docs`));
       assert.ok(service.stderr().includes(`Database:   ${expected}`), service.stderr());
       assert.match(service.stderr(), /api-key create/);
-      const start = service.stdout().split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((l) => l.msg === 'platform started');
+      const start = service
+        .stdout()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+        .find((l) => l.msg === 'platform started');
       assert.ok(start, service.stdout());
       assert.equal(start.database, expected);
       assert.equal(start.dataDir, db.env.DATA_DIR);
@@ -56,7 +71,10 @@ describe('one configuration for CLI and server: .env', () => {
     try {
       const r = await runCli(['api-key', 'list'], { DATA_DIR: other, DATABASE_URL: '' }, 30_000, { cwd: dir });
       assert.equal(r.code, 0, r.stderr);
-      assert.match(r.stderr, new RegExp(`Database: SQLite ${other.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/platform.sqlite`));
+      assert.match(
+        r.stderr,
+        new RegExp(`Database: SQLite ${other.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/platform.sqlite`),
+      );
     } finally {
       rmSync(other, { recursive: true, force: true });
     }
@@ -77,15 +95,36 @@ describe('help, version and one-line errors', () => {
     const names = top.stdout
       .split('\n')
       .filter((l) => l.startsWith('  '))
-      .map((l) => l.trim().split(/\s{2,}/)[0].split(' ')) // the synopsis, before the description
+      .map((l) =>
+        l
+          .trim()
+          .split(/\s{2,}/)[0]
+          .split(' '),
+      ) // the synopsis, before the description
       .map((words) => words.slice(0, words.findIndex((w) => !/^[a-z][a-z-]*$/.test(w)) >>> 0).join(' '))
       .filter(Boolean);
-    for (const expected of ['serve', 'migrate', 'api-key create', 'app create', 'app list', 'app update', 'app rotate-secret', 'app delete', 'token create', 'token list', 'token revoke', 'worker']) {
+    for (const expected of [
+      'serve',
+      'migrate',
+      'api-key create',
+      'app create',
+      'app list',
+      'app update',
+      'app rotate-secret',
+      'app delete',
+      'token create',
+      'token list',
+      'token revoke',
+      'worker',
+    ]) {
       assert.ok(names.includes(expected), `${expected} in ${names.join(', ')}`);
     }
     // no database touched: a DATABASE_URL nobody listens on would fail any command that ran
     const env = { DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none' };
-    const runs = names.flatMap((n) => [[...n.split(' '), '--help'], [...n.split(' '), '-h']]);
+    const runs = names.flatMap((n) => [
+      [...n.split(' '), '--help'],
+      [...n.split(' '), '-h'],
+    ]);
     for (let i = 0; i < runs.length; i += 4) {
       const results = await Promise.all(runs.slice(i, i + 4).map((args) => runCli(args, env, 60_000)));
       results.forEach((r, j) => {
@@ -104,7 +143,11 @@ describe('help, version and one-line errors', () => {
   });
 
   test('platform api-key, platform app and platform token alone list their subcommands', async () => {
-    for (const [group, subs] of [['api-key', ['create', 'list', 'revoke']], ['app', ['create', 'list', 'update', 'rotate-secret', 'delete']], ['token', ['create', 'list', 'revoke']]] as const) {
+    for (const [group, subs] of [
+      ['api-key', ['create', 'list', 'revoke']],
+      ['app', ['create', 'list', 'update', 'rotate-secret', 'delete']],
+      ['token', ['create', 'list', 'revoke']],
+    ] as const) {
       const r = await runCli([group]);
       assert.equal(r.code, 2, r.stderr);
       for (const s of subs) assert.match(r.stdout, new RegExp(`^  ${group} ${s}\\b`, 'm'), `${group} ${s}`);
@@ -113,7 +156,14 @@ describe('help, version and one-line errors', () => {
   });
 
   test('validation errors are one line on stderr, not the whole usage', async () => {
-    for (const args of [['api-key', 'create'], ['api-key', 'create', '--nope'], ['app', 'delete'], ['token', 'create', '--address', '0x0000000000000000000000000000000000000001'], ['frobnicate'], ['app', 'frobnicate']]) {
+    for (const args of [
+      ['api-key', 'create'],
+      ['api-key', 'create', '--nope'],
+      ['app', 'delete'],
+      ['token', 'create', '--address', '0x0000000000000000000000000000000000000001'],
+      ['frobnicate'],
+      ['app', 'frobnicate'],
+    ]) {
       const r = await runCli(args, { DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none' });
       assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
       const lines = r.stderr.split('\n').filter((l) => l && !l.startsWith('Database: '));
@@ -149,7 +199,9 @@ describe('start-up failures in one line', () => {
     return null;
   })();
 
-  test('a Node older than 24 gets one line saying so', { skip: systemNode ? false : 'no Node older than 24 on this machine' }, async () => {
+  test('a Node older than 24 gets one line saying so', {
+    skip: systemNode ? false : 'no Node older than 24 on this machine',
+  }, async () => {
     const r = await runCli(['api-key', 'list'], {}, 10_000, { node: systemNode! });
     assert.equal(r.code, 1);
     assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);

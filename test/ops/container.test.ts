@@ -12,7 +12,10 @@ import { ROOT } from '../helpers/cli.ts';
 import { startService } from '../helpers/process.ts';
 
 const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8').replace(/\\\n\s*/g, ' ');
-const lines = dockerfile.split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+const lines = dockerfile
+  .split('\n')
+  .map((l) => l.trim())
+  .filter((l) => l && !l.startsWith('#'));
 const finalStage = lines.slice(lines.findLastIndex((l) => /^FROM /i.test(l)));
 const jsonArgs = (instruction: string) => {
   const line = finalStage.find((l) => l.startsWith(instruction + ' '));
@@ -20,7 +23,11 @@ const jsonArgs = (instruction: string) => {
   return JSON.parse(line.slice(line.indexOf('['))) as string[];
 };
 /** ENV of the final stage (`ENV A=1 B=2` form). */
-const imageEnv: Record<string, string> = Object.fromEntries(finalStage.filter((l) => l.startsWith('ENV ')).flatMap((l) => [...l.slice(4).matchAll(/(\w+)=(\S+)/g)].map((m) => [m[1], m[2]])));
+const imageEnv: Record<string, string> = Object.fromEntries(
+  finalStage
+    .filter((l) => l.startsWith('ENV '))
+    .flatMap((l) => [...l.slice(4).matchAll(/(\w+)=(\S+)/g)].map((m) => [m[1], m[2]])),
+);
 /** The image runs `node …`: here the pinned Node 24 (the image's base is Node 24 too). */
 const local = (argv: string[]) => (argv[0] === 'node' ? [process.execPath, ...argv.slice(1)] : argv);
 
@@ -58,7 +65,12 @@ describe('the container image, without Docker', () => {
       const check = finalStage.find((l) => l.startsWith('HEALTHCHECK '))!;
       const argv = local(JSON.parse(check.slice(check.indexOf('['))) as string[]);
       const code = await new Promise<number | null>((resolve) => {
-        execFile(argv[0], argv.slice(1), { env: { ...process.env, PORT: String(service.port) }, timeout: 10_000 }, (err) => resolve(err ? ((err as { code?: number }).code ?? 1) : 0));
+        execFile(
+          argv[0],
+          argv.slice(1),
+          { env: { ...process.env, PORT: String(service.port) }, timeout: 10_000 },
+          (err) => resolve(err ? ((err as { code?: number }).code ?? 1) : 0),
+        );
       });
       assert.equal(code, 0, 'HEALTHCHECK passes');
       assert.match(service.stderr(), /listening on http:\/\/0\.0\.0\.0:/);
@@ -68,7 +80,14 @@ describe('the container image, without Docker', () => {
     // and the health check fails once the service is gone (it is not a check that cannot fail)
     const check = finalStage.find((l) => l.startsWith('HEALTHCHECK '))!;
     const argv = local(JSON.parse(check.slice(check.indexOf('['))) as string[]);
-    const down = await new Promise<boolean>((resolve) => execFile(argv[0], argv.slice(1), { env: { ...process.env, PORT: String(service.port) }, timeout: 10_000 }, (err) => resolve(err !== null)));
+    const down = await new Promise<boolean>((resolve) =>
+      execFile(
+        argv[0],
+        argv.slice(1),
+        { env: { ...process.env, PORT: String(service.port) }, timeout: 10_000 },
+        (err) => resolve(err !== null),
+      ),
+    );
     assert.ok(down, 'HEALTHCHECK fails without a service');
   });
 });

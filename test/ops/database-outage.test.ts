@@ -10,7 +10,9 @@ import { createTestDatabase, TEST_DATABASE_URL, TEST_DB, type TestDatabase } fro
 import { runCli } from '../helpers/cli.ts';
 import { startService, type ServiceProcess } from '../helpers/process.ts';
 
-describe('database outage (PostgreSQL)', { skip: TEST_DB !== 'postgres' && 'PostgreSQL only: SQLite has no connections to lose' }, () => {
+describe('database outage (PostgreSQL)', {
+  skip: TEST_DB !== 'postgres' && 'PostgreSQL only: SQLite has no connections to lose',
+}, () => {
   let db: TestDatabase;
   let svc: ServiceProcess;
   // the service's connections carry this name, so only they are cut (other test files share the server)
@@ -30,7 +32,10 @@ describe('database outage (PostgreSQL)', { skip: TEST_DB !== 'postgres' && 'Post
     const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
     await admin.connect();
     try {
-      const { rows } = await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1', [appName]);
+      const { rows } = await admin.query(
+        'select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1',
+        [appName],
+      );
       return rows.length;
     } finally {
       await admin.end();
@@ -59,14 +64,27 @@ describe('database outage (PostgreSQL)', { skip: TEST_DB !== 'postgres' && 'Post
     const headers = { 'x-api-key': JSON.parse(key.stdout).key as string };
     const codes: number[] = [];
     for (let round = 0; round < 5; round++) {
-      const busy = Promise.all(Array.from({ length: 20 }, (_, i) => fetch(`${svc.url}${i % 2 ? '/readyz' : '/api/v0/claim/none'}`, { headers }).then(async (r) => [r.status, await r.text()] as const)));
+      const busy = Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          fetch(`${svc.url}${i % 2 ? '/readyz' : '/api/v0/claim/none'}`, { headers }).then(
+            async (r) => [r.status, await r.text()] as const,
+          ),
+        ),
+      );
       await cutConnections();
       for (const [status, body] of await busy) {
         codes.push(status);
         if (status === 503) assert.match(body, /database/i);
       }
     }
-    assert.ok(codes.every((c) => c === 200 || c === 404 || c === 503), `only 200, 404 or 503 while connections drop: ${codes.join(',')}\n${svc.stdout().split('\n').filter((l) => l.includes('unhandled')).join('\n')}`);
+    assert.ok(
+      codes.every((c) => c === 200 || c === 404 || c === 503),
+      `only 200, 404 or 503 while connections drop: ${codes.join(',')}\n${svc
+        .stdout()
+        .split('\n')
+        .filter((l) => l.includes('unhandled'))
+        .join('\n')}`,
+    );
     await new Promise((r) => setTimeout(r, 500));
     assert.equal(svc.child.exitCode, null, `the service exited: ${svc.stderr()}`);
     assert.match(svc.stdout(), /database connection lost/, 'the loss is logged');
@@ -90,10 +108,11 @@ describe('database outage (PostgreSQL)', { skip: TEST_DB !== 'postgres' && 'Post
         });
         proxy.listen(port, '127.0.0.1', () => resolve((proxy!.address() as { port: number }).port));
       });
-    const cut = () => new Promise<void>((resolve) => {
-      for (const s of sockets) s.destroy();
-      proxy!.close(() => resolve());
-    });
+    const cut = () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        proxy!.close(() => resolve());
+      });
     const port = await open();
     const url = new URL(db.env.DATABASE_URL!);
     url.host = `127.0.0.1:${port}`;

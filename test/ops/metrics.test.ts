@@ -49,7 +49,10 @@ describe('metrics behind METRICS_TOKEN', () => {
   };
 
   test('without the token, or with a wrong one: 401 in the error shape', async () => {
-    for (const headers of [{}, { authorization: 'Bearer wrong-token-wrong-token' }, { authorization: TOKEN }] as Record<string, string>[]) {
+    for (const headers of [{}, { authorization: 'Bearer wrong-token-wrong-token' }, { authorization: TOKEN }] as Record<
+      string,
+      string
+    >[]) {
       const res = await t.request('GET', '/metrics', { apiKey: null, headers });
       assert.equal(res.statusCode, 401);
       assert.match(res.json().errorMessage, /METRICS_TOKEN/);
@@ -63,12 +66,27 @@ describe('metrics behind METRICS_TOKEN', () => {
     await t.request('GET', '/no/such/route/at-all', { apiKey: null });
     await t.request('GET', '/openapi.json', { apiKey: null });
     const text = await scrape();
-    assert.equal(sample(text, 'platform_http_request_duration_seconds_count', { method: 'GET', route: '/openapi.json', status_code: '200' }), 1, 'routes of the shared machinery too');
+    assert.equal(
+      sample(text, 'platform_http_request_duration_seconds_count', {
+        method: 'GET',
+        route: '/openapi.json',
+        status_code: '200',
+      }),
+      1,
+      'routes of the shared machinery too',
+    );
     const labels = { method: 'GET', route: '/api/v0/developerApp/:clientId', status_code: '404' };
     assert.equal(sample(text, 'platform_http_request_duration_seconds_count', labels), 3);
     assert.ok(sample(text, 'platform_http_request_duration_seconds_sum', labels)! > 0);
     assert.equal(sample(text, 'platform_http_request_duration_seconds_bucket', { ...labels, le: '+Inf' }), 3);
-    assert.equal(sample(text, 'platform_http_request_duration_seconds_count', { method: 'GET', route: 'unmatched', status_code: '404' }), 1);
+    assert.equal(
+      sample(text, 'platform_http_request_duration_seconds_count', {
+        method: 'GET',
+        route: 'unmatched',
+        status_code: '404',
+      }),
+      1,
+    );
     assert.ok(!text.includes('secret-looking-id') && !text.includes('at-all'), 'no raw path in any label');
     assert.ok(sample(text, 'process_cpu_user_seconds_total')! >= 0, 'process metrics');
   });
@@ -92,7 +110,14 @@ describe('metrics behind METRICS_TOKEN', () => {
   test('webhook backlog: pending deliveries and the age of the oldest', async () => {
     assert.equal(sample(await scrape(), 'platform_webhook_backlog'), 0);
     const now = t.clock.now();
-    const delivery = (id: string) => ({ pluginId: 'p', claimId: 'c', instanceId: 'i', claimAttemptId: id, url: 'https://hooks.example/x', body: { _attemptStatus: 'success' } });
+    const delivery = (id: string) => ({
+      pluginId: 'p',
+      claimId: 'c',
+      instanceId: 'i',
+      claimAttemptId: id,
+      url: 'https://hooks.example/x',
+      body: { _attemptStatus: 'success' },
+    });
     await enqueueDeliveries(t.ctx.db, [delivery('a1')], now - 30_000, t.ctx.keyring);
     await enqueueDeliveries(t.ctx.db, [delivery('a2')], now - 10_000, t.ctx.keyring);
     const text = await scrape();
@@ -129,13 +154,23 @@ describe('metrics on METRICS_PORT', () => {
     const res = await fetch(`http://127.0.0.1:${port}/metrics`);
     assert.equal(res.status, 200);
     const text = await res.text();
-    assert.equal(sample(text, 'platform_http_request_duration_seconds_count', { method: 'GET', route: '/healthz', status_code: '200' }), 1);
+    assert.equal(
+      sample(text, 'platform_http_request_duration_seconds_count', {
+        method: 'GET',
+        route: '/healthz',
+        status_code: '200',
+      }),
+      1,
+    );
     assert.equal((await fetch(`http://127.0.0.1:${port}/other`)).status, 404);
   });
 
   test('a bad METRICS_PORT or METRICS_TOKEN names the variable', async () => {
     const { loadConfig } = await import('../../src/config.ts');
-    assert.throws(() => loadConfig({ ...t.database.env, PORT: '3000', METRICS_PORT: '3000' }), /METRICS_PORT must differ from PORT/);
+    assert.throws(
+      () => loadConfig({ ...t.database.env, PORT: '3000', METRICS_PORT: '3000' }),
+      /METRICS_PORT must differ from PORT/,
+    );
     assert.throws(() => loadConfig({ ...t.database.env, METRICS_TOKEN: 'short' }), /METRICS_TOKEN must be 16 to 256/);
   });
 });
@@ -143,10 +178,24 @@ describe('metrics on METRICS_PORT', () => {
 describe('indexer lag in metrics', () => {
   test('blocks behind the chain head and seconds since the indexer last committed', async () => {
     // the chain is never called: the worker (and its indexer) is off; the cursor row is the indexer's
-    const t = await startApp({ manualClock: true, env: { METRICS_TOKEN: TOKEN, RUN_WORKER: 'false', CHAIN_REST_URL: 'http://127.0.0.1:9' } });
+    const t = await startApp({
+      manualClock: true,
+      env: { METRICS_TOKEN: TOKEN, RUN_WORKER: 'false', CHAIN_REST_URL: 'http://127.0.0.1:9' },
+    });
     try {
       const now = t.clock.now();
-      await t.ctx.db.insertInto('chain_index_state').values({ id: 'indexer', height: 1000, block_time: 0, chain_height: 1012, holder: null, lease_expires_at: 0, updated_at: now - 5_000 }).execute();
+      await t.ctx.db
+        .insertInto('chain_index_state')
+        .values({
+          id: 'indexer',
+          height: 1000,
+          block_time: 0,
+          chain_height: 1012,
+          holder: null,
+          lease_expires_at: 0,
+          updated_at: now - 5_000,
+        })
+        .execute();
       const res = await t.request('GET', '/metrics', { apiKey: null, headers: { authorization: `Bearer ${TOKEN}` } });
       assert.equal(sample(res.body, 'platform_indexer_lag_blocks'), 12);
       assert.equal(sample(res.body, 'platform_indexer_last_update_age_seconds'), 5);

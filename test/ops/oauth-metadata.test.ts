@@ -25,7 +25,11 @@ describe('OAuth authorization server metadata', () => {
     const res = await fetch(`${issuer}/.well-known/oauth-authorization-server`);
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('content-type'), 'application/json; charset=utf-8');
-    assert.equal(res.headers.get('cache-control'), 'public, max-age=3600', 'clients may cache the document for an hour');
+    assert.equal(
+      res.headers.get('cache-control'),
+      'public, max-age=3600',
+      'clients may cache the document for an hour',
+    );
     assert.deepEqual(await res.json(), {
       issuer,
       authorization_endpoint: `${issuer}/signin/authorize`,
@@ -78,19 +82,43 @@ describe('OAuth authorization server metadata', () => {
     assert.equal(page.status, 200);
     const q = Object.fromEntries(authorizationUrl.searchParams);
     const wallet = testAccount();
-    const challenge = await (await fetch(`${issuer}/api/v0/signin/challenge`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ client_id: q.client_id, redirect_uri: q.redirect_uri, scope: q.scope, state: q.state, code_challenge: q.code_challenge, code_challenge_method: q.code_challenge_method, address: wallet.address }),
-    })).json() as { requestId: string; message: string };
+    const challenge = (await (
+      await fetch(`${issuer}/api/v0/signin/challenge`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          client_id: q.client_id,
+          redirect_uri: q.redirect_uri,
+          scope: q.scope,
+          state: q.state,
+          code_challenge: q.code_challenge,
+          code_challenge_method: q.code_challenge_method,
+          address: wallet.address,
+        }),
+      })
+    ).json()) as { requestId: string; message: string };
     const signature = await privateKeyToAccount(wallet.privateKey).signMessage({ message: challenge.message });
-    const approval = await (await fetch(`${issuer}/api/v0/signin/approve`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ requestId: challenge.requestId, signature }) })).json() as { redirectUrl: string };
+    const approval = (await (
+      await fetch(`${issuer}/api/v0/signin/approve`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ requestId: challenge.requestId, signature }),
+      })
+    ).json()) as { redirectUrl: string };
     const callbackUrl = new URL(approval.redirectUrl);
 
     // --- back in the client: validate the callback, exchange the code ---
     const params = oauth.validateAuthResponse(as, client, callbackUrl, state);
     const tokens = await oauth
-      .authorizationCodeGrantRequest(as, client, clientAuth, params, 'https://rp.example/callback', codeVerifier, withApiKey)
+      .authorizationCodeGrantRequest(
+        as,
+        client,
+        clientAuth,
+        params,
+        'https://rp.example/callback',
+        codeVerifier,
+        withApiKey,
+      )
       .then((response) => oauth.processAuthorizationCodeResponse(as, client, response));
     assert.equal(tokens.token_type, 'bearer');
     assert.equal(tokens.scope, 'manageClaims completeClaims');
@@ -98,18 +126,36 @@ describe('OAuth authorization server metadata', () => {
     assert.equal((tokens as unknown as { platformAddress: string }).platformAddress, wallet.platformAddress);
 
     // without the key the same library call is refused by the gate
-    const keyless = await oauth.refreshTokenGrantRequest(as, client, clientAuth, tokens.refresh_token!, { [oauth.allowInsecureRequests]: true });
+    const keyless = await oauth.refreshTokenGrantRequest(as, client, clientAuth, tokens.refresh_token!, {
+      [oauth.allowInsecureRequests]: true,
+    });
     assert.equal(keyless.status, 401);
 
     // refresh with a custom fetch (how openid-client and Auth.js take it): every request gets the key
-    const customFetch: typeof fetch = (url, init) => fetch(url, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers)), 'x-api-key': apiKey } });
+    const customFetch: typeof fetch = (url, init) =>
+      fetch(url, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers)), 'x-api-key': apiKey } });
     const refreshed = await oauth
-      .refreshTokenGrantRequest(as, client, clientAuth, tokens.refresh_token!, { [oauth.customFetch]: customFetch, [oauth.allowInsecureRequests]: true })
+      .refreshTokenGrantRequest(as, client, clientAuth, tokens.refresh_token!, {
+        [oauth.customFetch]: customFetch,
+        [oauth.allowInsecureRequests]: true,
+      })
       .then((response) => oauth.processRefreshTokenResponse(as, client, response));
     assert.notEqual(refreshed.access_token, tokens.access_token);
 
-    await oauth.revocationRequest(as, client, clientAuth, refreshed.access_token, withApiKey).then(oauth.processRevocationResponse);
-    const status = await (await fetch(`${issuer}/api/v0/auth/status`, { method: 'POST', headers: { 'x-api-key': apiKey, authorization: `Bearer ${refreshed.access_token}`, 'content-type': 'application/json' }, body: '{}' })).json() as { signedIn: boolean };
+    await oauth
+      .revocationRequest(as, client, clientAuth, refreshed.access_token, withApiKey)
+      .then(oauth.processRevocationResponse);
+    const status = (await (
+      await fetch(`${issuer}/api/v0/auth/status`, {
+        method: 'POST',
+        headers: {
+          'x-api-key': apiKey,
+          authorization: `Bearer ${refreshed.access_token}`,
+          'content-type': 'application/json',
+        },
+        body: '{}',
+      })
+    ).json()) as { signedIn: boolean };
     assert.equal(status.signedIn, false);
   });
 });

@@ -37,7 +37,13 @@ describe('rate limits shared by two processes', () => {
   let b: ServiceProcess;
   before(async () => {
     db = createTestDatabase();
-    const env = { ...db.env, RATE_LIMIT_PER_MINUTE: '10', RATE_LIMIT_PER_IP_PER_MINUTE: '30', RATE_LIMIT_STORE: 'database', RUN_WORKER: 'false' };
+    const env = {
+      ...db.env,
+      RATE_LIMIT_PER_MINUTE: '10',
+      RATE_LIMIT_PER_IP_PER_MINUTE: '30',
+      RATE_LIMIT_STORE: 'database',
+      RUN_WORKER: 'false',
+    };
     a = await startService(env);
     b = await startService(env);
   });
@@ -63,7 +69,11 @@ describe('rate limits shared by two processes', () => {
     assert.equal(none.count(401), 6, none.codes.join(' '));
     assert.equal(none.count(429), 2);
     // public sign-in routes are IP-limited too
-    const pub = await fetch(`${a.url}/api/v0/signin/challenge`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const pub = await fetch(`${a.url}/api/v0/signin/challenge`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     assert.equal(pub.status, 429);
     assert.ok(Number(pub.headers.get('retry-after')) >= 1);
   });
@@ -99,7 +109,13 @@ describe('rate limit configuration', () => {
     const dir = { DATA_DIR: createTestDatabase('sqlite').env.DATA_DIR };
     assert.equal(loadConfig(dir).rateLimitStore, 'memory');
     assert.equal(loadConfig({ ...dir, DATABASE_URL: 'postgres://x@127.0.0.1/y' }).rateLimitStore, 'database');
-    assert.throws(() => loadConfig({ ...dir, RATE_LIMIT_STORE: 'redis' }), /RATE_LIMIT_STORE must be database or memory/);
-    assert.throws(() => loadConfig({ ...dir, RATE_LIMIT_PER_IP_PER_MINUTE: '-1' }), /RATE_LIMIT_PER_IP_PER_MINUTE must be an integer/);
+    assert.throws(
+      () => loadConfig({ ...dir, RATE_LIMIT_STORE: 'redis' }),
+      /RATE_LIMIT_STORE must be database or memory/,
+    );
+    assert.throws(
+      () => loadConfig({ ...dir, RATE_LIMIT_PER_IP_PER_MINUTE: '-1' }),
+      /RATE_LIMIT_PER_IP_PER_MINUTE must be an integer/,
+    );
   });
 });

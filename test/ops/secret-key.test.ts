@@ -45,16 +45,30 @@ describe('SECRET_KEY must open what the database holds', () => {
     // a claim with private params: data sealed with the original key
     const env = { ...db.env, SECRET_KEY: original };
     const apiKey = JSON.parse((await runCli(['api-key', 'create', '--label', 'k'], env)).stdout).key as string;
-    const token = JSON.parse((await runCli(['token', 'create', '--address', randomAddress(), '--scopes', 'manageClaims'], env)).stdout).access_token as string;
+    const token = JSON.parse(
+      (await runCli(['token', 'create', '--address', randomAddress(), '--scopes', 'manageClaims'], env)).stdout,
+    ).access_token as string;
     const service = await startService(env);
     try {
       const res = await fetch(`${service.url}/api/v0/claims`, {
         method: 'POST',
         headers: { 'x-api-key': apiKey, authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ claims: [{ claimId: 'sealed', plugins: [
-          { instanceId: 'uses', pluginId: 'numUses', publicParams: { maxUses: 5 }, privateParams: {} },
-          { instanceId: 'pw', pluginId: 'password', publicParams: {}, privateParams: { password: 'open sesame' } },
-        ] }] }),
+        body: JSON.stringify({
+          claims: [
+            {
+              claimId: 'sealed',
+              plugins: [
+                { instanceId: 'uses', pluginId: 'numUses', publicParams: { maxUses: 5 }, privateParams: {} },
+                {
+                  instanceId: 'pw',
+                  pluginId: 'password',
+                  publicParams: {},
+                  privateParams: { password: 'open sesame' },
+                },
+              ],
+            },
+          ],
+        }),
       });
       assert.equal(res.status, 200, await res.text());
     } finally {
@@ -94,7 +108,9 @@ describe('SECRET_KEY must open what the database holds', () => {
     }
   });
 
-  test('SQLite: a lost DATA_DIR/secret.key is not silently replaced by a new one', { skip: TEST_DB !== 'sqlite' && 'SQLite only: the generated key file' }, async () => {
+  test('SQLite: a lost DATA_DIR/secret.key is not silently replaced by a new one', {
+    skip: TEST_DB !== 'sqlite' && 'SQLite only: the generated key file',
+  }, async () => {
     const fresh = createTestDatabase();
     try {
       assert.equal((await runCli(['api-key', 'create', '--label', 'x'], fresh.env)).code, 0);

@@ -10,13 +10,20 @@ import { TEST_DATABASE_URL } from '../helpers/app.ts';
 import { ROOT } from '../helpers/cli.ts';
 
 function testCommand(args: string[], env: Record<string, string>) {
-  const r = spawnSync(process.execPath, [join(ROOT, 'scripts', 'test.mjs'), ...args], { cwd: ROOT, env: { ...process.env, ...env }, encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync(process.execPath, [join(ROOT, 'scripts', 'test.mjs'), ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
 describe('npm test on a machine missing things', () => {
   test('PostgreSQL not reachable: one line naming TEST_DATABASE_URL, exit 1', () => {
-    const r = testCommand(['--db', 'postgres', 'test/ops/none.test.ts'], { TEST_DATABASE_URL: 'postgres://postgres:pw@127.0.0.1:1/test' });
+    const r = testCommand(['--db', 'postgres', 'test/ops/none.test.ts'], {
+      TEST_DATABASE_URL: 'postgres://postgres:pw@127.0.0.1:1/test',
+    });
     assert.equal(r.code, 1);
     const lines = r.stderr.trim().split('\n');
     assert.equal(lines.length, 1, r.stderr);
@@ -32,7 +39,9 @@ describe('npm test on a machine missing things', () => {
     const admin = new URL(TEST_DATABASE_URL);
     admin.pathname = '/postgres';
     try {
-      const r = testCommand(['--db', 'postgres', 'test/foundation/uint-ranges.test.ts'], { TEST_DATABASE_URL: url.toString() });
+      const r = testCommand(['--db', 'postgres', 'test/foundation/uint-ranges.test.ts'], {
+        TEST_DATABASE_URL: url.toString(),
+      });
       assert.equal(r.code, 0, r.stderr + r.stdout);
       assert.match(r.stdout, new RegExp(`Created the test database "${name}"`));
       const client = new pg.Client({ connectionString: admin.toString() });
@@ -51,7 +60,9 @@ describe('npm test on a machine missing things', () => {
   });
 
   test('Chromium missing: one line saying how to get it, before any test runs', () => {
-    const r = testCommand(['--db', 'sqlite', 'test/signin/browser.test.ts'], { CHROMIUM_PATH: '/nonexistent/chromium' });
+    const r = testCommand(['--db', 'sqlite', 'test/signin/browser.test.ts'], {
+      CHROMIUM_PATH: '/nonexistent/chromium',
+    });
     assert.equal(r.code, 1);
     const lines = r.stderr.trim().split('\n');
     assert.equal(lines.length, 1, r.stderr);

@@ -8,7 +8,16 @@ import type { TestApp } from '../helpers/app.ts';
 import { runCli } from '../helpers/cli.ts';
 import type { SignedIn } from '../helpers/signin.ts';
 import { signIn } from '../helpers/signin.ts';
-import { createPlugin, createPluginRequest, newPluginId, owner, pluginSecret, startPluginApp, updatePlugin, versionConfig } from '../helpers/plugins.ts';
+import {
+  createPlugin,
+  createPluginRequest,
+  newPluginId,
+  owner,
+  pluginSecret,
+  startPluginApp,
+  updatePlugin,
+  versionConfig,
+} from '../helpers/plugins.ts';
 
 const URI = 'https://127.0.0.1:9/hook';
 
@@ -71,23 +80,47 @@ describe('plugin documents', () => {
 
   test('parallel creates of one pluginId: exactly one wins, the others get 409', async () => {
     const id = newPluginId('race');
-    const results = await Promise.all(Array.from({ length: 6 }, () => createPluginRequest(t, alice.accessToken, body(id))));
-    assert.deepEqual(results.map((r) => r.statusCode).sort(), [200, 409, 409, 409, 409, 409], results.map((r) => r.body).join('\n'));
-    const versions = await t.ctx.db.selectFrom('plugin_versions').select('version').where('plugin_id', '=', id).execute();
+    const results = await Promise.all(
+      Array.from({ length: 6 }, () => createPluginRequest(t, alice.accessToken, body(id))),
+    );
+    assert.deepEqual(
+      results.map((r) => r.statusCode).sort(),
+      [200, 409, 409, 409, 409, 409],
+      results.map((r) => r.body).join('\n'),
+    );
+    const versions = await t.ctx.db
+      .selectFrom('plugin_versions')
+      .select('version')
+      .where('plugin_id', '=', id)
+      .execute();
     assert.deepEqual(versions, [{ version: 1 }]);
   });
 
   test('parallel versionCreate on one plugin: each gets its own number', async () => {
     const id = await createPlugin(t, alice.accessToken, URI);
-    const results = await Promise.all(Array.from({ length: 5 }, () => updatePlugin(t, alice.accessToken, { pluginId: id, versionCreate: versionConfig(URI) })));
+    const results = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        updatePlugin(t, alice.accessToken, { pluginId: id, versionCreate: versionConfig(URI) }),
+      ),
+    );
     for (const r of results) assert.equal(r.statusCode, 200, r.body);
     const doc = (await t.request('GET', `/api/v0/plugin/${id}`)).json().plugin;
-    assert.deepEqual(doc.versions.map((v: { version: string }) => v.version), ['1', '2', '3', '4', '5', '6']);
+    assert.deepEqual(
+      doc.versions.map((v: { version: string }) => v.version),
+      ['1', '2', '3', '4', '5', '6'],
+    );
   });
 
   test('the routes are in the OpenAPI document', async () => {
     const doc = (await t.request('GET', '/openapi.json', { apiKey: null })).json();
-    for (const path of ['/api/v0/plugins', '/api/v0/plugin/{pluginId}', '/api/v0/plugins/{pluginId}', '/api/v0/plugins/fetch', '/api/v0/plugins/search', '/api/v0/plugins/errors']) {
+    for (const path of [
+      '/api/v0/plugins',
+      '/api/v0/plugin/{pluginId}',
+      '/api/v0/plugins/{pluginId}',
+      '/api/v0/plugins/fetch',
+      '/api/v0/plugins/search',
+      '/api/v0/plugins/errors',
+    ]) {
       assert.ok(doc.paths[path], path);
     }
   });
@@ -103,10 +136,16 @@ describe('plugin documents', () => {
   test('pluginSecret: 32 random bytes as hex, only for the owner with returnSensitiveData, rotatable', async () => {
     const id = await createPlugin(t, alice.accessToken, URI);
     const secret = await pluginSecret(t, alice.accessToken, id);
-    const asBob = await t.request('POST', '/api/v0/plugins/fetch', { token: bob.accessToken, body: { pluginIds: [id], returnSensitiveData: true } });
+    const asBob = await t.request('POST', '/api/v0/plugins/fetch', {
+      token: bob.accessToken,
+      body: { pluginIds: [id], returnSensitiveData: true },
+    });
     assert.equal(asBob.statusCode, 200);
     assert.equal(asBob.json().plugins[0].pluginSecret, undefined, 'not the owner');
-    const noAsk = await t.request('POST', '/api/v0/plugins/fetch', { token: alice.accessToken, body: { pluginIds: [id, 'no-such-plugin'] } });
+    const noAsk = await t.request('POST', '/api/v0/plugins/fetch', {
+      token: alice.accessToken,
+      body: { pluginIds: [id, 'no-such-plugin'] },
+    });
     assert.equal(noAsk.json().plugins.length, 1, 'unknown ids are left out');
     assert.equal(noAsk.json().plugins[0].pluginSecret, undefined, 'not asked');
 
@@ -117,7 +156,11 @@ describe('plugin documents', () => {
     assert.notEqual(fresh, secret);
     assert.equal(await pluginSecret(t, alice.accessToken, id), fresh);
     // stored encrypted: the plaintext is nowhere in the row
-    const row = await t.ctx.db.selectFrom('plugin_docs').selectAll().where('plugin_id', '=', id).executeTakeFirstOrThrow();
+    const row = await t.ctx.db
+      .selectFrom('plugin_docs')
+      .selectAll()
+      .where('plugin_id', '=', id)
+      .executeTakeFirstOrThrow();
     assert.ok(!JSON.stringify(row).includes(fresh));
   });
 
@@ -145,24 +188,46 @@ describe('plugin documents', () => {
   test('versions: appended with auto-increment; an unfinalized one is edited and finalized; a finalized one is immutable', async () => {
     const id = newPluginId();
     assert.equal((await createPluginRequest(t, alice.accessToken, body(id))).statusCode, 200);
-    const edit = await updatePlugin(t, alice.accessToken, { pluginId: id, versionUpdates: [{ version: 1, config: { duplicatesAllowed: true, finalized: true } }] });
+    const edit = await updatePlugin(t, alice.accessToken, {
+      pluginId: id,
+      versionUpdates: [{ version: 1, config: { duplicatesAllowed: true, finalized: true } }],
+    });
     assert.equal(edit.statusCode, 200, edit.body);
     assert.equal(edit.json().plugin.versions[0].duplicatesAllowed, true);
     assert.equal(edit.json().plugin.versions[0].finalized, true);
 
-    const locked = await updatePlugin(t, alice.accessToken, { pluginId: id, versionUpdates: [{ version: '1', config: { duplicatesAllowed: false } }] });
+    const locked = await updatePlugin(t, alice.accessToken, {
+      pluginId: id,
+      versionUpdates: [{ version: '1', config: { duplicatesAllowed: false } }],
+    });
     assert.equal(locked.statusCode, 400, locked.body);
     assert.match(locked.json().errorMessage, /version 1 .* is finalized/);
 
-    const v2 = await updatePlugin(t, alice.accessToken, { pluginId: id, versionCreate: versionConfig(URI, { stateFunctionPreset: 'ClaimToken' }) });
+    const v2 = await updatePlugin(t, alice.accessToken, {
+      pluginId: id,
+      versionCreate: versionConfig(URI, { stateFunctionPreset: 'ClaimToken' }),
+    });
     assert.equal(v2.statusCode, 200, v2.body);
     const versions = v2.json().plugin.versions;
-    assert.deepEqual(versions.map((v: { version: string; finalized: boolean }) => [v.version, v.finalized]), [['1', true], ['2', false]]);
+    assert.deepEqual(
+      versions.map((v: { version: string; finalized: boolean }) => [v.version, v.finalized]),
+      [
+        ['1', true],
+        ['2', false],
+      ],
+    );
     assert.equal(versions[1].stateFunctionPreset, 'ClaimToken');
-    const missing = await updatePlugin(t, alice.accessToken, { pluginId: id, versionUpdates: [{ version: 7, config: {} }] });
+    const missing = await updatePlugin(t, alice.accessToken, {
+      pluginId: id,
+      versionUpdates: [{ version: 7, config: {} }],
+    });
     assert.equal(missing.statusCode, 404, missing.body);
     // a refused update changes nothing (one transaction): v3 is not appended
-    const mixed = await updatePlugin(t, alice.accessToken, { pluginId: id, versionCreate: versionConfig(URI), versionUpdates: [{ version: 1, config: { requiresSessions: true } }] });
+    const mixed = await updatePlugin(t, alice.accessToken, {
+      pluginId: id,
+      versionCreate: versionConfig(URI),
+      versionUpdates: [{ version: 1, config: { requiresSessions: true } }],
+    });
     assert.equal(mixed.statusCode, 400);
     assert.equal((await t.request('GET', `/api/v0/plugin/${id}`)).json().plugin.versions.length, 2);
   });
@@ -170,19 +235,46 @@ describe('plugin documents', () => {
   test('validation: reserved keys, repeated keys, header fields, options, defaults, customDetailsDisplay, preset companions', async () => {
     const field = (key: string, extra: Record<string, unknown> = {}) => ({ key, label: key, type: 'string', ...extra });
     const cases: Array<[Record<string, unknown>, RegExp]> = [
-      [{ userInputsSchema: [field('claimId')], requiresUserInputs: true }, /userInputsSchema\[0\]\.key "claimId" is reserved/],
+      [
+        { userInputsSchema: [field('claimId')], requiresUserInputs: true },
+        /userInputsSchema\[0\]\.key "claimId" is reserved/,
+      ],
       [{ publicParamsSchema: [field('x-platform-signature')] }, /is reserved/],
       [{ privateParamsSchema: [field('pluginSecret')] }, /privateParamsSchema\[0\]\.key "pluginSecret" is reserved/],
-      [{ verificationCall: { uri: URI, hardcodedInputs: [{ ...field('_attemptStatus'), value: 'x' }] } }, /hardcodedInputs\[0\]\.key "_attemptStatus" is reserved/],
-      [{ publicParamsSchema: [field('a')], privateParamsSchema: [field('a')] }, /privateParamsSchema\[0\]\.key "a" is already used by initialVersion\.publicParamsSchema\[0\]/],
+      [
+        { verificationCall: { uri: URI, hardcodedInputs: [{ ...field('_attemptStatus'), value: 'x' }] } },
+        /hardcodedInputs\[0\]\.key "_attemptStatus" is reserved/,
+      ],
+      [
+        { publicParamsSchema: [field('a')], privateParamsSchema: [field('a')] },
+        /privateParamsSchema\[0\]\.key "a" is already used by initialVersion\.publicParamsSchema\[0\]/,
+      ],
       [{ publicParamsSchema: [field('a.b')] }, /no dots/],
       [{ publicParamsSchema: [field('Content-Type', { headerField: true })] }, /cannot be sent as a header/],
-      [{ publicParamsSchema: [field('tags', { headerField: true, arrayField: true })] }, /headerField cannot be an arrayField/],
-      [{ publicParamsSchema: [field('n', { type: 'number', options: [{ label: 'one', value: 'one' }] })] }, /options\[0\]\.value must be a number/],
-      [{ publicParamsSchema: [field('c', { options: [{ label: 'A', value: 'a' }], defaultValue: 'b' })] }, /defaultValue must be one of the options/],
-      [{ privateParamsSchema: [field('h', { hideFromDetailsDisplay: true })] }, /hideFromDetailsDisplay applies to publicParamsSchema fields only/],
-      [{ verificationCall: { uri: URI, hardcodedInputs: [{ ...field('n', { type: 'number' }), value: 'x' }] } }, /hardcodedInputs\[0\]\.value must be a number/],
-      [{ publicParamsSchema: [field('a')], customDetailsDisplay: 'Needs {{a}} and {{secret}}' }, /customDetailsDisplay references \{\{secret\}\}/],
+      [
+        { publicParamsSchema: [field('tags', { headerField: true, arrayField: true })] },
+        /headerField cannot be an arrayField/,
+      ],
+      [
+        { publicParamsSchema: [field('n', { type: 'number', options: [{ label: 'one', value: 'one' }] })] },
+        /options\[0\]\.value must be a number/,
+      ],
+      [
+        { publicParamsSchema: [field('c', { options: [{ label: 'A', value: 'a' }], defaultValue: 'b' })] },
+        /defaultValue must be one of the options/,
+      ],
+      [
+        { privateParamsSchema: [field('h', { hideFromDetailsDisplay: true })] },
+        /hideFromDetailsDisplay applies to publicParamsSchema fields only/,
+      ],
+      [
+        { verificationCall: { uri: URI, hardcodedInputs: [{ ...field('n', { type: 'number' }), value: 'x' }] } },
+        /hardcodedInputs\[0\]\.value must be a number/,
+      ],
+      [
+        { publicParamsSchema: [field('a')], customDetailsDisplay: 'Needs {{a}} and {{secret}}' },
+        /customDetailsDisplay references \{\{secret\}\}/,
+      ],
       [{ userInputsSchema: [field('u')] }, /requiresUserInputs must be true/],
       [{ reuseForNonIndexed: true, stateFunctionPreset: 'ClaimToken' }, /reuseForNonIndexed needs a stateless plugin/],
       [{ verificationCall: undefined }, /verificationCall is required/],
@@ -195,7 +287,14 @@ describe('plugin documents', () => {
     const ok = await createPluginRequest(
       t,
       alice.accessToken,
-      body(newPluginId(), {}, { publicParamsSchema: [field('a'), field('X-Api-Key', { headerField: true })], customDetailsDisplay: 'Needs {{ a }}' }),
+      body(
+        newPluginId(),
+        {},
+        {
+          publicParamsSchema: [field('a'), field('X-Api-Key', { headerField: true })],
+          customDetailsDisplay: 'Needs {{ a }}',
+        },
+      ),
     );
     assert.equal(ok.statusCode, 200, ok.body);
   });
@@ -212,12 +311,18 @@ describe('plugin documents', () => {
         ['https://localhost/hook', /refused/],
         ['not a url', /refused/],
       ] as const) {
-        const res = await createPluginRequest(strict, o.accessToken, { ...body(newPluginId()), initialVersion: versionConfig(uri) });
+        const res = await createPluginRequest(strict, o.accessToken, {
+          ...body(newPluginId()),
+          initialVersion: versionConfig(uri),
+        });
         assert.equal(res.statusCode, 400, `${uri}: ${res.body}`);
         assert.match(res.json().errorMessage, /verificationCall\.uri is refused/, uri);
         assert.match(res.json().errorMessage, why, uri);
       }
-      const pub = await createPluginRequest(strict, o.accessToken, { ...body(newPluginId()), initialVersion: versionConfig('https://plugins.example.com/hook') });
+      const pub = await createPluginRequest(strict, o.accessToken, {
+        ...body(newPluginId()),
+        initialVersion: versionConfig('https://plugins.example.com/hook'),
+      });
       assert.equal(pub.statusCode, 200, pub.body);
     } finally {
       await strict.close();
@@ -244,7 +349,13 @@ describe('plugin documents', () => {
 
   test('search lists published plugins (toPublish + operator review via the CLI); pluginsForSignedInUser lists your own', async () => {
     const tag = `zq${Date.now().toString(36)}`;
-    const listed = await createPlugin(t, alice.accessToken, URI, {}, { toPublish: true, metadata: { name: `Alpha ${tag}` } });
+    const listed = await createPlugin(
+      t,
+      alice.accessToken,
+      URI,
+      {},
+      { toPublish: true, metadata: { name: `Alpha ${tag}` } },
+    );
     const hidden = await createPlugin(t, alice.accessToken, URI, {}, { metadata: { name: `Beta ${tag}` } });
     const search = async (q: string, token?: string) => {
       const res = await t.request('GET', `/api/v0/plugins/search?${q}`, token ? { token } : {});
@@ -261,7 +372,10 @@ describe('plugin documents', () => {
     assert.match(missing.stderr, /not found/);
 
     const found = await search(`searchValue=${tag.toUpperCase()}&bookmark=`);
-    assert.deepEqual(found.plugins.map((d) => d.pluginId), [listed]);
+    assert.deepEqual(
+      found.plugins.map((d) => d.pluginId),
+      [listed],
+    );
     assert.equal(found.hasMore, false);
     assert.equal(found.bookmark, '');
     const reviewed = await t.request('GET', `/api/v0/plugin/${listed}`);
@@ -278,17 +392,30 @@ describe('plugin documents', () => {
   test('search pages 25 at a time with signed bookmarks', async () => {
     const tag = `pg${Date.now().toString(36)}`;
     const ids: string[] = [];
-    for (let i = 0; i < 27; i++) ids.push(await createPlugin(t, bob.accessToken, URI, {}, { metadata: { name: `${tag} ${i}` } }));
-    const first = await t.request('GET', `/api/v0/plugins/search?searchValue=${tag}&pluginsForSignedInUser=true`, { token: bob.accessToken });
+    for (let i = 0; i < 27; i++)
+      ids.push(await createPlugin(t, bob.accessToken, URI, {}, { metadata: { name: `${tag} ${i}` } }));
+    const first = await t.request('GET', `/api/v0/plugins/search?searchValue=${tag}&pluginsForSignedInUser=true`, {
+      token: bob.accessToken,
+    });
     const p1 = first.json();
     assert.equal(p1.plugins.length, 25);
     assert.equal(p1.hasMore, true);
-    const second = await t.request('GET', `/api/v0/plugins/search?searchValue=${tag}&pluginsForSignedInUser=true&bookmark=${encodeURIComponent(p1.bookmark)}`, { token: bob.accessToken });
+    const second = await t.request(
+      'GET',
+      `/api/v0/plugins/search?searchValue=${tag}&pluginsForSignedInUser=true&bookmark=${encodeURIComponent(p1.bookmark)}`,
+      { token: bob.accessToken },
+    );
     const p2 = second.json();
     assert.equal(p2.plugins.length, 2);
     assert.equal(p2.hasMore, false);
-    assert.deepEqual(new Set([...p1.plugins, ...p2.plugins].map((d: { pluginId: string }) => d.pluginId)), new Set(ids));
-    const forged = await t.request('GET', `/api/v0/plugins/search?searchValue=${tag}&bookmark=${encodeURIComponent(p1.bookmark)}`);
+    assert.deepEqual(
+      new Set([...p1.plugins, ...p2.plugins].map((d: { pluginId: string }) => d.pluginId)),
+      new Set(ids),
+    );
+    const forged = await t.request(
+      'GET',
+      `/api/v0/plugins/search?searchValue=${tag}&bookmark=${encodeURIComponent(p1.bookmark)}`,
+    );
     assert.equal(forged.statusCode, 400, 'a bookmark of another list');
   });
 });

@@ -8,7 +8,17 @@ import { signIn, type SignedIn } from '../helpers/signin.ts';
 import { ManualClock } from '../../src/shared/clock.ts';
 import { claimCode } from '../../src/claims/onchain.ts';
 import { nullAddress, parseAddress } from '../../src/shared/addresses.ts';
-import { attempt, claimWithPlugins, completeAndWait, createClaim, getClaim, manager, newClaimId, numUses, randomAddress } from '../claims/helpers.ts';
+import {
+  attempt,
+  claimWithPlugins,
+  completeAndWait,
+  createClaim,
+  getClaim,
+  manager,
+  newClaimId,
+  numUses,
+  randomAddress,
+} from '../claims/helpers.ts';
 
 describe('core plugins', () => {
   let t: TestApp;
@@ -21,9 +31,17 @@ describe('core plugins', () => {
   });
   after(() => t.close());
 
-  const claimWith = (plugins: unknown[], extra: Record<string, unknown> = {}) => claimWithPlugins(t, m.accessToken, plugins, extra);
+  const claimWith = (plugins: unknown[], extra: Record<string, unknown> = {}) =>
+    claimWithPlugins(t, m.accessToken, plugins, extra);
 
-  async function fails(claimId: string, address: string, body: Record<string, unknown>, error: string, statusCode = 400, token?: string) {
+  async function fails(
+    claimId: string,
+    address: string,
+    body: Record<string, unknown>,
+    error: string,
+    statusCode = 400,
+    token?: string,
+  ) {
     for (const kind of ['simulate', 'complete'] as const) {
       const res = await attempt(t, kind, claimId, address, body, token);
       assert.equal(res.statusCode, statusCode, `${kind}: ${res.body}`);
@@ -51,7 +69,10 @@ describe('core plugins', () => {
   });
 
   test('codes (server-generated seed): pass, missing, unknown, out of range, used', async () => {
-    const claimId = await claimWith([numUses(10), { pluginId: 'codes', instanceId: 'c1', publicParams: { numCodes: 3 }, privateParams: {} }]);
+    const claimId = await claimWith([
+      numUses(10),
+      { pluginId: 'codes', instanceId: 'c1', publicParams: { numCodes: 3 }, privateParams: {} },
+    ]);
     const doc = await getClaim(t, claimId, 'fetchPrivateParams=true', m.accessToken);
     const seed = doc.plugins[1].privateParams.seedCode as string;
     assert.match(seed, /^[0-9a-f]{64}$/, 'the server generated a 32-byte seed');
@@ -59,8 +80,18 @@ describe('core plugins', () => {
     await fails(claimId, randomAddress(), { c1: {} }, 'Invalid code in body provided.');
     await fails(claimId, randomAddress(), { c1: { code: 42 } }, 'Invalid code in body provided.');
     await fails(claimId, randomAddress(), { c1: { code: 'nope' } }, 'Invalid code. Not found in list of codes.');
-    await fails(claimId, randomAddress(), { c1: { code: claimCode(seed, 3) } }, 'Invalid code. Not found in list of codes.'); // index >= numCodes
-    await fails(claimId, randomAddress(), { c1: { code: claimCode('other seed', 1) } }, 'Invalid code. Not found in list of codes.');
+    await fails(
+      claimId,
+      randomAddress(),
+      { c1: { code: claimCode(seed, 3) } },
+      'Invalid code. Not found in list of codes.',
+    ); // index >= numCodes
+    await fails(
+      claimId,
+      randomAddress(),
+      { c1: { code: claimCode('other seed', 1) } },
+      'Invalid code. Not found in list of codes.',
+    );
     const done = await passes(claimId, randomAddress(), { c1: { code: claimCode(seed, 1) } });
     assert.ok(done.success);
     await fails(claimId, randomAddress(), { c1: { code: claimCode(seed, 1) } }, 'Code already used.');
@@ -69,20 +100,49 @@ describe('core plugins', () => {
   });
 
   test('codes (explicit list): pass, not found, used; codes.length must equal numCodes', async () => {
-    const claimId = await claimWith([numUses(10), { pluginId: 'codes', instanceId: 'c1', publicParams: { numCodes: 2 }, privateParams: { codes: ['alpha', 'beta'] } }]);
+    const claimId = await claimWith([
+      numUses(10),
+      {
+        pluginId: 'codes',
+        instanceId: 'c1',
+        publicParams: { numCodes: 2 },
+        privateParams: { codes: ['alpha', 'beta'] },
+      },
+    ]);
     await fails(claimId, randomAddress(), { c1: { code: 'gamma' } }, 'Invalid code. Not found in list of codes.');
     await passes(claimId, randomAddress(), { c1: { code: 'beta' } });
     await fails(claimId, randomAddress(), { c1: { code: 'beta' } }, 'Code already used.');
     const bad = await t.request('POST', '/api/v0/claims', {
       token: m.accessToken,
-      body: { claims: [{ claimId: newClaimId(), plugins: [numUses(1), { pluginId: 'codes', instanceId: 'c1', publicParams: { numCodes: 3 }, privateParams: { codes: ['a', 'b'] } }] }] },
+      body: {
+        claims: [
+          {
+            claimId: newClaimId(),
+            plugins: [
+              numUses(1),
+              {
+                pluginId: 'codes',
+                instanceId: 'c1',
+                publicParams: { numCodes: 3 },
+                privateParams: { codes: ['a', 'b'] },
+              },
+            ],
+          },
+        ],
+      },
     });
     assert.equal(bad.statusCode, 400);
-    assert.match(bad.json().errorMessage, /claims\[0\]\.plugins\[1\]\.privateParams\.codes has 2 codes but publicParams\.numCodes is 3/);
+    assert.match(
+      bad.json().errorMessage,
+      /claims\[0\]\.plugins\[1\]\.privateParams\.codes has 2 codes but publicParams\.numCodes is 3/,
+    );
   });
 
   test('password: pass; "Incorrect password." for a wrong or missing one', async () => {
-    const claimId = await claimWith([numUses(10), { pluginId: 'password', instanceId: 'pw', privateParams: { password: 'hunter2' } }]);
+    const claimId = await claimWith([
+      numUses(10),
+      { pluginId: 'password', instanceId: 'pw', privateParams: { password: 'hunter2' } },
+    ]);
     await fails(claimId, randomAddress(), { pw: { password: 'hunter3' } }, 'Incorrect password.');
     await fails(claimId, randomAddress(), { pw: { password: 'hunter' } }, 'Incorrect password.');
     await fails(claimId, randomAddress(), {}, 'Incorrect password.');
@@ -93,7 +153,16 @@ describe('core plugins', () => {
     const now = clock.now();
     const claimId = await claimWith([
       numUses(10),
-      { pluginId: 'transferTimes', instanceId: 'tt', publicParams: { transferTimes: [{ start: String(now - 1000), end: String(now + 1000) }, { start: String(now + 5000), end: '18446744073709551615' }] } },
+      {
+        pluginId: 'transferTimes',
+        instanceId: 'tt',
+        publicParams: {
+          transferTimes: [
+            { start: String(now - 1000), end: String(now + 1000) },
+            { start: String(now + 5000), end: '18446744073709551615' },
+          ],
+        },
+      },
     ]);
     await passes(claimId, randomAddress());
     clock.set(now + 2000);
@@ -111,27 +180,46 @@ describe('core plugins', () => {
     const noScope = await signIn(t, { scopes: ['readPrivateClaimData'] });
     await fails(claimId, claimer.address, {}, 'Must be authenticated to claim', 401);
     await fails(claimId, noScope.address, {}, 'Must be authenticated to claim', 401, noScope.accessToken);
-    await fails(claimId, randomAddress(), {}, 'Invalid address. Provided address does not match the address of the signed in user.', 403, claimer.accessToken);
+    await fails(
+      claimId,
+      randomAddress(),
+      {},
+      'Invalid address. Provided address does not match the address of the signed in user.',
+      403,
+      claimer.accessToken,
+    );
     // both address forms name the signed-in user
     await passes(claimId, claimer.address, {}, claimer.accessToken);
     await passes(claimId, claimer.platformAddress, {}, claimer.accessToken);
   });
 
   test('numUses, initiatedBy and whitelist take no user input: a field for them is refused, and their failures are not guesses', async () => {
-    const claimId = await claimWith([numUses(1), { pluginId: 'initiatedBy', instanceId: 'ib' }, { pluginId: 'whitelist', instanceId: 'wl', publicParams: { list: { addresses: [], whitelist: false } } }]);
+    const claimId = await claimWith([
+      numUses(1),
+      { pluginId: 'initiatedBy', instanceId: 'ib' },
+      { pluginId: 'whitelist', instanceId: 'wl', publicParams: { list: { addresses: [], whitelist: false } } },
+    ]);
     for (const body of [{ numUses: { x: 1 } }, { ib: { x: 1 } }, { wl: { x: 1 } }]) {
       const key = Object.keys(body)[0];
       await fails(claimId, randomAddress(), body, `body.${key} has unknown field "x"`);
     }
     await fails(claimId, randomAddress(), {}, 'Must be authenticated to claim', 401);
-    assert.equal((await getClaim(t, claimId, '', m.accessToken))._failedGuesses, undefined, 'the creator sees no failed guesses');
+    assert.equal(
+      (await getClaim(t, claimId, '', m.accessToken))._failedGuesses,
+      undefined,
+      'the creator sees no failed guesses',
+    );
   });
 
   test('whitelist: allow list (both address forms), denylist, per-address max', async () => {
     const member = parseAddress(randomAddress());
     const claimId = await claimWith([
       numUses(10),
-      { pluginId: 'whitelist', instanceId: 'wl', publicParams: { list: { addresses: [member.evmAddress], whitelist: true }, maxUsesPerAddress: 2 } },
+      {
+        pluginId: 'whitelist',
+        instanceId: 'wl',
+        publicParams: { list: { addresses: [member.evmAddress], whitelist: true }, maxUsesPerAddress: 2 },
+      },
     ]);
     const doc = await getClaim(t, claimId);
     assert.deepEqual(doc.plugins[1].publicParams.list.addresses, [member.platformAddress], 'stored in the native form');
@@ -143,7 +231,10 @@ describe('core plugins', () => {
     assert.deepEqual(priv.plugins[1].privateState, { addresses: { [member.platformAddress]: 2 } });
 
     const banned = randomAddress();
-    const deny = await claimWith([numUses(10), { pluginId: 'whitelist', instanceId: 'wl', publicParams: { list: { addresses: [banned], whitelist: false } } }]);
+    const deny = await claimWith([
+      numUses(10),
+      { pluginId: 'whitelist', instanceId: 'wl', publicParams: { list: { addresses: [banned], whitelist: false } } },
+    ]);
     await fails(deny, banned, {}, 'User in denylist');
     await passes(deny, randomAddress());
   });
@@ -152,7 +243,12 @@ describe('core plugins', () => {
     const member = randomAddress();
     const claimId = await claimWith([
       numUses(10),
-      { pluginId: 'whitelist', instanceId: 'wl', publicParams: { hasPrivateList: true }, privateParams: { list: { addresses: [member] } } },
+      {
+        pluginId: 'whitelist',
+        instanceId: 'wl',
+        publicParams: { hasPrivateList: true },
+        privateParams: { list: { addresses: [member] } },
+      },
     ]);
     const pub = await getClaim(t, claimId);
     assert.equal(pub._includesPrivateParams, false);
@@ -164,7 +260,10 @@ describe('core plugins', () => {
 
   test('whitelist: dynamic store membership, wrong secret, missing store', async () => {
     const owner = await signIn(t, { scopes: ['manageClaims', 'manageDynamicStores'] });
-    const created = await t.request('POST', '/api/v0/dynamicStores', { token: owner.accessToken, body: { handlerId: 'addresses', label: 'members' } });
+    const created = await t.request('POST', '/api/v0/dynamicStores', {
+      token: owner.accessToken,
+      body: { handlerId: 'addresses', label: 'members' },
+    });
     assert.equal(created.statusCode, 200, created.body);
     const store = created.json().doc as { dynamicDataId: string; dataSecret: string };
     const member = randomAddress();
@@ -191,7 +290,10 @@ describe('core plugins', () => {
     await passes(ok, member);
     await fails(ok, randomAddress(), {}, 'User not in whitelist');
     await fails(wrong, member, {}, 'Invalid data secret');
-    const del = await t.request('DELETE', '/api/v0/dynamicStores', { token: owner.accessToken, body: { dynamicDataId: store.dynamicDataId } });
+    const del = await t.request('DELETE', '/api/v0/dynamicStores', {
+      token: owner.accessToken,
+      body: { dynamicDataId: store.dynamicDataId },
+    });
     assert.equal(del.statusCode, 200, del.body);
     await fails(ok, member, {}, 'Dynamic data doc not found');
     // An update checks the store again only when it names another store or secret: sent back
@@ -200,7 +302,22 @@ describe('core plugins', () => {
     const put = (privateParams?: Record<string, unknown>) =>
       t.request('PUT', '/api/v0/claims', {
         token: owner.accessToken,
-        body: { claims: [{ claimId: ok, plugins: [numUses(10), { pluginId: 'whitelist', instanceId: 'wl', publicParams: { hasPrivateList: true }, ...(privateParams ? { privateParams } : {}) }] }] },
+        body: {
+          claims: [
+            {
+              claimId: ok,
+              plugins: [
+                numUses(10),
+                {
+                  pluginId: 'whitelist',
+                  instanceId: 'wl',
+                  publicParams: { hasPrivateList: true },
+                  ...(privateParams ? { privateParams } : {}),
+                },
+              ],
+            },
+          ],
+        },
       });
     const kept = await put();
     assert.equal(kept.statusCode, 200, kept.body);
@@ -217,7 +334,10 @@ describe('core plugins', () => {
   test('halt: "Claim halted" while present; removing it resumes the claim', async () => {
     const claimId = await claimWith([numUses(10), { pluginId: 'halt', instanceId: 'h' }]);
     await fails(claimId, randomAddress(), {}, 'Claim halted');
-    const upd = await t.request('PUT', '/api/v0/claims', { token: m.accessToken, body: { claims: [{ claimId, plugins: [numUses(10)] }] } });
+    const upd = await t.request('PUT', '/api/v0/claims', {
+      token: m.accessToken,
+      body: { claims: [{ claimId, plugins: [numUses(10)] }] },
+    });
     assert.equal(upd.statusCode, 200, upd.body);
     await passes(claimId, randomAddress());
   });
@@ -232,18 +352,36 @@ describe('core plugins', () => {
   test('each plugin checks its own params at create (400 naming the field)', async () => {
     const cases: Array<[unknown, RegExp]> = [
       [{ pluginId: 'numUses', instanceId: 'n', publicParams: {} }, /plugins\[0\]\.publicParams\.maxUses is required/],
-      [{ pluginId: 'numUses', instanceId: 'n', publicParams: { maxUses: -1 } }, /plugins\[0\]\.publicParams\.maxUses must be an integer/],
-      [{ pluginId: 'numUses', instanceId: 'n', publicParams: { maxUses: 1, extra: 1 } }, /plugins\[0\]\.publicParams has unknown field "extra"/],
-      [{ pluginId: 'password', instanceId: 'p', privateParams: {} }, /plugins\[0\]\.privateParams\.password must be a non-empty string/],
-      [{ pluginId: 'transferTimes', instanceId: 't', publicParams: { transferTimes: [{ start: '5', end: '1' }] } }, /transferTimes\[0\]\.start must not exceed/],
-      [{ pluginId: 'whitelist', instanceId: 'w', publicParams: { list: { addresses: ['nope'] } } }, /publicParams\.list\.addresses\[0\] is not a valid address/],
+      [
+        { pluginId: 'numUses', instanceId: 'n', publicParams: { maxUses: -1 } },
+        /plugins\[0\]\.publicParams\.maxUses must be an integer/,
+      ],
+      [
+        { pluginId: 'numUses', instanceId: 'n', publicParams: { maxUses: 1, extra: 1 } },
+        /plugins\[0\]\.publicParams has unknown field "extra"/,
+      ],
+      [
+        { pluginId: 'password', instanceId: 'p', privateParams: {} },
+        /plugins\[0\]\.privateParams\.password must be a non-empty string/,
+      ],
+      [
+        { pluginId: 'transferTimes', instanceId: 't', publicParams: { transferTimes: [{ start: '5', end: '1' }] } },
+        /transferTimes\[0\]\.start must not exceed/,
+      ],
+      [
+        { pluginId: 'whitelist', instanceId: 'w', publicParams: { list: { addresses: ['nope'] } } },
+        /publicParams\.list\.addresses\[0\] is not a valid address/,
+      ],
       [{ pluginId: 'whitelist', instanceId: 'w', publicParams: {} }, /must gate on exactly one of/],
       [{ pluginId: 'codes', instanceId: 'c', publicParams: {} }, /publicParams\.numCodes is required/],
       [{ pluginId: 'halt', instanceId: 'h', publicParams: { x: 1 } }, /publicParams has unknown field "x"/],
     ];
     for (const [plugin, re] of cases) {
       const plugins = (plugin as { pluginId: string }).pluginId === 'numUses' ? [plugin] : [plugin, numUses(1, 'n2')];
-      const res = await t.request('POST', '/api/v0/claims', { token: m.accessToken, body: { claims: [{ claimId: newClaimId(), plugins }] } });
+      const res = await t.request('POST', '/api/v0/claims', {
+        token: m.accessToken,
+        body: { claims: [{ claimId: newClaimId(), plugins }] },
+      });
       assert.equal(res.statusCode, 400, JSON.stringify(plugin));
       assert.match(res.json().errorMessage, re);
     }

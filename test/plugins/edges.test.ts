@@ -5,7 +5,16 @@ import assert from 'node:assert/strict';
 import { startApp, type TestApp } from '../helpers/app.ts';
 import { signIn, testAccount, type SignedIn } from '../helpers/signin.ts';
 import { ManualClock } from '../../src/shared/clock.ts';
-import { attempt, claimWithPlugins, completeAndWait, getClaim, manager, numUses, randomAddress, status } from '../claims/helpers.ts';
+import {
+  attempt,
+  claimWithPlugins,
+  completeAndWait,
+  getClaim,
+  manager,
+  numUses,
+  randomAddress,
+  status,
+} from '../claims/helpers.ts';
 
 describe('plugin edges', () => {
   let t: TestApp;
@@ -20,7 +29,14 @@ describe('plugin edges', () => {
 
   const claimWith = (plugins: unknown[]) => claimWithPlugins(t, m.accessToken, plugins);
 
-  async function refused(claimId: string, address: string, body: Record<string, unknown>, error: string, statusCode = 400, token?: string) {
+  async function refused(
+    claimId: string,
+    address: string,
+    body: Record<string, unknown>,
+    error: string,
+    statusCode = 400,
+    token?: string,
+  ) {
     for (const kind of ['simulate', 'complete'] as const) {
       const res = await attempt(t, kind, claimId, address, body, token);
       assert.equal(res.statusCode, statusCode, `${kind}: ${res.body}`);
@@ -44,7 +60,10 @@ describe('plugin edges', () => {
 
   // Bug it catches: a password check that skips the comparison for an empty string.
   test('password: an empty password is "Incorrect password." on simulate and complete, and uses nothing', async () => {
-    const claimId = await claimWith([numUses(1), { pluginId: 'password', instanceId: 'pw', privateParams: { password: 'hunter2' } }]);
+    const claimId = await claimWith([
+      numUses(1),
+      { pluginId: 'password', instanceId: 'pw', privateParams: { password: 'hunter2' } },
+    ]);
     await refused(claimId, randomAddress(), { pw: { password: '' } }, 'Incorrect password.');
     assert.equal((await getClaim(t, claimId)).plugins[0].publicState.numUses, 0, 'no use consumed');
     // the single use is still there for the right password, and it is claim number 0
@@ -58,7 +77,14 @@ describe('plugin edges', () => {
   // Bug it catches: the end of a UintRange made exclusive.
   test('transferTimes: the end bound is inclusive (now+1000 passes, now+1001 fails)', async () => {
     const now = clock.now();
-    const claimId = await claimWith([numUses(10), { pluginId: 'transferTimes', instanceId: 'tt', publicParams: { transferTimes: [{ start: String(now - 1000), end: String(now + 1000) }] } }]);
+    const claimId = await claimWith([
+      numUses(10),
+      {
+        pluginId: 'transferTimes',
+        instanceId: 'tt',
+        publicParams: { transferTimes: [{ start: String(now - 1000), end: String(now + 1000) }] },
+      },
+    ]);
     try {
       clock.set(now + 1000);
       const sim = await attempt(t, 'simulate', claimId, randomAddress());
@@ -68,7 +94,11 @@ describe('plugin edges', () => {
       clock.set(now + 1001);
       await refused(claimId, randomAddress(), {}, 'We are currently outside the approved time window.');
       clock.set(now - 1000);
-      assert.equal((await attempt(t, 'simulate', claimId, randomAddress())).statusCode, 200, 'the start bound is inclusive too');
+      assert.equal(
+        (await attempt(t, 'simulate', claimId, randomAddress())).statusCode,
+        200,
+        'the start bound is inclusive too',
+      );
     } finally {
       clock.set(now);
     }
@@ -79,11 +109,32 @@ describe('plugin edges', () => {
     const claimId = await claimWith([numUses(10), { pluginId: 'initiatedBy', instanceId: 'ib' }]);
     const claimer = await signIn(t, { scopes: ['completeClaims'] });
     const other = testAccount();
-    await refused(claimId, other.address, {}, 'Invalid address. Provided address does not match the address of the signed in user.', 403, claimer.accessToken);
-    await refused(claimId, other.address.toLowerCase(), {}, 'Invalid address. Provided address does not match the address of the signed in user.', 403, claimer.accessToken);
+    await refused(
+      claimId,
+      other.address,
+      {},
+      'Invalid address. Provided address does not match the address of the signed in user.',
+      403,
+      claimer.accessToken,
+    );
+    await refused(
+      claimId,
+      other.address.toLowerCase(),
+      {},
+      'Invalid address. Provided address does not match the address of the signed in user.',
+      403,
+      claimer.accessToken,
+    );
     // the other wallet's own session does not open the claimer's address either
     const otherSession = await signIn(t, { privateKey: other.privateKey, scopes: ['completeClaims'] });
-    await refused(claimId, claimer.address, {}, 'Invalid address. Provided address does not match the address of the signed in user.', 403, otherSession.accessToken);
+    await refused(
+      claimId,
+      claimer.address,
+      {},
+      'Invalid address. Provided address does not match the address of the signed in user.',
+      403,
+      otherSession.accessToken,
+    );
     const done = await completeAndWait(t, claimId, claimer.address.toLowerCase(), {}, claimer.accessToken);
     assert.equal(done.success, true, done.error);
     assert.equal(done.platformAddress, claimer.platformAddress);

@@ -10,7 +10,16 @@ import { registerPlugin } from '../../src/plugins/registry.ts';
 import { badRequest } from '../../src/shared/errors.ts';
 import type { ClaimPlugin } from '../../src/plugins/types.ts';
 import { drainQueue } from '../../src/claims/queue.ts';
-import { attempt, createClaim, getClaim, manager, newClaimId, numUses, randomAddress, status } from '../claims/helpers.ts';
+import {
+  attempt,
+  createClaim,
+  getClaim,
+  manager,
+  newClaimId,
+  numUses,
+  randomAddress,
+  status,
+} from '../claims/helpers.ts';
 
 const calls: Array<{ mode: string; replay: unknown; prior: unknown; claimAttemptId: string }> = [];
 
@@ -28,7 +37,8 @@ const probe: ClaimPlugin<{ label: string }> = {
     return { publicParams: { label: p.label }, privateParams: {} };
   },
   async evaluate(ctx) {
-    const token = ctx.mode === 'simulate' ? `token-${(ctx.input as { n: number }).n}` : (ctx.replay as { token: string }).token;
+    const token =
+      ctx.mode === 'simulate' ? `token-${(ctx.input as { n: number }).n}` : (ctx.replay as { token: string }).token;
     const prior = await ctx.state.get(`used:${token}`);
     calls.push({ mode: ctx.mode, replay: ctx.replay, prior, claimAttemptId: ctx.claimAttemptId });
     if (prior) return { success: false, error: 'Claim token already used' };
@@ -50,14 +60,20 @@ describe('plugin interface', () => {
   after(() => t.close());
 
   test('params are validated by the plugin', async () => {
-    const res = await t.request('POST', '/api/v0/claims', { token: m.accessToken, body: { claims: [{ claimId: newClaimId(), plugins: [numUses(5), { pluginId: 'probe', instanceId: 'p' }] }] } });
+    const res = await t.request('POST', '/api/v0/claims', {
+      token: m.accessToken,
+      body: { claims: [{ claimId: newClaimId(), plugins: [numUses(5), { pluginId: 'probe', instanceId: 'p' }] }] },
+    });
     assert.equal(res.statusCode, 400);
     assert.equal(res.json().errorMessage, 'claims[0].plugins[1].publicParams.label must be a string');
   });
 
   test('simulation result is replayed at execution; state commits; a failure proposes nothing', async () => {
     const claimId = newClaimId();
-    await createClaim(t, m.accessToken, { claimId, plugins: [numUses(5), { pluginId: 'probe', instanceId: 'p', publicParams: { label: 'x' } }] });
+    await createClaim(t, m.accessToken, {
+      claimId,
+      plugins: [numUses(5), { pluginId: 'probe', instanceId: 'p', publicParams: { label: 'x' } }],
+    });
     calls.length = 0;
     const a = await attempt(t, 'complete', claimId, randomAddress(), { p: { n: 1 } });
     const b = await attempt(t, 'complete', claimId, randomAddress(), { p: { n: 1 } }); // same token, accepted before a executes

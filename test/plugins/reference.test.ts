@@ -10,7 +10,9 @@ import { ROOT } from '../helpers/cli.ts';
 import { manager, newClaimId, numUses } from '../claims/helpers.ts';
 
 const doc = readFileSync(join(ROOT, 'docs', 'plugins.md'), 'utf8');
-const examples = [...doc.matchAll(/```json\n(\{ "pluginId".*\})\n```/g)].map((m) => JSON.parse(m[1]!) as { pluginId: string; instanceId: string });
+const examples = [...doc.matchAll(/```json\n(\{ "pluginId".*\})\n```/g)].map(
+  (m) => JSON.parse(m[1]!) as { pluginId: string; instanceId: string },
+);
 
 describe('plugin reference (docs/plugins.md)', () => {
   let t: TestApp;
@@ -29,16 +31,23 @@ describe('plugin reference (docs/plugins.md)', () => {
     for (const example of examples) {
       if (JSON.stringify(example).includes('<')) continue; // placeholders (a store id and secret)
       const plugins = example.pluginId === 'numUses' ? [example] : [numUses(1), example];
-      const res = await t.request('POST', '/api/v0/claims', { token: m.accessToken, body: { claims: [{ claimId: newClaimId(), plugins }] } });
+      const res = await t.request('POST', '/api/v0/claims', {
+        token: m.accessToken,
+        body: { claims: [{ claimId: newClaimId(), plugins }] },
+      });
       assert.equal(res.statusCode, 200, `${JSON.stringify(example)}: ${res.body}`);
     }
   });
 
   test('every plugin error text it quotes is emitted by the source', () => {
-    const sources = readdirSync(join(ROOT, 'src', 'plugins')).map((f) => readFileSync(join(ROOT, 'src', 'plugins', f), 'utf8')).join('\n')
-      + readFileSync(join(ROOT, 'src', 'stores', 'claims-integration.ts'), 'utf8');
+    const sources =
+      readdirSync(join(ROOT, 'src', 'plugins'))
+        .map((f) => readFileSync(join(ROOT, 'src', 'plugins', f), 'utf8'))
+        .join('\n') + readFileSync(join(ROOT, 'src', 'stores', 'claims-integration.ts'), 'utf8');
     const errorLines = doc.split('\n').filter((l) => /^- Errors?:/.test(l) || /^ {2}`/.test(l));
-    const quoted = errorLines.flatMap((l) => [...l.matchAll(/`([^`]+)`/g)].map((q) => q[1]!)).filter((q) => /^[A-Z]/.test(q) && q.includes(' '));
+    const quoted = errorLines
+      .flatMap((l) => [...l.matchAll(/`([^`]+)`/g)].map((q) => q[1]!))
+      .filter((q) => /^[A-Z]/.test(q) && q.includes(' '));
     assert.ok(quoted.length >= 14, `found ${quoted.length} texts`);
     for (const text of quoted) assert.ok(sources.includes(text), `not in the source: ${text}`);
   });

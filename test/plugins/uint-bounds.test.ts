@@ -19,7 +19,17 @@ describe('UintRange bounds over HTTP', () => {
   after(() => t.close());
 
   const create = (transferTimes: unknown, claimId = newClaimId()) =>
-    t.request('POST', '/api/v0/claims', { token: m.accessToken, body: { claims: [{ claimId, plugins: [numUses(1), { pluginId: 'transferTimes', instanceId: 'h', publicParams: { transferTimes } }] }] } });
+    t.request('POST', '/api/v0/claims', {
+      token: m.accessToken,
+      body: {
+        claims: [
+          {
+            claimId,
+            plugins: [numUses(1), { pluginId: 'transferTimes', instanceId: 'h', publicParams: { transferTimes } }],
+          },
+        ],
+      },
+    });
   const FIELD = 'claims[0].plugins[1].publicParams.transferTimes[0]';
 
   // Bug it catches: a bound of more than 20 digits called "not an unsigned integer string".
@@ -45,7 +55,9 @@ describe('UintRange bounds over HTTP', () => {
     for (const end of ['1'.repeat(25) + 'x', '-' + '1'.repeat(25), '']) {
       const res = await create([{ start: '1', end }]);
       assert.equal(res.statusCode, 400, res.body);
-      assert.deepEqual(res.json(), { errorMessage: `${FIELD}.end must be an unsigned integer string (got ${JSON.stringify(end)})` });
+      assert.deepEqual(res.json(), {
+        errorMessage: `${FIELD}.end must be an unsigned integer string (got ${JSON.stringify(end)})`,
+      });
     }
   });
 });

@@ -49,7 +49,8 @@ describe('web portal in a browser', () => {
   }
 
   before(async () => {
-    if (!existsSync(join(PORTAL_DIST, 'index.html'))) throw new Error('portal/dist is missing: run npm install (or npm run build:portal).');
+    if (!existsSync(join(PORTAL_DIST, 'index.html')))
+      throw new Error('portal/dist is missing: run npm install (or npm run build:portal).');
     mkdirSync(SHOTS, { recursive: true });
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
@@ -89,8 +90,14 @@ describe('web portal in a browser', () => {
     await audit(owner, 'console-keys');
     // the browser holds no key or token: the only cookie is the HttpOnly session
     const cookies = await owner.context().cookies();
-    assert.deepEqual(cookies.map((c) => [c.name, c.httpOnly, c.sameSite]), [['platform_console', true, 'Strict']]);
-    assert.equal(await owner.evaluate(() => (globalThis as unknown as { document: { cookie: string } }).document.cookie), '');
+    assert.deepEqual(
+      cookies.map((c) => [c.name, c.httpOnly, c.sameSite]),
+      [['platform_console', true, 'Strict']],
+    );
+    assert.equal(
+      await owner.evaluate(() => (globalThis as unknown as { document: { cookie: string } }).document.cookie),
+      '',
+    );
   });
 
   test('create a developer app: the secret is shown once', async () => {
@@ -106,7 +113,14 @@ describe('web portal in a browser', () => {
   });
 
   test('create a store and import a CSV of 2,000 addresses with progress', async () => {
-    claimerAddress = await claimer.evaluate(async () => ((await (globalThis as unknown as { ethereum: { request(a: { method: string }): Promise<string[]> } }).ethereum.request({ method: 'eth_requestAccounts' })) as string[])[0]);
+    claimerAddress = await claimer.evaluate(
+      async () =>
+        (
+          (await (
+            globalThis as unknown as { ethereum: { request(a: { method: string }): Promise<string[]> } }
+          ).ethereum.request({ method: 'eth_requestAccounts' })) as string[]
+        )[0],
+    );
     await owner.goto(`${base}/#/stores`);
     await owner.fill('#store-label', 'Early supporters');
     await owner.getByRole('button', { name: 'Create store' }).click();
@@ -114,11 +128,17 @@ describe('web portal in a browser', () => {
     storeId = decodeURIComponent(new URL(owner.url()).hash.split('/')[2]);
     const rows = ['address,note', `${claimerAddress},first`];
     for (let i = 1; i < 2000; i++) rows.push(`${testAccount().platformAddress},n${i}`);
-    await owner.setInputFiles('#store-import', { name: 'supporters.csv', mimeType: 'text/csv', buffer: Buffer.from(rows.join('\n')) });
+    await owner.setInputFiles('#store-import', {
+      name: 'supporters.csv',
+      mimeType: 'text/csv',
+      buffer: Buffer.from(rows.join('\n')),
+    });
     await owner.getByText('Imported 2,000 addresses.').waitFor({ timeout: 30_000 });
     assert.equal(await owner.getByTestId('store-size').innerText(), '2000');
     assert.equal(await owner.getByTestId('import-count').innerText(), '2,000 / 2,000');
-    const snippet = JSON.parse(await owner.locator('pre').innerText()) as { privateParams: { dynamicDataId: string; dataSecret: string } };
+    const snippet = JSON.parse(await owner.locator('pre').innerText()) as {
+      privateParams: { dynamicDataId: string; dataSecret: string };
+    };
     assert.equal(snippet.privateParams.dynamicDataId, storeId);
     dataSecret = snippet.privateParams.dataSecret;
     await audit(owner, 'console-store');
@@ -146,7 +166,10 @@ describe('web portal in a browser', () => {
     await owner.getByRole('heading', { name: 'Simulate as address' }).waitFor();
     // the owner is not in the store and typed no password: the live simulation answers a plugin's own text
     await owner.getByTestId('simulate-result').waitFor();
-    assert.match(await owner.getByTestId('simulate-result').innerText(), /^(Incorrect password\.|User not in whitelist)$/);
+    assert.match(
+      await owner.getByTestId('simulate-result').innerText(),
+      /^(Incorrect password\.|User not in whitelist)$/,
+    );
     await audit(owner, 'console-claim');
   });
 
@@ -213,16 +236,30 @@ describe('web portal in a browser', () => {
     await audit(owner, 'console-plugin');
     // the server holds what the editor built
     const doc = (await (await owner.request.get(`${base}/api/v0/plugin/guest-check`)).json()) as {
-      plugin: { versions: Array<{ finalized: boolean; userInputsSchema: unknown; privateParamsSchema: unknown; verificationCall: unknown }> };
+      plugin: {
+        versions: Array<{
+          finalized: boolean;
+          userInputsSchema: unknown;
+          privateParamsSchema: unknown;
+          verificationCall: unknown;
+        }>;
+      };
     };
-    assert.deepEqual(doc.plugin.versions.map((v) => [v.finalized, v.userInputsSchema, v.privateParamsSchema, v.verificationCall]), [
+    assert.deepEqual(
+      doc.plugin.versions.map((v) => [v.finalized, v.userInputsSchema, v.privateParamsSchema, v.verificationCall]),
       [
-        true,
-        [{ key: 'ticket', label: 'Ticket number', type: 'string', required: true }],
-        [{ key: 'X_Api_Key', label: 'X_Api_Key', type: 'string', headerField: true }],
-        { uri: 'https://guests.example/verify', passAddress: true, hardcodedInputs: [{ key: 'region', label: 'region', type: 'string', value: 'eu' }] },
+        [
+          true,
+          [{ key: 'ticket', label: 'Ticket number', type: 'string', required: true }],
+          [{ key: 'X_Api_Key', label: 'X_Api_Key', type: 'string', headerField: true }],
+          {
+            uri: 'https://guests.example/verify',
+            passAddress: true,
+            hardcodedInputs: [{ key: 'region', label: 'region', type: 'string', value: 'eu' }],
+          },
+        ],
       ],
-    ]);
+    );
   });
 
   test('the builder adds hosted and custom plugins; the claim page shows their text, link and inputs', async () => {
@@ -234,11 +271,16 @@ describe('web portal in a browser', () => {
       await owner.selectOption('#add-plugin', id);
       await owner.getByRole('button', { name: 'Add', exact: true }).click();
     }
-    await owner.locator('fieldset[data-plugin=custom-instructions]').getByLabel('Instructions *').fill('Follow us, then claim.');
+    await owner
+      .locator('fieldset[data-plugin=custom-instructions]')
+      .getByLabel('Instructions *')
+      .fill('Follow us, then claim.');
     await owner.locator('fieldset[data-plugin=url-clicker]').getByLabel('Link *').fill('https://example.org/follow');
     await owner.click('#save-claim');
     await owner.getByRole('heading', { name: 'Hosted drop' }).waitFor();
-    const claim = (await (await owner.request.get(`${base}/api/v0/claim/hosted-drop`)).json()) as { claim: { plugins: Array<{ pluginId: string; version?: string }> } };
+    const claim = (await (await owner.request.get(`${base}/api/v0/claim/hosted-drop`)).json()) as {
+      claim: { plugins: Array<{ pluginId: string; version?: string }> };
+    };
     assert.equal(claim.claim.plugins.find((p) => p.pluginId === 'guest-check')?.version, '1');
     await claimer.goto(`${base}/claim/hosted-drop`);
     await claimer.getByRole('heading', { name: 'Hosted drop' }).waitFor();
@@ -262,7 +304,10 @@ describe('web portal in a browser', () => {
       await new Promise((r) => setTimeout(r, 500));
     }
     await failure.waitFor();
-    assert.match(await owner.locator('td', { hasText: 'hosted-drop' }).first().innerText(), /hosted-drop \/ guestcheck1/);
+    assert.match(
+      await owner.locator('td', { hasText: 'hosted-drop' }).first().innerText(),
+      /hosted-drop \/ guestcheck1/,
+    );
     await owner.getByRole('button', { name: 'Add a version' }).click();
     await owner.fill('#next-uri', 'https://guests.example/verify2');
     await owner.getByRole('button', { name: 'Save the new version' }).click();
@@ -274,13 +319,24 @@ describe('web portal in a browser', () => {
     await owner.goto(`${base}/#/claims/edit/${claimId}`);
     await owner.locator('#claim-name').waitFor();
     await owner.getByLabel('Name').first().waitFor();
-    await owner.waitForFunction(() => (globalThis as unknown as { document: { querySelector(s: string): { value: string } | null } }).document.querySelector('#claim-name')?.value === 'Spring drop');
+    await owner.waitForFunction(
+      () =>
+        (
+          globalThis as unknown as { document: { querySelector(s: string): { value: string } | null } }
+        ).document.querySelector('#claim-name')?.value === 'Spring drop',
+    );
     const session = await signIn(t, { privateKey: OWNER_KEY, scopes: ['manageClaims'] });
-    const put = await t.request('PUT', '/api/v0/claims', { token: session.accessToken, body: { claims: [{ claimId, metadata: { name: 'Saved elsewhere', description: '', image: '' } }] } });
+    const put = await t.request('PUT', '/api/v0/claims', {
+      token: session.accessToken,
+      body: { claims: [{ claimId, metadata: { name: 'Saved elsewhere', description: '', image: '' } }] },
+    });
     assert.equal(put.statusCode, 200, put.body);
     await owner.fill('#claim-name', 'My edit');
     await owner.click('#save-claim');
-    assert.match(await owner.getByRole('alert').innerText(), /^Someone else saved this claim after you opened it\. Claim spring-drop is at version 1, not 0/);
+    assert.match(
+      await owner.getByRole('alert').innerText(),
+      /^Someone else saved this claim after you opened it\. Claim spring-drop is at version 1, not 0/,
+    );
   });
 
   test('the account page lists the apps signed in to and revokes one', async () => {
@@ -291,7 +347,14 @@ describe('web portal in a browser', () => {
     await audit(owner, 'console-account');
     const before = await owner.locator('li[data-app="Test App"]').count();
     await row.getByRole('button', { name: 'Revoke Test App' }).click();
-    await owner.waitForFunction((n) => (globalThis as unknown as { document: { querySelectorAll(s: string): { length: number } } }).document.querySelectorAll('li[data-app="Test App"]').length === n - 1, before);
+    await owner.waitForFunction(
+      (n) =>
+        (
+          globalThis as unknown as { document: { querySelectorAll(s: string): { length: number } } }
+        ).document.querySelectorAll('li[data-app="Test App"]').length ===
+        n - 1,
+      before,
+    );
     // the newest sign-in (this test's) was first in the list: its token no longer works
     const status = await t.request('POST', '/api/v0/auth/status', { token: session.accessToken, body: {} });
     assert.equal(status.json().signedIn, false);
@@ -311,13 +374,34 @@ describe('web portal in a browser', () => {
   test('when the console session ends, the next call brings the sign-in back', async () => {
     await owner.goto(`${base}/#/account`);
     await owner.getByRole('heading', { name: 'Account' }).waitFor();
-    const ended = await t.ctx.db.updateTable('console_sessions').set({ expires_at: t.clock.now() - 1 }).where('revoked_at', 'is', null).executeTakeFirst();
+    const ended = await t.ctx.db
+      .updateTable('console_sessions')
+      .set({ expires_at: t.clock.now() - 1 })
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
     assert.ok(Number(ended.numUpdatedRows) >= 1);
     await owner.click('a[href="#/keys"]');
     await owner.locator('#signin-evm').waitFor();
   });
 
   test('every page was checked', () => {
-    assert.deepEqual(checked.sort(), ['claim-page', 'claim-page-claimed', 'claim-page-connected', 'claim-page-hosted', 'console-account', 'console-apps', 'console-claim', 'console-claim-builder', 'console-keys', 'console-plugin', 'console-plugin-new', 'console-signin', 'console-store'].sort());
+    assert.deepEqual(
+      checked.sort(),
+      [
+        'claim-page',
+        'claim-page-claimed',
+        'claim-page-connected',
+        'claim-page-hosted',
+        'console-account',
+        'console-apps',
+        'console-claim',
+        'console-claim-builder',
+        'console-keys',
+        'console-plugin',
+        'console-plugin-new',
+        'console-signin',
+        'console-store',
+      ].sort(),
+    );
   });
 });

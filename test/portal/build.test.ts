@@ -6,7 +6,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-const build = (env: Record<string, string>) => spawnSync(process.execPath, ['portal/build.mjs'], { encoding: 'utf8', env: { ...process.env, ...env } });
+const build = (env: Record<string, string>) =>
+  spawnSync(process.execPath, ['portal/build.mjs'], { encoding: 'utf8', env: { ...process.env, ...env } });
 
 test('the build prints the budgets, emits hashed assets and no inline script', () => {
   const out = mkdtempSync(join(tmpdir(), 'portal-build-'));

@@ -23,7 +23,12 @@ import { launchChromium } from '../helpers/chromium.ts';
 // (src/claims/attempts.ts) both page with paginate's default size.
 const PAGE = DEFAULT_PAGE_SIZE;
 
-const numUses = (maxUses: number) => ({ pluginId: 'numUses', instanceId: 'numUses', publicParams: { maxUses }, privateParams: {} });
+const numUses = (maxUses: number) => ({
+  pluginId: 'numUses',
+  instanceId: 'numUses',
+  publicParams: { maxUses },
+  privateParams: {},
+});
 
 describe('paged console lists in a browser ("More …")', () => {
   let t: TestApp;
@@ -31,7 +36,8 @@ describe('paged console lists in a browser ("More …")', () => {
   let base: string;
 
   before(async () => {
-    if (!existsSync(join(PORTAL_DIST, 'index.html'))) throw new Error('portal/dist is missing: run npm install (or npm run build:portal).');
+    if (!existsSync(join(PORTAL_DIST, 'index.html')))
+      throw new Error('portal/dist is missing: run npm install (or npm run build:portal).');
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
     // no worker: the attempts are resolved by drainQueue, so the test waits on nothing
@@ -58,7 +64,11 @@ describe('paged console lists in a browser ("More …")', () => {
   }
 
   /** GETs the route's two pages (the second with the first's bookmark) through the console session. */
-  async function twoPages<T>(s: ConsoleSignIn, path: string, read: (body: any) => { docs: T[]; bookmark: string; hasMore: boolean }) {
+  async function twoPages<T>(
+    s: ConsoleSignIn,
+    path: string,
+    read: (body: any) => { docs: T[]; bookmark: string; hasMore: boolean },
+  ) {
     const sep = path.includes('?') ? '&' : '?';
     const res1 = await consoleRequest(t, s, 'GET', path);
     assert.equal(res1.statusCode, 200, res1.body);
@@ -75,16 +85,24 @@ describe('paged console lists in a browser ("More …")', () => {
 
   /** Clicks "More …" and returns the bookmark the console asked the route for. */
   async function clickMore(page: Page, more: ReturnType<Page['getByRole']>, pathname: string): Promise<string | null> {
-    const [request] = await Promise.all([page.waitForRequest((r) => new URL(r.url()).pathname === pathname), more.click()]);
+    const [request] = await Promise.all([
+      page.waitForRequest((r) => new URL(r.url()).pathname === pathname),
+      more.click(),
+    ]);
     return new URL(request.url()).searchParams.get('bookmark');
   }
 
   test(`my claims: ${PAGE} of ${PAGE + 1} and "More claims"; the click adds the last one, each once, in the service's order; the button goes`, async () => {
     const { session, page } = await consolePage();
     const ids = Array.from({ length: PAGE + 1 }, (_, i) => `paging-${String(i).padStart(2, '0')}`);
-    const created = await consoleRequest(t, session, 'POST', '/api/v0/claims', { claims: ids.map((claimId) => ({ claimId, metadata: { name: `Paging ${claimId}` }, plugins: [numUses(1)] })) });
+    const created = await consoleRequest(t, session, 'POST', '/api/v0/claims', {
+      claims: ids.map((claimId) => ({ claimId, metadata: { name: `Paging ${claimId}` }, plugins: [numUses(1)] })),
+    });
     assert.equal(created.statusCode, 200, created.body);
-    const service = await twoPages<{ claimId: string }>(session, '/api/v0/claims/mine', (b) => ({ docs: b.claims, ...b.pagination }));
+    const service = await twoPages<{ claimId: string }>(session, '/api/v0/claims/mine', (b) => ({
+      docs: b.claims,
+      ...b.pagination,
+    }));
     const order = service.docs.map((c) => c.claimId);
     assert.deepEqual([...order].sort(), ids, 'the service lists each claim once');
 
@@ -95,7 +113,11 @@ describe('paged console lists in a browser ("More …")', () => {
     await more.waitFor();
     assert.deepEqual(await shown(), order.slice(0, PAGE));
 
-    assert.equal(await clickMore(page, more, '/api/v0/claims/mine'), service.bookmark, '"More claims" asks for the page after the first');
+    assert.equal(
+      await clickMore(page, more, '/api/v0/claims/mine'),
+      service.bookmark,
+      '"More claims" asks for the page after the first',
+    );
     await more.waitFor({ state: 'detached' });
     assert.deepEqual(await shown(), order);
     await page.context().close();
@@ -105,22 +127,36 @@ describe('paged console lists in a browser ("More …")', () => {
     const { session, page } = await consolePage();
     const claimId = 'paging-attempts';
     const FAILED = 5;
-    const created = await consoleRequest(t, session, 'POST', '/api/v0/claims', { claims: [{ claimId, metadata: { name: 'Paging attempts' }, plugins: [numUses(PAGE + 1 - FAILED)] }] });
+    const created = await consoleRequest(t, session, 'POST', '/api/v0/claims', {
+      claims: [{ claimId, metadata: { name: 'Paging attempts' }, plugins: [numUses(PAGE + 1 - FAILED)] }],
+    });
     assert.equal(created.statusCode, 200, created.body);
     // more attempts than uses: the queue fails the last FAILED with the plugin's text, listed and
     // counted too (includeErrors). The page's live "Simulate as address" of the console wallet then
     // answers 400 as well: at most a "console: … 400" line, not a failure.
     for (let i = 0; i <= PAGE; i++) {
-      const res = await t.request('POST', `/api/v0/claims/complete/${claimId}/${testAccount().platformAddress}`, { body: { _expectedVersion: -1 } });
+      const res = await t.request('POST', `/api/v0/claims/complete/${claimId}/${testAccount().platformAddress}`, {
+        body: { _expectedVersion: -1 },
+      });
       assert.equal(res.statusCode, 200, res.body);
     }
     assert.equal(await drainQueue(t.ctx), PAGE + 1);
     const path = `/api/v0/claims/${claimId}/attempts?includeErrors=true`;
-    const service = await twoPages<{ platformAddress: string; success: boolean; claimNumber: number; error?: string }>(session, path, (b) => b);
-    assert.deepEqual(service.bodies.map((b) => b.total), [PAGE + 1, PAGE + 1]);
+    const service = await twoPages<{ platformAddress: string; success: boolean; claimNumber: number; error?: string }>(
+      session,
+      path,
+      (b) => b,
+    );
+    assert.deepEqual(
+      service.bodies.map((b) => b.total),
+      [PAGE + 1, PAGE + 1],
+    );
     const order = service.docs.map((a) => [a.platformAddress, a.success ? `claim #${a.claimNumber}` : a.error]);
     assert.equal(new Set(order.map(([address]) => address)).size, PAGE + 1, 'the service lists each attempt once');
-    assert.deepEqual(order.slice(0, FAILED).map(([, result]) => result), Array(FAILED).fill('Overall max uses exceeded'));
+    assert.deepEqual(
+      order.slice(0, FAILED).map(([, result]) => result),
+      Array(FAILED).fill('Overall max uses exceeded'),
+    );
     assert.equal(order[PAGE][1], 'claim #0', 'the first attempt, the oldest, is on the second page');
 
     await page.goto(`${base}/#/claims/view/${claimId}`);
@@ -136,7 +172,11 @@ describe('paged console lists in a browser ("More …")', () => {
     assert.equal(await heading.innerText(), `Attempts (${PAGE + 1})`);
     assert.deepEqual(await shown(), order.slice(0, PAGE));
 
-    assert.equal(await clickMore(page, more, `/api/v0/claims/${claimId}/attempts`), service.bookmark, '"More attempts" asks for the page after the first');
+    assert.equal(
+      await clickMore(page, more, `/api/v0/claims/${claimId}/attempts`),
+      service.bookmark,
+      '"More attempts" asks for the page after the first',
+    );
     await more.waitFor({ state: 'detached' });
     assert.deepEqual(await shown(), order);
     assert.equal(await heading.innerText(), `Attempts (${PAGE + 1})`);

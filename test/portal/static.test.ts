@@ -11,7 +11,8 @@ import { PORTAL_DIST } from '../../src/portal/static.ts';
 describe('portal static serving', () => {
   let t: TestApp;
   before(async () => {
-    if (!existsSync(join(PORTAL_DIST, 'index.html'))) throw new Error('portal/dist is missing: run npm install (or npm run build:portal).');
+    if (!existsSync(join(PORTAL_DIST, 'index.html')))
+      throw new Error('portal/dist is missing: run npm install (or npm run build:portal).');
     t = await startApp();
   });
   after(() => t.close());
@@ -26,7 +27,10 @@ describe('portal static serving', () => {
       const csp = String(res.headers['content-security-policy']);
       assert.match(csp, /default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'/);
       assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval/);
-      assert.match(String(res.headers['set-cookie']), /^platform_console=v\.[^;]+; Path=\/; HttpOnly; SameSite=Strict; Max-Age=86400$/);
+      assert.match(
+        String(res.headers['set-cookie']),
+        /^platform_console=v\.[^;]+; Path=\/; HttpOnly; SameSite=Strict; Max-Age=86400$/,
+      );
       assert.doesNotMatch(res.body, /<script(?![^>]*\bsrc=)[^>]*>/);
     }
   });

@@ -13,7 +13,19 @@ import { refusal, sdkClient, type SdkClient } from './sdk.ts';
 
 /** Every collection permission the chain answers (the fake's default lists only one). */
 export const FULL_PERMISSIONS = Object.fromEntries(
-  ['canDeleteCollection', 'canArchiveCollection', 'canUpdateManager', 'canUpdateCollectionMetadata', 'canUpdateTokenMetadata', 'canUpdateCustomData', 'canUpdateStandards', 'canUpdateValidTokenIds', 'canUpdateCollectionApprovals', 'canAddMoreAliasPaths', 'canAddMoreCosmosCoinWrapperPaths'].map((k) => [k, []]),
+  [
+    'canDeleteCollection',
+    'canArchiveCollection',
+    'canUpdateManager',
+    'canUpdateCollectionMetadata',
+    'canUpdateTokenMetadata',
+    'canUpdateCustomData',
+    'canUpdateStandards',
+    'canUpdateValidTokenIds',
+    'canUpdateCollectionApprovals',
+    'canAddMoreAliasPaths',
+    'canAddMoreCosmosCoinWrapperPaths',
+  ].map((k) => [k, []]),
 );
 /** A collection as the chain answers it, complete enough for the client's classes (no approvals). */
 export const chainCollection = (id: string, manager: string, over: Record<string, unknown> = {}) =>
@@ -36,9 +48,22 @@ describe('reference client: collections and accounts', { timeout: 120_000 }, () 
     chain.nativeBalances.set(alice.platformAddress, '2000000000');
     // collection 1: alice creates and manages it, mints 5 of tokens 1–10, sends 2 of token 3 to bob
     chain.setCollection('1', chainCollection('1', alice.platformAddress));
-    chain.addBlock([chain.transfer({ collectionId: '1', from: 'Mint', to: alice.platformAddress, tokenId: 1, amount: 5 })]);
-    for (let id = 2; id <= 10; id++) chain.addBlock([chain.transfer({ collectionId: '1', from: 'Mint', to: alice.platformAddress, tokenId: id, amount: 5 })]);
-    chain.addBlock([chain.transfer({ collectionId: '1', from: alice.platformAddress, to: bob.platformAddress, tokenId: 3, amount: 2 })]);
+    chain.addBlock([
+      chain.transfer({ collectionId: '1', from: 'Mint', to: alice.platformAddress, tokenId: 1, amount: 5 }),
+    ]);
+    for (let id = 2; id <= 10; id++)
+      chain.addBlock([
+        chain.transfer({ collectionId: '1', from: 'Mint', to: alice.platformAddress, tokenId: id, amount: 5 }),
+      ]);
+    chain.addBlock([
+      chain.transfer({
+        collectionId: '1',
+        from: alice.platformAddress,
+        to: bob.platformAddress,
+        tokenId: 3,
+        amount: 2,
+      }),
+    ]);
     indexer = createIndexer(t.ctx)!;
     await indexer.catchUp();
     sdk = sdkClient(t);
@@ -52,12 +77,15 @@ describe('reference client: collections and accounts', { timeout: 120_000 }, () 
     const res = await sdk.api.getCollection('1', {});
     assert.equal(res.collection.collectionId, '1');
     assert.equal(res.collection.manager, alice.platformAddress);
-    for (const key of ['activity', 'owners', 'challengeTrackers', 'approvalTrackers', 'listings', 'claims'] as const) assert.deepEqual(res.collection[key], [], key);
+    for (const key of ['activity', 'owners', 'challengeTrackers', 'approvalTrackers', 'listings', 'claims'] as const)
+      assert.deepEqual(res.collection[key], [], key);
     assert.deepEqual(res.collection.views, {});
     const raw = (await t.request('GET', '/api/v0/collection/1')).json();
     assert.deepEqual(raw.metadata, {}, 'off-chain metadata is not fetched by this service');
     assert.deepEqual(Object.keys(raw).sort(), ['collection', 'metadata']);
-    assert.deepEqual(await refusal(sdk.api.getCollection('999', {})), { errorMessage: 'Collection 999 not found (not on chain, or not indexed yet)' });
+    assert.deepEqual(await refusal(sdk.api.getCollection('999', {})), {
+      errorMessage: 'Collection 999 not found (not on chain, or not indexed yet)',
+    });
   });
 
   test('getBalanceByAddress: the balance document itself', async () => {
@@ -69,7 +97,10 @@ describe('reference client: collections and accounts', { timeout: 120_000 }, () 
     assert.equal(raw._docId, `1:${bob.platformAddress}`);
     assert.equal(raw.balance, undefined);
     // never touched: the collection's default store
-    assert.deepEqual(JSON.parse(JSON.stringify((await sdk.api.getBalanceByAddress('1', carol, {})).balances)), balanceStore().balances);
+    assert.deepEqual(
+      JSON.parse(JSON.stringify((await sdk.api.getBalanceByAddress('1', carol, {})).balances)),
+      balanceStore().balances,
+    );
     assert.deepEqual(await refusal(sdk.api.getBalanceByAddress('1', 'not-an-address', {})), {
       errorMessage: 'Invalid address in address: "not-an-address" is neither a 0x address nor a bb1… address',
     });
@@ -81,10 +112,24 @@ describe('reference client: collections and accounts', { timeout: 120_000 }, () 
     const many = (
       await t.request('POST', '/api/v0/users', {
         token: alice.accessToken,
-        body: { accountsToFetch: [{ address: alice.platformAddress, viewsToFetch: [{ viewType: 'tokensCollected', viewId: 'mine', bookmark: '' }] }, { address: carol }] },
+        body: {
+          accountsToFetch: [
+            {
+              address: alice.platformAddress,
+              viewsToFetch: [{ viewType: 'tokensCollected', viewId: 'mine', bookmark: '' }],
+            },
+            { address: carol },
+          ],
+        },
       })
     ).json().accounts;
-    assert.deepEqual(many.map((a: Record<string, unknown>) => [a.challengeTrackers, a.approvalTrackers]), [[[], []], [[], []]]);
+    assert.deepEqual(
+      many.map((a: Record<string, unknown>) => [a.challengeTrackers, a.approvalTrackers]),
+      [
+        [[], []],
+        [[], []],
+      ],
+    );
     assert.equal(many[0].collected.length, 1);
     // The client's account class also maps `siwbbRequests`, a brand-word field this service names
     // `signinRequests` (bodies are not renamed): with that one key renamed, it maps our account.
@@ -92,8 +137,14 @@ describe('reference client: collections and accounts', { timeout: 120_000 }, () 
     const { signinRequests, ...rest } = many[0];
     const mapped = new BitBadgesUserInfo({ ...rest, siwbbRequests: signinRequests });
     assert.deepEqual([mapped.challengeTrackers, mapped.approvalTrackers, mapped.collected.length], [[], [], 1]);
-    await assert.rejects(sdk.api.getAccount({ address: alice.platformAddress }), /Cannot read properties of undefined \(reading 'map'\)/, 'the client itself stops at siwbbRequests');
-    assert.deepEqual(await refusal(sdk.api.getAccount({ username: 'nobody_here' })), { errorMessage: 'No account has the username "nobody_here"' });
+    await assert.rejects(
+      sdk.api.getAccount({ address: alice.platformAddress }),
+      /Cannot read properties of undefined \(reading 'map'\)/,
+      'the client itself stops at siwbbRequests',
+    );
+    assert.deepEqual(await refusal(sdk.api.getAccount({ username: 'nobody_here' })), {
+      errorMessage: 'No account has the username "nobody_here"',
+    });
   });
   test('listings and tokenFloorPrices views are empty pages, and the other views of the request are served', async () => {
     const res = await sdk.api.getCollections({
@@ -121,7 +172,13 @@ describe('reference client: collections and accounts', { timeout: 120_000 }, () 
     assert.deepEqual(listings.pagination, empty);
     // a bookmark these lists never issued is refused like any other list's
     assert.deepEqual(
-      await refusal(sdk.api.getCollections({ collectionsToFetch: [{ collectionId: '1', viewsToFetch: [{ viewType: 'listings', viewId: 'l', bookmark: 'abc.def' }] }] } as never)),
+      await refusal(
+        sdk.api.getCollections({
+          collectionsToFetch: [
+            { collectionId: '1', viewsToFetch: [{ viewType: 'listings', viewId: 'l', bookmark: 'abc.def' }] },
+          ],
+        } as never),
+      ),
       { errorMessage: 'Invalid bookmark: it was not issued by this list. Send an empty bookmark for the first page.' },
     );
   });
@@ -145,8 +202,25 @@ describe('reference client: collections and accounts', { timeout: 120_000 }, () 
     assert.deepEqual(a.views.p, { ids: [], type: 'pointsActivity', pagination: { bookmark: '', hasMore: false } });
     assert.deepEqual(a.pointsActivity, []);
     assert.deepEqual(a.views.c.ids, [`1:${alice.platformAddress}`]);
-    const forged = await t.request('POST', '/api/v0/users', { body: { accountsToFetch: [{ address: alice.platformAddress, viewsToFetch: [{ viewType: 'pointsActivity', viewId: 'p', bookmark: 'x.y' }] }] } });
-    assert.deepEqual([forged.statusCode, forged.json()], [400, { errorMessage: 'Invalid bookmark: it was not issued by this list. Send an empty bookmark for the first page.' }]);
+    const forged = await t.request('POST', '/api/v0/users', {
+      body: {
+        accountsToFetch: [
+          {
+            address: alice.platformAddress,
+            viewsToFetch: [{ viewType: 'pointsActivity', viewId: 'p', bookmark: 'x.y' }],
+          },
+        ],
+      },
+    });
+    assert.deepEqual(
+      [forged.statusCode, forged.json()],
+      [
+        400,
+        {
+          errorMessage: 'Invalid bookmark: it was not issued by this list. Send an empty bookmark for the first page.',
+        },
+      ],
+    );
   });
   test('per token: balance, owners and activity of one token id, each agreeing with the view it narrows', async () => {
     const b = await sdk.api.getBalanceByAddressSpecificToken('1', '3', bob.platformAddress);
@@ -155,11 +229,24 @@ describe('reference client: collections and accounts', { timeout: 120_000 }, () 
     const aliceToken3 = await sdk.api.getBalanceByAddressSpecificToken('1', '3', alice.platformAddress);
     assert.deepEqual(JSON.parse(JSON.stringify(aliceToken3.balances)), [bal('3', '3')]);
     const owners = await sdk.api.getOwners('1', '3', {});
-    assert.deepEqual(owners.owners.map((o) => o._docId), [`1:${bob.platformAddress}`, `1:${alice.platformAddress}`], 'newest first, as the owners view');
+    assert.deepEqual(
+      owners.owners.map((o) => o._docId),
+      [`1:${bob.platformAddress}`, `1:${alice.platformAddress}`],
+      'newest first, as the owners view',
+    );
     assert.deepEqual(owners.pagination, { bookmark: '', hasMore: false });
-    assert.deepEqual((await sdk.api.getOwners('1', '7', {})).owners.map((o) => o._docId), [`1:${alice.platformAddress}`]);
+    assert.deepEqual(
+      (await sdk.api.getOwners('1', '7', {})).owners.map((o) => o._docId),
+      [`1:${alice.platformAddress}`],
+    );
     const activity = await sdk.api.getTokenActivity('1', '3', {});
-    assert.deepEqual(activity.activity.map((a) => [a.from, a.to]), [[alice.platformAddress, [bob.platformAddress]], ['Mint', [alice.platformAddress]]]);
+    assert.deepEqual(
+      activity.activity.map((a) => [a.from, a.to]),
+      [
+        [alice.platformAddress, [bob.platformAddress]],
+        ['Mint', [alice.platformAddress]],
+      ],
+    );
     assert.deepEqual(sdk.paths.slice(-5), [
       `GET /api/v0/collection/1/3/balance/${bob.platformAddress}`,
       `GET /api/v0/collection/1/3/balance/${alice.platformAddress}`,
@@ -168,12 +255,24 @@ describe('reference client: collections and accounts', { timeout: 120_000 }, () 
       'GET /api/v0/collection/1/3/activity',
     ]);
     // (the client itself refuses a token id that is not a positive integer before sending)
-    assert.deepEqual(await refusal(sdk.api.getBalanceByAddressSpecificToken('1', '18446744073709551616', bob.platformAddress)), {
-      errorMessage: 'tokenId must be a token id: a positive integer up to 2^64 - 1 as a decimal string (got "18446744073709551616")',
-    });
+    assert.deepEqual(
+      await refusal(sdk.api.getBalanceByAddressSpecificToken('1', '18446744073709551616', bob.platformAddress)),
+      {
+        errorMessage:
+          'tokenId must be a token id: a positive integer up to 2^64 - 1 as a decimal string (got "18446744073709551616")',
+      },
+    );
     const zero = await t.request('GET', '/api/v0/collection/1/0/owners');
-    assert.deepEqual([zero.statusCode, zero.json()], [400, { errorMessage: 'tokenId must be a token id: a positive integer up to 2^64 - 1 as a decimal string (got "0")' }]);
-    assert.deepEqual(await refusal(sdk.api.getOwners('999', '1', {})), { errorMessage: 'Collection 999 not found (not on chain, or not indexed yet)' });
+    assert.deepEqual(
+      [zero.statusCode, zero.json()],
+      [
+        400,
+        { errorMessage: 'tokenId must be a token id: a positive integer up to 2^64 - 1 as a decimal string (got "0")' },
+      ],
+    );
+    assert.deepEqual(await refusal(sdk.api.getOwners('999', '1', {})), {
+      errorMessage: 'Collection 999 not found (not on chain, or not indexed yet)',
+    });
   });
 
   test('per token: pages of 25 with the bookmark rules, a filtered list covering every holder once', async () => {
@@ -183,7 +282,8 @@ describe('reference client: collections and accounts', { timeout: 120_000 }, () 
     chain.setCollection('2', chainCollection('2', alice.platformAddress));
     for (let i = 0; i < 30; i++) {
       const txs = [chain.transfer({ collectionId: '2', from: 'Mint', to: holders5[i], tokenId: 5, amount: 1 })];
-      if (i % 3 === 0) txs.push(chain.transfer({ collectionId: '2', from: 'Mint', to: holders6[i / 3], tokenId: 6, amount: 1 }));
+      if (i % 3 === 0)
+        txs.push(chain.transfer({ collectionId: '2', from: 'Mint', to: holders6[i / 3], tokenId: 6, amount: 1 }));
       chain.addBlock(txs);
     }
     await indexer.catchUp();
@@ -193,35 +293,75 @@ describe('reference client: collections and accounts', { timeout: 120_000 }, () 
     const p2 = await sdk.api.getOwners('2', '5', { bookmark: p1.pagination.bookmark });
     assert.deepEqual(p2.pagination, { bookmark: '', hasMore: false });
     const ids = [...p1.owners, ...p2.owners].map((o) => o._docId);
-    assert.deepEqual(ids, [...holders5].reverse().map((a) => `2:${a}`));
+    assert.deepEqual(
+      ids,
+      [...holders5].reverse().map((a) => `2:${a}`),
+    );
     // the bookmark belongs to its list: not the token 6 list, not the collection's owners view
     assert.deepEqual(await refusal(sdk.api.getOwners('2', '6', { bookmark: p1.pagination.bookmark })), {
       errorMessage: 'Invalid bookmark: it was not issued by this list. Send an empty bookmark for the first page.',
     });
     const tokens6 = await sdk.api.getOwners('2', '6', {});
-    assert.deepEqual(tokens6.owners.map((o) => o._docId), [...holders6].reverse().map((a) => `2:${a}`));
+    assert.deepEqual(
+      tokens6.owners.map((o) => o._docId),
+      [...holders6].reverse().map((a) => `2:${a}`),
+    );
   });
 
   test('verifyOwnershipRequirements: the must-own-badges evaluation, with each group passing or not and why', async () => {
-    const asset = (ids: [number, number], min: number) => ({ chain: 'BitBadges', collectionId: '1', assetIds: [{ start: String(ids[0]), end: String(ids[1]) }], ownershipTimes: [], mustOwnAmounts: { start: String(min), end: '1000' } });
-    const requirement = { $or: [{ assets: [asset([3, 3], 5)], options: {} }, { assets: [asset([3, 3], 1)], options: {} }] };
-    const res = (await t.request('POST', '/api/v0/verifyOwnershipRequirements', { body: { address: bob.platformAddress, assetOwnershipRequirements: requirement } })).json();
+    const asset = (ids: [number, number], min: number) => ({
+      chain: 'BitBadges',
+      collectionId: '1',
+      assetIds: [{ start: String(ids[0]), end: String(ids[1]) }],
+      ownershipTimes: [],
+      mustOwnAmounts: { start: String(min), end: '1000' },
+    });
+    const requirement = {
+      $or: [
+        { assets: [asset([3, 3], 5)], options: {} },
+        { assets: [asset([3, 3], 1)], options: {} },
+      ],
+    };
+    const res = (
+      await t.request('POST', '/api/v0/verifyOwnershipRequirements', {
+        body: { address: bob.platformAddress, assetOwnershipRequirements: requirement },
+      })
+    ).json();
     assert.deepEqual(res, {
       success: true,
       groups: [
-        { group: 'body.assetOwnershipRequirements.$or[0]', success: false, error: 'Address does not own enough of IDs 3 in collection 1 to meet minimum balance requirement of 5' },
+        {
+          group: 'body.assetOwnershipRequirements.$or[0]',
+          success: false,
+          error: 'Address does not own enough of IDs 3 in collection 1 to meet minimum balance requirement of 5',
+        },
         { group: 'body.assetOwnershipRequirements.$or[1]', success: true },
       ],
     });
-    const viaSdk = await sdk.api.verifyOwnershipRequirements({ address: bob.platformAddress, assetOwnershipRequirements: requirement } as never);
+    const viaSdk = await sdk.api.verifyOwnershipRequirements({
+      address: bob.platformAddress,
+      assetOwnershipRequirements: requirement,
+    } as never);
     assert.equal(viaSdk.success, true);
-    const fails = await sdk.api.verifyOwnershipRequirements({ address: carol, assetOwnershipRequirements: { $and: [{ assets: [asset([1, 2], 1)], options: {} }] } } as never);
-    assert.deepEqual([fails.success, fails.errorMessage], [false, 'Address does not own enough of IDs 1-2 in collection 1 to meet minimum balance requirement of 1']);
+    const fails = await sdk.api.verifyOwnershipRequirements({
+      address: carol,
+      assetOwnershipRequirements: { $and: [{ assets: [asset([1, 2], 1)], options: {} }] },
+    } as never);
+    assert.deepEqual(
+      [fails.success, fails.errorMessage],
+      [false, 'Address does not own enough of IDs 1-2 in collection 1 to meet minimum balance requirement of 1'],
+    );
     // the plugin refuses the same requirement at claim creation with the same text
     const bad = { assets: [{ ...asset([1, 1], 1), chain: 'Ethereum' }], options: {} };
-    assert.deepEqual(await refusal(sdk.api.verifyOwnershipRequirements({ address: bob.platformAddress, assetOwnershipRequirements: bad } as never)), {
-      errorMessage: 'body.assetOwnershipRequirements.assets[0].chain "Ethereum" is not supported: this service reads only its own chain ("BitBadges")',
-    });
+    assert.deepEqual(
+      await refusal(
+        sdk.api.verifyOwnershipRequirements({ address: bob.platformAddress, assetOwnershipRequirements: bad } as never),
+      ),
+      {
+        errorMessage:
+          'body.assetOwnershipRequirements.assets[0].chain "Ethereum" is not supported: this service reads only its own chain ("BitBadges")',
+      },
+    );
   });
 
   test('per account: claim activity, transfer activity, tokens and sign-in requests, each the view of the same name', async () => {
@@ -229,25 +369,51 @@ describe('reference client: collections and accounts', { timeout: 120_000 }, () 
     assert.equal((await attempt(t, 'complete', claimId, bob.platformAddress)).statusCode, 200);
     await drainQueue(t.ctx);
     const view = async (address: string, viewType: string, token?: string) => {
-      const r = await t.request('POST', '/api/v0/users', { token, body: { accountsToFetch: [{ address, viewsToFetch: [{ viewType, viewId: 'v', bookmark: '' }] }] } });
+      const r = await t.request('POST', '/api/v0/users', {
+        token,
+        body: { accountsToFetch: [{ address, viewsToFetch: [{ viewType, viewId: 'v', bookmark: '' }] }] },
+      });
       assert.equal(r.statusCode, 200, r.body);
       return r.json().accounts[0].views.v.ids as string[];
     };
     const claims = await sdk.api.getClaimActivityForUser(bob.platformAddress, {});
-    assert.deepEqual(claims.activity.map((a) => [a.claimId, a.success]), [[claimId, true]]);
-    assert.deepEqual(claims.activity.map((a) => a._docId), await view(bob.platformAddress, 'publicClaimActivity'));
+    assert.deepEqual(
+      claims.activity.map((a) => [a.claimId, a.success]),
+      [[claimId, true]],
+    );
+    assert.deepEqual(
+      claims.activity.map((a) => a._docId),
+      await view(bob.platformAddress, 'publicClaimActivity'),
+    );
     const transfers = await sdk.api.getTransferActivityForUser(bob.platformAddress, {});
-    assert.deepEqual(transfers.activity.map((a) => a._docId), await view(bob.platformAddress, 'transferActivity'));
+    assert.deepEqual(
+      transfers.activity.map((a) => a._docId),
+      await view(bob.platformAddress, 'transferActivity'),
+    );
     assert.equal(transfers.activity.length, 1);
     const collected = await sdk.api.getTokensViewForUser(alice.platformAddress, { viewType: 'collected' });
-    assert.deepEqual(collected.tokens.map((d) => d._docId), await view(alice.platformAddress, 'tokensCollected'));
+    assert.deepEqual(
+      collected.tokens.map((d) => d._docId),
+      await view(alice.platformAddress, 'tokensCollected'),
+    );
     const created = (await t.request('GET', `/api/v0/account/${alice.platformAddress}/badges?viewType=created`)).json();
-    assert.deepEqual(created.tokens.map((d: { _docId: string }) => d._docId), await view(alice.platformAddress, 'createdTokens'));
-    assert.deepEqual(created.tokens.map((d: { _docId: string }) => d._docId), ['2', '1']);
+    assert.deepEqual(
+      created.tokens.map((d: { _docId: string }) => d._docId),
+      await view(alice.platformAddress, 'createdTokens'),
+    );
+    assert.deepEqual(
+      created.tokens.map((d: { _docId: string }) => d._docId),
+      ['2', '1'],
+    );
     const mine = await sdkClient(t, alice.accessToken).api.getSiwbbRequestsForUser(alice.platformAddress, {});
-    assert.deepEqual(mine.requests.map((r) => r._docId), await view(alice.platformAddress, 'signinRequests', alice.accessToken));
+    assert.deepEqual(
+      mine.requests.map((r) => r._docId),
+      await view(alice.platformAddress, 'signinRequests', alice.accessToken),
+    );
     assert.equal(mine.requests.length, 1);
-    const all = await sdkClient(t, bob.accessToken).api.getClaimActivityForUser(bob.platformAddress, { viewType: 'all' });
+    const all = await sdkClient(t, bob.accessToken).api.getClaimActivityForUser(bob.platformAddress, {
+      viewType: 'all',
+    });
     assert.equal(all.activity.length, 1);
     assert.deepEqual(sdk.paths.slice(-3), [
       `GET /api/v0/account/${bob.platformAddress}/activity/claims`,
@@ -255,16 +421,24 @@ describe('reference client: collections and accounts', { timeout: 120_000 }, () 
       `GET /api/v0/account/${alice.platformAddress}/badges`,
     ]);
     // refusals: another user's sign-ins; all claim activity without a session; a bad bookmark
-    assert.deepEqual(await refusal(sdkClient(t, bob.accessToken).api.getSiwbbRequestsForUser(alice.platformAddress, {})), {
-      errorMessage: `querystring: signinRequests is visible only to the account itself (a session of ${alice.platformAddress} holding the manageAccount scope); the session belongs to ${bob.platformAddress}.`,
-    });
+    assert.deepEqual(
+      await refusal(sdkClient(t, bob.accessToken).api.getSiwbbRequestsForUser(alice.platformAddress, {})),
+      {
+        errorMessage: `querystring: signinRequests is visible only to the account itself (a session of ${alice.platformAddress} holding the manageAccount scope); the session belongs to ${bob.platformAddress}.`,
+      },
+    );
     assert.deepEqual(await refusal(sdk.api.getClaimActivityForUser(bob.platformAddress, { viewType: 'all' })), {
       errorMessage: `Unauthorized request. querystring: allClaimActivity is visible only to the account itself (a session of ${bob.platformAddress} holding the manageAccount scope).`,
       unauthorized: true,
     });
-    assert.deepEqual(await refusal(sdk.api.getTransferActivityForUser(bob.platformAddress, { bookmark: 'nope.nope' })), {
-      errorMessage: 'Invalid bookmark: it was not issued by this list. Send an empty bookmark for the first page.',
+    assert.deepEqual(
+      await refusal(sdk.api.getTransferActivityForUser(bob.platformAddress, { bookmark: 'nope.nope' })),
+      {
+        errorMessage: 'Invalid bookmark: it was not issued by this list. Send an empty bookmark for the first page.',
+      },
+    );
+    assert.deepEqual(await refusal(sdk.api.getTokensViewForUser('0x1234', {})), {
+      errorMessage: 'Invalid address in address: "0x1234" is neither a 0x address nor a bb1… address',
     });
-    assert.deepEqual(await refusal(sdk.api.getTokensViewForUser('0x1234', {})), { errorMessage: 'Invalid address in address: "0x1234" is neither a 0x address nor a bb1… address' });
   });
 });

@@ -33,7 +33,13 @@ describe('reference client: claims', { timeout: 180_000 }, () => {
 
   /** A claim as the client types it: metadata with description and image, plugins with a version. */
   const uses = (n: number) => ({ ...numUses(n), version: '1' });
-  const claim = (name: string, extra: Record<string, unknown> = {}) => ({ claimId: newClaimId(), metadata: { name, description: '', image: '' }, plugins: [uses(5)], showInSearchResults: true, ...extra });
+  const claim = (name: string, extra: Record<string, unknown> = {}) => ({
+    claimId: newClaimId(),
+    metadata: { name, description: '', image: '' },
+    plugins: [uses(5)],
+    showInSearchResults: true,
+    ...extra,
+  });
 
   test('searchClaims: searchValue is a regular expression on the name (case-insensitive), paged over the matches', async () => {
     // 30 matches interleaved with 30 non-matches, created in one request
@@ -42,46 +48,97 @@ describe('reference client: claims', { timeout: 180_000 }, () => {
     const search = (searchValue: string, bookmark = '') => sdk.api.searchClaims({ searchValue, bookmark } as never);
     const p1 = await search(`${tag} Audit .*`);
     assert.equal(p1.claims.length, 25);
-    const raw1 = (await t.request('GET', `/api/v0/claims/search?searchValue=${encodeURIComponent(`${tag} Audit .*`)}`)).json();
+    const raw1 = (
+      await t.request('GET', `/api/v0/claims/search?searchValue=${encodeURIComponent(`${tag} Audit .*`)}`)
+    ).json();
     assert.equal(raw1.hasMore, true);
     const p2 = await search(`${tag} Audit .*`, p1.bookmark!);
     assert.equal(p2.claims.length, 5);
     assert.equal(p2.bookmark, '');
     const found = [...p1.claims, ...p2.claims].map((c) => c.metadata?.name);
     assert.deepEqual([...found].sort(), names.filter((n) => n.includes('Audit')).sort(), 'each match once');
-    assert.deepEqual((await search(`^${tag} audit c(1|3)$`)).claims.map((c) => c.metadata?.name).sort(), [`${tag} Audit c1`, `${tag} Audit c3`]);
-    assert.deepEqual((await search(`${tag} Audit c5`)).claims.map((c) => c.metadata?.name).sort(), [5, 51, 53, 55, 57, 59].map((i) => `${tag} Audit c${i}`).sort(), 'a search, not a whole-name match');
+    assert.deepEqual((await search(`^${tag} audit c(1|3)$`)).claims.map((c) => c.metadata?.name).sort(), [
+      `${tag} Audit c1`,
+      `${tag} Audit c3`,
+    ]);
+    assert.deepEqual(
+      (await search(`${tag} Audit c5`)).claims.map((c) => c.metadata?.name).sort(),
+      [5, 51, 53, 55, 57, 59].map((i) => `${tag} Audit c${i}`).sort(),
+      'a search, not a whole-name match',
+    );
     // a pattern that backtracking engines take exponential time on answers at once here
     assert.deepEqual((await search(`^(a+)+$${tag}`)).claims, []);
     // refusals
-    assert.deepEqual(await refusal(search('Audit (c1')), { errorMessage: 'searchValue is not a valid regular expression: error parsing regexp: missing closing ): `Audit (c1`' });
-    assert.deepEqual(await refusal(search('(a)\\1')), { errorMessage: 'searchValue is not a valid regular expression: error parsing regexp: invalid escape sequence: `\\1`' });
-    assert.deepEqual(await refusal(search('a'.repeat(257))), { errorMessage: 'querystring.searchValue must NOT have more than 256 characters' });
+    assert.deepEqual(await refusal(search('Audit (c1')), {
+      errorMessage:
+        'searchValue is not a valid regular expression: error parsing regexp: missing closing ): `Audit (c1`',
+    });
+    assert.deepEqual(await refusal(search('(a)\\1')), {
+      errorMessage:
+        'searchValue is not a valid regular expression: error parsing regexp: invalid escape sequence: `\\1`',
+    });
+    assert.deepEqual(await refusal(search('a'.repeat(257))), {
+      errorMessage: 'querystring.searchValue must NOT have more than 256 characters',
+    });
     // a bookmark belongs to its pattern
-    assert.deepEqual(await refusal(search(`${tag} Other .*`, p1.bookmark!)), { errorMessage: 'Invalid bookmark: it was not issued by this list. Send an empty bookmark for the first page.' });
+    assert.deepEqual(await refusal(search(`${tag} Other .*`, p1.bookmark!)), {
+      errorMessage: 'Invalid bookmark: it was not issued by this list. Send an empty bookmark for the first page.',
+    });
   });
 
   test('getClaim: trackerDetails is always present, with empty values when the claim is not linked to an on-chain approval', async () => {
     const c = claim(`${tag} standalone`);
     await aliceSdk.api.createClaims({ claims: [c] } as never);
     const raw = (await t.request('GET', `/api/v0/claim/${c.claimId}`)).json().claim;
-    assert.deepEqual(raw.trackerDetails, { collectionId: '', approvalId: '', challengeTrackerId: '', approvalLevel: '', approverAddress: '' });
+    assert.deepEqual(raw.trackerDetails, {
+      collectionId: '',
+      approvalId: '',
+      challengeTrackerId: '',
+      approvalLevel: '',
+      approverAddress: '',
+    });
     const viaSdk = await sdk.api.getClaim(c.claimId, {} as never);
     assert.equal(viaSdk.claim.claimId, c.claimId);
-    assert.deepEqual(await refusal(sdk.api.getClaim('nosuchclaim', {} as never)), { errorMessage: 'Claim nosuchclaim not found' });
+    assert.deepEqual(await refusal(sdk.api.getClaim('nosuchclaim', {} as never)), {
+      errorMessage: 'Claim nosuchclaim not found',
+    });
   });
 
   test('createClaims: a ClaimNumbers plugin whose number would be dropped is refused, naming the fix', async () => {
-    const cn = await createPlugin(t, alice.accessToken, ep.url, { stateFunctionPreset: 'ClaimNumbers', duplicatesAllowed: true });
-    const custom = (instanceId: string) => ({ pluginId: cn, instanceId, version: '1', publicParams: {}, privateParams: {} });
-    assert.deepEqual(await refusal(aliceSdk.api.createClaims({ claims: [claim(`${tag} cn`, { plugins: [uses(5), custom('cn')] })] } as never)), {
-      errorMessage:
-        'claims[0].assignMethod: plugin instance "cn" uses the ClaimNumbers preset, so its answer is the claim number, but assignMethod does not name it and the number would be dropped: set assignMethod to "cn"',
+    const cn = await createPlugin(t, alice.accessToken, ep.url, {
+      stateFunctionPreset: 'ClaimNumbers',
+      duplicatesAllowed: true,
     });
-    assert.deepEqual(await refusal(aliceSdk.api.createClaims({ claims: [claim(`${tag} cn`, { plugins: [uses(5), custom('a'), custom('b')], assignMethod: 'a' })] } as never)), {
-      errorMessage: 'claims[0].plugins: instances "a" and "b" both use the ClaimNumbers preset, but a claim has one claim number: keep one of them',
+    const custom = (instanceId: string) => ({
+      pluginId: cn,
+      instanceId,
+      version: '1',
+      publicParams: {},
+      privateParams: {},
     });
+    assert.deepEqual(
+      await refusal(
+        aliceSdk.api.createClaims({ claims: [claim(`${tag} cn`, { plugins: [uses(5), custom('cn')] })] } as never),
+      ),
+      {
+        errorMessage:
+          'claims[0].assignMethod: plugin instance "cn" uses the ClaimNumbers preset, so its answer is the claim number, but assignMethod does not name it and the number would be dropped: set assignMethod to "cn"',
+      },
+    );
+    assert.deepEqual(
+      await refusal(
+        aliceSdk.api.createClaims({
+          claims: [claim(`${tag} cn`, { plugins: [uses(5), custom('a'), custom('b')], assignMethod: 'a' })],
+        } as never),
+      ),
+      {
+        errorMessage:
+          'claims[0].plugins: instances "a" and "b" both use the ClaimNumbers preset, but a claim has one claim number: keep one of them',
+      },
+    );
     // named by assignMethod: accepted
-    await aliceSdk.api.createClaims({ claims: [claim(`${tag} cn ok`, { plugins: [uses(5), custom('cn')], assignMethod: 'cn' })] } as never);
+    await aliceSdk.api.createClaims({
+      claims: [claim(`${tag} cn ok`, { plugins: [uses(5), custom('cn')], assignMethod: 'cn' })],
+    } as never);
   });
 });

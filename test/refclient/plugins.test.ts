@@ -14,10 +14,22 @@ import { refusal, sdkClient, type SdkClient } from './sdk.ts';
 /** A version config as the reference client's users write it (every field it types as required). */
 const sdkVersion = (uri: string, verificationCall: Record<string, unknown> = {}) => ({
   ...versionConfig(uri),
-  verificationCall: { uri, method: 'POST', hardcodedInputs: [], passAddress: false, postProcessingJs: '', ...verificationCall },
+  verificationCall: {
+    uri,
+    method: 'POST',
+    hardcodedInputs: [],
+    passAddress: false,
+    postProcessingJs: '',
+    ...verificationCall,
+  },
   finalized: true,
 });
-const metadata = (name: string) => ({ name, description: 'made with the reference client', image: '', createdBy: 'tester' });
+const metadata = (name: string) => ({
+  name,
+  description: 'made with the reference client',
+  image: '',
+  createdBy: 'tester',
+});
 
 describe('reference client: plugin documents', { timeout: 120_000 }, () => {
   let t: TestApp;
@@ -41,7 +53,12 @@ describe('reference client: plugin documents', { timeout: 120_000 }, () => {
 
   test('createPlugin with method POST and an empty postProcessingJs; updatePlugin appends a version the same way', async () => {
     const pluginId = newPluginId('sdk');
-    await aliceSdk.api.createPlugin({ pluginId, metadata: metadata('Made by the SDK'), toPublish: false, initialVersion: sdkVersion(ep.url) } as never);
+    await aliceSdk.api.createPlugin({
+      pluginId,
+      metadata: metadata('Made by the SDK'),
+      toPublish: false,
+      initialVersion: sdkVersion(ep.url),
+    } as never);
     await aliceSdk.api.updatePlugin({ pluginId, versionCreate: sdkVersion(ep.url) } as never);
     const { plugin } = (await t.request('GET', `/api/v0/plugins/${pluginId}`)).json();
     assert.deepEqual(
@@ -57,32 +74,79 @@ describe('reference client: plugin documents', { timeout: 120_000 }, () => {
 
   test('another method, or a non-empty postProcessingJs, is a 400 that says why', async () => {
     const pluginId = newPluginId('sdk');
-    assert.deepEqual(await refusal(aliceSdk.api.createPlugin({ pluginId, metadata: metadata('GET'), toPublish: false, initialVersion: sdkVersion(ep.url, { method: 'GET' }) } as never)), {
-      errorMessage: 'initialVersion.verificationCall.method must be "POST": this service always calls plugin endpoints with POST (got "GET")',
-    });
-    assert.deepEqual(await refusal(aliceSdk.api.createPlugin({ pluginId, metadata: metadata('JS'), toPublish: false, initialVersion: sdkVersion(ep.url, { postProcessingJs: 'return 1' }) } as never)), {
-      errorMessage: 'initialVersion.verificationCall.postProcessingJs must be empty: this service runs no creator-supplied code',
-    });
-    await aliceSdk.api.createPlugin({ pluginId, metadata: metadata('ok'), toPublish: false, initialVersion: sdkVersion(ep.url) } as never);
-    assert.deepEqual(await refusal(aliceSdk.api.updatePlugin({ pluginId, versionCreate: sdkVersion(ep.url, { method: 'PUT' }) } as never)), {
-      errorMessage: 'versionCreate.verificationCall.method must be "POST": this service always calls plugin endpoints with POST (got "PUT")',
-    });
+    assert.deepEqual(
+      await refusal(
+        aliceSdk.api.createPlugin({
+          pluginId,
+          metadata: metadata('GET'),
+          toPublish: false,
+          initialVersion: sdkVersion(ep.url, { method: 'GET' }),
+        } as never),
+      ),
+      {
+        errorMessage:
+          'initialVersion.verificationCall.method must be "POST": this service always calls plugin endpoints with POST (got "GET")',
+      },
+    );
+    assert.deepEqual(
+      await refusal(
+        aliceSdk.api.createPlugin({
+          pluginId,
+          metadata: metadata('JS'),
+          toPublish: false,
+          initialVersion: sdkVersion(ep.url, { postProcessingJs: 'return 1' }),
+        } as never),
+      ),
+      {
+        errorMessage:
+          'initialVersion.verificationCall.postProcessingJs must be empty: this service runs no creator-supplied code',
+      },
+    );
+    await aliceSdk.api.createPlugin({
+      pluginId,
+      metadata: metadata('ok'),
+      toPublish: false,
+      initialVersion: sdkVersion(ep.url),
+    } as never);
+    assert.deepEqual(
+      await refusal(
+        aliceSdk.api.updatePlugin({ pluginId, versionCreate: sdkVersion(ep.url, { method: 'PUT' }) } as never),
+      ),
+      {
+        errorMessage:
+          'versionCreate.verificationCall.method must be "POST": this service always calls plugin endpoints with POST (got "PUT")',
+      },
+    );
   });
 
   test('getPlugin, getPlugins and searchPlugins read documents; getPlugins lists them under plugins', async () => {
     const pluginId = newPluginId('sdk');
-    await aliceSdk.api.createPlugin({ pluginId, metadata: metadata(`Findable ${pluginId}`), toPublish: false, initialVersion: sdkVersion(ep.url) } as never);
+    await aliceSdk.api.createPlugin({
+      pluginId,
+      metadata: metadata(`Findable ${pluginId}`),
+      toPublish: false,
+      initialVersion: sdkVersion(ep.url),
+    } as never);
     const one = await aliceSdk.api.getPlugin(pluginId, {} as never);
     assert.equal(one.plugin.pluginId, pluginId);
     const many = await aliceSdk.api.getPlugins({ pluginIds: [pluginId, 'no-such-plugin'] } as never);
-    assert.deepEqual(many.plugins.map((p) => p.pluginId), [pluginId]);
+    assert.deepEqual(
+      many.plugins.map((p) => p.pluginId),
+      [pluginId],
+    );
     const mine = await aliceSdk.api.searchPlugins({ pluginsForSignedInUser: true, searchValue: pluginId } as never);
-    assert.deepEqual(mine.plugins.map((p) => p.pluginId), [pluginId]);
+    assert.deepEqual(
+      mine.plugins.map((p) => p.pluginId),
+      [pluginId],
+    );
     assert.equal(mine.bookmark, '');
     // refusals: an unknown id; a search for your own plugins without a session
-    assert.deepEqual(await refusal(aliceSdk.api.getPlugin('no-such-plugin', {} as never)), { errorMessage: 'Plugin no-such-plugin not found' });
+    assert.deepEqual(await refusal(aliceSdk.api.getPlugin('no-such-plugin', {} as never)), {
+      errorMessage: 'Plugin no-such-plugin not found',
+    });
     assert.deepEqual(await refusal(sdkClient(t).api.searchPlugins({ pluginsForSignedInUser: true } as never)), {
-      errorMessage: 'Unauthorized request. pluginsForSignedInUser needs a signed-in session (Authorization: Bearer <access token>).',
+      errorMessage:
+        'Unauthorized request. pluginsForSignedInUser needs a signed-in session (Authorization: Bearer <access token>).',
       unauthorized: true,
     });
     assert.deepEqual(await refusal(aliceSdk.api.getPlugins({ pluginIds: ['bad id!'] } as never)), {
@@ -92,8 +156,15 @@ describe('reference client: plugin documents', { timeout: 120_000 }, () => {
 
   test('deletePlugin: the owner deletes; another user is refused', async () => {
     const pluginId = newPluginId('sdk');
-    await aliceSdk.api.createPlugin({ pluginId, metadata: metadata('to delete'), toPublish: false, initialVersion: sdkVersion(ep.url) } as never);
-    assert.deepEqual(await refusal(bobSdk.api.deletePlugin({ pluginId })), { errorMessage: `Only the creator or manager of plugin ${pluginId} may edit it` });
+    await aliceSdk.api.createPlugin({
+      pluginId,
+      metadata: metadata('to delete'),
+      toPublish: false,
+      initialVersion: sdkVersion(ep.url),
+    } as never);
+    assert.deepEqual(await refusal(bobSdk.api.deletePlugin({ pluginId })), {
+      errorMessage: `Only the creator or manager of plugin ${pluginId} may edit it`,
+    });
     await aliceSdk.api.deletePlugin({ pluginId });
     assert.equal((await t.request('GET', `/api/v0/plugins/${pluginId}`)).statusCode, 404);
   });
@@ -103,14 +174,38 @@ describe('reference client: plugin documents', { timeout: 120_000 }, () => {
     const first = newPluginId('errs');
     const second = newPluginId('errs');
     const bobs = newPluginId('errs');
-    await aliceSdk.api.createPlugin({ pluginId: first, metadata: metadata('one'), toPublish: false, initialVersion: sdkVersion(ep.url) } as never);
+    await aliceSdk.api.createPlugin({
+      pluginId: first,
+      metadata: metadata('one'),
+      toPublish: false,
+      initialVersion: sdkVersion(ep.url),
+    } as never);
     // managed by alice, created by bob: alice reads its errors too
-    await bobSdk.api.createPlugin({ pluginId: second, metadata: metadata('two'), toPublish: false, initialVersion: sdkVersion(ep.url), managedBy: alice.platformAddress } as never);
-    await bobSdk.api.createPlugin({ pluginId: bobs, metadata: metadata('bob only'), toPublish: false, initialVersion: sdkVersion(ep.url) } as never);
+    await bobSdk.api.createPlugin({
+      pluginId: second,
+      metadata: metadata('two'),
+      toPublish: false,
+      initialVersion: sdkVersion(ep.url),
+      managedBy: alice.platformAddress,
+    } as never);
+    await bobSdk.api.createPlugin({
+      pluginId: bobs,
+      metadata: metadata('bob only'),
+      toPublish: false,
+      initialVersion: sdkVersion(ep.url),
+    } as never);
     const claim = async (pluginId: string, token: string) =>
-      claimWithPlugins(t, token, [numUses(100), { pluginId, instanceId: 'cp', version: '1', publicParams: {}, privateParams: {} }]);
-    const [c1, c2, c3] = [await claim(first, alice.accessToken), await claim(second, bob.accessToken), await claim(bobs, bob.accessToken)];
-    const fail = async (claimId: string) => assert.equal((await attempt(t, 'simulate', claimId, randomAddress())).statusCode, 400);
+      claimWithPlugins(t, token, [
+        numUses(100),
+        { pluginId, instanceId: 'cp', version: '1', publicParams: {}, privateParams: {} },
+      ]);
+    const [c1, c2, c3] = [
+      await claim(first, alice.accessToken),
+      await claim(second, bob.accessToken),
+      await claim(bobs, bob.accessToken),
+    ];
+    const fail = async (claimId: string) =>
+      assert.equal((await attempt(t, 'simulate', claimId, randomAddress())).statusCode, 400);
     for (let i = 0; i < 20; i++) await fail(c1);
     for (let i = 0; i < 7; i++) await fail(c2);
     await fail(c3);
@@ -120,7 +215,11 @@ describe('reference client: plugin documents', { timeout: 120_000 }, () => {
     assert.equal(aliceSdk.paths.at(-1), 'GET /api/v0/plugins/errors');
     assert.equal(p1.docs.length, 25);
     assert.equal(p1.total, 27);
-    const raw = (await t.request('GET', `/api/v0/plugins/errors?bookmark=${encodeURIComponent(p1.bookmark!)}`, { token: alice.accessToken })).json();
+    const raw = (
+      await t.request('GET', `/api/v0/plugins/errors?bookmark=${encodeURIComponent(p1.bookmark!)}`, {
+        token: alice.accessToken,
+      })
+    ).json();
     assert.equal(raw.docs.length, 2);
     assert.equal(raw.hasMore, false);
     assert.equal(raw.bookmark, '');
@@ -133,7 +232,8 @@ describe('reference client: plugin documents', { timeout: 120_000 }, () => {
     // bob sees his two plugins' errors; without a session it is a 401
     assert.equal((await bobSdk.api.getPluginErrors({ pluginId: bobs })).total, 8);
     assert.deepEqual(await refusal(sdkClient(t).api.getPluginErrors({ pluginId: first })), {
-      errorMessage: 'Unauthorized request. This route requires a signed-in session (Authorization: Bearer <access token>).',
+      errorMessage:
+        'Unauthorized request. This route requires a signed-in session (Authorization: Bearer <access token>).',
       unauthorized: true,
     });
   });

@@ -10,7 +10,8 @@ import type { TestApp } from '../helpers/app.ts';
 // same function is `sha2.js`: point that one import there, for the client's files only.
 registerHooks({
   resolve(specifier, context, next) {
-    if (specifier === '@noble/hashes/sha256' && context.parentURL?.includes('/node_modules/bitbadgesjs-sdk/')) return next('@noble/hashes/sha2.js', context);
+    if (specifier === '@noble/hashes/sha256' && context.parentURL?.includes('/node_modules/bitbadgesjs-sdk/'))
+      return next('@noble/hashes/sha2.js', context);
     return next(specifier, context);
   },
 });
@@ -24,7 +25,11 @@ export function renamePath(url: string): string {
   const u = new URL(url);
   u.pathname = u.pathname
     .split('/')
-    .map((seg) => seg.replace(/siwbb/gi, (m) => (m === 'SIWBB' ? 'SIGNIN' : m[0] === 'S' ? 'Signin' : 'signin')).replace(/bitbadges/gi, 'platform'))
+    .map((seg) =>
+      seg
+        .replace(/siwbb/gi, (m) => (m === 'SIWBB' ? 'SIGNIN' : m[0] === 'S' ? 'Signin' : 'signin'))
+        .replace(/bitbadges/gi, 'platform'),
+    )
     .join('/');
   return u.toString();
 }

@@ -12,8 +12,15 @@ test('docs/security.md renders the access table of src/shared/access.ts', () => 
   const to = doc.indexOf(end);
   assert.ok(from >= 0 && to > from, 'docs/security.md holds the access-table markers');
   const shown = doc.slice(from + start.length, to).trim();
-  assert.ok(shown === renderAccessTable(), 'docs/security.md shows a stale access table: run node scripts/access-table.ts');
+  assert.ok(
+    shown === renderAccessTable(),
+    'docs/security.md shows a stale access table: run node scripts/access-table.ts',
+  );
   // one row per route, and the row of the plugin error log names its scope and owner rule
   assert.equal(shown.split('\n').length, Object.keys(ACCESS).length + 2);
-  assert.ok(shown.includes('| `GET /api/v0/plugins/errors` | API key | required | `managePlugins` | signed-in | only the creator or manager of the plugin |'));
+  assert.ok(
+    shown.includes(
+      '| `GET /api/v0/plugins/errors` | API key | required | `managePlugins` | signed-in | only the creator or manager of the plugin |',
+    ),
+  );
 });

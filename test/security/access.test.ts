@@ -17,8 +17,25 @@ import { SCOPE_IDS } from '../../src/signin/scopes.ts';
 import { ACCESS, namedScopes, openApiSecurity, type AccessRule } from '../../src/shared/access.ts';
 import { registerAccessTable } from '../../src/api-keys/gate.ts';
 
-type Kind = 'none' | 'apiKey' | 'otherUser' | 'ownerWithoutScope' | 'thirdPartyApp' | 'consoleNoCsrf' | 'consoleForeignOrigin' | 'visitor';
-const KINDS: Kind[] = ['none', 'apiKey', 'otherUser', 'ownerWithoutScope', 'thirdPartyApp', 'consoleNoCsrf', 'consoleForeignOrigin', 'visitor'];
+type Kind =
+  | 'none'
+  | 'apiKey'
+  | 'otherUser'
+  | 'ownerWithoutScope'
+  | 'thirdPartyApp'
+  | 'consoleNoCsrf'
+  | 'consoleForeignOrigin'
+  | 'visitor';
+const KINDS: Kind[] = [
+  'none',
+  'apiKey',
+  'otherUser',
+  'ownerWithoutScope',
+  'thirdPartyApp',
+  'consoleNoCsrf',
+  'consoleForeignOrigin',
+  'visitor',
+];
 
 /** What the entry lets through for a kind of credential (the test's own reading of the table's rules). */
 function allowed(rule: AccessRule, method: string, kind: Kind): boolean {
@@ -67,20 +84,39 @@ describe('who may call what: every route × every credential', { timeout: 900_00
     client = await testClient(t);
     const app = await createTestClient(t, { name: 'Third Party' });
     // one token per scope from a third-party app; the owner's own sessions without each route's scopes
-    await Promise.all(SCOPE_IDS.map(async (scope) => thirdParty.set(scope, await signIn(t, { privateKey: owner.privateKey, scopes: [scope], client: app }))));
+    await Promise.all(
+      SCOPE_IDS.map(async (scope) =>
+        thirdParty.set(scope, await signIn(t, { privateKey: owner.privateKey, scopes: [scope], client: app })),
+      ),
+    );
 
     ids.pluginId = await createPlugin(t, owner.accessToken, 'https://127.0.0.1:9/hook');
     ids.claimId = `access-${Date.now().toString(36)}`;
-    const claim = await t.request('POST', '/api/v0/claims', { token: owner.accessToken, body: { claims: [claimBody()] } });
+    const claim = await t.request('POST', '/api/v0/claims', {
+      token: owner.accessToken,
+      body: { claims: [claimBody()] },
+    });
     assert.equal(claim.statusCode, 200, claim.body);
-    const store = await t.request('POST', '/api/v0/dynamicStores', { token: owner.accessToken, body: { handlerId: 'addresses', label: 'access' } });
+    const store = await t.request('POST', '/api/v0/dynamicStores', {
+      token: owner.accessToken,
+      body: { handlerId: 'addresses', label: 'access' },
+    });
     assert.equal(store.statusCode, 200, store.body);
     ids.id = store.json().doc.dynamicDataId;
-    const devApp = await t.request('POST', '/api/v0/developerApps', { token: owner.accessToken, body: { name: 'Owned app', redirectUris: ['https://owned.example/cb'] } });
+    const devApp = await t.request('POST', '/api/v0/developerApps', {
+      token: owner.accessToken,
+      body: { name: 'Owned app', redirectUris: ['https://owned.example/cb'] },
+    });
     assert.equal(devApp.statusCode, 200, devApp.body);
     ids.clientId = devApp.json().clientId;
     await enqueue(t, [newDelivery(ids.pluginId, 'https://127.0.0.1:9/hook')]);
-    ids.deliveryId = (await t.ctx.db.selectFrom('webhook_deliveries').select('delivery_id').where('plugin_id', '=', ids.pluginId).executeTakeFirstOrThrow()).delivery_id;
+    ids.deliveryId = (
+      await t.ctx.db
+        .selectFrom('webhook_deliveries')
+        .select('delivery_id')
+        .where('plugin_id', '=', ids.pluginId)
+        .executeTakeFirstOrThrow()
+    ).delivery_id;
   });
   after(() => t.close());
 
@@ -127,15 +163,28 @@ describe('who may call what: every route × every credential', { timeout: 900_00
     };
     if (query[key]) url += `?${query[key]}`;
     const bodies: Record<string, unknown> = {
-      'POST /api/v0/signin/token': { grant_type: 'authorization_code', code: 'no-such-code', client_id: client.clientId, client_secret: client.clientSecret, redirect_uri: client.redirectUri },
+      'POST /api/v0/signin/token': {
+        grant_type: 'authorization_code',
+        code: 'no-such-code',
+        client_id: client.clientId,
+        client_secret: client.clientSecret,
+        redirect_uri: client.redirectUri,
+      },
       // one app by id (without clientId, the caller's own apps: a session holding manageDeveloperApps, checked by the handler)
       'POST /api/v0/developerApps/fetch': { clientId: ids.clientId },
       'PUT /api/v0/developerApps': { clientId: ids.clientId, name: 'Renamed' },
       'DELETE /api/v0/developerApps': { clientId: ids.clientId },
       'PUT /api/v0/dynamicStores': { dynamicDataId: ids.id, label: 'renamed' },
       'DELETE /api/v0/dynamicStores': { dynamicDataId: ids.id },
-      'POST /api/v0/storeActions/single': { dynamicDataId: ids.id, actionName: 'add', payload: { address: other.platformAddress } },
-      'POST /api/v0/storeActions/batch': { dynamicDataId: ids.id, actions: [{ actionName: 'add', payload: { address: other.platformAddress } }] },
+      'POST /api/v0/storeActions/single': {
+        dynamicDataId: ids.id,
+        actionName: 'add',
+        payload: { address: other.platformAddress },
+      },
+      'POST /api/v0/storeActions/batch': {
+        dynamicDataId: ids.id,
+        actions: [{ actionName: 'add', payload: { address: other.platformAddress } }],
+      },
       'PUT /api/v0/claims': { claims: [claimBody()] },
       'DELETE /api/v0/claims': { claimIds: [ids.claimId] },
       'POST /api/v0/claims/reserved/:claimId/:address': { _expectedVersion: -1 },
@@ -150,7 +199,12 @@ describe('who may call what: every route × every credential', { timeout: 900_00
   async function call(kind: Kind, rule: AccessRule, method: string, path: string) {
     const { url, body } = sample(method, path);
     const send = (o: { apiKey?: string | null; token?: string; headers?: Record<string, string> }) =>
-      t.request(method, url, { ...(body !== undefined ? { body } : {}), apiKey: o.apiKey === undefined ? null : o.apiKey, ...(o.token ? { token: o.token } : {}), ...(o.headers ? { headers: o.headers } : {}) });
+      t.request(method, url, {
+        ...(body !== undefined ? { body } : {}),
+        apiKey: o.apiKey === undefined ? null : o.apiKey,
+        ...(o.token ? { token: o.token } : {}),
+        ...(o.headers ? { headers: o.headers } : {}),
+      });
     const named = namedScopes(rule);
     switch (kind) {
       case 'none':
@@ -168,7 +222,13 @@ describe('who may call what: every route × every credential', { timeout: 900_00
       case 'consoleNoCsrf':
         return send({ headers: { cookie: ownerConsole.cookie, origin: originOf(t), 'sec-fetch-site': 'same-origin' } });
       case 'consoleForeignOrigin':
-        return send({ headers: { cookie: ownerConsole.cookie, origin: 'https://evil.example', 'x-csrf-token': ownerConsole.csrfToken } });
+        return send({
+          headers: {
+            cookie: ownerConsole.cookie,
+            origin: 'https://evil.example',
+            'x-csrf-token': ownerConsole.csrfToken,
+          },
+        });
       case 'visitor':
         return send({ headers: { cookie: visitorCookie, origin: originOf(t), 'sec-fetch-site': 'same-origin' } });
     }
@@ -192,7 +252,10 @@ describe('who may call what: every route × every credential', { timeout: 900_00
         const expected = allowed(rule, method, kind);
         if (refused) refusals++;
         else passes++;
-        if (refused === expected || res.statusCode >= 500) wrong.push(`${key} × ${kind}: ${expected ? 'expected through' : 'expected 401/403'}, got ${res.statusCode} ${res.body.slice(0, 200)}`);
+        if (refused === expected || res.statusCode >= 500)
+          wrong.push(
+            `${key} × ${kind}: ${expected ? 'expected through' : 'expected 401/403'}, got ${res.statusCode} ${res.body.slice(0, 200)}`,
+          );
       });
     }
     assert.deepEqual(wrong, []);
@@ -203,7 +266,10 @@ describe('who may call what: every route × every credential', { timeout: 900_00
   test('every entry is a route of the service, and every route has an entry (HEAD follows GET)', () => {
     for (const key of Object.keys(ACCESS)) {
       const [method, url] = key.split(' ') as [string, string];
-      assert.ok(t.app.hasRoute({ method: method as 'GET', url }), `${key} is in the table but no such route is registered`);
+      assert.ok(
+        t.app.hasRoute({ method: method as 'GET', url }),
+        `${key} is in the table but no such route is registered`,
+      );
     }
   });
 
@@ -211,14 +277,17 @@ describe('who may call what: every route × every credential', { timeout: 900_00
     const app = Fastify();
     registerAccessTable(app);
     assert.throws(() => app.get('/api/v0/undeclared', async () => ({})), {
-      message: 'Route GET /api/v0/undeclared is not in the access table: declare who may call it in src/shared/access.ts',
+      message:
+        'Route GET /api/v0/undeclared is not in the access table: declare who may call it in src/shared/access.ts',
     });
     app.get('/api/v0/plugins/errors', async () => ({}));
     await app.close();
   });
 
   test("each operation's OpenAPI security is its entry's", async () => {
-    const spec = (await t.request('GET', '/openapi.json', { apiKey: null })).json() as { paths: Record<string, Record<string, { security?: unknown }>> };
+    const spec = (await t.request('GET', '/openapi.json', { apiKey: null })).json() as {
+      paths: Record<string, Record<string, { security?: unknown }>>;
+    };
     let n = 0;
     for (const [key, rule] of Object.entries(ACCESS as Record<string, AccessRule>)) {
       const [method, path] = key.split(' ') as [string, string];
@@ -228,6 +297,9 @@ describe('who may call what: every route × every credential', { timeout: 900_00
       n++;
     }
     assert.ok(n >= 80, `${n} operations`);
-    assert.deepEqual(spec.paths['/api/v0/plugins/errors']!.get!.security, [{ apiKey: [], bearer: ['managePlugins'] }, { consoleSession: [] }]);
+    assert.deepEqual(spec.paths['/api/v0/plugins/errors']!.get!.security, [
+      { apiKey: [], bearer: ['managePlugins'] },
+      { consoleSession: [] },
+    ]);
   });
 });

@@ -19,25 +19,39 @@ describe('plugin secrets and error logs need managePlugins', () => {
     t = await startPluginApp();
     alice = await owner(t);
     // the same wallet, signed in to another developer app that asked for completeClaims only
-    thirdParty = await signIn(t, { privateKey: alice.privateKey, scopes: ['completeClaims'], client: await createTestClient(t, { name: 'Third Party' }) });
+    thirdParty = await signIn(t, {
+      privateKey: alice.privateKey,
+      scopes: ['completeClaims'],
+      client: await createTestClient(t, { name: 'Third Party' }),
+    });
     pluginId = await createPlugin(t, alice.accessToken, URI);
   });
   after(() => t.close());
 
-  const fetchSecret = (o: { token?: string }) => t.request('POST', '/api/v0/plugins/fetch', { ...o, body: { pluginIds: [pluginId], returnSensitiveData: true } });
+  const fetchSecret = (o: { token?: string }) =>
+    t.request('POST', '/api/v0/plugins/fetch', { ...o, body: { pluginIds: [pluginId], returnSensitiveData: true } });
 
   test("a third-party app's token of the owner holding only completeClaims gets no secret: 403 naming the scope", async () => {
     const res = await fetchSecret({ token: thirdParty.accessToken });
     assert.equal(res.statusCode, 403, res.body);
-    assert.deepEqual(res.json(), { errorMessage: 'returnSensitiveData requires the session to hold the scope(s): managePlugins' });
+    assert.deepEqual(res.json(), {
+      errorMessage: 'returnSensitiveData requires the session to hold the scope(s): managePlugins',
+    });
   });
 
   test('returnSensitiveData without a session is a 401; without the flag the same caller reads the document', async () => {
     const res = await fetchSecret({});
     assert.equal(res.statusCode, 401, res.body);
-    assert.deepEqual(res.json(), { errorMessage: "Unauthorized request. returnSensitiveData needs a signed-in session (Authorization: Bearer <access token>).", unauthorized: true });
+    assert.deepEqual(res.json(), {
+      errorMessage:
+        'Unauthorized request. returnSensitiveData needs a signed-in session (Authorization: Bearer <access token>).',
+      unauthorized: true,
+    });
     for (const token of [undefined, thirdParty.accessToken]) {
-      const plain = await t.request('POST', '/api/v0/plugins/fetch', { ...(token ? { token } : {}), body: { pluginIds: [pluginId] } });
+      const plain = await t.request('POST', '/api/v0/plugins/fetch', {
+        ...(token ? { token } : {}),
+        body: { pluginIds: [pluginId] },
+      });
       assert.equal(plain.statusCode, 200, plain.body);
       assert.equal(plain.json().plugins[0].pluginId, pluginId);
       assert.equal(plain.json().plugins[0].pluginSecret, undefined);
@@ -56,9 +70,13 @@ describe('plugin secrets and error logs need managePlugins', () => {
   });
 
   test('the error log needs managePlugins too', async () => {
-    const refused = await t.request('GET', `/api/v0/plugins/errors?pluginId=${pluginId}`, { token: thirdParty.accessToken });
+    const refused = await t.request('GET', `/api/v0/plugins/errors?pluginId=${pluginId}`, {
+      token: thirdParty.accessToken,
+    });
     assert.equal(refused.statusCode, 403, refused.body);
-    assert.deepEqual(refused.json(), { errorMessage: 'This route requires the session to hold the scope(s): managePlugins' });
+    assert.deepEqual(refused.json(), {
+      errorMessage: 'This route requires the session to hold the scope(s): managePlugins',
+    });
     const mine = await t.request('GET', `/api/v0/plugins/errors?pluginId=${pluginId}`, { token: alice.accessToken });
     assert.equal(mine.statusCode, 200, mine.body);
     assert.deepEqual(mine.json(), { docs: [], bookmark: mine.json().bookmark, hasMore: false, total: 0 });

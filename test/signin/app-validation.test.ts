@@ -23,16 +23,27 @@ describe('developer app validation and ownership', () => {
   });
   after(() => t.close());
 
-  const create = (body: Record<string, unknown>, who = owner) => t.request('POST', APPS, { token: who.accessToken, body: { name: 'App', redirectUris: [], ...body } });
+  const create = (body: Record<string, unknown>, who = owner) =>
+    t.request('POST', APPS, { token: who.accessToken, body: { name: 'App', redirectUris: [], ...body } });
 
   test('redirect URIs: https anywhere, http on loopback only, private-use schemes with a dot', async () => {
-    const accepted = ['https://a.example/cb', 'https://a.example:8443/cb?x=1', 'http://localhost:8080/cb', 'http://127.0.0.1/cb', 'http://127.1.2.3:9/cb', 'http://127.10.200.1/cb', 'http://[::1]:8080/cb', 'com.example.app:/oauth'];
+    const accepted = [
+      'https://a.example/cb',
+      'https://a.example:8443/cb?x=1',
+      'http://localhost:8080/cb',
+      'http://127.0.0.1/cb',
+      'http://127.1.2.3:9/cb',
+      'http://127.10.200.1/cb',
+      'http://[::1]:8080/cb',
+      'com.example.app:/oauth',
+    ];
     const ok = await create({ redirectUris: accepted });
     assert.equal(ok.statusCode, 200, ok.body);
     const doc = (await t.request('GET', `/api/v0/developerApp/${ok.json().clientId}`)).json().developerApp;
     assert.deepEqual(doc.redirectUris, accepted, 'stored as given, in order');
 
-    const https = 'must use https (http only on localhost / 127.0.0.1 / [::1], or a private-use scheme such as com.example.app:)';
+    const https =
+      'must use https (http only on localhost / 127.0.0.1 / [::1], or a private-use scheme such as com.example.app:)';
     const refused: Array<[string, string]> = [
       ['http://a.example/cb', `Invalid redirectUris[1]: "http://a.example/cb" ${https}`],
       ['http://localhost.evil.example/cb', `Invalid redirectUris[1]: "http://localhost.evil.example/cb" ${https}`],
@@ -50,10 +61,19 @@ describe('developer app validation and ownership', () => {
       assert.deepEqual(res.json(), { errorMessage: message }, uri);
     }
     const dup = await create({ redirectUris: ['https://a.example/cb', 'https://a.example/cb'] });
-    assert.deepEqual([dup.statusCode, dup.json()], [400, { errorMessage: 'Invalid redirectUris: duplicate redirect URI' }]);
+    assert.deepEqual(
+      [dup.statusCode, dup.json()],
+      [400, { errorMessage: 'Invalid redirectUris: duplicate redirect URI' }],
+    );
     // an update is checked the same way
-    const put = await t.request('PUT', APPS, { token: owner.accessToken, body: { clientId: ok.json().clientId, redirectUris: ['http://a.example/cb'] } });
-    assert.deepEqual([put.statusCode, put.json()], [400, { errorMessage: `Invalid redirectUris[0]: "http://a.example/cb" ${https}` }]);
+    const put = await t.request('PUT', APPS, {
+      token: owner.accessToken,
+      body: { clientId: ok.json().clientId, redirectUris: ['http://a.example/cb'] },
+    });
+    assert.deepEqual(
+      [put.statusCode, put.json()],
+      [400, { errorMessage: `Invalid redirectUris[0]: "http://a.example/cb" ${https}` }],
+    );
   });
 
   test('the limits the route schema does not see first: 20 URIs of at most 2,048 characters (CLI)', async () => {
@@ -65,10 +85,16 @@ describe('developer app validation and ownership', () => {
     assert.equal(twenty.code, 0, twenty.stderr);
 
     const base = 'https://a.example/';
-    const long = await runCli(['app', 'create', '--name', 'Long', '--redirect-uri', base + 'x'.repeat(2049 - base.length)], db.env);
+    const long = await runCli(
+      ['app', 'create', '--name', 'Long', '--redirect-uri', base + 'x'.repeat(2049 - base.length)],
+      db.env,
+    );
     assert.equal(long.code, 2);
     assert.match(long.stderr, /Invalid redirectUris\[0\]: longer than 2048 characters/);
-    const atLimit = await runCli(['app', 'create', '--name', 'At Limit', '--redirect-uri', base + 'x'.repeat(2048 - base.length)], db.env);
+    const atLimit = await runCli(
+      ['app', 'create', '--name', 'At Limit', '--redirect-uri', base + 'x'.repeat(2048 - base.length)],
+      db.env,
+    );
     assert.equal(atLimit.code, 0, atLimit.stderr);
   });
 
@@ -78,12 +104,16 @@ describe('developer app validation and ownership', () => {
       const res = await create({ name });
       assert.equal(res.statusCode, 200, `${name}: ${res.body}`);
     }
-    const message = "Invalid name: 1 to 64 characters from letters, digits, spaces and . _ ~ : / ? # [ ] @ ! $ & ' ( ) * + , ; = - , without leading or trailing spaces";
+    const message =
+      "Invalid name: 1 to 64 characters from letters, digits, spaces and . _ ~ : / ? # [ ] @ ! $ & ' ( ) * + , ; = - , without leading or trailing spaces";
     for (const name of ['', ' lead', 'trail ', 'quote"', 'new\nline', 'émoji', '<b>']) {
       const res = await create({ name });
       assert.deepEqual([res.statusCode, res.json()], [400, { errorMessage: message }], JSON.stringify(name));
     }
-    const put = await t.request('PUT', APPS, { token: owner.accessToken, body: { clientId: (await create({})).json().clientId, name: 'bad<' } });
+    const put = await t.request('PUT', APPS, {
+      token: owner.accessToken,
+      body: { clientId: (await create({})).json().clientId, name: 'bad<' },
+    });
     assert.deepEqual([put.statusCode, put.json()], [400, { errorMessage: message }]);
   });
 
@@ -96,7 +126,11 @@ describe('developer app validation and ownership', () => {
     assert.deepEqual([put.statusCode, put.json()], [403, forbidden]);
     const del = await t.request('DELETE', APPS, { token: stranger.accessToken, body: { clientId } });
     assert.deepEqual([del.statusCode, del.json()], [403, forbidden]);
-    assert.equal((await t.request('GET', `/api/v0/developerApp/${clientId}`)).json().developerApp.name, 'Mine', 'unchanged');
+    assert.equal(
+      (await t.request('GET', `/api/v0/developerApp/${clientId}`)).json().developerApp.name,
+      'Mine',
+      'unchanged',
+    );
 
     const unknown = 'f'.repeat(64);
     const missing = { errorMessage: `No developer app with clientId ${unknown}` };
@@ -108,10 +142,16 @@ describe('developer app validation and ownership', () => {
     // the owner's update keeps what it does not name, and moves updatedAt
     const before = (await t.request('GET', `/api/v0/developerApp/${clientId}`)).json().developerApp;
     await new Promise((r) => setTimeout(r, 5));
-    const upd = await t.request('PUT', APPS, { token: owner.accessToken, body: { clientId, description: 'new text', image: 'https://img.example/i.png' } });
+    const upd = await t.request('PUT', APPS, {
+      token: owner.accessToken,
+      body: { clientId, description: 'new text', image: 'https://img.example/i.png' },
+    });
     assert.equal(upd.statusCode, 200, upd.body);
     const after = upd.json().developerApp;
-    assert.deepEqual({ ...after, updatedAt: undefined }, { ...before, description: 'new text', image: 'https://img.example/i.png', updatedAt: undefined });
+    assert.deepEqual(
+      { ...after, updatedAt: undefined },
+      { ...before, description: 'new text', image: 'https://img.example/i.png', updatedAt: undefined },
+    );
     assert.ok(Number(after.updatedAt) > Number(before.updatedAt));
     assert.equal(upd.json().clientSecret, undefined, 'no secret unless rotated');
   });
@@ -122,19 +162,41 @@ describe('developer app validation and ownership', () => {
     assert.equal(first.json().pagination.hasMore, true);
     const bookmark = first.json().pagination.bookmark as string;
     const theirs = await t.request('POST', `${APPS}/fetch`, { token: stranger.accessToken, body: { bookmark } });
-    assert.deepEqual([theirs.statusCode, theirs.json()], [400, { errorMessage: 'Invalid bookmark: it was not issued by this list. Send an empty bookmark for the first page.' }]);
-    assert.equal((await t.request('POST', `${APPS}/fetch`, { token: owner.accessToken, body: { bookmark } })).statusCode, 200);
+    assert.deepEqual(
+      [theirs.statusCode, theirs.json()],
+      [
+        400,
+        {
+          errorMessage: 'Invalid bookmark: it was not issued by this list. Send an empty bookmark for the first page.',
+        },
+      ],
+    );
+    assert.equal(
+      (await t.request('POST', `${APPS}/fetch`, { token: owner.accessToken, body: { bookmark } })).statusCode,
+      200,
+    );
   });
 
   test('the token endpoint sees a secret rotated in this process at once, and one rotated by another process within a second', async () => {
     const created = (await create({ name: 'Cached', redirectUris: ['https://cached.example/cb'] })).json();
-    const client = { clientId: created.clientId as string, clientSecret: created.clientSecret as string, redirectUri: 'https://cached.example/cb' };
+    const client = {
+      clientId: created.clientId as string,
+      clientSecret: created.clientSecret as string,
+      redirectUri: 'https://cached.example/cb',
+    };
     const exchange = async (secret: string) => {
       const { code } = await authorizeCode(t, { client });
-      return (await t.request('POST', '/api/v0/signin/token', { body: codeExchangeBody({ ...client, clientSecret: secret }, code) })).statusCode;
+      return (
+        await t.request('POST', '/api/v0/signin/token', {
+          body: codeExchangeBody({ ...client, clientSecret: secret }, code),
+        })
+      ).statusCode;
     };
     assert.equal(await exchange(client.clientSecret), 200, 'the client row is now cached');
-    const rotated = await t.request('PUT', APPS, { token: owner.accessToken, body: { clientId: client.clientId, rotateClientSecret: true } });
+    const rotated = await t.request('PUT', APPS, {
+      token: owner.accessToken,
+      body: { clientId: client.clientId, rotateClientSecret: true },
+    });
     const second = rotated.json().clientSecret as string;
     assert.equal(await exchange(client.clientSecret), 401, 'this process forgot the cached row at once');
     assert.equal(await exchange(second), 200);

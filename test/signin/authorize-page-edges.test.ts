@@ -32,7 +32,13 @@ describe('authorize page edges', () => {
   const base = () => ({ response_type: 'code', client_id: client.clientId, redirect_uri: CALLBACK });
 
   test('every optional parameter given: the params JSON carries each, the method as S256, and the deny URL with the state', async () => {
-    const res = await page({ ...base(), scope: 'completeClaims', state: 's1', code_challenge: CHALLENGE, code_challenge_method: 'S256' });
+    const res = await page({
+      ...base(),
+      scope: 'completeClaims',
+      state: 's1',
+      code_challenge: CHALLENGE,
+      code_challenge_method: 'S256',
+    });
     assert.equal(res.statusCode, 200);
     assert.deepEqual(paramsOf(res.body), {
       client_id: client.clientId,
@@ -50,13 +56,24 @@ describe('authorize page edges', () => {
   test('only client_id given: no optional field at all, and no deny URL', async () => {
     const res = await page({ response_type: 'code', client_id: client.clientId });
     assert.equal(res.statusCode, 200);
-    assert.deepEqual(paramsOf(res.body), { client_id: client.clientId, appName: 'Shop', nativeChainId: 'platform-1', denyUrl: null });
+    assert.deepEqual(paramsOf(res.body), {
+      client_id: client.clientId,
+      appName: 'Shop',
+      nativeChainId: 'platform-1',
+      denyUrl: null,
+    });
   });
 
   test('a redirect URI without a state: the deny URL has no state', async () => {
     const res = await page(base());
     assert.equal(res.statusCode, 200);
-    assert.deepEqual(paramsOf(res.body), { client_id: client.clientId, redirect_uri: CALLBACK, appName: 'Shop', nativeChainId: 'platform-1', denyUrl: 'https://shop.example/cb?x=1&error=access_denied' });
+    assert.deepEqual(paramsOf(res.body), {
+      client_id: client.clientId,
+      redirect_uri: CALLBACK,
+      appName: 'Shop',
+      nativeChainId: 'platform-1',
+      denyUrl: 'https://shop.example/cb?x=1&error=access_denied',
+    });
   });
 
   test('<, U+2028 and U+2029 are escaped in the params JSON and come back intact', async () => {
@@ -70,7 +87,14 @@ describe('authorize page edges', () => {
     assert.equal(params.state, state);
     const deny = new URL(String(params.denyUrl));
     assert.equal(deny.origin + deny.pathname, 'https://shop.example/cb');
-    assert.deepEqual([...deny.searchParams], [['x', '1'], ['error', 'access_denied'], ['state', state]]);
+    assert.deepEqual(
+      [...deny.searchParams],
+      [
+        ['x', '1'],
+        ['error', 'access_denied'],
+        ['state', state],
+      ],
+    );
   });
 
   test('the page headers, title, style and texts with a redirect URI and scopes', async () => {
@@ -121,7 +145,9 @@ describe('authorize page edges', () => {
     assert.equal(res.headers['referrer-policy'], 'no-referrer');
     const nonce = nonceOf(res.headers['content-security-policy']);
     assert.equal(res.headers['content-security-policy'], csp(nonce));
-    assert.ok(res.body.includes(`<title>Sign-in error</title><style nonce="${nonce}">\n[hidden]{display:none!important}\n`));
+    assert.ok(
+      res.body.includes(`<title>Sign-in error</title><style nonce="${nonce}">\n[hidden]{display:none!important}\n`),
+    );
     assert.ok(
       res.body.endsWith(
         '</style></head>\n<body><main><h1>This sign-in link is not valid</h1><p class="error" id="error">Invalid client_id: no developer app has this client ID.</p>' +
@@ -160,7 +186,11 @@ describe('authorize page edges', () => {
       assert.equal(loc.origin + loc.pathname, 'https://shop.example/cb', name);
       // an over-long state is not echoed back; a valid one is
       const state: [string, string][] = name === 'state' ? [] : [['state', 's1']];
-      assert.deepEqual([...loc.searchParams], [['x', '1'], ['error', 'invalid_request'], ['error_description', message], ...state], name);
+      assert.deepEqual(
+        [...loc.searchParams],
+        [['x', '1'], ['error', 'invalid_request'], ['error_description', message], ...state],
+        name,
+      );
     }
     // at the limit it is let through
     const state = 'a'.repeat(1024);
@@ -172,7 +202,13 @@ describe('authorize page edges', () => {
   test('display-only parameters are allowed and ignored', async () => {
     const res = await page({ ...base(), claimId: '42', utm_source: 'mail' });
     assert.equal(res.statusCode, 200);
-    assert.deepEqual(paramsOf(res.body), { client_id: client.clientId, redirect_uri: CALLBACK, appName: 'Shop', nativeChainId: 'platform-1', denyUrl: 'https://shop.example/cb?x=1&error=access_denied' });
+    assert.deepEqual(paramsOf(res.body), {
+      client_id: client.clientId,
+      redirect_uri: CALLBACK,
+      appName: 'Shop',
+      nativeChainId: 'platform-1',
+      denyUrl: 'https://shop.example/cb?x=1&error=access_denied',
+    });
   });
 
   test('a repeated display-only parameter goes back to the redirect URI as invalid_request, with the state', async () => {
@@ -183,7 +219,15 @@ describe('authorize page edges', () => {
     assert.equal(res.headers['referrer-policy'], 'no-referrer');
     const loc = new URL(String(res.headers.location));
     assert.equal(loc.origin + loc.pathname, 'https://shop.example/cb');
-    assert.deepEqual([...loc.searchParams], [['x', '1'], ['error', 'invalid_request'], ['error_description', 'Parameter claimId must not be repeated.'], ['state', 's1']]);
+    assert.deepEqual(
+      [...loc.searchParams],
+      [
+        ['x', '1'],
+        ['error', 'invalid_request'],
+        ['error_description', 'Parameter claimId must not be repeated.'],
+        ['state', 's1'],
+      ],
+    );
     // without a redirect URI it is shown on the error page
     const shown = await get(`response_type=code&client_id=${client.clientId}&claimId=1&claimId=2`);
     assert.equal(shown.statusCode, 400);
@@ -195,7 +239,14 @@ describe('authorize page edges', () => {
     const res = await get(`${new URLSearchParams(base())}&claimId=1&claimId=2&state=a&state=b`);
     assert.equal(res.statusCode, 302);
     const loc = new URL(String(res.headers.location));
-    assert.deepEqual([...loc.searchParams], [['x', '1'], ['error', 'invalid_request'], ['error_description', 'Parameter claimId must not be repeated.']]);
+    assert.deepEqual(
+      [...loc.searchParams],
+      [
+        ['x', '1'],
+        ['error', 'invalid_request'],
+        ['error_description', 'Parameter claimId must not be repeated.'],
+      ],
+    );
   });
 
   test('only client_id and redirect_uri are held on the page: a repeated empty-named parameter is redirected too', async () => {
@@ -203,7 +254,14 @@ describe('authorize page edges', () => {
     assert.equal(res.statusCode, 302);
     const loc = new URL(String(res.headers.location));
     assert.equal(loc.origin + loc.pathname, 'https://shop.example/cb');
-    assert.deepEqual([...loc.searchParams], [['x', '1'], ['error', 'invalid_request'], ['error_description', 'Parameter  must not be repeated.']]);
+    assert.deepEqual(
+      [...loc.searchParams],
+      [
+        ['x', '1'],
+        ['error', 'invalid_request'],
+        ['error_description', 'Parameter  must not be repeated.'],
+      ],
+    );
   });
 
   test('a repeated client_id or redirect_uri is shown on the page, never redirected; a repeated state goes back without it', async () => {
@@ -219,15 +277,40 @@ describe('authorize page edges', () => {
     assert.equal(res.statusCode, 302);
     const loc = new URL(String(res.headers.location));
     assert.equal(loc.origin + loc.pathname, 'https://shop.example/cb');
-    assert.deepEqual([...loc.searchParams], [['x', '1'], ['error', 'invalid_request'], ['error_description', 'Parameter state must not be repeated.']]);
+    assert.deepEqual(
+      [...loc.searchParams],
+      [
+        ['x', '1'],
+        ['error', 'invalid_request'],
+        ['error_description', 'Parameter state must not be repeated.'],
+      ],
+    );
   });
 
   test('other errors redirect with exactly error, error_description, and the state only when given', async () => {
     const cases: [Record<string, string>, [string, string][]][] = [
-      [{ response_type: 'token' }, [['error', 'unsupported_response_type'], ['error_description', 'response_type must be code.']]],
+      [
+        { response_type: 'token' },
+        [
+          ['error', 'unsupported_response_type'],
+          ['error_description', 'response_type must be code.'],
+        ],
+      ],
       // RFC 6749 §4.1.2.1: a missing parameter is invalid_request, an unknown value unsupported_response_type
-      [{ response_type: '' }, [['error', 'invalid_request'], ['error_description', 'response_type is required (it must be code).']]],
-      [{ code_challenge_method: 'S256' }, [['error', 'invalid_request'], ['error_description', 'code_challenge_method was given without code_challenge.']]],
+      [
+        { response_type: '' },
+        [
+          ['error', 'invalid_request'],
+          ['error_description', 'response_type is required (it must be code).'],
+        ],
+      ],
+      [
+        { code_challenge_method: 'S256' },
+        [
+          ['error', 'invalid_request'],
+          ['error_description', 'code_challenge_method was given without code_challenge.'],
+        ],
+      ],
     ];
     for (const [extra, expected] of cases) {
       for (const state of [undefined, 'st']) {
@@ -238,7 +321,11 @@ describe('authorize page edges', () => {
         assert.equal(res.body, '');
         const loc = new URL(String(res.headers.location));
         assert.equal(loc.origin + loc.pathname, 'https://shop.example/cb');
-        assert.deepEqual([...loc.searchParams], [['x', '1'], ...expected, ...(state !== undefined ? [['state', state]] : [])], JSON.stringify({ extra, state }));
+        assert.deepEqual(
+          [...loc.searchParams],
+          [['x', '1'], ...expected, ...(state !== undefined ? [['state', state]] : [])],
+          JSON.stringify({ extra, state }),
+        );
       }
     }
   });
@@ -246,7 +333,12 @@ describe('authorize page edges', () => {
   test('the OpenAPI entry: tag sign-in, its summary, no API key, the querystring limits', async () => {
     const res = await t.request('GET', '/openapi.json');
     assert.equal(res.statusCode, 200);
-    const str = (name: string, maxLength: number) => ({ schema: { type: 'string', maxLength }, in: 'query', name, required: false });
+    const str = (name: string, maxLength: number) => ({
+      schema: { type: 'string', maxLength },
+      in: 'query',
+      name,
+      required: false,
+    });
     assert.deepEqual((res.json() as { paths: Record<string, unknown> }).paths['/signin/authorize'], {
       get: {
         summary: 'The authorization page (HTML) an app sends its users to',
@@ -280,7 +372,11 @@ describe('authorize page: an unexpected failure', () => {
     const client = await createTestClient(t, { name: 'Shop', redirectUris: [CALLBACK] });
     // the app lookup fails: only an AuthorizeError may become the error page or a redirect
     await t.ctx.db.schema.alterTable('signin_apps').renameTo('signin_apps_gone').execute();
-    const res = await t.request('GET', `/signin/authorize?${new URLSearchParams({ response_type: 'code', client_id: client.clientId, redirect_uri: CALLBACK })}`, { apiKey: null });
+    const res = await t.request(
+      'GET',
+      `/signin/authorize?${new URLSearchParams({ response_type: 'code', client_id: client.clientId, redirect_uri: CALLBACK })}`,
+      { apiKey: null },
+    );
     assert.equal(res.statusCode, 500);
     assert.equal(res.headers.location, undefined);
     assert.deepEqual(res.json(), { errorMessage: 'Internal server error' });

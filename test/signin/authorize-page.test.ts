@@ -10,14 +10,25 @@ describe('authorize page', () => {
   before(async () => {
     t = await startApp();
     client = await createTestClient(t, { name: "Ben & Jerry's (Shop)", redirectUris: ['https://shop.example/cb?x=1'] });
-    await t.ctx.db.updateTable('signin_apps').set({ description: '<img src=x onerror=alert(1)>' }).where('client_id', '=', client.clientId).execute();
+    await t.ctx.db
+      .updateTable('signin_apps')
+      .set({ description: '<img src=x onerror=alert(1)>' })
+      .where('client_id', '=', client.clientId)
+      .execute();
   });
   after(() => t.close());
 
-  const page = (q: Record<string, string>) => t.request('GET', `/signin/authorize?${new URLSearchParams(q)}`, { apiKey: null });
+  const page = (q: Record<string, string>) =>
+    t.request('GET', `/signin/authorize?${new URLSearchParams(q)}`, { apiKey: null });
 
   test('a valid request serves a self-contained page naming the app and the scopes', async () => {
-    const res = await page({ response_type: 'code', client_id: client.clientId, redirect_uri: client.redirectUri, scope: 'completeClaims,manageClaims', state: '</script><b>x' });
+    const res = await page({
+      response_type: 'code',
+      client_id: client.clientId,
+      redirect_uri: client.redirectUri,
+      scope: 'completeClaims,manageClaims',
+      state: '</script><b>x',
+    });
     assert.equal(res.statusCode, 200);
     assert.match(String(res.headers['content-type']), /^text\/html/);
     assert.equal(res.headers['cache-control'], 'no-store');
@@ -30,7 +41,10 @@ describe('authorize page', () => {
     const html = res.body;
     assert.ok(html.includes(`<script nonce="${nonce}">`));
     assert.ok(html.includes('Ben &amp; Jerry&#39;s (Shop)'), 'the app name is escaped');
-    assert.ok(html.includes('&lt;img src=x onerror=alert(1)&gt;') && !html.includes('<img'), 'the description is escaped');
+    assert.ok(
+      html.includes('&lt;img src=x onerror=alert(1)&gt;') && !html.includes('<img'),
+      'the description is escaped',
+    );
     assert.ok(html.includes('Complete Claims') && html.includes('Manage Claims'));
     assert.ok(!html.includes('Read Private Claim Data'));
     assert.ok(!/(src|href)=["']?https?:/i.test(html), 'no external assets');
@@ -66,10 +80,19 @@ describe('authorize page', () => {
     const cases: [Record<string, string>, string][] = [
       [{ scope: 'completeClaims fullAccess' }, 'invalid_scope'],
       [{ response_type: 'token' }, 'unsupported_response_type'],
-      [{ code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'plain' }, 'invalid_request'],
+      [
+        { code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'plain' },
+        'invalid_request',
+      ],
     ];
     for (const [extra, error] of cases) {
-      const res = await page({ response_type: 'code', client_id: client.clientId, redirect_uri: client.redirectUri, state: 's1', ...extra });
+      const res = await page({
+        response_type: 'code',
+        client_id: client.clientId,
+        redirect_uri: client.redirectUri,
+        state: 's1',
+        ...extra,
+      });
       assert.equal(res.statusCode, 302, JSON.stringify(extra));
       const loc = new URL(String(res.headers.location));
       assert.equal(loc.origin + loc.pathname, 'https://shop.example/cb');

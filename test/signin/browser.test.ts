@@ -31,20 +31,29 @@ async function injectKeplr(page: Page, chainId: string): Promise<string> {
   await page.exposeFunction('__testKeplrSign', async (askedChain: string, signer: string, data: string) => {
     if (askedChain !== chainId || signer !== address) throw new Error('wrong chain or signer');
     const doc = `{"account_number":"0","chain_id":"","fee":{"amount":[],"gas":"0"},"memo":"","msgs":[{"type":"sign/MsgSignData","value":{"data":"${Buffer.from(data, 'utf8').toString('base64')}","signer":"${signer}"}}],"sequence":"0"}`;
-    return { pub_key: { type: 'tendermint/PubKeySecp256k1', value: base64.encode(pub) }, signature: base64.encode(secp256k1.sign(new TextEncoder().encode(doc), priv)) };
-  });
-  await page.addInitScript(([addr, chain]: string[]) => {
-    const w = globalThis as unknown as { keplr: unknown; __testKeplrSign: (c: string, s: string, d: string) => Promise<unknown> };
-    w.keplr = {
-      async enable(c: string) {
-        if (c !== chain) throw new Error(`unknown chain ${c}`);
-      },
-      async getKey() {
-        return { bech32Address: addr, algo: 'secp256k1' };
-      },
-      signArbitrary: (c: string, signer: string, data: string) => w.__testKeplrSign(c, signer, data),
+    return {
+      pub_key: { type: 'tendermint/PubKeySecp256k1', value: base64.encode(pub) },
+      signature: base64.encode(secp256k1.sign(new TextEncoder().encode(doc), priv)),
     };
-  }, [address, chainId]);
+  });
+  await page.addInitScript(
+    ([addr, chain]: string[]) => {
+      const w = globalThis as unknown as {
+        keplr: unknown;
+        __testKeplrSign: (c: string, s: string, d: string) => Promise<unknown>;
+      };
+      w.keplr = {
+        async enable(c: string) {
+          if (c !== chain) throw new Error(`unknown chain ${c}`);
+        },
+        async getKey() {
+          return { bech32Address: addr, algo: 'secp256k1' };
+        },
+        signArbitrary: (c: string, signer: string, data: string) => w.__testKeplrSign(c, signer, data),
+      };
+    },
+    [address, chainId],
+  );
   return address;
 }
 
@@ -63,7 +72,9 @@ describe('browser sign-in', () => {
     callbackServer = createServer((req, res) => {
       const u = new URL(req.url ?? '/', 'http://127.0.0.1');
       if (u.pathname === '/callback') callbacks.push(u); // not /favicon.ico
-      res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>callback</title><p id="done">Signed in</p>');
+      res
+        .writeHead(200, { 'content-type': 'text/html' })
+        .end('<!doctype html><title>callback</title><p id="done">Signed in</p>');
     });
     await new Promise<void>((r) => callbackServer.listen(0, '127.0.0.1', r));
     callbackUrl = `http://127.0.0.1:${(callbackServer.address() as { port: number }).port}/callback`;
@@ -85,12 +96,23 @@ describe('browser sign-in', () => {
     const page = await browser.newPage();
     const signed: string[] = [];
     await injectWallet(page, signed);
-    const q = new URLSearchParams({ response_type: 'code', client_id: client.clientId, redirect_uri: callbackUrl, scope: 'completeClaims readPrivateClaimData', state, code_challenge: challenge, code_challenge_method: 'S256' });
+    const q = new URLSearchParams({
+      response_type: 'code',
+      client_id: client.clientId,
+      redirect_uri: callbackUrl,
+      scope: 'completeClaims readPrivateClaimData',
+      state,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    });
     await page.goto(`${base()}/signin/authorize?${q}`);
     assert.match(await page.locator('h1').innerText(), /Browser Test App/);
     assert.match(await page.locator('#scopes').innerText(), /Complete Claims[\s\S]*Read Private Claim Data/);
 
-    await Promise.all([page.waitForURL((u) => u.href.startsWith(callbackUrl), { timeout: 20_000 }), page.click('#evm')]);
+    await Promise.all([
+      page.waitForURL((u) => u.href.startsWith(callbackUrl), { timeout: 20_000 }),
+      page.click('#evm'),
+    ]);
     assert.equal(await page.locator('#done').innerText(), 'Signed in');
     assert.equal(signed.length, 1);
     assert.match(signed[0], /Sign in to Browser Test App/);
@@ -102,8 +124,17 @@ describe('browser sign-in', () => {
 
     const tokenRes = await fetch(`${base()}/api/v0/signin/token`, {
       method: 'POST',
-      headers: { 'x-api-key': t.apiKey, 'content-type': 'application/x-www-form-urlencoded', authorization: basicAuth(client.clientId, client.clientSecret) },
-      body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: callbackUrl, code_verifier: verifier }),
+      headers: {
+        'x-api-key': t.apiKey,
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: basicAuth(client.clientId, client.clientSecret),
+      },
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: callbackUrl,
+        code_verifier: verifier,
+      }),
     });
     assert.equal(tokenRes.status, 200, await tokenRes.clone().text());
     assert.equal(tokenRes.headers.get('cache-control'), 'no-store');
@@ -112,14 +143,27 @@ describe('browser sign-in', () => {
 
     const statusRes = await fetch(`${base()}/api/v0/auth/status`, {
       method: 'POST',
-      headers: { 'x-api-key': t.apiKey, authorization: `Bearer ${tokens.access_token}`, 'content-type': 'application/json' },
+      headers: {
+        'x-api-key': t.apiKey,
+        authorization: `Bearer ${tokens.access_token}`,
+        'content-type': 'application/json',
+      },
       body: '{}',
     });
-    const status = (await statusRes.json()) as { signedIn: boolean; address: string; platformAddress: string; scopes: { scopeId: string }[]; message: string };
+    const status = (await statusRes.json()) as {
+      signedIn: boolean;
+      address: string;
+      platformAddress: string;
+      scopes: { scopeId: string }[];
+      message: string;
+    };
     assert.equal(status.signedIn, true);
     assert.equal(status.address, wallet.address);
     assert.equal(status.platformAddress, tokens.platformAddress);
-    assert.deepEqual(status.scopes.map((s: { scopeId: string }) => s.scopeId), ['completeClaims', 'readPrivateClaimData']);
+    assert.deepEqual(
+      status.scopes.map((s: { scopeId: string }) => s.scopeId),
+      ['completeClaims', 'readPrivateClaimData'],
+    );
     assert.equal(status.message, signed[0]);
     await page.close();
   });
@@ -127,7 +171,9 @@ describe('browser sign-in', () => {
   test('without a redirect URI the page shows the code to copy; it exchanges', async () => {
     const page = await browser.newPage();
     await injectWallet(page, []);
-    await page.goto(`${base()}/signin/authorize?${new URLSearchParams({ response_type: 'code', client_id: client.clientId })}`);
+    await page.goto(
+      `${base()}/signin/authorize?${new URLSearchParams({ response_type: 'code', client_id: client.clientId })}`,
+    );
     await page.click('#evm');
     await page.locator('#code').waitFor({ state: 'visible', timeout: 20_000 });
     const code = (await page.locator('#code').innerText()).trim();
@@ -135,7 +181,12 @@ describe('browser sign-in', () => {
     const res = await fetch(`${base()}/api/v0/signin/token`, {
       method: 'POST',
       headers: { 'x-api-key': t.apiKey, 'content-type': 'application/json' },
-      body: JSON.stringify({ grant_type: 'authorization_code', code, client_id: client.clientId, client_secret: client.clientSecret }),
+      body: JSON.stringify({
+        grant_type: 'authorization_code',
+        code,
+        client_id: client.clientId,
+        client_secret: client.clientSecret,
+      }),
     });
     assert.equal(res.status, 200);
     await page.close();
@@ -144,15 +195,29 @@ describe('browser sign-in', () => {
   test('a Keplr-style wallet signs in its native address through ADR-36', async () => {
     const page = await browser.newPage();
     const address = await injectKeplr(page, 'platform-1');
-    const q = new URLSearchParams({ response_type: 'code', client_id: client.clientId, redirect_uri: callbackUrl, state: 'native' });
+    const q = new URLSearchParams({
+      response_type: 'code',
+      client_id: client.clientId,
+      redirect_uri: callbackUrl,
+      state: 'native',
+    });
     await page.goto(`${base()}/signin/authorize?${q}`);
-    await Promise.all([page.waitForURL((u) => u.href.startsWith(callbackUrl), { timeout: 20_000 }), page.click('#native')]);
+    await Promise.all([
+      page.waitForURL((u) => u.href.startsWith(callbackUrl), { timeout: 20_000 }),
+      page.click('#native'),
+    ]);
     const cb = callbacks.at(-1)!;
     assert.equal(cb.searchParams.get('state'), 'native');
     const res = await fetch(`${base()}/api/v0/signin/token`, {
       method: 'POST',
       headers: { 'x-api-key': t.apiKey, 'content-type': 'application/json' },
-      body: JSON.stringify({ grant_type: 'authorization_code', code: cb.searchParams.get('code'), client_id: client.clientId, client_secret: client.clientSecret, redirect_uri: callbackUrl }),
+      body: JSON.stringify({
+        grant_type: 'authorization_code',
+        code: cb.searchParams.get('code'),
+        client_id: client.clientId,
+        client_secret: client.clientSecret,
+        redirect_uri: callbackUrl,
+      }),
     });
     assert.equal(res.status, 200);
     const tokens = (await res.json()) as { chain: string; address: string; platformAddress: string };
@@ -164,7 +229,9 @@ describe('browser sign-in', () => {
 
   test('an unknown client is shown in the page; no wallet prompt is offered', async () => {
     const page = await browser.newPage();
-    const res = await page.goto(`${base()}/signin/authorize?response_type=code&client_id=nope&redirect_uri=${encodeURIComponent(callbackUrl)}`);
+    const res = await page.goto(
+      `${base()}/signin/authorize?response_type=code&client_id=nope&redirect_uri=${encodeURIComponent(callbackUrl)}`,
+    );
     assert.equal(res?.status(), 400);
     assert.match(await page.locator('#error').innerText(), /client_id/);
     assert.equal(await page.locator('#evm').count(), 0);

@@ -10,7 +10,14 @@ import { DAY } from '../../src/signin/lifetimes.ts';
 import { listLoops, startLoops } from '../../src/worker/runtime.ts';
 
 const count = async (t: TestApp, table: 'signin_requests' | 'signin_authorizations') =>
-  Number((await t.ctx.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+  Number(
+    (
+      await t.ctx.db
+        .selectFrom(table)
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 
 /** Waits (real time) until `read` gives `want`; the sweeps run asynchronously after a tick. */
 async function eventually(read: () => Promise<number>, want: number, what: string) {
@@ -47,7 +54,12 @@ describe('the signin-cleanup loop', () => {
   test('sweeps challenges every minute and ended authorizations every ten minutes, until stopped', async () => {
     const client = await createTestClient(t);
     const challenge = await t.request('POST', '/api/v0/signin/challenge', {
-      body: { client_id: client.clientId, redirect_uri: client.redirectUri, scope: 'completeClaims', address: testAccount().address },
+      body: {
+        client_id: client.clientId,
+        redirect_uri: client.redirectUri,
+        scope: 'completeClaims',
+        address: testAccount().address,
+      },
     });
     assert.equal(challenge.statusCode, 200, challenge.body);
     await authorizeCode(t, { client }); // an unused code: its request and its authorization row
@@ -65,7 +77,11 @@ describe('the signin-cleanup loop', () => {
     assert.equal(await count(t, 'signin_requests'), requests, 'nothing before the first minute');
     mock.timers.tick(1);
     await eventually(() => count(t, 'signin_requests'), 0, 'expired challenges go at the minute');
-    assert.equal(await count(t, 'signin_authorizations'), authorizations, 'the minute sweep leaves authorizations alone');
+    assert.equal(
+      await count(t, 'signin_authorizations'),
+      authorizations,
+      'the minute sweep leaves authorizations alone',
+    );
 
     mock.timers.tick(10 * 60_000 - 60_000 - 1);
     await settle();
@@ -77,7 +93,12 @@ describe('the signin-cleanup loop', () => {
     const closing = t.ctx.onClose.splice(closeHandlers); // only the handles startLoops added: the app stays open
     for (const stop of closing) await stop();
     await t.request('POST', '/api/v0/signin/challenge', {
-      body: { client_id: client.clientId, redirect_uri: client.redirectUri, scope: 'completeClaims', address: testAccount().address },
+      body: {
+        client_id: client.clientId,
+        redirect_uri: client.redirectUri,
+        scope: 'completeClaims',
+        address: testAccount().address,
+      },
     });
     clock.advance(DAY);
     mock.timers.tick(20 * 60_000);
@@ -88,7 +109,8 @@ describe('the signin-cleanup loop', () => {
   test('a sweep that fails is logged as a warning and the loop goes on', async () => {
     const warnings: Array<{ msg: string; err: unknown }> = [];
     const warn = t.ctx.log.warn;
-    t.ctx.log.warn = ((obj: { err?: unknown }, msg: string) => void warnings.push({ msg, err: obj?.err })) as typeof warn;
+    t.ctx.log.warn = ((obj: { err?: unknown }, msg: string) =>
+      void warnings.push({ msg, err: obj?.err })) as typeof warn;
     mock.timers.reset(); // the test before left them on
     mock.timers.enable({ apis: ['setInterval'] });
     const closeHandlers = t.ctx.onClose.length;
@@ -103,8 +125,14 @@ describe('the signin-cleanup loop', () => {
       }
       // every minute's request sweep failed and was logged (the loop went on), and the ten-minute one once
       const logged = (msg: string) => warnings.filter((w) => w.msg === msg).length;
-      assert.deepEqual([logged('sign-in request sweep failed'), logged('sign-in sweep failed'), warnings.length], [10, 1, 11]);
-      assert.ok(warnings.every((w) => w.err instanceof Error), 'the error goes with the warning');
+      assert.deepEqual(
+        [logged('sign-in request sweep failed'), logged('sign-in sweep failed'), warnings.length],
+        [10, 1, 11],
+      );
+      assert.ok(
+        warnings.every((w) => w.err instanceof Error),
+        'the error goes with the warning',
+      );
     } finally {
       t.ctx.log.warn = warn;
       for (const stop of t.ctx.onClose.splice(closeHandlers)) await stop();

@@ -48,7 +48,7 @@ describe('sign-in edges', () => {
   });
 
   // Bug it catches: the verifier compared to the challenge without hashing it, or not compared at all.
-  test('PKCE over a form body with HTTP Basic: the challenge itself and another pair\'s verifier are refused, and do not burn the code', async () => {
+  test("PKCE over a form body with HTTP Basic: the challenge itself and another pair's verifier are refused, and do not burn the code", async () => {
     const mine = pkcePair();
     const other = pkcePair();
     const { code, client } = await authorizeCode(t, { codeChallenge: mine.challenge });
@@ -56,7 +56,12 @@ describe('sign-in edges', () => {
       t.request('POST', TOKEN, {
         apiKey: t.apiKey,
         headers: { ...FORM, authorization: basicAuth(client.clientId, client.clientSecret) },
-        body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: client.redirectUri, code_verifier }).toString(),
+        body: new URLSearchParams({
+          grant_type: 'authorization_code',
+          code,
+          redirect_uri: client.redirectUri,
+          code_verifier,
+        }).toString(),
       });
     for (const wrong of [mine.challenge, other.verifier]) {
       const res = await exchange(wrong);
@@ -88,8 +93,17 @@ describe('signature edges', () => {
       const v = parseInt(sig.slice(-2), 16);
       seen.add(v);
       assert.equal(bytesToHex(recoverEip191Signer(message, sig)!), ADDRESS, `v = ${v}`);
-      assert.equal(bytesToHex(recoverEip191Signer(message, sig.slice(0, -2) + (v - 27).toString(16).padStart(2, '0'))!), ADDRESS, `v = ${v - 27}`);
-      for (const bad of [2, 26, 29]) assert.equal(recoverEip191Signer(message, sig.slice(0, -2) + bad.toString(16).padStart(2, '0')), null, `v = ${bad}`);
+      assert.equal(
+        bytesToHex(recoverEip191Signer(message, sig.slice(0, -2) + (v - 27).toString(16).padStart(2, '0'))!),
+        ADDRESS,
+        `v = ${v - 27}`,
+      );
+      for (const bad of [2, 26, 29])
+        assert.equal(
+          recoverEip191Signer(message, sig.slice(0, -2) + bad.toString(16).padStart(2, '0')),
+          null,
+          `v = ${bad}`,
+        );
     }
     assert.deepEqual([...seen].sort(), [27, 28]);
     // uppercase hex is hex too
@@ -105,7 +119,10 @@ describe('signature edges', () => {
     // (r, n - s) with the other recovery bit recovers the same key: EIP-2 refuses it
     const s = secp256k1.Signature.fromBytes(hexToBytes(sig.slice(2, 130)), 'compact');
     const v = parseInt(sig.slice(-2), 16);
-    const twin = '0x' + bytesToHex(new secp256k1.Signature(s.r, secp256k1.Point.CURVE().n - s.s).toBytes('compact')) + (v === 27 ? '1c' : '1b');
+    const twin =
+      '0x' +
+      bytesToHex(new secp256k1.Signature(s.r, secp256k1.Point.CURVE().n - s.s).toBytes('compact')) +
+      (v === 27 ? '1c' : '1b');
     assert.equal(recoverEip191Signer('twin', twin), null);
   });
 
@@ -114,7 +131,10 @@ describe('signature edges', () => {
     const longer = bech32.encode('cosmos', bech32.toWords(new Uint8Array([...own, ...new Uint8Array(12)])));
     const oneByteOff = bech32.encode('cosmos', bech32.toWords(new Uint8Array([own[0]! ^ 1, ...own.slice(1)])));
     for (const signer of [longer, oneByteOff]) {
-      assert.deepEqual(verifyAdr36({ signer, data: 'hello', publicKey: PUBKEY, signature: SIG_SECP }), { ok: false, reason: 'publicKey does not derive the signer address' });
+      assert.deepEqual(verifyAdr36({ signer, data: 'hello', publicKey: PUBKEY, signature: SIG_SECP }), {
+        ok: false,
+        reason: 'publicKey does not derive the signer address',
+      });
     }
   });
 
@@ -122,28 +142,73 @@ describe('signature edges', () => {
     const base = { signer: COSMOS_ADDR, data: 'hello', publicKey: PUBKEY, signature: SIG_SECP };
     const reason = (o: Partial<typeof base>) => verifyAdr36({ ...base, ...o });
     assert.deepEqual(reason({ signer: 'nonsense' }), { ok: false, reason: 'signer is not a bech32 address' });
-    assert.deepEqual(reason({ signature: 'not base64!' }), { ok: false, reason: 'publicKey and signature must be standard base64' });
-    assert.deepEqual(reason({ publicKey: '%%%' }), { ok: false, reason: 'publicKey and signature must be standard base64' });
-    assert.deepEqual(reason({ publicKey: base64.encode(new Uint8Array(32)) }), { ok: false, reason: 'publicKey must be a 33-byte compressed secp256k1 key' });
-    assert.deepEqual(reason({ publicKey: base64.encode(new Uint8Array(34)) }), { ok: false, reason: 'publicKey must be a 33-byte compressed secp256k1 key' });
-    assert.deepEqual(reason({ signature: base64.encode(new Uint8Array(63)) }), { ok: false, reason: 'signature must be 64 bytes (r‖s)' });
-    assert.deepEqual(reason({ signature: base64.encode(new Uint8Array(65)) }), { ok: false, reason: 'signature must be 64 bytes (r‖s)' });
-    assert.deepEqual(reason({ publicKey: base64.encode(new Uint8Array(33).fill(5)) }), { ok: false, reason: 'publicKey is not a valid secp256k1 point' });
-    assert.deepEqual(reason({ data: 'hello!' }), { ok: false, reason: 'signature does not match the message and public key' });
-    assert.deepEqual(reason({ signature: base64.encode(new Uint8Array(64)) }), { ok: false, reason: 'signature does not match the message and public key' });
-    assert.deepEqual(reason({ signature: base64.encode(new Uint8Array(64).fill(0xff)) }), { ok: false, reason: 'signature does not match the message and public key' }, 'r and s past the curve order');
+    assert.deepEqual(reason({ signature: 'not base64!' }), {
+      ok: false,
+      reason: 'publicKey and signature must be standard base64',
+    });
+    assert.deepEqual(reason({ publicKey: '%%%' }), {
+      ok: false,
+      reason: 'publicKey and signature must be standard base64',
+    });
+    assert.deepEqual(reason({ publicKey: base64.encode(new Uint8Array(32)) }), {
+      ok: false,
+      reason: 'publicKey must be a 33-byte compressed secp256k1 key',
+    });
+    assert.deepEqual(reason({ publicKey: base64.encode(new Uint8Array(34)) }), {
+      ok: false,
+      reason: 'publicKey must be a 33-byte compressed secp256k1 key',
+    });
+    assert.deepEqual(reason({ signature: base64.encode(new Uint8Array(63)) }), {
+      ok: false,
+      reason: 'signature must be 64 bytes (r‖s)',
+    });
+    assert.deepEqual(reason({ signature: base64.encode(new Uint8Array(65)) }), {
+      ok: false,
+      reason: 'signature must be 64 bytes (r‖s)',
+    });
+    assert.deepEqual(reason({ publicKey: base64.encode(new Uint8Array(33).fill(5)) }), {
+      ok: false,
+      reason: 'publicKey is not a valid secp256k1 point',
+    });
+    assert.deepEqual(reason({ data: 'hello!' }), {
+      ok: false,
+      reason: 'signature does not match the message and public key',
+    });
+    assert.deepEqual(reason({ signature: base64.encode(new Uint8Array(64)) }), {
+      ok: false,
+      reason: 'signature does not match the message and public key',
+    });
+    assert.deepEqual(
+      reason({ signature: base64.encode(new Uint8Array(64).fill(0xff)) }),
+      { ok: false, reason: 'signature does not match the message and public key' },
+      'r and s past the curve order',
+    );
     // the high-S twin of the ethsecp256k1 vector is refused too
     const ETH_AS_COSMOS = 'cosmos17w0adeg64ky0daxwd2ugyuneellmjgnxramjtq';
     const SIG_ETHSECP = 'NiEVBuYWuSuHviK5Lh5mXOShK0jzDXvrBzL3Ima7O4I7zoX0kkgdHvU1P865clZmumNTgMUeeLrXMOD0nvHtJQ==';
-    assert.deepEqual(verifyAdr36({ ...base, signer: ETH_AS_COSMOS, signature: SIG_ETHSECP }), { ok: true, algo: 'ethsecp256k1' });
+    assert.deepEqual(verifyAdr36({ ...base, signer: ETH_AS_COSMOS, signature: SIG_ETHSECP }), {
+      ok: true,
+      algo: 'ethsecp256k1',
+    });
     const es = secp256k1.Signature.fromBytes(base64.decode(SIG_ETHSECP), 'compact');
     const highS = base64.encode(new secp256k1.Signature(es.r, secp256k1.Point.CURVE().n - es.s).toBytes('compact'));
-    assert.deepEqual(verifyAdr36({ ...base, signer: ETH_AS_COSMOS, signature: highS }), { ok: false, reason: HIGH_S_REASON });
+    assert.deepEqual(verifyAdr36({ ...base, signer: ETH_AS_COSMOS, signature: highS }), {
+      ok: false,
+      reason: HIGH_S_REASON,
+    });
     // and so is the high-S twin of the secp256k1 vector, while s at or past the order stays a mismatch
     const cs = secp256k1.Signature.fromBytes(base64.decode(SIG_SECP), 'compact');
-    assert.deepEqual(reason({ signature: base64.encode(new secp256k1.Signature(cs.r, secp256k1.Point.CURVE().n - cs.s).toBytes('compact')) }), { ok: false, reason: HIGH_S_REASON });
+    assert.deepEqual(
+      reason({
+        signature: base64.encode(new secp256k1.Signature(cs.r, secp256k1.Point.CURVE().n - cs.s).toBytes('compact')),
+      }),
+      { ok: false, reason: HIGH_S_REASON },
+    );
     // bytes and the same text as a string verify alike
-    assert.deepEqual(reason({ data: new TextEncoder().encode('hello') as unknown as string }), { ok: true, algo: 'secp256k1' });
+    assert.deepEqual(reason({ data: new TextEncoder().encode('hello') as unknown as string }), {
+      ok: true,
+      algo: 'secp256k1',
+    });
     assert.ok(secp256k1.Point.fromBytes(base64.decode(PUBKEY)));
   });
 });

@@ -4,7 +4,14 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startApp, type TestApp } from '../helpers/app.ts';
-import { authorizeCode, basicAuth, createTestClient, isSignedIn, testClient, type TestClient } from '../helpers/signin.ts';
+import {
+  authorizeCode,
+  basicAuth,
+  createTestClient,
+  isSignedIn,
+  testClient,
+  type TestClient,
+} from '../helpers/signin.ts';
 
 const TOKEN = '/api/v0/signin/token';
 const REVOKE = '/api/v0/signin/token/revoke';
@@ -26,20 +33,37 @@ describe('empty parameters are omitted ones (RFC 6749 §3.1)', () => {
 
   test('an empty code_verifier, for a code issued without PKCE, exchanges the code', async () => {
     const { code } = await authorizeCode(t, { client });
-    const res = await form(TOKEN, { grant_type: 'authorization_code', code, redirect_uri: client.redirectUri, client_id: client.clientId, client_secret: client.clientSecret, code_verifier: '' });
+    const res = await form(TOKEN, {
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: client.redirectUri,
+      client_id: client.clientId,
+      client_secret: client.clientSecret,
+      code_verifier: '',
+    });
     assert.equal(res.statusCode, 200, res.body);
   });
 
   test('an empty redirect_uri, for a code issued without one, exchanges the code', async () => {
     const noRedirect = await createTestClient(t, { redirectUris: [] });
     const { code } = await authorizeCode(t, { client: noRedirect, redirectUri: null });
-    const res = await form(TOKEN, { grant_type: 'authorization_code', code, redirect_uri: '', client_id: noRedirect.clientId, client_secret: noRedirect.clientSecret });
+    const res = await form(TOKEN, {
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: '',
+      client_id: noRedirect.clientId,
+      client_secret: noRedirect.clientSecret,
+    });
     assert.equal(res.statusCode, 200, res.body);
   });
 
   test('with HTTP Basic, an empty client_secret (and client_id) in the body is not a second mechanism', async () => {
     const { code } = await authorizeCode(t, { client });
-    const res = await form(TOKEN, { grant_type: 'authorization_code', code, redirect_uri: client.redirectUri, client_id: '', client_secret: '' }, basicAuth(client.clientId, client.clientSecret));
+    const res = await form(
+      TOKEN,
+      { grant_type: 'authorization_code', code, redirect_uri: client.redirectUri, client_id: '', client_secret: '' },
+      basicAuth(client.clientId, client.clientSecret),
+    );
     assert.equal(res.statusCode, 200, res.body);
   });
 
@@ -64,9 +88,22 @@ describe('empty parameters are omitted ones (RFC 6749 §3.1)', () => {
 
   test('revocation: empty client credentials are no client authentication, so a public revoke goes through', async () => {
     const { code } = await authorizeCode(t, { client });
-    const tokens = (await form(TOKEN, { grant_type: 'authorization_code', code, redirect_uri: client.redirectUri, client_id: client.clientId, client_secret: client.clientSecret })).json();
+    const tokens = (
+      await form(TOKEN, {
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: client.redirectUri,
+        client_id: client.clientId,
+        client_secret: client.clientSecret,
+      })
+    ).json();
     assert.equal(await isSignedIn(t, tokens.access_token), true);
-    const res = await form(REVOKE, { token: tokens.access_token, token_type_hint: '', client_id: '', client_secret: '' });
+    const res = await form(REVOKE, {
+      token: tokens.access_token,
+      token_type_hint: '',
+      client_id: '',
+      client_secret: '',
+    });
     assert.equal(res.statusCode, 200, res.body);
     assert.equal(await isSignedIn(t, tokens.access_token), false);
     const empty = await form(REVOKE, { token: '' });

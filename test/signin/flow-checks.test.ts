@@ -24,28 +24,44 @@ const ORIGIN = 'https://signin.example:8443';
 const S256 = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM'; // 43 base64url characters
 
 const ALREADY_USED = { errorMessage: 'This sign-in request was already used. Start a new sign-in.' };
-const NO_LONGER_MATCHES = { errorMessage: 'The sign-in request no longer matches this service or app (domain, URI or app name changed). Start a new sign-in.' };
+const NO_LONGER_MATCHES = {
+  errorMessage:
+    'The sign-in request no longer matches this service or app (domain, URI or app name changed). Start a new sign-in.',
+};
 
 describe('sign-in flow checks', () => {
   let t: TestApp;
   let clock: ManualClock;
   let client: TestClient;
   before(async () => {
-    t = await startApp({ manualClock: true, env: { PUBLIC_URL: ORIGIN, SIGNIN_CHALLENGE_LIMIT_PER_IP: '0', SIGNIN_CHALLENGE_LIMIT_PER_CLIENT: '0' } });
+    t = await startApp({
+      manualClock: true,
+      env: { PUBLIC_URL: ORIGIN, SIGNIN_CHALLENGE_LIMIT_PER_IP: '0', SIGNIN_CHALLENGE_LIMIT_PER_CLIENT: '0' },
+    });
     clock = t.clock as ManualClock;
     client = await testClient(t);
   });
   after(() => t.close());
 
   const challenge = (body: Record<string, unknown>) => t.request('POST', CHALLENGE, { apiKey: null, body });
-  const approve = (requestId: string, signature: string) => t.request('POST', APPROVE, { apiKey: null, body: { requestId, signature } });
-  const sign = (account: TestAccount, message: string) => privateKeyToAccount(account.privateKey).signMessage({ message });
-  const page = (q: Record<string, string>) => t.request('GET', `/signin/authorize?${new URLSearchParams(q)}`, { apiKey: null });
+  const approve = (requestId: string, signature: string) =>
+    t.request('POST', APPROVE, { apiKey: null, body: { requestId, signature } });
+  const sign = (account: TestAccount, message: string) =>
+    privateKeyToAccount(account.privateKey).signMessage({ message });
+  const page = (q: Record<string, string>) =>
+    t.request('GET', `/signin/authorize?${new URLSearchParams(q)}`, { apiKey: null });
 
   /** A stored request of a fresh wallet (redirect URI and state unless overridden). */
   async function start(extra: Record<string, unknown> = {}) {
     const account = testAccount();
-    const res = await challenge({ client_id: client.clientId, redirect_uri: client.redirectUri, scope: 'completeClaims', state: 'st-1', address: account.address, ...extra });
+    const res = await challenge({
+      client_id: client.clientId,
+      redirect_uri: client.redirectUri,
+      scope: 'completeClaims',
+      state: 'st-1',
+      address: account.address,
+      ...extra,
+    });
     assert.equal(res.statusCode, 200, res.body);
     const { requestId, message } = res.json() as { requestId: string; message: string };
     return { account, requestId, message };
@@ -69,41 +85,107 @@ describe('sign-in flow checks', () => {
     const refreshOnly = await createTestClient(t, { grantTypes: ['refresh_token'] });
     const base = { client_id: client.clientId, redirect_uri: client.redirectUri, address };
     const cases: [string, Record<string, unknown>, { errorMessage: string; error: string }][] = [
-      ['unknown client', { ...base, client_id: 'no-such-client' }, { errorMessage: 'Invalid client_id: no developer app has this client ID.', error: 'invalid_client' }],
-      ['unregistered redirect URI', { ...base, redirect_uri: client.redirectUri + '/' }, { errorMessage: 'Invalid redirect_uri: it is not one of the redirect URIs registered for this app.', error: 'invalid_request' }],
-      ['an app without the authorization_code grant', { ...base, client_id: refreshOnly.clientId }, { errorMessage: 'This app may not use the authorization_code grant.', error: 'unauthorized_client' }],
+      [
+        'unknown client',
+        { ...base, client_id: 'no-such-client' },
+        { errorMessage: 'Invalid client_id: no developer app has this client ID.', error: 'invalid_client' },
+      ],
+      [
+        'unregistered redirect URI',
+        { ...base, redirect_uri: client.redirectUri + '/' },
+        {
+          errorMessage: 'Invalid redirect_uri: it is not one of the redirect URIs registered for this app.',
+          error: 'invalid_request',
+        },
+      ],
+      [
+        'an app without the authorization_code grant',
+        { ...base, client_id: refreshOnly.clientId },
+        { errorMessage: 'This app may not use the authorization_code grant.', error: 'unauthorized_client' },
+      ],
       [
         'two unknown scopes among known ones, comma and space separated',
         { ...base, scope: 'completeClaims,fullAccess  root' },
-        { errorMessage: `Unknown scope(s): fullAccess, root. Known scopes: ${SCOPE_IDS.join(', ')}`, error: 'invalid_scope' },
+        {
+          errorMessage: `Unknown scope(s): fullAccess, root. Known scopes: ${SCOPE_IDS.join(', ')}`,
+          error: 'invalid_scope',
+        },
       ],
-      ['code_challenge_method without code_challenge', { ...base, code_challenge_method: 'S256' }, { errorMessage: 'code_challenge_method was given without code_challenge.', error: 'invalid_request' }],
-      ['code_challenge of 42 characters', { ...base, code_challenge: S256.slice(1), code_challenge_method: 'S256' }, { errorMessage: 'code_challenge must be the 43-character base64url SHA-256 of the code verifier.', error: 'invalid_request' }],
-      ['code_challenge with a character before 43 valid ones', { ...base, code_challenge: '.' + S256, code_challenge_method: 'S256' }, { errorMessage: 'code_challenge must be the 43-character base64url SHA-256 of the code verifier.', error: 'invalid_request' }],
-      ['code_challenge with a character after 43 valid ones', { ...base, code_challenge: S256 + '.', code_challenge_method: 'S256' }, { errorMessage: 'code_challenge must be the 43-character base64url SHA-256 of the code verifier.', error: 'invalid_request' }],
+      [
+        'code_challenge_method without code_challenge',
+        { ...base, code_challenge_method: 'S256' },
+        { errorMessage: 'code_challenge_method was given without code_challenge.', error: 'invalid_request' },
+      ],
+      [
+        'code_challenge of 42 characters',
+        { ...base, code_challenge: S256.slice(1), code_challenge_method: 'S256' },
+        {
+          errorMessage: 'code_challenge must be the 43-character base64url SHA-256 of the code verifier.',
+          error: 'invalid_request',
+        },
+      ],
+      [
+        'code_challenge with a character before 43 valid ones',
+        { ...base, code_challenge: '.' + S256, code_challenge_method: 'S256' },
+        {
+          errorMessage: 'code_challenge must be the 43-character base64url SHA-256 of the code verifier.',
+          error: 'invalid_request',
+        },
+      ],
+      [
+        'code_challenge with a character after 43 valid ones',
+        { ...base, code_challenge: S256 + '.', code_challenge_method: 'S256' },
+        {
+          errorMessage: 'code_challenge must be the 43-character base64url SHA-256 of the code verifier.',
+          error: 'invalid_request',
+        },
+      ],
     ];
     for (const [name, body, expected] of cases) {
       const res = await challenge(body);
       assert.deepEqual([res.statusCode, res.json()], [400, expected], name);
     }
     // the same scopes, and a valid S256 challenge, are accepted
-    const ok = await challenge({ ...base, scope: 'completeClaims,manageClaims  readPrivateClaimData', code_challenge: S256, code_challenge_method: 'S256' });
+    const ok = await challenge({
+      ...base,
+      scope: 'completeClaims,manageClaims  readPrivateClaimData',
+      code_challenge: S256,
+      code_challenge_method: 'S256',
+    });
     assert.equal(ok.statusCode, 200, ok.body);
-    assert.equal(ok.json().message.split('\n')[3], 'Sign in to Test App with signin.example:8443. Scopes requested: Complete Claims, Manage Claims, Read Private Claim Data. Sign only if you started this sign-in.');
+    assert.equal(
+      ok.json().message.split('\n')[3],
+      'Sign in to Test App with signin.example:8443. Scopes requested: Complete Claims, Manage Claims, Read Private Claim Data. Sign only if you started this sign-in.',
+    );
   });
 
   test('the authorize page redirects with the refusals that come after client and redirect URI', async () => {
     const refreshOnly = await createTestClient(t, { grantTypes: ['refresh_token'] });
     const q = { response_type: 'code', client_id: client.clientId, redirect_uri: client.redirectUri, state: 'st-2' };
     const cases: [Record<string, string>, string, string][] = [
-      [{ ...q, client_id: refreshOnly.clientId }, 'unauthorized_client', 'This app may not use the authorization_code grant.'],
-      [{ ...q, code_challenge: S256 + '.', code_challenge_method: 'S256' }, 'invalid_request', 'code_challenge must be the 43-character base64url SHA-256 of the code verifier.'],
-      [{ ...q, code_challenge_method: 'S256' }, 'invalid_request', 'code_challenge_method was given without code_challenge.'],
+      [
+        { ...q, client_id: refreshOnly.clientId },
+        'unauthorized_client',
+        'This app may not use the authorization_code grant.',
+      ],
+      [
+        { ...q, code_challenge: S256 + '.', code_challenge_method: 'S256' },
+        'invalid_request',
+        'code_challenge must be the 43-character base64url SHA-256 of the code verifier.',
+      ],
+      [
+        { ...q, code_challenge_method: 'S256' },
+        'invalid_request',
+        'code_challenge_method was given without code_challenge.',
+      ],
     ];
     for (const [query, error, description] of cases) {
       const res = await page(query);
       assert.equal(res.statusCode, 302, `${description}: ${res.body}`);
-      assert.equal(res.headers.location, `${client.redirectUri}?${new URLSearchParams({ error, error_description: description, state: 'st-2' })}`);
+      assert.equal(
+        res.headers.location,
+        `${client.redirectUri}?${new URLSearchParams({ error, error_description: description, state: 'st-2' })}`,
+      );
     }
   });
 
@@ -112,7 +194,10 @@ describe('sign-in flow checks', () => {
       [{ redirect_uri: undefined, state: undefined }, (code) => ({ code })],
       [{ redirect_uri: undefined, state: 's 1&x' }, (code) => ({ code, state: 's 1&x' })],
       [{ state: undefined }, (code) => ({ code, redirectUrl: `${client.redirectUri}?code=${code}` })],
-      [{ state: 's 1&x' }, (code) => ({ code, state: 's 1&x', redirectUrl: `${client.redirectUri}?code=${code}&state=s+1%26x` })],
+      [
+        { state: 's 1&x' },
+        (code) => ({ code, state: 's 1&x', redirectUrl: `${client.redirectUri}?code=${code}&state=s+1%26x` }),
+      ],
     ];
     for (const [extra, expected] of cases) {
       const { account, requestId, message } = await start(extra);
@@ -128,28 +213,56 @@ describe('sign-in flow checks', () => {
     const { account, requestId, message } = await start();
     const signature = await sign(account, message);
     const unknown = await approve('f'.repeat(32), signature);
-    assert.deepEqual([unknown.statusCode, unknown.json()], [404, { errorMessage: 'Unknown sign-in request. Start a new sign-in.' }]);
+    assert.deepEqual(
+      [unknown.statusCode, unknown.json()],
+      [404, { errorMessage: 'Unknown sign-in request. Start a new sign-in.' }],
+    );
     const malformed = await approve(requestId, '0x1234');
-    assert.deepEqual([malformed.statusCode, malformed.json()], [400, { errorMessage: 'Invalid signature: expected a 0x-prefixed 65-byte personal_sign signature.' }]);
+    assert.deepEqual(
+      [malformed.statusCode, malformed.json()],
+      [400, { errorMessage: 'Invalid signature: expected a 0x-prefixed 65-byte personal_sign signature.' }],
+    );
     // the high-S twin (r, n - s, other v) of the valid signature is well formed: it is refused for what it is
     const s = secp256k1.Signature.fromBytes(hexToBytes(signature.slice(2, 130)), 'compact');
-    const twin = '0x' + bytesToHex(new secp256k1.Signature(s.r, secp256k1.Point.CURVE().n - s.s).toBytes('compact')) + (signature.endsWith('1b') ? '1c' : '1b');
+    const twin =
+      '0x' +
+      bytesToHex(new secp256k1.Signature(s.r, secp256k1.Point.CURVE().n - s.s).toBytes('compact')) +
+      (signature.endsWith('1b') ? '1c' : '1b');
     const highS = await approve(requestId, twin);
     assert.deepEqual([highS.statusCode, highS.json()], [400, { errorMessage: `Invalid signature: ${HIGH_S_REASON}.` }]);
 
     // the app's redirect URI is removed after the challenge
-    const temp = await createTestClient(t, { name: 'Temp App', redirectUris: ['https://temp.example/cb', 'https://temp.example/cb2'] });
-    const removed = await challenge({ client_id: temp.clientId, redirect_uri: 'https://temp.example/cb2', address: account.address });
-    await t.ctx.db.updateTable('signin_apps').set({ redirect_uris: JSON.stringify(['https://temp.example/cb']) }).where('client_id', '=', temp.clientId).execute();
+    const temp = await createTestClient(t, {
+      name: 'Temp App',
+      redirectUris: ['https://temp.example/cb', 'https://temp.example/cb2'],
+    });
+    const removed = await challenge({
+      client_id: temp.clientId,
+      redirect_uri: 'https://temp.example/cb2',
+      address: account.address,
+    });
+    await t.ctx.db
+      .updateTable('signin_apps')
+      .set({ redirect_uris: JSON.stringify(['https://temp.example/cb']) })
+      .where('client_id', '=', temp.clientId)
+      .execute();
     const r = await approve(removed.json().requestId, await sign(account, removed.json().message));
-    assert.deepEqual([r.statusCode, r.json()], [400, { errorMessage: 'The redirect URI of this sign-in request is no longer registered for the app.' }]);
+    assert.deepEqual(
+      [r.statusCode, r.json()],
+      [400, { errorMessage: 'The redirect URI of this sign-in request is no longer registered for the app.' }],
+    );
 
     // an invalid address stored in the request (and in its message, so that they agree)
     const bad = await start();
     const badMessage = bad.message.replace(bad.account.address, 'not-an-address');
-    await sql`update signin_requests set address = ${'not-an-address'}, message = ${badMessage} where request_id = ${bad.requestId}`.execute(t.ctx.db);
+    await sql`update signin_requests set address = ${'not-an-address'}, message = ${badMessage} where request_id = ${bad.requestId}`.execute(
+      t.ctx.db,
+    );
     const invalid = await approve(bad.requestId, await sign(bad.account, badMessage));
-    assert.deepEqual([invalid.statusCode, invalid.json()], [400, { errorMessage: 'The sign-in request holds an invalid address.' }]);
+    assert.deepEqual(
+      [invalid.statusCode, invalid.json()],
+      [400, { errorMessage: 'The sign-in request holds an invalid address.' }],
+    );
 
     // the stored address differs from the wallet's in one byte only (first, then last): 19 of 20 bytes match
     for (const at of [0, 19]) {
@@ -158,9 +271,15 @@ describe('sign-in flow checks', () => {
       const flipped = (parseInt(hex.slice(at * 2, at * 2 + 2), 16) ^ 1).toString(16).padStart(2, '0');
       const other = getAddress(`0x${hex.slice(0, at * 2)}${flipped}${hex.slice(at * 2 + 2)}`);
       const nearMessage = near.message.replace(near.account.address, other);
-      await sql`update signin_requests set address = ${other}, message = ${nearMessage} where request_id = ${near.requestId}`.execute(t.ctx.db);
+      await sql`update signin_requests set address = ${other}, message = ${nearMessage} where request_id = ${near.requestId}`.execute(
+        t.ctx.db,
+      );
       const res = await approve(near.requestId, await sign(near.account, nearMessage));
-      assert.deepEqual([res.statusCode, res.json()], [401, { errorMessage: `Signature does not match the sign-in message for ${other}.`, unauthorized: true }], `byte ${at}`);
+      assert.deepEqual(
+        [res.statusCode, res.json()],
+        [401, { errorMessage: `Signature does not match the sign-in message for ${other}.`, unauthorized: true }],
+        `byte ${at}`,
+      );
     }
   });
 
@@ -202,7 +321,11 @@ describe('sign-in flow checks', () => {
     assert.equal(second?.statusCode, 200, second?.body);
     assert.deepEqual(Object.keys(second!.json()), ['code', 'state', 'redirectUrl']);
     assert.deepEqual([first.statusCode, first.json()], [400, ALREADY_USED]);
-    const rows = await t.ctx.db.selectFrom('signin_authorizations').select('authorization_id').where('address', '=', account.address).execute();
+    const rows = await t.ctx.db
+      .selectFrom('signin_authorizations')
+      .select('authorization_id')
+      .where('address', '=', account.address)
+      .execute();
     assert.equal(rows.length, 1, 'one code minted');
   });
 
@@ -210,20 +333,35 @@ describe('sign-in flow checks', () => {
     const other = testAccount();
     // [name, the message as altered (the wallet signs it), or the columns to alter instead]
     type Alter = (m: { message: string; lines: string[] }) => string | Record<string, unknown>;
-    const line = (i: number, text: string): Alter => ({ lines }) => lines.with(i, text).join('\n');
+    const line =
+      (i: number, text: string): Alter =>
+      ({ lines }) =>
+        lines.with(i, text).join('\n');
     const iso = (s: string, ms: number) => new Date(Date.parse(s) + ms).toISOString();
     const cases: [string, Alter][] = [
       // fields that parse but disagree
       ['scheme http', ({ lines }) => lines.with(0, `http://${lines[0]}`).join('\n')],
-      ['domain without port', ({ lines }) => lines.with(0, lines[0]!.replace('signin.example:8443 ', 'signin.example ')).join('\n')],
+      [
+        'domain without port',
+        ({ lines }) => lines.with(0, lines[0]!.replace('signin.example:8443 ', 'signin.example ')).join('\n'),
+      ],
       ['URI', line(5, `URI: ${ORIGIN}/signin/other`)],
       ['address of another wallet', line(1, other.address)],
       ['chain', ({ lines }) => lines.with(0, lines[0]!.replace('Ethereum', 'Cosmos')).join('\n')],
       ['Chain ID 5', line(7, 'Chain ID: 5')],
-      ['nonce', ({ lines }) => lines.with(8, lines[8]!.slice(0, -1) + (lines[8]!.endsWith('0') ? '1' : '0')).join('\n')],
-      ['request ID', ({ lines }) => lines.with(11, lines[11]!.slice(0, -1) + (lines[11]!.endsWith('0') ? '1' : '0')).join('\n')],
+      [
+        'nonce',
+        ({ lines }) => lines.with(8, lines[8]!.slice(0, -1) + (lines[8]!.endsWith('0') ? '1' : '0')).join('\n'),
+      ],
+      [
+        'request ID',
+        ({ lines }) => lines.with(11, lines[11]!.slice(0, -1) + (lines[11]!.endsWith('0') ? '1' : '0')).join('\n'),
+      ],
       ['Issued At one ms later', ({ lines }) => lines.with(9, `Issued At: ${iso(lines[9]!.slice(11), 1)}`).join('\n')],
-      ['Expiration Time one ms earlier', ({ lines }) => lines.with(10, `Expiration Time: ${iso(lines[10]!.slice(17), -1)}`).join('\n')],
+      [
+        'Expiration Time one ms earlier',
+        ({ lines }) => lines.with(10, `Expiration Time: ${iso(lines[10]!.slice(17), -1)}`).join('\n'),
+      ],
       ['statement', line(3, 'Sign in to Evil App.')],
       // stored columns that disagree with the message
       ['address column', () => ({ address: other.address })],
@@ -246,8 +384,14 @@ describe('sign-in flow checks', () => {
       ['Chain ID not a number', line(7, 'Chain ID: one')],
       ['Nonce label', ({ lines }) => lines.with(8, lines[8]!.replace('Nonce: ', 'Nonse: ')).join('\n')],
       ['Issued At label', ({ lines }) => lines.with(9, lines[9]!.replace('Issued At: ', 'Issued On: ')).join('\n')],
-      ['Expiration Time label', ({ lines }) => lines.with(10, lines[10]!.replace('Expiration Time: ', 'Expiration Date: ')).join('\n')],
-      ['Request ID label', ({ lines }) => lines.with(11, lines[11]!.replace('Request ID: ', 'Request Id: ')).join('\n')],
+      [
+        'Expiration Time label',
+        ({ lines }) => lines.with(10, lines[10]!.replace('Expiration Time: ', 'Expiration Date: ')).join('\n'),
+      ],
+      [
+        'Request ID label',
+        ({ lines }) => lines.with(11, lines[11]!.replace('Request ID: ', 'Request Id: ')).join('\n'),
+      ],
     ];
     for (const [name, alter] of cases) {
       const { account, requestId, message } = await start();

@@ -21,9 +21,13 @@ describe('token exchanges sharing a commit', () => {
   test('one exchange that fails does not fail the others, and is not retried into success', async () => {
     const codes = await Promise.all(Array.from({ length: 6 }, () => authorizeCode(t, { scopes: ['completeClaims'] })));
     const damaged = codes[2]!.code;
-    await sql`update signin_authorizations set scopes = ${'not json'} where code_hash = ${sha256Hex(damaged)}`.execute(t.ctx.db);
+    await sql`update signin_authorizations set scopes = ${'not json'} where code_hash = ${sha256Hex(damaged)}`.execute(
+      t.ctx.db,
+    );
 
-    const results = await Promise.all(codes.map(({ client, code }) => t.request('POST', TOKEN, { body: codeExchangeBody(client, code) })));
+    const results = await Promise.all(
+      codes.map(({ client, code }) => t.request('POST', TOKEN, { body: codeExchangeBody(client, code) })),
+    );
     results.forEach((res, i) => {
       if (i === 2) assert.deepEqual([res.statusCode, res.json()], [500, { errorMessage: 'Internal server error' }]);
       else assert.equal(res.statusCode, 200, res.body);
@@ -35,7 +39,9 @@ describe('token exchanges sharing a commit', () => {
       assert.deepEqual([status.json().signedIn, status.json().address], [true, codes[i]!.account.address]);
     }
     // the damaged code was rolled back with its job, never consumed
-    const row = await sql<{ code_consumed_at: number | null }>`select code_consumed_at from signin_authorizations where code_hash = ${sha256Hex(damaged)}`.execute(t.ctx.db);
+    const row = await sql<{
+      code_consumed_at: number | null;
+    }>`select code_consumed_at from signin_authorizations where code_hash = ${sha256Hex(damaged)}`.execute(t.ctx.db);
     assert.deepEqual(row.rows, [{ code_consumed_at: null }]);
   });
 });

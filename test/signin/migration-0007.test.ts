@@ -33,10 +33,17 @@ describe('migration 0007_signin_token_selectors', () => {
 
   before(async () => {
     const database = createTestDatabase();
-    const storage = await openStorage({ databaseUrl: database.env.DATABASE_URL ?? null, dataDir: database.env.DATA_DIR });
+    const storage = await openStorage({
+      databaseUrl: database.env.DATABASE_URL ?? null,
+      dataDir: database.env.DATA_DIR,
+    });
     try {
       assert.deepEqual((await migrateTo(storage.db, '0006_swap', storage.schema)).at(-1), '0006_swap');
-      const { app, clientSecret } = await createDeveloperApp(storage.db, { name: 'Before 0007', redirectUris: ['https://app.example/callback'] }, now);
+      const { app, clientSecret } = await createDeveloperApp(
+        storage.db,
+        { name: 'Before 0007', redirectUris: ['https://app.example/callback'] },
+        now,
+      );
       client = { clientId: app.clientId, clientSecret };
       const base = {
         client_id: app.clientId,
@@ -52,13 +59,31 @@ describe('migration 0007_signin_token_selectors', () => {
       };
       // a code approved before the upgrade and not exchanged yet
       pending = {
-        ...base, authorization_id: randomHex(16), code_hash: sha256Hex(code), code_consumed_at: null, expires_at: null, revoked_at: null,
-        access_hash: null, access_scopes: null, access_expires_at: null, refresh_hash: null, refresh_expires_at: null,
+        ...base,
+        authorization_id: randomHex(16),
+        code_hash: sha256Hex(code),
+        code_consumed_at: null,
+        expires_at: null,
+        revoked_at: null,
+        access_hash: null,
+        access_scopes: null,
+        access_expires_at: null,
+        refresh_hash: null,
+        refresh_expires_at: null,
       };
       // a live family with old-format tokens (SHA-256 of the whole 64-hex token) and one rotated refresh token
       live = {
-        ...base, authorization_id: randomHex(16), code_hash: sha256Hex(randomHex(32)), code_consumed_at: now, expires_at: now + 60 * DAY, revoked_at: null,
-        access_hash: sha256Hex(oldAccess), access_scopes: base.scopes, access_expires_at: now + DAY, refresh_hash: sha256Hex(oldRefresh), refresh_expires_at: now + 60 * DAY,
+        ...base,
+        authorization_id: randomHex(16),
+        code_hash: sha256Hex(randomHex(32)),
+        code_consumed_at: now,
+        expires_at: now + 60 * DAY,
+        revoked_at: null,
+        access_hash: sha256Hex(oldAccess),
+        access_scopes: base.scopes,
+        access_expires_at: now + DAY,
+        refresh_hash: sha256Hex(oldRefresh),
+        refresh_expires_at: now + 60 * DAY,
       };
       rotated = { token_hash: sha256Hex(oldRotated), authorization_id: live.authorization_id, rotated_at: now };
       await storage.db.insertInto('signin_authorizations').values([pending, live]).execute();
@@ -73,23 +98,47 @@ describe('migration 0007_signin_token_selectors', () => {
   test('every row written before 0007 survives it unchanged', async () => {
     const rows = await t.ctx.db.selectFrom('signin_authorizations').selectAll().orderBy('authorization_id').execute();
     // (0022, applied since, adds oidc_nonce: null to every row)
-    assert.deepEqual(rows, [pending, live].map((r) => ({ ...r, oidc_nonce: null })).sort((a, b) => a.authorization_id.localeCompare(b.authorization_id)));
+    assert.deepEqual(
+      rows,
+      [pending, live]
+        .map((r) => ({ ...r, oidc_nonce: null }))
+        .sort((a, b) => a.authorization_id.localeCompare(b.authorization_id)),
+    );
     assert.deepEqual(await t.ctx.db.selectFrom('signin_rotated_tokens').selectAll().execute(), [rotated]);
   });
 
   test('the token hashes are no longer unique; rotated tokens are keyed by (authorization_id, token_hash)', async () => {
     // two rows may hold the same hash now (only the selector finds a row)
-    const twin = { ...pending, authorization_id: randomHex(16), code_hash: sha256Hex(randomHex(32)), access_hash: 'same', refresh_hash: 'same' };
-    await t.ctx.db.insertInto('signin_authorizations').values([twin, { ...twin, authorization_id: randomHex(16), code_hash: sha256Hex(randomHex(32)) }]).execute();
+    const twin = {
+      ...pending,
+      authorization_id: randomHex(16),
+      code_hash: sha256Hex(randomHex(32)),
+      access_hash: 'same',
+      refresh_hash: 'same',
+    };
+    await t.ctx.db
+      .insertInto('signin_authorizations')
+      .values([twin, { ...twin, authorization_id: randomHex(16), code_hash: sha256Hex(randomHex(32)) }])
+      .execute();
     await t.ctx.db.deleteFrom('signin_authorizations').where('access_hash', '=', 'same').execute();
     // one token hash in two families is allowed; the same (family, hash) twice is not
     const other = { token_hash: rotated.token_hash, authorization_id: pending.authorization_id, rotated_at: now };
     await t.ctx.db.insertInto('signin_rotated_tokens').values(other).execute();
     await assert.rejects(t.ctx.db.insertInto('signin_rotated_tokens').values(other).execute());
-    await t.ctx.db.deleteFrom('signin_rotated_tokens').where('authorization_id', '=', pending.authorization_id).execute();
+    await t.ctx.db
+      .deleteFrom('signin_rotated_tokens')
+      .where('authorization_id', '=', pending.authorization_id)
+      .execute();
     const pk =
       TEST_DB === 'sqlite'
-        ? (await sql<{ name: string; pk: number }>`select name, pk from pragma_table_info('signin_rotated_tokens') where pk > 0 order by pk`.execute(t.ctx.db)).rows.map((r) => r.name)
+        ? (
+            await sql<{
+              name: string;
+              pk: number;
+            }>`select name, pk from pragma_table_info('signin_rotated_tokens') where pk > 0 order by pk`.execute(
+              t.ctx.db,
+            )
+          ).rows.map((r) => r.name)
         : (
             await sql<{ attname: string }>`select a.attname from pg_index i
               join pg_attribute a on a.attrelid = i.indrelid and a.attnum = any(i.indkey)
@@ -100,7 +149,9 @@ describe('migration 0007_signin_token_selectors', () => {
   });
 
   test('a code approved before the upgrade is exchanged for selector.verifier tokens', async () => {
-    const res = await t.request('POST', TOKEN, { body: { grant_type: 'authorization_code', code, client_id: client.clientId, client_secret: client.clientSecret } });
+    const res = await t.request('POST', TOKEN, {
+      body: { grant_type: 'authorization_code', code, client_id: client.clientId, client_secret: client.clientSecret },
+    });
     assert.equal(res.statusCode, 200, res.body);
     const tokens = res.json();
     assert.equal(tokens.platformAddress, account.platformAddress);
@@ -108,7 +159,14 @@ describe('migration 0007_signin_token_selectors', () => {
     const status = await t.request('POST', '/api/v0/auth/status', { token: tokens.access_token, body: {} });
     assert.equal(status.json().signedIn, true);
     assert.equal(status.json().message, 'the signed message');
-    const refreshed = await t.request('POST', TOKEN, { body: { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: client.clientId, client_secret: client.clientSecret } });
+    const refreshed = await t.request('POST', TOKEN, {
+      body: {
+        grant_type: 'refresh_token',
+        refresh_token: tokens.refresh_token,
+        client_id: client.clientId,
+        client_secret: client.clientSecret,
+      },
+    });
     assert.equal(refreshed.statusCode, 200, refreshed.body);
   });
 
@@ -116,12 +174,23 @@ describe('migration 0007_signin_token_selectors', () => {
     for (const token of [oldAccess, oldRefresh, oldRotated]) {
       const status = await t.request('POST', '/api/v0/auth/status', { token, body: {} });
       assert.equal(status.json().signedIn, false);
-      const res = await t.request('POST', TOKEN, { body: { grant_type: 'refresh_token', refresh_token: token, client_id: client.clientId, client_secret: client.clientSecret } });
+      const res = await t.request('POST', TOKEN, {
+        body: {
+          grant_type: 'refresh_token',
+          refresh_token: token,
+          client_id: client.clientId,
+          client_secret: client.clientSecret,
+        },
+      });
       assert.equal(res.statusCode, 400);
       assert.equal(res.json().error, 'invalid_grant');
       assert.equal((await t.request('POST', '/api/v0/signin/token/revoke', { body: { token } })).statusCode, 200);
     }
-    const row = await t.ctx.db.selectFrom('signin_authorizations').select('revoked_at').where('authorization_id', '=', live.authorization_id).executeTakeFirstOrThrow();
+    const row = await t.ctx.db
+      .selectFrom('signin_authorizations')
+      .select('revoked_at')
+      .where('authorization_id', '=', live.authorization_id)
+      .executeTakeFirstOrThrow();
     assert.equal(row.revoked_at, null);
   });
 });

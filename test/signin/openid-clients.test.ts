@@ -87,11 +87,18 @@ describe('OpenID Connect with stock clients through the authorize page in Chromi
     t = await startApp({ manualClock: true, env: { PUBLIC_URL: issuer } });
     clock = t.clock as ManualClock;
     await t.app.listen({ port, host: '127.0.0.1' });
-    callbackServer = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>callback</title><p id="done">back at the app</p>'));
+    callbackServer = createServer((_req, res) =>
+      res
+        .writeHead(200, { 'content-type': 'text/html' })
+        .end('<!doctype html><title>callback</title><p id="done">back at the app</p>'),
+    );
     await new Promise<void>((r) => callbackServer.listen(0, '127.0.0.1', r));
     callbackOrigin = `http://127.0.0.1:${(callbackServer.address() as { port: number }).port}`;
     rp = await createTestClient(t, { name: 'OIDC RP', redirectUris: [`${callbackOrigin}/openid-client/cb`] });
-    authjs = await createTestClient(t, { name: 'Authjs App', redirectUris: [`${callbackOrigin}/auth/callback/platform`] });
+    authjs = await createTestClient(t, {
+      name: 'Authjs App',
+      redirectUris: [`${callbackOrigin}/auth/callback/platform`],
+    });
     user = testAccount(generatePrivateKey());
     browser = await launchChromium();
   });
@@ -108,7 +115,10 @@ describe('OpenID Connect with stock clients through the authorize page in Chromi
       const signed: string[] = [];
       await injectEvmWallet(page, user.privateKey, signed);
       await page.goto(authorizationUrl);
-      await Promise.all([page.waitForURL((u) => u.href.startsWith(callbackOrigin), { timeout: 30_000 }), page.click('#evm')]);
+      await Promise.all([
+        page.waitForURL((u) => u.href.startsWith(callbackOrigin), { timeout: 30_000 }),
+        page.click('#evm'),
+      ]);
       assert.equal(signed.length, 1);
       return new URL(page.url());
     } finally {
@@ -152,7 +162,12 @@ describe('OpenID Connect with stock clients through the authorize page in Chromi
     const approvedAt = clock.now();
     const callback = await signInInBrowser(req.url.href);
     assert.equal(callback.pathname, '/openid-client/cb');
-    const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: req.verifier, expectedNonce: req.nonce, expectedState: req.state, idTokenExpected: true });
+    const tokens = await client.authorizationCodeGrant(config, callback, {
+      pkceCodeVerifier: req.verifier,
+      expectedNonce: req.nonce,
+      expectedState: req.state,
+      idTokenExpected: true,
+    });
     const claims = tokens.claims()!;
     assert.equal(claims.iss, issuer);
     assert.equal(claims.sub, user.platformAddress);
@@ -168,7 +183,12 @@ describe('OpenID Connect with stock clients through the authorize page in Chromi
     firstIdToken = tokens.id_token!;
 
     const info = await client.fetchUserInfo(config, tokens.access_token, claims.sub);
-    assert.deepEqual(info, { sub: user.platformAddress, address: user.address, chain: 'ETH', platformAddress: user.platformAddress });
+    assert.deepEqual(info, {
+      sub: user.platformAddress,
+      address: user.address,
+      chain: 'ETH',
+      platformAddress: user.platformAddress,
+    });
 
     clock.advance(10 * 60_000);
     const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token!);
@@ -180,24 +200,51 @@ describe('OpenID Connect with stock clients through the authorize page in Chromi
     assert.notEqual(refreshed.access_token, tokens.access_token);
     assert.deepEqual(await client.fetchUserInfo(config, refreshed.access_token, again.sub), info);
     // the old access token was replaced by the refresh: userinfo refuses it (RFC 6750 invalid_token)
-    await assert.rejects(client.fetchUserInfo(config, tokens.access_token, claims.sub), (e: Error & { cause?: { scheme: string; parameters: Record<string, string> }[] }) => {
-      assert.equal(e.message, 'server responded with a challenge in the WWW-Authenticate HTTP Header');
-      assert.deepEqual(e.cause, [{ scheme: 'bearer', parameters: { realm: 'platform', error: 'invalid_token', error_description: 'The access token is unknown, expired or revoked.' } }]);
-      return true;
-    });
+    await assert.rejects(
+      client.fetchUserInfo(config, tokens.access_token, claims.sub),
+      (e: Error & { cause?: { scheme: string; parameters: Record<string, string> }[] }) => {
+        assert.equal(e.message, 'server responded with a challenge in the WWW-Authenticate HTTP Header');
+        assert.deepEqual(e.cause, [
+          {
+            scheme: 'bearer',
+            parameters: {
+              realm: 'platform',
+              error: 'invalid_token',
+              error_description: 'The access token is unknown, expired or revoked.',
+            },
+          },
+        ]);
+        return true;
+      },
+    );
   });
 
   test('openid-client without the API-key hook: the token call is refused by the gate', async () => {
-    const bare = await client.discovery(new URL(issuer), rp.clientId, rp.clientSecret, undefined, { execute: [client.allowInsecureRequests] });
-    const verifier = client.randomPKCECodeVerifier();
-    const url = client.buildAuthorizationUrl(bare, { redirect_uri: `${callbackOrigin}/openid-client/cb`, scope: 'openid', code_challenge: await client.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' });
-    const callback = await signInInBrowser(url.href);
-    await assert.rejects(client.authorizationCodeGrant(bare, callback, { pkceCodeVerifier: verifier }), (e: Error & { status?: number; cause?: unknown }) => {
-      assert.equal(e.status, 401);
-      const gate = 'Unauthorized request. This route is only accessible with an API key.';
-      assert.deepEqual(e.cause, { error: 'invalid_request', error_description: gate, errorMessage: gate, unauthorized: true });
-      return true;
+    const bare = await client.discovery(new URL(issuer), rp.clientId, rp.clientSecret, undefined, {
+      execute: [client.allowInsecureRequests],
     });
+    const verifier = client.randomPKCECodeVerifier();
+    const url = client.buildAuthorizationUrl(bare, {
+      redirect_uri: `${callbackOrigin}/openid-client/cb`,
+      scope: 'openid',
+      code_challenge: await client.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    });
+    const callback = await signInInBrowser(url.href);
+    await assert.rejects(
+      client.authorizationCodeGrant(bare, callback, { pkceCodeVerifier: verifier }),
+      (e: Error & { status?: number; cause?: unknown }) => {
+        assert.equal(e.status, 401);
+        const gate = 'Unauthorized request. This route is only accessible with an API key.';
+        assert.deepEqual(e.cause, {
+          error: 'invalid_request',
+          error_description: gate,
+          errorMessage: gate,
+          unauthorized: true,
+        });
+        return true;
+      },
+    );
   });
 
   test('Auth.js as a generic OIDC provider: sign-in ends with a session holding the address', async () => {
@@ -222,23 +269,43 @@ describe('OpenID Connect with stock clients through the authorize page in Chromi
       ],
       callbacks: {
         jwt({ token, profile }) {
-          if (profile) Object.assign(token, { address: profile.address, chain: profile.chain, platformAddress: profile.platformAddress });
+          if (profile)
+            Object.assign(token, {
+              address: profile.address,
+              chain: profile.chain,
+              platformAddress: profile.platformAddress,
+            });
           return token;
         },
         session({ session, token }) {
-          return { ...session, address: token.address, chain: token.chain, platformAddress: token.platformAddress } as typeof session;
+          return {
+            ...session,
+            address: token.address,
+            chain: token.chain,
+            platformAddress: token.platformAddress,
+          } as typeof session;
         },
       },
     };
     const jar = new CookieJar();
     const call = async (path: string, init: RequestInit = {}) => {
-      const res = await Auth(new Request(`${base}${path}`, { ...init, headers: { ...(init.headers as Record<string, string>), cookie: jar.header() } }), authConfig);
+      const res = await Auth(
+        new Request(`${base}${path}`, {
+          ...init,
+          headers: { ...(init.headers as Record<string, string>), cookie: jar.header() },
+        }),
+        authConfig,
+      );
       jar.take(res);
       return res;
     };
 
     const { csrfToken } = (await (await call('/csrf')).json()) as { csrfToken: string };
-    const start = await call('/signin/platform', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ csrfToken, callbackUrl: `${callbackOrigin}/welcome` }) });
+    const start = await call('/signin/platform', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ csrfToken, callbackUrl: `${callbackOrigin}/welcome` }),
+    });
     assert.equal(start.status, 302);
     const authorizationUrl = new URL(start.headers.get('location')!);
     assert.equal(authorizationUrl.origin + authorizationUrl.pathname, `${issuer}/signin/authorize`);
@@ -266,7 +333,11 @@ describe('OpenID Connect with stock clients through the authorize page in Chromi
     const req = await authorizationRequest();
     const callback = await signInInBrowser(req.url.href);
     await assert.rejects(
-      client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: req.verifier, expectedNonce: client.randomNonce(), expectedState: req.state }),
+      client.authorizationCodeGrant(config, callback, {
+        pkceCodeVerifier: req.verifier,
+        expectedNonce: client.randomNonce(),
+        expectedState: req.state,
+      }),
       causedBy('unexpected ID Token "nonce" claim value'),
     );
   });
@@ -277,7 +348,11 @@ describe('OpenID Connect with stock clients through the authorize page in Chromi
       const req = await authorizationRequest();
       const callback = await signInInBrowser(req.url.href);
       await assert.rejects(
-        client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: req.verifier, expectedNonce: req.nonce, expectedState: req.state }),
+        client.authorizationCodeGrant(config, callback, {
+          pkceCodeVerifier: req.verifier,
+          expectedNonce: req.nonce,
+          expectedState: req.state,
+        }),
         causedBy('unexpected JWT "exp" (expiration time) claim value, expiration is past current timestamp'),
       );
     } finally {
@@ -289,9 +364,14 @@ describe('OpenID Connect with stock clients through the authorize page in Chromi
     assert.ok(firstIdToken, 'the openid-client test ran first');
     const firstKid = decodeProtectedHeader(firstIdToken).kid;
     const jwksUri = new URL(config.serverMetadata().jwks_uri!);
-    const kids = async () => ((await (await fetch(jwksUri)).json()) as { keys: { kid: string }[] }).keys.map((k) => k.kid);
-    const signedAt = (jwt: string) => new Date(((JSON.parse(Buffer.from(jwt.split('.')[1], 'base64url').toString()) as { iat: number }).iat + 1) * 1000);
-    const verifyAt = (jwt: string) => jwtVerify(jwt, createRemoteJWKSet(jwksUri), { issuer, audience: rp.clientId, currentDate: signedAt(jwt) });
+    const kids = async () =>
+      ((await (await fetch(jwksUri)).json()) as { keys: { kid: string }[] }).keys.map((k) => k.kid);
+    const signedAt = (jwt: string) =>
+      new Date(
+        ((JSON.parse(Buffer.from(jwt.split('.')[1], 'base64url').toString()) as { iat: number }).iat + 1) * 1000,
+      );
+    const verifyAt = (jwt: string) =>
+      jwtVerify(jwt, createRemoteJWKSet(jwksUri), { issuer, audience: rp.clientId, currentDate: signedAt(jwt) });
 
     const first = cliJson(await runCli(['signin', 'rotate-keys'], t.database.env));
     assert.equal(first.previous.kid, firstKid);
@@ -304,19 +384,38 @@ describe('OpenID Connect with stock clients through the authorize page in Chromi
     // client starts with no copy
     config = await discover();
     const req = await authorizationRequest();
-    const tokens = await client.authorizationCodeGrant(config, await signInInBrowser(req.url.href), { pkceCodeVerifier: req.verifier, expectedNonce: req.nonce, expectedState: req.state });
+    const tokens = await client.authorizationCodeGrant(config, await signInInBrowser(req.url.href), {
+      pkceCodeVerifier: req.verifier,
+      expectedNonce: req.nonce,
+      expectedState: req.state,
+    });
     const secondIdToken = tokens.id_token!;
-    assert.equal(decodeProtectedHeader(secondIdToken).kid, first.kid, 'the new key signs once every process has read it');
-    assert.equal((await verifyAt(firstIdToken)).payload.sub, user.platformAddress, 'the replaced key is still published');
+    assert.equal(
+      decodeProtectedHeader(secondIdToken).kid,
+      first.kid,
+      'the new key signs once every process has read it',
+    );
+    assert.equal(
+      (await verifyAt(firstIdToken)).payload.sub,
+      user.platformAddress,
+      'the replaced key is still published',
+    );
 
     const second = cliJson(await runCli(['signin', 'rotate-keys'], t.database.env));
     assert.equal(second.previous.kid, first.kid);
     clock.set(Number(first.previous.published_until) - 1);
-    assert.deepEqual(await kids(), [second.kid, first.kid, firstKid], 'kept until the last id_token it signed has expired');
+    assert.deepEqual(
+      await kids(),
+      [second.kid, first.kid, firstKid],
+      'kept until the last id_token it signed has expired',
+    );
     clock.set(Number(first.previous.published_until));
     assert.deepEqual(await kids(), [second.kid, first.kid]);
 
-    await assert.rejects(verifyAt(firstIdToken), { code: 'ERR_JWKS_NO_MATCHING_KEY', message: 'no applicable key found in the JSON Web Key Set' });
+    await assert.rejects(verifyAt(firstIdToken), {
+      code: 'ERR_JWKS_NO_MATCHING_KEY',
+      message: 'no applicable key found in the JSON Web Key Set',
+    });
     assert.equal((await verifyAt(secondIdToken)).payload.sub, user.platformAddress);
     clock.set(Date.now());
   });
@@ -324,10 +423,17 @@ describe('OpenID Connect with stock clients through the authorize page in Chromi
   test('refused: an id_token for another audience (jose)', async () => {
     const req = await authorizationRequest();
     clock.set(Date.now());
-    const tokens = await client.authorizationCodeGrant(config, await signInInBrowser(req.url.href), { pkceCodeVerifier: req.verifier, expectedNonce: req.nonce, expectedState: req.state });
+    const tokens = await client.authorizationCodeGrant(config, await signInInBrowser(req.url.href), {
+      pkceCodeVerifier: req.verifier,
+      expectedNonce: req.nonce,
+      expectedState: req.state,
+    });
     const jwks = createRemoteJWKSet(new URL(config.serverMetadata().jwks_uri!));
     assert.equal((await jwtVerify(tokens.id_token!, jwks, { issuer, audience: rp.clientId })).payload.aud, rp.clientId);
-    await assert.rejects(jwtVerify(tokens.id_token!, jwks, { issuer, audience: authjs.clientId }), { code: 'ERR_JWT_CLAIM_VALIDATION_FAILED', message: 'unexpected "aud" claim value' });
+    await assert.rejects(jwtVerify(tokens.id_token!, jwks, { issuer, audience: authjs.clientId }), {
+      code: 'ERR_JWT_CLAIM_VALIDATION_FAILED',
+      message: 'unexpected "aud" claim value',
+    });
   });
 
   test('refused: an id_token from another issuer (jose), whether checked on our JWKS or on its own', async () => {
@@ -337,21 +443,44 @@ describe('OpenID Connect with stock clients through the authorize page in Chromi
     const other = await startApp({ env: { PUBLIC_URL: otherIssuer } });
     try {
       await other.app.listen({ port, host: '127.0.0.1' });
-      const app = await createTestClient(other, { name: 'Elsewhere', redirectUris: [`${callbackOrigin}/openid-client/cb`] });
-      const q = new URLSearchParams({ response_type: 'code', client_id: app.clientId, redirect_uri: app.redirectUri, scope: 'openid', nonce: 'n' });
+      const app = await createTestClient(other, {
+        name: 'Elsewhere',
+        redirectUris: [`${callbackOrigin}/openid-client/cb`],
+      });
+      const q = new URLSearchParams({
+        response_type: 'code',
+        client_id: app.clientId,
+        redirect_uri: app.redirectUri,
+        scope: 'openid',
+        nonce: 'n',
+      });
       const callback = await signInInBrowser(`${otherIssuer}/signin/authorize?${q}`);
       const res = await fetch(`${otherIssuer}/api/v0/signin/token`, {
         method: 'POST',
         headers: { 'x-api-key': other.apiKey, 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: app.redirectUri, client_id: app.clientId, client_secret: app.clientSecret }),
+        body: new URLSearchParams({
+          grant_type: 'authorization_code',
+          code: callback.searchParams.get('code')!,
+          redirect_uri: app.redirectUri,
+          client_id: app.clientId,
+          client_secret: app.clientSecret,
+        }),
       });
       assert.equal(res.status, 200);
       const { id_token } = (await res.json()) as { id_token: string };
       const ours = createRemoteJWKSet(new URL(config.serverMetadata().jwks_uri!));
       const theirs = createRemoteJWKSet(new URL(`${otherIssuer}/.well-known/jwks.json`));
-      await assert.rejects(jwtVerify(id_token, ours, { issuer, audience: app.clientId }), { code: 'ERR_JWKS_NO_MATCHING_KEY' });
-      await assert.rejects(jwtVerify(id_token, theirs, { issuer, audience: app.clientId }), { code: 'ERR_JWT_CLAIM_VALIDATION_FAILED', message: 'unexpected "iss" claim value' });
-      assert.equal((await jwtVerify(id_token, theirs, { issuer: otherIssuer, audience: app.clientId })).payload.sub, user.platformAddress);
+      await assert.rejects(jwtVerify(id_token, ours, { issuer, audience: app.clientId }), {
+        code: 'ERR_JWKS_NO_MATCHING_KEY',
+      });
+      await assert.rejects(jwtVerify(id_token, theirs, { issuer, audience: app.clientId }), {
+        code: 'ERR_JWT_CLAIM_VALIDATION_FAILED',
+        message: 'unexpected "iss" claim value',
+      });
+      assert.equal(
+        (await jwtVerify(id_token, theirs, { issuer: otherIssuer, audience: app.clientId })).payload.sub,
+        user.platformAddress,
+      );
     } finally {
       await other.close();
     }

@@ -5,11 +5,25 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { calculateJwkThumbprint, createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JWK, type JWTPayload } from 'jose';
+import {
+  calculateJwkThumbprint,
+  createLocalJWKSet,
+  decodeProtectedHeader,
+  jwtVerify,
+  type JWK,
+  type JWTPayload,
+} from 'jose';
 import { privateKeyToAccount } from 'viem/accounts';
 import { createTestDatabase, startApp, type TestApp, type TestDatabase } from '../helpers/app.ts';
 import { startService, type ServiceProcess } from '../helpers/process.ts';
-import { authorizeCode, codeExchangeBody, createTestClient, testAccount, testClient, type TestClient } from '../helpers/signin.ts';
+import {
+  authorizeCode,
+  codeExchangeBody,
+  createTestClient,
+  testAccount,
+  testClient,
+  type TestClient,
+} from '../helpers/signin.ts';
 import type { ManualClock } from '../../src/shared/clock.ts';
 import { SCOPE_IDS } from '../../src/signin/scopes.ts';
 
@@ -18,7 +32,8 @@ const USERINFO = '/api/v0/signin/userinfo';
 const ISSUER = 'https://signin.example';
 
 /** base64url of the left half of SHA-256 (OpenID Connect Core §3.1.3.6), computed here independently. */
-const leftHalfHash = (s: string) => createHash('sha256').update(s, 'ascii').digest().subarray(0, 16).toString('base64url');
+const leftHalfHash = (s: string) =>
+  createHash('sha256').update(s, 'ascii').digest().subarray(0, 16).toString('base64url');
 
 async function jwksOf(t: TestApp): Promise<{ keys: JWK[] }> {
   const res = await t.request('GET', '/.well-known/jwks.json', { apiKey: null });
@@ -27,14 +42,24 @@ async function jwksOf(t: TestApp): Promise<{ keys: JWK[] }> {
 }
 
 async function verify(t: TestApp, idToken: string, audience: string): Promise<JWTPayload> {
-  const { payload } = await jwtVerify(idToken, createLocalJWKSet(await jwksOf(t)), { issuer: ISSUER, audience, algorithms: ['ES256'], currentDate: new Date(t.clock.now()) });
+  const { payload } = await jwtVerify(idToken, createLocalJWKSet(await jwksOf(t)), {
+    issuer: ISSUER,
+    audience,
+    algorithms: ['ES256'],
+    currentDate: new Date(t.clock.now()),
+  });
   return payload;
 }
 
 /** Challenge (with a nonce), sign, approve: the code. */
 async function codeWithNonce(t: TestApp, client: TestClient, scope: string, nonce: string | undefined) {
   const account = testAccount();
-  const body: Record<string, string> = { client_id: client.clientId, redirect_uri: client.redirectUri, scope, address: account.address };
+  const body: Record<string, string> = {
+    client_id: client.clientId,
+    redirect_uri: client.redirectUri,
+    scope,
+    address: account.address,
+  };
   if (nonce !== undefined) body.nonce = nonce;
   const ch = await t.request('POST', '/api/v0/signin/challenge', { apiKey: null, body });
   assert.equal(ch.statusCode, 200, ch.body);
@@ -66,7 +91,19 @@ describe('OpenID Connect: discovery, id_token, refresh, userinfo', () => {
       ...rfc8414,
       subject_types_supported: ['public'],
       id_token_signing_alg_values_supported: ['ES256'],
-      claims_supported: ['iss', 'sub', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'address', 'chain', 'platformAddress'],
+      claims_supported: [
+        'iss',
+        'sub',
+        'aud',
+        'exp',
+        'iat',
+        'auth_time',
+        'nonce',
+        'at_hash',
+        'address',
+        'chain',
+        'platformAddress',
+      ],
       prompt_values_supported: ['consent', 'login'],
       claims_parameter_supported: false,
       request_parameter_supported: false,
@@ -93,7 +130,10 @@ describe('OpenID Connect: discovery, id_token, refresh, userinfo', () => {
     assert.match(rows[0].private_jwk_sealed, /^v1\./);
     const priv = JSON.parse(t.ctx.keyring.decrypt(rows[0].private_jwk_sealed)) as JWK;
     assert.equal(typeof priv.d, 'string');
-    assert.ok(!rows[0].private_jwk_sealed.includes(priv.d!) && !rows[0].public_jwk.includes(priv.d!), 'the private scalar is stored only sealed');
+    assert.ok(
+      !rows[0].private_jwk_sealed.includes(priv.d!) && !rows[0].public_jwk.includes(priv.d!),
+      'the private scalar is stored only sealed',
+    );
   });
 
   test('openid + nonce: the exchange adds an id_token with every claim, signed ES256 by the published key', async () => {
@@ -104,8 +144,18 @@ describe('OpenID Connect: discovery, id_token, refresh, userinfo', () => {
     assert.equal(res.statusCode, 200, res.body);
     const body = res.json();
     assert.deepEqual(Object.keys(body).sort(), [
-      'access_token', 'access_token_expires_at', 'address', 'chain', 'expires_in', 'id_token', 'platformAddress',
-      'refresh_token', 'refresh_token_expires_at', 'scope', 'token_type', 'verificationResponse',
+      'access_token',
+      'access_token_expires_at',
+      'address',
+      'chain',
+      'expires_in',
+      'id_token',
+      'platformAddress',
+      'refresh_token',
+      'refresh_token_expires_at',
+      'scope',
+      'token_type',
+      'verificationResponse',
     ]);
     assert.equal(body.scope, 'openid completeClaims');
     const header = decodeProtectedHeader(body.id_token);
@@ -145,7 +195,14 @@ describe('OpenID Connect: discovery, id_token, refresh, userinfo', () => {
     const { code, account } = await codeWithNonce(t, client, 'openid manageClaims', 'first-nonce');
     const first = (await t.request('POST', TOKEN, { body: codeExchangeBody(client, code) })).json();
     clock.advance(2 * 3600_000); // the first id_token has expired; the family has not
-    const res = await t.request('POST', TOKEN, { body: { grant_type: 'refresh_token', refresh_token: first.refresh_token, client_id: client.clientId, client_secret: client.clientSecret } });
+    const res = await t.request('POST', TOKEN, {
+      body: {
+        grant_type: 'refresh_token',
+        refresh_token: first.refresh_token,
+        client_id: client.clientId,
+        client_secret: client.clientSecret,
+      },
+    });
     assert.equal(res.statusCode, 200, res.body);
     const body = res.json();
     const iat = Math.floor(clock.now() / 1000);
@@ -161,14 +218,27 @@ describe('OpenID Connect: discovery, id_token, refresh, userinfo', () => {
       auth_time: Math.floor(approvedAt / 1000),
       at_hash: leftHalfHash(body.access_token),
     });
-    const narrowed = await t.request('POST', TOKEN, { body: { grant_type: 'refresh_token', refresh_token: body.refresh_token, scope: 'manageClaims', client_id: client.clientId, client_secret: client.clientSecret } });
+    const narrowed = await t.request('POST', TOKEN, {
+      body: {
+        grant_type: 'refresh_token',
+        refresh_token: body.refresh_token,
+        scope: 'manageClaims',
+        client_id: client.clientId,
+        client_secret: client.clientSecret,
+      },
+    });
     assert.equal(narrowed.statusCode, 200, narrowed.body);
     assert.equal(narrowed.json().scope, 'manageClaims');
     assert.equal('id_token' in narrowed.json(), false);
   });
 
   test('the authorize page carries the nonce to the challenge; an over-long nonce or prompt=none goes back as an error', async () => {
-    const page = (q: Record<string, string>) => t.request('GET', `/signin/authorize?${new URLSearchParams({ response_type: 'code', client_id: client.clientId, redirect_uri: client.redirectUri, state: 's', ...q })}`, { apiKey: null });
+    const page = (q: Record<string, string>) =>
+      t.request(
+        'GET',
+        `/signin/authorize?${new URLSearchParams({ response_type: 'code', client_id: client.clientId, redirect_uri: client.redirectUri, state: 's', ...q })}`,
+        { apiKey: null },
+      );
     const ok = await page({ scope: 'openid', nonce: 'abc"</script>' });
     assert.equal(ok.statusCode, 200);
     const params = JSON.parse(/<script type="application\/json" id="params">(.*?)<\/script>/s.exec(ok.body)![1]);
@@ -176,7 +246,11 @@ describe('OpenID Connect: discovery, id_token, refresh, userinfo', () => {
 
     const cases: [Record<string, string>, string, string][] = [
       [{ nonce: 'n'.repeat(1025) }, 'invalid_request', 'Parameter nonce must be at most 1024 characters.'],
-      [{ nonce: 'n', prompt: 'none' }, 'login_required', 'prompt=none cannot be honoured: every sign-in needs a wallet signature.'],
+      [
+        { nonce: 'n', prompt: 'none' },
+        'login_required',
+        'prompt=none cannot be honoured: every sign-in needs a wallet signature.',
+      ],
     ];
     for (const [q, error, description] of cases) {
       const res = await page(q);
@@ -185,7 +259,10 @@ describe('OpenID Connect: discovery, id_token, refresh, userinfo', () => {
       assert.deepEqual(Object.fromEntries(loc.searchParams), { error, error_description: description, state: 's' });
     }
 
-    const long = await t.request('POST', '/api/v0/signin/challenge', { apiKey: null, body: { client_id: client.clientId, nonce: 'n'.repeat(1025), address: testAccount().address } });
+    const long = await t.request('POST', '/api/v0/signin/challenge', {
+      apiKey: null,
+      body: { client_id: client.clientId, nonce: 'n'.repeat(1025), address: testAccount().address },
+    });
     assert.equal(long.statusCode, 400);
     assert.deepEqual(long.json(), { errorMessage: 'body.nonce must NOT have more than 1024 characters' });
   });
@@ -193,7 +270,12 @@ describe('OpenID Connect: discovery, id_token, refresh, userinfo', () => {
   test('userinfo (GET and POST) answers the identity claims of an access token holding openid', async () => {
     const { code, account } = await codeWithNonce(t, client, 'openid', 'x');
     const { access_token } = (await t.request('POST', TOKEN, { body: codeExchangeBody(client, code) })).json();
-    const expected = { sub: account.platformAddress, address: account.address, chain: 'ETH', platformAddress: account.platformAddress };
+    const expected = {
+      sub: account.platformAddress,
+      address: account.address,
+      chain: 'ETH',
+      platformAddress: account.platformAddress,
+    };
     const get = await t.request('GET', USERINFO, { token: access_token });
     assert.equal(get.statusCode, 200, get.body);
     assert.equal(get.headers['cache-control'], 'no-store');
@@ -207,22 +289,68 @@ describe('OpenID Connect: discovery, id_token, refresh, userinfo', () => {
 
   test('userinfo errors follow RFC 6750: no token, a malformed header, an unknown or revoked token, a token without openid', async () => {
     const withOpenid = await codeWithNonce(t, client, 'openid', 'y');
-    const live = (await t.request('POST', TOKEN, { body: codeExchangeBody(client, withOpenid.code) })).json().access_token as string;
+    const live = (await t.request('POST', TOKEN, { body: codeExchangeBody(client, withOpenid.code) })).json()
+      .access_token as string;
     const without = await authorizeCode(t, { scopes: ['completeClaims'] });
-    const noOpenid = (await t.request('POST', TOKEN, { body: codeExchangeBody(without.client, without.code) })).json().access_token as string;
-    const revoked = (await t.request('POST', TOKEN, { body: codeExchangeBody(client, (await codeWithNonce(t, client, 'openid', 'z')).code) })).json().access_token as string;
-    assert.equal((await t.request('POST', '/api/v0/signin/token/revoke', { body: { token: revoked } })).statusCode, 200);
+    const noOpenid = (await t.request('POST', TOKEN, { body: codeExchangeBody(without.client, without.code) })).json()
+      .access_token as string;
+    const revoked = (
+      await t.request('POST', TOKEN, {
+        body: codeExchangeBody(client, (await codeWithNonce(t, client, 'openid', 'z')).code),
+      })
+    ).json().access_token as string;
+    assert.equal(
+      (await t.request('POST', '/api/v0/signin/token/revoke', { body: { token: revoked } })).statusCode,
+      200,
+    );
 
     const cases: [Record<string, string>, number, string, object][] = [
-      [{}, 401, 'Bearer realm="platform"', { errorMessage: 'The userinfo endpoint needs an access token: Authorization: Bearer <access_token>.' }],
-      [{ authorization: `Basic ${Buffer.from('a:b').toString('base64')}` }, 400, 'Bearer realm="platform", error="invalid_request", error_description="The Authorization header must be Bearer <access_token>."',
-        { error: 'invalid_request', error_description: 'The Authorization header must be Bearer <access_token>.', errorMessage: 'The Authorization header must be Bearer <access_token>.' }],
-      [{ authorization: `Bearer ${live.replace(/.$/, (c) => (c === '0' ? '1' : '0'))}` }, 401, 'Bearer realm="platform", error="invalid_token", error_description="The access token is unknown, expired or revoked."',
-        { error: 'invalid_token', error_description: 'The access token is unknown, expired or revoked.', errorMessage: 'The access token is unknown, expired or revoked.' }],
-      [{ authorization: `Bearer ${revoked}` }, 401, 'Bearer realm="platform", error="invalid_token", error_description="The access token is unknown, expired or revoked."',
-        { error: 'invalid_token', error_description: 'The access token is unknown, expired or revoked.', errorMessage: 'The access token is unknown, expired or revoked.' }],
-      [{ authorization: `Bearer ${noOpenid}` }, 403, 'Bearer realm="platform", error="insufficient_scope", error_description="The access token was not granted the openid scope.", scope="openid"',
-        { error: 'insufficient_scope', error_description: 'The access token was not granted the openid scope.', errorMessage: 'The access token was not granted the openid scope.' }],
+      [
+        {},
+        401,
+        'Bearer realm="platform"',
+        { errorMessage: 'The userinfo endpoint needs an access token: Authorization: Bearer <access_token>.' },
+      ],
+      [
+        { authorization: `Basic ${Buffer.from('a:b').toString('base64')}` },
+        400,
+        'Bearer realm="platform", error="invalid_request", error_description="The Authorization header must be Bearer <access_token>."',
+        {
+          error: 'invalid_request',
+          error_description: 'The Authorization header must be Bearer <access_token>.',
+          errorMessage: 'The Authorization header must be Bearer <access_token>.',
+        },
+      ],
+      [
+        { authorization: `Bearer ${live.replace(/.$/, (c) => (c === '0' ? '1' : '0'))}` },
+        401,
+        'Bearer realm="platform", error="invalid_token", error_description="The access token is unknown, expired or revoked."',
+        {
+          error: 'invalid_token',
+          error_description: 'The access token is unknown, expired or revoked.',
+          errorMessage: 'The access token is unknown, expired or revoked.',
+        },
+      ],
+      [
+        { authorization: `Bearer ${revoked}` },
+        401,
+        'Bearer realm="platform", error="invalid_token", error_description="The access token is unknown, expired or revoked."',
+        {
+          error: 'invalid_token',
+          error_description: 'The access token is unknown, expired or revoked.',
+          errorMessage: 'The access token is unknown, expired or revoked.',
+        },
+      ],
+      [
+        { authorization: `Bearer ${noOpenid}` },
+        403,
+        'Bearer realm="platform", error="insufficient_scope", error_description="The access token was not granted the openid scope.", scope="openid"',
+        {
+          error: 'insufficient_scope',
+          error_description: 'The access token was not granted the openid scope.',
+          errorMessage: 'The access token was not granted the openid scope.',
+        },
+      ],
     ];
     for (const [headers, status, challenge, body] of cases) {
       for (const method of ['GET', 'POST']) {
@@ -242,7 +370,10 @@ describe('OpenID Connect: discovery, id_token, refresh, userinfo', () => {
   test('userinfo sits behind the API-key gate like every /api/ route', async () => {
     const res = await t.request('GET', USERINFO, { apiKey: null, token: 'a'.repeat(32) + '.' + 'b'.repeat(64) });
     assert.equal(res.statusCode, 401);
-    assert.deepEqual(res.json(), { errorMessage: 'Unauthorized request. This route is only accessible with an API key.', unauthorized: true });
+    assert.deepEqual(res.json(), {
+      errorMessage: 'Unauthorized request. This route is only accessible with an API key.',
+      unauthorized: true,
+    });
   });
 });
 
@@ -257,12 +388,16 @@ describe('OpenID Connect: processes starting together on one database share one 
     await db.drop();
   });
 
-  test('two `platform serve` processes started at once create one key; an id_token of one verifies with the other\'s JWKS', async () => {
+  test("two `platform serve` processes started at once create one key; an id_token of one verifies with the other's JWKS", async () => {
     // generous: two services starting at once on a loaded machine; whichever started is stopped after
-    const started = await Promise.allSettled([0, 1].map(() => startService({ ...db.env, PUBLIC_URL: ISSUER }, { timeoutMs: 100_000 })));
+    const started = await Promise.allSettled(
+      [0, 1].map(() => startService({ ...db.env, PUBLIC_URL: ISSUER }, { timeoutMs: 100_000 })),
+    );
     for (const s of started) if (s.status === 'fulfilled') services.push(s.value);
     for (const s of started) if (s.status === 'rejected') throw s.reason;
-    const [a, b] = await Promise.all(services.map(async (s) => (await (await fetch(`${s.url}/.well-known/jwks.json`)).json()) as { keys: JWK[] }));
+    const [a, b] = await Promise.all(
+      services.map(async (s) => (await (await fetch(`${s.url}/.well-known/jwks.json`)).json()) as { keys: JWK[] }),
+    );
     assert.equal(a.keys.length, 1);
     assert.deepEqual(a, b);
 

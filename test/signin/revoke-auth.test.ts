@@ -5,7 +5,15 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startApp, type TestApp } from '../helpers/app.ts';
-import { authorizeCode, basicAuth, codeExchangeBody, createTestClient, isSignedIn, testClient, type TestClient } from '../helpers/signin.ts';
+import {
+  authorizeCode,
+  basicAuth,
+  codeExchangeBody,
+  createTestClient,
+  isSignedIn,
+  testClient,
+  type TestClient,
+} from '../helpers/signin.ts';
 
 const TOKEN = '/api/v0/signin/token';
 const REVOKE = '/api/v0/signin/token/revoke';
@@ -27,7 +35,8 @@ describe('revocation: who must authenticate', () => {
     assert.equal(res.statusCode, 200, res.body);
     return res.json().access_token as string;
   }
-  const revoke = (body: Record<string, string>, authorization?: string) => t.request('POST', REVOKE, { body, ...(authorization ? { headers: { authorization } } : {}) });
+  const revoke = (body: Record<string, string>, authorization?: string) =>
+    t.request('POST', REVOKE, { body, ...(authorization ? { headers: { authorization } } : {}) });
 
   test('a body client_secret alone is an authentication attempt without a client_id', async () => {
     const token = await accessToken();
@@ -61,7 +70,10 @@ describe('revocation: who must authenticate', () => {
     const res = await revoke({ token, client_id: other.clientId, client_secret: other.clientSecret });
     assert.equal(res.statusCode, 200);
     assert.equal(await isSignedIn(t, token), true, "another client's token is not revoked");
-    assert.equal((await revoke({ token, client_id: client.clientId, client_secret: client.clientSecret })).statusCode, 200);
+    assert.equal(
+      (await revoke({ token, client_id: client.clientId, client_secret: client.clientSecret })).statusCode,
+      200,
+    );
     assert.equal(await isSignedIn(t, token), false);
   });
 

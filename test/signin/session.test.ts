@@ -56,7 +56,15 @@ describe('sessions', () => {
     const res = await t.request('POST', '/api/v0/auth/status', { token: s.accessToken, body: {} });
     assert.equal(res.statusCode, 200, res.body);
     const body = res.json();
-    assert.deepEqual(Object.keys(body).sort(), ['address', 'chain', 'email', 'message', 'platformAddress', 'scopes', 'signedIn']);
+    assert.deepEqual(Object.keys(body).sort(), [
+      'address',
+      'chain',
+      'email',
+      'message',
+      'platformAddress',
+      'scopes',
+      'signedIn',
+    ]);
     assert.equal(body.signedIn, true);
     assert.equal(body.address, s.address);
     assert.equal(body.platformAddress, s.platformAddress);
@@ -66,12 +74,22 @@ describe('sessions', () => {
       { scopeName: scopeName('completeClaims'), scopeId: 'completeClaims' },
       { scopeName: 'Read Private Claim Data', scopeId: 'readPrivateClaimData' },
     ]);
-    assert.ok(body.message.includes(s.address) && body.message.includes('wants you to sign in with your Ethereum account'));
+    assert.ok(
+      body.message.includes(s.address) && body.message.includes('wants you to sign in with your Ethereum account'),
+    );
 
     for (const opts of [{}, { token: 'not-a-token' }, { token: s.refreshToken }]) {
       const r = await t.request('POST', '/api/v0/auth/status', { ...opts, body: {} });
       assert.equal(r.statusCode, 200);
-      assert.deepEqual(r.json(), { signedIn: false, address: '', platformAddress: '', chain: '', scopes: [], message: '', email: '' });
+      assert.deepEqual(r.json(), {
+        signedIn: false,
+        address: '',
+        platformAddress: '',
+        chain: '',
+        scopes: [],
+        message: '',
+        email: '',
+      });
     }
     const noBody = await t.request('POST', '/api/v0/auth/status', { token: s.accessToken });
     assert.equal(noBody.statusCode, 200, noBody.body);
@@ -88,7 +106,8 @@ describe('sessions', () => {
 
 describe('two apps in one process', () => {
   test('each resolves sessions against its own database', async () => {
-    const probe = (app: import('../../src/server.ts').App) => app.get('/api/v0/test/whoami', async (req) => requireSession(req));
+    const probe = (app: import('../../src/server.ts').App) =>
+      app.get('/api/v0/test/whoami', async (req) => requireSession(req));
     const a = await startApp({ extend: probe });
     const b = await startApp({ extend: probe });
     try {

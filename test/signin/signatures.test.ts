@@ -26,16 +26,24 @@ const signDoc = (doc: Uint8Array) => base64.encode(secp256k1.sign(doc, HARDHAT0)
 describe('EIP-191 (personal_sign)', () => {
   test('the §6.6 vector recovers Hardhat account #0', () => {
     assert.equal(bytesToHex(eip191Hash('hello')), '50b2c43fd39106bafbba0da34fc430e1f91e3c96ea2acee2bc34119f92b37750');
-    const sig = '0xf16ea9a3478698f695fd1401bfe27e9e4a7e8e3da94aa72b021125e31fa899cc573c48ea3fe1d4ab61a9db10c19032026e3ed2dbccba5a178235ac27f94504311c';
+    const sig =
+      '0xf16ea9a3478698f695fd1401bfe27e9e4a7e8e3da94aa72b021125e31fa899cc573c48ea3fe1d4ab61a9db10c19032026e3ed2dbccba5a178235ac27f94504311c';
     assert.equal(bytesToHex(recoverEip191Signer('hello', sig)!), 'f39fd6e51aad88f6f4ce6ab8827279cfffb92266');
     // v as 0/1 is accepted too
-    assert.equal(bytesToHex(recoverEip191Signer('hello', sig.slice(0, -2) + '01')!), 'f39fd6e51aad88f6f4ce6ab8827279cfffb92266');
+    assert.equal(
+      bytesToHex(recoverEip191Signer('hello', sig.slice(0, -2) + '01')!),
+      'f39fd6e51aad88f6f4ce6ab8827279cfffb92266',
+    );
     // another message recovers another (wrong) signer
-    assert.notEqual(bytesToHex(recoverEip191Signer('hello!', sig) ?? new Uint8Array()), 'f39fd6e51aad88f6f4ce6ab8827279cfffb92266');
+    assert.notEqual(
+      bytesToHex(recoverEip191Signer('hello!', sig) ?? new Uint8Array()),
+      'f39fd6e51aad88f6f4ce6ab8827279cfffb92266',
+    );
   });
 
   test('malformed, bad-v and high-S signatures are refused', () => {
-    const sig = 'f16ea9a3478698f695fd1401bfe27e9e4a7e8e3da94aa72b021125e31fa899cc573c48ea3fe1d4ab61a9db10c19032026e3ed2dbccba5a178235ac27f94504311c';
+    const sig =
+      'f16ea9a3478698f695fd1401bfe27e9e4a7e8e3da94aa72b021125e31fa899cc573c48ea3fe1d4ab61a9db10c19032026e3ed2dbccba5a178235ac27f94504311c';
     assert.equal(recoverEip191Signer('hello', sig), null, 'missing 0x');
     assert.equal(recoverEip191Signer('hello', '0x' + sig.slice(0, 128)), null, '64 bytes');
     assert.equal(recoverEip191Signer('hello', '0x' + sig.slice(0, 128) + '1d'), null, 'v = 29');
@@ -56,32 +64,60 @@ describe('ADR-36 (Keplr signArbitrary)', () => {
   });
 
   test('the §7.6 secp256k1 vector verifies', () => {
-    assert.deepEqual(verifyAdr36({ signer: COSMOS_ADDR, data: 'hello', publicKey: PUBKEY, signature: SIG_SECP }), { ok: true, algo: 'secp256k1' });
+    assert.deepEqual(verifyAdr36({ signer: COSMOS_ADDR, data: 'hello', publicKey: PUBKEY, signature: SIG_SECP }), {
+      ok: true,
+      algo: 'secp256k1',
+    });
     // and is what an RFC 6979 signer produces for the hand-written doc
     assert.equal(signDoc(handDoc(COSMOS_ADDR, 'aGVsbG8=')), SIG_SECP);
   });
 
   test('the §7.6 ethsecp256k1 vector verifies, and only with Keccak', () => {
-    assert.deepEqual(verifyAdr36({ signer: ETH_AS_COSMOS, data: 'hello', publicKey: PUBKEY, signature: SIG_ETHSECP }), { ok: true, algo: 'ethsecp256k1' });
+    assert.deepEqual(verifyAdr36({ signer: ETH_AS_COSMOS, data: 'hello', publicKey: PUBKEY, signature: SIG_ETHSECP }), {
+      ok: true,
+      algo: 'ethsecp256k1',
+    });
     const doc = handDoc(ETH_AS_COSMOS, 'aGVsbG8=');
     const pub = base64.decode(PUBKEY);
     assert.equal(secp256k1.verify(base64.decode(SIG_ETHSECP), doc, pub), false, 'SHA-256 digest fails');
     assert.equal(secp256k1.verify(base64.decode(SIG_ETHSECP), keccak_256(doc), pub, { prehash: false }), true);
     // the same bytes under the other algorithm's address do not verify
-    assert.equal(verifyAdr36({ signer: COSMOS_ADDR, data: 'hello', publicKey: PUBKEY, signature: SIG_ETHSECP }).ok, false);
+    assert.equal(
+      verifyAdr36({ signer: COSMOS_ADDR, data: 'hello', publicKey: PUBKEY, signature: SIG_ETHSECP }).ok,
+      false,
+    );
   });
 
   test('negatives: other prefix, other data, high-S, non-empty chain_id or memo, non-canonical data, foreign key', () => {
     const osmo = bech32.encode('osmo', bech32.decode(COSMOS_ADDR as `${string}1${string}`).words);
-    assert.equal(verifyAdr36({ signer: osmo, data: 'hello', publicKey: PUBKEY, signature: SIG_SECP }).ok, false, 'prefix is signed');
-    assert.equal(verifyAdr36({ signer: COSMOS_ADDR, data: 'hello!', publicKey: PUBKEY, signature: SIG_SECP }).ok, false);
+    assert.equal(
+      verifyAdr36({ signer: osmo, data: 'hello', publicKey: PUBKEY, signature: SIG_SECP }).ok,
+      false,
+      'prefix is signed',
+    );
+    assert.equal(
+      verifyAdr36({ signer: COSMOS_ADDR, data: 'hello!', publicKey: PUBKEY, signature: SIG_SECP }).ok,
+      false,
+    );
 
     const s = secp256k1.Signature.fromBytes(base64.decode(SIG_SECP), 'compact');
     const highS = base64.encode(new secp256k1.Signature(s.r, secp256k1.Point.CURVE().n - s.s).toBytes('compact'));
-    assert.equal(secp256k1.verify(base64.decode(highS), handDoc(COSMOS_ADDR, 'aGVsbG8='), base64.decode(PUBKEY), { lowS: false }), true, 'mathematically valid');
-    assert.deepEqual(verifyAdr36({ signer: COSMOS_ADDR, data: 'hello', publicKey: PUBKEY, signature: highS }).ok, false, 'but high-S is refused');
+    assert.equal(
+      secp256k1.verify(base64.decode(highS), handDoc(COSMOS_ADDR, 'aGVsbG8='), base64.decode(PUBKEY), { lowS: false }),
+      true,
+      'mathematically valid',
+    );
+    assert.deepEqual(
+      verifyAdr36({ signer: COSMOS_ADDR, data: 'hello', publicKey: PUBKEY, signature: highS }).ok,
+      false,
+      'but high-S is refused',
+    );
 
-    for (const doc of [handDoc(COSMOS_ADDR, 'aGVsbG8=', { chainId: 'signature' }), handDoc(COSMOS_ADDR, 'aGVsbG8=', { memo: 'x' }), handDoc(COSMOS_ADDR, 'aGVsbG8')]) {
+    for (const doc of [
+      handDoc(COSMOS_ADDR, 'aGVsbG8=', { chainId: 'signature' }),
+      handDoc(COSMOS_ADDR, 'aGVsbG8=', { memo: 'x' }),
+      handDoc(COSMOS_ADDR, 'aGVsbG8'),
+    ]) {
       const r = verifyAdr36({ signer: COSMOS_ADDR, data: 'hello', publicKey: PUBKEY, signature: signDoc(doc) });
       assert.equal(r.ok, false);
       assert.match((r as { reason: string }).reason, /does not match/);
@@ -90,9 +126,28 @@ describe('ADR-36 (Keplr signArbitrary)', () => {
     const otherPub = base64.encode(secp256k1.getPublicKey(secp256k1.utils.randomSecretKey(), true));
     const r = verifyAdr36({ signer: COSMOS_ADDR, data: 'hello', publicKey: otherPub, signature: SIG_SECP });
     assert.deepEqual(r, { ok: false, reason: 'publicKey does not derive the signer address' });
-    assert.equal(verifyAdr36({ signer: COSMOS_ADDR, data: 'hello', publicKey: base64.encode(new Uint8Array(33)), signature: SIG_SECP }).ok, false);
-    assert.equal(verifyAdr36({ signer: COSMOS_ADDR, data: 'hello', publicKey: PUBKEY, signature: 'not base64!' }).ok, false);
-    assert.equal(verifyAdr36({ signer: COSMOS_ADDR, data: 'hello', publicKey: PUBKEY, signature: base64.encode(new Uint8Array(65)) }).ok, false);
+    assert.equal(
+      verifyAdr36({
+        signer: COSMOS_ADDR,
+        data: 'hello',
+        publicKey: base64.encode(new Uint8Array(33)),
+        signature: SIG_SECP,
+      }).ok,
+      false,
+    );
+    assert.equal(
+      verifyAdr36({ signer: COSMOS_ADDR, data: 'hello', publicKey: PUBKEY, signature: 'not base64!' }).ok,
+      false,
+    );
+    assert.equal(
+      verifyAdr36({
+        signer: COSMOS_ADDR,
+        data: 'hello',
+        publicKey: PUBKEY,
+        signature: base64.encode(new Uint8Array(65)),
+      }).ok,
+      false,
+    );
     assert.equal(verifyAdr36({ signer: 'nonsense', data: 'hello', publicKey: PUBKEY, signature: SIG_SECP }).ok, false);
   });
 });

@@ -42,8 +42,20 @@ describe('selector.verifier tokens', () => {
     return { client: c, tokens: res.json() };
   }
   const refresh = (client: TestClient, refresh_token: string) =>
-    t.request('POST', TOKEN, { body: { grant_type: 'refresh_token', refresh_token, client_id: client.clientId, client_secret: client.clientSecret } });
-  const row = (authorizationId: string) => t.ctx.db.selectFrom('signin_authorizations').selectAll().where('authorization_id', '=', authorizationId).executeTakeFirstOrThrow();
+    t.request('POST', TOKEN, {
+      body: {
+        grant_type: 'refresh_token',
+        refresh_token,
+        client_id: client.clientId,
+        client_secret: client.clientSecret,
+      },
+    });
+  const row = (authorizationId: string) =>
+    t.ctx.db
+      .selectFrom('signin_authorizations')
+      .selectAll()
+      .where('authorization_id', '=', authorizationId)
+      .executeTakeFirstOrThrow();
 
   test('the selector is the authorization id; only SHA-256 of each verifier is stored, never a token', async () => {
     const { client, tokens } = await grant();
@@ -58,7 +70,8 @@ describe('selector.verifier tokens', () => {
     assert.equal(stored.access_hash, sha256Hex(accessVerifier));
     assert.equal(stored.refresh_hash, sha256Hex(refreshVerifier));
     const values = JSON.stringify(stored);
-    for (const secret of [tokens.access_token, tokens.refresh_token, accessVerifier, refreshVerifier]) assert.ok(!values.includes(secret), 'no token or verifier is stored');
+    for (const secret of [tokens.access_token, tokens.refresh_token, accessVerifier, refreshVerifier])
+      assert.ok(!values.includes(secret), 'no token or verifier is stored');
 
     const rotated = await refresh(client, tokens.refresh_token);
     assert.equal(rotated.statusCode, 200, rotated.body);
@@ -66,8 +79,15 @@ describe('selector.verifier tokens', () => {
     assert.equal(next.access_token.split('.')[0], selector, 'rotation keeps the selector');
     assert.equal(next.refresh_token.split('.')[0], selector);
     assert.equal((await row(selector)).refresh_hash, sha256Hex(next.refresh_token.split('.')[1]));
-    const old = await t.ctx.db.selectFrom('signin_rotated_tokens').selectAll().where('authorization_id', '=', selector).execute();
-    assert.deepEqual(old.map((r) => r.token_hash), [sha256Hex(refreshVerifier)]);
+    const old = await t.ctx.db
+      .selectFrom('signin_rotated_tokens')
+      .selectAll()
+      .where('authorization_id', '=', selector)
+      .execute();
+    assert.deepEqual(
+      old.map((r) => r.token_hash),
+      [sha256Hex(refreshVerifier)],
+    );
   });
 
   test('a real selector with a wrong verifier is not signed in, cannot refresh, and revokes nothing', async () => {
@@ -88,7 +108,11 @@ describe('selector.verifier tokens', () => {
       // (b) refresh: unknown token, and it does not count as reuse
       assertInvalidGrant(await refresh(client, token), /^Invalid refresh token\.$/);
       // (c) revoke: 200 {}, nothing revoked (with and without client authentication)
-      for (const extra of [{}, { client_id: client.clientId, client_secret: client.clientSecret }, { client_id: owner.clientId, client_secret: owner.clientSecret }]) {
+      for (const extra of [
+        {},
+        { client_id: client.clientId, client_secret: client.clientSecret },
+        { client_id: owner.clientId, client_secret: owner.clientSecret },
+      ]) {
         const res = await t.request('POST', REVOKE, { body: { token, ...extra } });
         assert.equal(res.statusCode, 200, res.body);
         assert.deepEqual(res.json(), {});
@@ -156,7 +180,8 @@ describe('selector.verifier tokens', () => {
     assert.equal((await t.request('POST', REVOKE, { body: { token: long } })).statusCode, 400);
     assert.equal(await isSignedIn(t, long), false);
     // uppercase, padded and prefixed forms of the real access token are unknown too
-    for (const token of [tokens.access_token.toUpperCase(), `${tokens.access_token}0`, `0${tokens.access_token}`]) assert.equal(await isSignedIn(t, token), false);
+    for (const token of [tokens.access_token.toUpperCase(), `${tokens.access_token}0`, `0${tokens.access_token}`])
+      assert.equal(await isSignedIn(t, token), false);
     assert.equal((await row(selector)).revoked_at, null, 'none of them revoked the family');
     assert.equal(await isSignedIn(t, tokens.access_token), true);
     assert.equal((await refresh(client, tokens.refresh_token)).statusCode, 200);
@@ -183,7 +208,9 @@ describe('selector.verifier tokens', () => {
   test('revoking a rotated refresh token revokes the family', async () => {
     const { client, tokens } = await grant();
     const next: Tokens = (await refresh(client, tokens.refresh_token)).json();
-    const res = await t.request('POST', REVOKE, { body: { token: tokens.refresh_token, token_type_hint: 'refresh_token' } });
+    const res = await t.request('POST', REVOKE, {
+      body: { token: tokens.refresh_token, token_type_hint: 'refresh_token' },
+    });
     assert.equal(res.statusCode, 200);
     assert.equal(await isSignedIn(t, next.access_token), false);
     assertInvalidGrant(await refresh(client, next.refresh_token), /revoked/);

@@ -7,7 +7,12 @@ import { createStore, randomAddress, signInUser, type CreatedStore, type User } 
 
 const claimId = () => `store${randomBytes(8).toString('hex')}`;
 
-function storeClaim(id: string, store: { dynamicDataId: string; dataSecret?: string }, maxUsesPerAddress = 0, maxUses = 100) {
+function storeClaim(
+  id: string,
+  store: { dynamicDataId: string; dataSecret?: string },
+  maxUsesPerAddress = 0,
+  maxUses = 100,
+) {
   return {
     claimId: id,
     metadata: { name: `store claim ${id}` },
@@ -17,7 +22,11 @@ function storeClaim(id: string, store: { dynamicDataId: string; dataSecret?: str
         pluginId: 'whitelist',
         instanceId: 'wl',
         publicParams: { maxUsesPerAddress, hasPrivateList: true },
-        privateParams: { useDynamicStore: true, dynamicDataId: store.dynamicDataId, ...(store.dataSecret !== undefined ? { dataSecret: store.dataSecret } : {}) },
+        privateParams: {
+          useDynamicStore: true,
+          dynamicDataId: store.dynamicDataId,
+          ...(store.dataSecret !== undefined ? { dataSecret: store.dataSecret } : {}),
+        },
       },
     ],
   };
@@ -36,9 +45,12 @@ describe('dynamic stores attached to claims (whitelist plugin)', () => {
   });
   after(() => t.close());
 
-  const createClaim = (token: string, claim: Record<string, unknown>) => t.request('POST', '/api/v0/claims', { token, body: { claims: [claim] } });
+  const createClaim = (token: string, claim: Record<string, unknown>) =>
+    t.request('POST', '/api/v0/claims', { token, body: { claims: [claim] } });
   const act = (actionName: 'add' | 'remove', address: string, s: CreatedStore = store) =>
-    t.request('POST', '/api/v0/storeActions/single', { body: { dynamicDataId: s.dynamicDataId, dataSecret: s.dataSecret, actionName, payload: { address } } });
+    t.request('POST', '/api/v0/storeActions/single', {
+      body: { dynamicDataId: s.dynamicDataId, dataSecret: s.dataSecret, actionName, payload: { address } },
+    });
 
   /** Completes a claim: the immediate 4xx of a failing simulation, or the resolved attempt. */
   async function complete(id: string, address: string): Promise<{ success: boolean; error: string }> {
@@ -75,7 +87,10 @@ describe('dynamic stores attached to claims (whitelist plugin)', () => {
     const next = randomAddress();
     const b = await t.request('POST', '/api/v0/storeActions/batch', {
       token: owner.token,
-      body: { dynamicDataId: store.dynamicDataId, actions: [{ actionName: 'add', payload: { address: next.platformAddress } }] },
+      body: {
+        dynamicDataId: store.dynamicDataId,
+        actions: [{ actionName: 'add', payload: { address: next.platformAddress } }],
+      },
     });
     assert.equal(b.statusCode, 200);
     assert.equal((await complete(id, next.evmAddress)).success, true);
@@ -101,10 +116,16 @@ describe('dynamic stores attached to claims (whitelist plugin)', () => {
     await act('add', who.platformAddress);
     assert.equal((await complete(id, who.platformAddress)).success, true);
     assert.equal((await complete(id, who.evmAddress)).success, true);
-    assert.deepEqual(await complete(id, who.platformAddress), { success: false, error: 'User already exceeded max uses' });
+    assert.deepEqual(await complete(id, who.platformAddress), {
+      success: false,
+      error: 'User already exceeded max uses',
+    });
     await act('remove', who.platformAddress);
     await act('add', who.evmAddress);
-    assert.deepEqual(await complete(id, who.platformAddress), { success: false, error: 'User already exceeded max uses' });
+    assert.deepEqual(await complete(id, who.platformAddress), {
+      success: false,
+      error: 'User already exceeded max uses',
+    });
     // another member still has both uses
     const second = randomAddress().platformAddress;
     await act('add', second);
@@ -117,20 +138,42 @@ describe('dynamic stores attached to claims (whitelist plugin)', () => {
     const who = randomAddress().platformAddress;
     await act('add', who, s);
     const wrong = claimId();
-    assert.equal((await createClaim(owner.token, storeClaim(wrong, { dynamicDataId: s.dynamicDataId, dataSecret: 'f'.repeat(64) }))).statusCode, 200);
+    assert.equal(
+      (
+        await createClaim(
+          owner.token,
+          storeClaim(wrong, { dynamicDataId: s.dynamicDataId, dataSecret: 'f'.repeat(64) }),
+        )
+      ).statusCode,
+      200,
+    );
     assert.deepEqual(await complete(wrong, who), { success: false, error: 'Invalid data secret' });
     const missing = claimId();
-    assert.equal((await createClaim(owner.token, storeClaim(missing, { dynamicDataId: s.dynamicDataId }))).statusCode, 200);
+    assert.equal(
+      (await createClaim(owner.token, storeClaim(missing, { dynamicDataId: s.dynamicDataId }))).statusCode,
+      200,
+    );
     assert.deepEqual(await complete(missing, who), { success: false, error: 'Invalid data secret' });
 
     const good = claimId();
     await createClaim(owner.token, storeClaim(good, s));
     assert.equal((await complete(good, who)).success, true);
-    const rotated = await t.request('PUT', '/api/v0/dynamicStores', { token: owner.token, body: { dynamicDataId: s.dynamicDataId, rotateDataSecret: true } });
+    const rotated = await t.request('PUT', '/api/v0/dynamicStores', {
+      token: owner.token,
+      body: { dynamicDataId: s.dynamicDataId, rotateDataSecret: true },
+    });
     assert.equal(rotated.statusCode, 200);
     assert.deepEqual(await complete(good, who), { success: false, error: 'Invalid data secret' });
 
-    assert.equal((await t.request('DELETE', '/api/v0/dynamicStores', { token: owner.token, body: { dynamicDataId: s.dynamicDataId } })).statusCode, 200);
+    assert.equal(
+      (
+        await t.request('DELETE', '/api/v0/dynamicStores', {
+          token: owner.token,
+          body: { dynamicDataId: s.dynamicDataId },
+        })
+      ).statusCode,
+      200,
+    );
     assert.deepEqual(await complete(wrong, who), { success: false, error: 'Dynamic data doc not found' });
   });
 
@@ -150,10 +193,16 @@ describe('dynamic stores attached to claims (whitelist plugin)', () => {
     await act('add', who, pub);
     assert.equal((await complete(id, who)).success, true);
     // publicUseInClaims does not let the claim's creator edit the store
-    const edit = await t.request('POST', '/api/v0/storeActions/single', { token: other.token, body: { dynamicDataId: pub.dynamicDataId, actionName: 'remove', payload: { address: who } } });
+    const edit = await t.request('POST', '/api/v0/storeActions/single', {
+      token: other.token,
+      body: { dynamicDataId: pub.dynamicDataId, actionName: 'remove', payload: { address: who } },
+    });
     assert.equal(edit.statusCode, 403);
     // once the owner makes it private again, the secret-less claim can no longer read it
-    await t.request('PUT', '/api/v0/dynamicStores', { token: owner.token, body: { dynamicDataId: pub.dynamicDataId, publicUseInClaims: false } });
+    await t.request('PUT', '/api/v0/dynamicStores', {
+      token: owner.token,
+      body: { dynamicDataId: pub.dynamicDataId, publicUseInClaims: false },
+    });
     assert.deepEqual(await complete(id, who), { success: false, error: 'Invalid data secret' });
   });
 });

@@ -18,12 +18,21 @@ describe('store membership for the whitelist plugin', () => {
   after(() => t.close());
 
   const act = (id: string, actionName: string, address: string) =>
-    t.request('POST', '/api/v0/storeActions/single', { token: owner.token, body: { dynamicDataId: id, actionName, payload: { address } } });
+    t.request('POST', '/api/v0/storeActions/single', {
+      token: owner.token,
+      body: { dynamicDataId: id, actionName, payload: { address } },
+    });
 
   test('membership follows each action immediately; the secret is required for private stores', async () => {
     const s = await createStore(t, owner);
     const a = randomAddress();
-    const read = (secret?: string) => readStoreMembership(t.ctx.db, t.ctx.keyring, { dynamicDataId: s.dynamicDataId, ...(secret !== undefined ? { dataSecret: secret } : {}) }, a.platformAddress);
+    const read = (secret?: string) =>
+      readStoreMembership(
+        t.ctx.db,
+        t.ctx.keyring,
+        { dynamicDataId: s.dynamicDataId, ...(secret !== undefined ? { dataSecret: secret } : {}) },
+        a.platformAddress,
+      );
     assert.deepEqual(await read(s.dataSecret), { inStore: false });
     assert.equal((await act(s.dynamicDataId, 'add', a.evmAddress)).statusCode, 200);
     assert.deepEqual(await read(s.dataSecret), { inStore: true });
@@ -37,22 +46,43 @@ describe('store membership for the whitelist plugin', () => {
     const s = await createStore(t, owner, { publicUseInClaims: true });
     const a = randomAddress().platformAddress;
     await act(s.dynamicDataId, 'add', a);
-    assert.deepEqual(await readStoreMembership(t.ctx.db, t.ctx.keyring, { dynamicDataId: s.dynamicDataId }, a), { inStore: true });
-    assert.deepEqual(await readStoreMembership(t.ctx.db, t.ctx.keyring, { dynamicDataId: s.dynamicDataId, dataSecret: 'x' }, a), { inStore: true });
+    assert.deepEqual(await readStoreMembership(t.ctx.db, t.ctx.keyring, { dynamicDataId: s.dynamicDataId }, a), {
+      inStore: true,
+    });
+    assert.deepEqual(
+      await readStoreMembership(t.ctx.db, t.ctx.keyring, { dynamicDataId: s.dynamicDataId, dataSecret: 'x' }, a),
+      { inStore: true },
+    );
   });
 
   test('unknown or deleted stores: Dynamic data doc not found', async () => {
-    assert.deepEqual(await readStoreMembership(t.ctx.db, t.ctx.keyring, { dynamicDataId: 'nope' }, randomAddress().platformAddress), { error: 'Dynamic data doc not found' });
-    assert.deepEqual(await readStoreMembership(t.ctx.db, t.ctx.keyring, { dynamicDataId: '' }, randomAddress().platformAddress), { error: 'Dynamic data doc not found' });
+    assert.deepEqual(
+      await readStoreMembership(t.ctx.db, t.ctx.keyring, { dynamicDataId: 'nope' }, randomAddress().platformAddress),
+      { error: 'Dynamic data doc not found' },
+    );
+    assert.deepEqual(
+      await readStoreMembership(t.ctx.db, t.ctx.keyring, { dynamicDataId: '' }, randomAddress().platformAddress),
+      { error: 'Dynamic data doc not found' },
+    );
     const s = await createStore(t, owner);
-    await t.request('DELETE', '/api/v0/dynamicStores', { token: owner.token, body: { dynamicDataId: s.dynamicDataId } });
-    assert.deepEqual(await readStoreMembership(t.ctx.db, t.ctx.keyring, s, randomAddress().platformAddress), { error: 'Dynamic data doc not found' });
+    await t.request('DELETE', '/api/v0/dynamicStores', {
+      token: owner.token,
+      body: { dynamicDataId: s.dynamicDataId },
+    });
+    assert.deepEqual(await readStoreMembership(t.ctx.db, t.ctx.keyring, s, randomAddress().platformAddress), {
+      error: 'Dynamic data doc not found',
+    });
   });
 
   test('a rotated secret makes the old one Invalid data secret', async () => {
     const s = await createStore(t, owner);
-    await t.request('PUT', '/api/v0/dynamicStores', { token: owner.token, body: { dynamicDataId: s.dynamicDataId, rotateDataSecret: true } });
-    assert.deepEqual(await readStoreMembership(t.ctx.db, t.ctx.keyring, s, randomAddress().platformAddress), { error: 'Invalid data secret' });
+    await t.request('PUT', '/api/v0/dynamicStores', {
+      token: owner.token,
+      body: { dynamicDataId: s.dynamicDataId, rotateDataSecret: true },
+    });
+    assert.deepEqual(await readStoreMembership(t.ctx.db, t.ctx.keyring, s, randomAddress().platformAddress), {
+      error: 'Invalid data secret',
+    });
   });
 
   test('reads inside a transaction see the store too', async () => {
@@ -68,8 +98,25 @@ describe('store membership for the whitelist plugin', () => {
     const pub = await createStore(t, owner, { publicUseInClaims: true });
     await assertCanAttachStore(t.ctx.db, t.ctx.keyring, { dynamicDataId: priv.dynamicDataId }, owner.platformAddress);
     await assertCanAttachStore(t.ctx.db, t.ctx.keyring, { dynamicDataId: pub.dynamicDataId }, other.platformAddress);
-    const status = async (p: Promise<void>) => p.then(() => 200, (e: unknown) => (e instanceof ApiError ? e.statusCode : 500));
-    assert.equal(await status(assertCanAttachStore(t.ctx.db, t.ctx.keyring, { dynamicDataId: priv.dynamicDataId, dataSecret: priv.dataSecret }, other.platformAddress)), 403);
-    assert.equal(await status(assertCanAttachStore(t.ctx.db, t.ctx.keyring, { dynamicDataId: 'nope' }, owner.platformAddress)), 404);
+    const status = async (p: Promise<void>) =>
+      p.then(
+        () => 200,
+        (e: unknown) => (e instanceof ApiError ? e.statusCode : 500),
+      );
+    assert.equal(
+      await status(
+        assertCanAttachStore(
+          t.ctx.db,
+          t.ctx.keyring,
+          { dynamicDataId: priv.dynamicDataId, dataSecret: priv.dataSecret },
+          other.platformAddress,
+        ),
+      ),
+      403,
+    );
+    assert.equal(
+      await status(assertCanAttachStore(t.ctx.db, t.ctx.keyring, { dynamicDataId: 'nope' }, owner.platformAddress)),
+      404,
+    );
   });
 });

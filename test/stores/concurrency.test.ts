@@ -30,7 +30,10 @@ describe('concurrent edits', () => {
     const id = store.dynamicDataId;
     const removedByAll = Array.from({ length: 40 }, () => randomAddress());
     const addedByAll = Array.from({ length: 40 }, () => randomAddress());
-    const pre = await t.request('POST', '/api/v0/storeActions/batch', { token: owner.token, body: { dynamicDataId: id, actions: removedByAll.map((a) => add(a.platformAddress)) } });
+    const pre = await t.request('POST', '/api/v0/storeActions/batch', {
+      token: owner.token,
+      body: { dynamicDataId: id, actions: removedByAll.map((a) => add(a.platformAddress)) },
+    });
     assert.equal(pre.statusCode, 200);
 
     const CLIENTS = 16;
@@ -54,7 +57,12 @@ describe('concurrent edits', () => {
         { actionName: 'remove', payload: { address: toggled.platformAddress } },
         ...(i % 3 !== 0 ? [{ actionName: 'add', payload: { address: toggled.platformAddress } }] : []),
         // re-adding and removing already-settled addresses changes nothing
-        { actions: [...own.filter((_, j) => j % 2 === 0).map((a) => add(a.platformAddress)), remove(randomAddress().platformAddress)] },
+        {
+          actions: [
+            ...own.filter((_, j) => j % 2 === 0).map((a) => add(a.platformAddress)),
+            remove(randomAddress().platformAddress),
+          ],
+        },
       ];
       requests += steps.length;
       return (async () => {
@@ -72,7 +80,12 @@ describe('concurrent edits', () => {
     assert.deepEqual(members, [...expected].sort());
     const doc = (await t.request('GET', `/api/v0/dynamicStore/${id}`, { token: owner.token })).json().doc;
     assert.equal(doc.size, expected.size);
-    const rows = await t.ctx.db.selectFrom('dynamic_store_activity').select('seq').where('dynamic_data_id', '=', id).orderBy('seq').execute();
+    const rows = await t.ctx.db
+      .selectFrom('dynamic_store_activity')
+      .select('seq')
+      .where('dynamic_data_id', '=', id)
+      .orderBy('seq')
+      .execute();
     // one activity doc per request (no batch here exceeds 500 actions), numbered without gaps
     assert.deepEqual(
       rows.map((r) => r.seq),
@@ -85,11 +98,15 @@ describe('concurrent edits', () => {
     const same = Array.from({ length: 50 }, () => randomAddress().platformAddress);
     await Promise.all(
       Array.from({ length: 12 }, (_, i) =>
-        (second && i % 2 ? second : t).request('POST', '/api/v0/storeActions/batch', { token: owner.token, body: { dynamicDataId: store.dynamicDataId, actions: same.map(add) } }),
+        (second && i % 2 ? second : t).request('POST', '/api/v0/storeActions/batch', {
+          token: owner.token,
+          body: { dynamicDataId: store.dynamicDataId, actions: same.map(add) },
+        }),
       ),
     ).then((all) => all.forEach((r) => assert.equal(r.statusCode, 200, r.body)));
     assert.deepEqual(await allMembers(t, store.dynamicDataId, { token: owner.token }), [...same].sort());
-    const doc = (await t.request('GET', `/api/v0/dynamicStore/${store.dynamicDataId}`, { token: owner.token })).json().doc;
+    const doc = (await t.request('GET', `/api/v0/dynamicStore/${store.dynamicDataId}`, { token: owner.token })).json()
+      .doc;
     assert.equal(doc.size, 50);
   });
 });

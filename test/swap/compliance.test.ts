@@ -21,9 +21,18 @@ describe('compliance check (chain REST)', () => {
     sender = parseAddress(EVM).platformAddress;
     chain = await startChainServer({
       pools: [
-        balancerPool(1, [[LP, 1_000_000_000n], ['ubadge', 1_000_000_000n]]),
-        balancerPool(2, [[GHOST, 1_000_000_000n], ['ubadge', 1_000_000_000n]]),
-        balancerPool(3, [['ubadge', 1_000_000_000n], ['uusdc', 1_000_000_000n]]),
+        balancerPool(1, [
+          [LP, 1_000_000_000n],
+          ['ubadge', 1_000_000_000n],
+        ]),
+        balancerPool(2, [
+          [GHOST, 1_000_000_000n],
+          ['ubadge', 1_000_000_000n],
+        ]),
+        balancerPool(3, [
+          ['ubadge', 1_000_000_000n],
+          ['uusdc', 1_000_000_000n],
+        ]),
       ],
       collections: new Set(['7']),
     });
@@ -37,8 +46,16 @@ describe('compliance check (chain REST)', () => {
   });
 
   const estimate = (over: Record<string, unknown>) =>
-    t.request('POST', '/api/v0/swap/estimate', { body: { tokenOutDenom: 'ubadge', chainIdsToAddresses: { 'platform-1': sender }, slippageTolerancePercent: 1, ...over } });
-  const tokenizationCalls = () => chain.requests.filter((u) => u.startsWith('/bitbadges/bitbadgeschain/tokenization/')).length;
+    t.request('POST', '/api/v0/swap/estimate', {
+      body: {
+        tokenOutDenom: 'ubadge',
+        chainIdsToAddresses: { 'platform-1': sender },
+        slippageTolerancePercent: 1,
+        ...over,
+      },
+    });
+  const tokenizationCalls = () =>
+    chain.requests.filter((u) => u.startsWith('/bitbadges/bitbadgeschain/tokenization/')).length;
 
   test('plain denoms pass without any chain lookup', async () => {
     const before = tokenizationCalls();
@@ -54,10 +71,18 @@ describe('compliance check (chain REST)', () => {
     assert.equal(ok.json().estimate.complianceNotPassedWarning, false);
     const calls = chain.requests.filter((u) => u.includes('/tokenization/'));
     assert.ok(calls.includes('/bitbadges/bitbadgeschain/tokenization/get_collection/7'));
-    assert.ok(calls.some((u) => u === `/bitbadges/bitbadgeschain/tokenization/get_wrappable_balances/${encodeURIComponent(LP)}/${sender}`));
+    assert.ok(
+      calls.some(
+        (u) =>
+          u === `/bitbadges/bitbadgeschain/tokenization/get_wrappable_balances/${encodeURIComponent(LP)}/${sender}`,
+      ),
+    );
     const tooMuch = (await estimate({ tokenIn: `600000${LP}` })).json().estimate;
     assert.equal(tooMuch.complianceNotPassedWarning, true);
-    assert.equal(tooMuch.complianceErrorMessage, `The sender can move at most 500000 ${LP} under the collection's current balances; the swap needs 600000`);
+    assert.equal(
+      tooMuch.complianceErrorMessage,
+      `The sender can move at most 500000 ${LP} under the collection's current balances; the swap needs 600000`,
+    );
     // the quote itself is still given: the warning rides inside a successful response
     assert.ok(BigInt(tooMuch.tokenOutAmount) > 0n);
   });
@@ -77,17 +102,38 @@ describe('compliance check (chain REST)', () => {
     assert.equal(tokenizationCalls(), before, 'no chain lookup');
     // another sender is another cache entry
     const other = parseAddress('0x7777777777777777777777777777777777777777').platformAddress;
-    const fresh = (await t.request('POST', '/api/v0/swap/estimate', { body: { tokenIn: `100000${LP}`, tokenOutDenom: 'ubadge', chainIdsToAddresses: { 'platform-1': other }, slippageTolerancePercent: 1 } })).json().estimate;
+    const fresh = (
+      await t.request('POST', '/api/v0/swap/estimate', {
+        body: {
+          tokenIn: `100000${LP}`,
+          tokenOutDenom: 'ubadge',
+          chainIdsToAddresses: { 'platform-1': other },
+          slippageTolerancePercent: 1,
+        },
+      })
+    ).json().estimate;
     assert.equal(fresh.complianceNotPassedWarning, true);
     assert.ok(tokenizationCalls() > before);
     const forced = (await estimate({ tokenIn: `100000${LP}`, forcefulRecheckCompliance: true })).json().estimate;
     assert.equal(forced.complianceNotPassedWarning, true, 'forced recheck sees the chain change');
     chain.state.wrappable[`${LP}|${sender}`] = '500000';
-    assert.equal((await estimate({ tokenIn: `100000${LP}` })).json().estimate.complianceNotPassedWarning, true, 'the forced answer was cached');
+    assert.equal(
+      (await estimate({ tokenIn: `100000${LP}` })).json().estimate.complianceNotPassedWarning,
+      true,
+      'the forced answer was cached',
+    );
     clock.advance(5 * 60_000 - 1);
-    assert.equal((await estimate({ tokenIn: `100000${LP}` })).json().estimate.complianceNotPassedWarning, true, 'still within 5 minutes');
+    assert.equal(
+      (await estimate({ tokenIn: `100000${LP}` })).json().estimate.complianceNotPassedWarning,
+      true,
+      'still within 5 minutes',
+    );
     clock.advance(1);
-    assert.equal((await estimate({ tokenIn: `100000${LP}` })).json().estimate.complianceNotPassedWarning, false, 'expired after 5 minutes');
+    assert.equal(
+      (await estimate({ tokenIn: `100000${LP}` })).json().estimate.complianceNotPassedWarning,
+      false,
+      'expired after 5 minutes',
+    );
   });
 
   test('a chain outage during the check warns and is not cached', async () => {

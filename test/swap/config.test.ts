@@ -24,13 +24,22 @@ describe('swap configuration', () => {
   });
 
   test('values are read and validated', () => {
-    const c = loadConfig({ ...base(), SWAP_PRICE_IMPACT_WARNING_PERCENT: '2.5', SWAP_MIN_POOL_RESERVE: '0', CHAIN_POLL_INTERVAL_MS: '1000', CHAIN_REST_URL: 'http://127.0.0.1:1317/' });
+    const c = loadConfig({
+      ...base(),
+      SWAP_PRICE_IMPACT_WARNING_PERCENT: '2.5',
+      SWAP_MIN_POOL_RESERVE: '0',
+      CHAIN_POLL_INTERVAL_MS: '1000',
+      CHAIN_REST_URL: 'http://127.0.0.1:1317/',
+    });
     assert.equal(c.swap.priceImpactWarningPercent, 2.5);
     assert.equal(c.swap.minPoolReserve, 0n);
     assert.equal(c.swap.chainPollIntervalMs, 1000);
     assert.equal(c.chainRestUrl, 'http://127.0.0.1:1317');
     const bad = (env: Record<string, string>, variable: string) =>
-      assert.throws(() => loadConfig({ ...base(), ...env }), (e: unknown) => e instanceof ConfigError && e.variable === variable);
+      assert.throws(
+        () => loadConfig({ ...base(), ...env }),
+        (e: unknown) => e instanceof ConfigError && e.variable === variable,
+      );
     bad({ SWAP_PRICE_IMPACT_WARNING_PERCENT: '101' }, 'SWAP_PRICE_IMPACT_WARNING_PERCENT');
     bad({ SWAP_PRICE_IMPACT_WARNING_PERCENT: 'five' }, 'SWAP_PRICE_IMPACT_WARNING_PERCENT');
     bad({ SWAP_MIN_POOL_RESERVE: '-1' }, 'SWAP_MIN_POOL_RESERVE');

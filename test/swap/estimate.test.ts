@@ -19,15 +19,37 @@ describe('swap estimate (native pools from the chain REST endpoint)', () => {
   let sender: string;
 
   const basePools = () => [
-    balancerPool(1, [['ubadge', 1_000_000_000n], [USDC, 1_000_000_000n]]),
-    balancerPool(2, [['ubadge', 5_000_000_000n], ['uatom', 2_000_000_000n]], '0.002'),
-    balancerPool(3, [['uatom', 3_000_000_000n], [ATOM, 3_000_000_000n]], '0.001'),
-    balancerPool(4, [['ulow', 1000n], ['ubadge', 1000n]]),
+    balancerPool(1, [
+      ['ubadge', 1_000_000_000n],
+      [USDC, 1_000_000_000n],
+    ]),
+    balancerPool(
+      2,
+      [
+        ['ubadge', 5_000_000_000n],
+        ['uatom', 2_000_000_000n],
+      ],
+      '0.002',
+    ),
+    balancerPool(
+      3,
+      [
+        ['uatom', 3_000_000_000n],
+        [ATOM, 3_000_000_000n],
+      ],
+      '0.001',
+    ),
+    balancerPool(4, [
+      ['ulow', 1000n],
+      ['ubadge', 1000n],
+    ]),
   ];
 
   before(async () => {
     chain = await startChainServer({ pools: basePools() });
-    t = await startApp({ env: { CHAIN_REST_URL: chain.url, CHAIN_POLL_INTERVAL_MS: '100', CHAIN_TAKER_FEE_REFRESH_MS: '1000' } });
+    t = await startApp({
+      env: { CHAIN_REST_URL: chain.url, CHAIN_POLL_INTERVAL_MS: '100', CHAIN_TAKER_FEE_REFRESH_MS: '1000' },
+    });
     sender = parseAddress(EVM).platformAddress;
   });
   after(async () => {
@@ -79,7 +101,10 @@ describe('swap estimate (native pools from the chain REST endpoint)', () => {
     const a = (await estimate(body())).json();
     const b = (await estimate(body({ tokenIn: 'amount:1000000,denom:ubadge', slippageTolerancePercent: '1' }))).json();
     assert.deepEqual(b.estimate.tokenOutAmount, a.estimate.tokenOutAmount);
-    assert.equal(JSON.parse(b.estimate.skipGoMsgs[0].multi_chain_msg.msg).token_out_min_amount, JSON.parse(a.estimate.skipGoMsgs[0].multi_chain_msg.msg).token_out_min_amount);
+    assert.equal(
+      JSON.parse(b.estimate.skipGoMsgs[0].multi_chain_msg.msg).token_out_min_amount,
+      JSON.parse(a.estimate.skipGoMsgs[0].multi_chain_msg.msg).token_out_min_amount,
+    );
   });
 
   test('a two-hop route chains the exact single-hop amounts', async () => {
@@ -105,13 +130,22 @@ describe('swap estimate (native pools from the chain REST endpoint)', () => {
     const aff = parseAddress('0x2222222222222222222222222222222222222222').platformAddress;
     const plain = (await estimate(body())).json().estimate;
     const res = await estimate(
-      body({ chainIdsToAffiliates: { 'platform-1': { affiliates: [{ address: '0x2222222222222222222222222222222222222222', basis_points_fee: '100' }] } } }),
+      body({
+        chainIdsToAffiliates: {
+          'platform-1': {
+            affiliates: [{ address: '0x2222222222222222222222222222222222222222', basis_points_fee: '100' }],
+          },
+        },
+      }),
     );
     assert.equal(res.statusCode, 200, res.body);
     const e = res.json().estimate;
     const msg = JSON.parse(e.skipGoMsgs[0].multi_chain_msg.msg);
     const min = BigInt(msg.token_out_min_amount);
-    assert.ok(min < BigInt(JSON.parse(plain.skipGoMsgs[0].multi_chain_msg.msg).token_out_min_amount), 'slippage applies to what the user receives');
+    assert.ok(
+      min < BigInt(JSON.parse(plain.skipGoMsgs[0].multi_chain_msg.msg).token_out_min_amount),
+      'slippage applies to what the user receives',
+    );
     assert.ok(min <= BigInt(e.tokenOutAmount), 'the minimum never exceeds the estimate');
     assert.deepEqual(msg.affiliates, [{ address: aff, basis_points_fee: '100' }]);
     assert.equal(BigInt(e.tokenOutAmount), BigInt(plain.tokenOutAmount) - (min * 100n) / 10_000n);
@@ -166,34 +200,100 @@ describe('swap estimate (native pools from the chain REST endpoint)', () => {
     chain.state.defaultTakerFee = '0.001000000000000000';
     chain.state.pairFees = { [`ubadge|${USDC}`]: '0.002000000000000000' };
     const feeAfter = (amount: bigint, fee: string) => (amount * (10n ** 18n - parseDec(fee)!)) / 10n ** 18n;
-    const expected = balancerOutGivenIn(feeAfter(1_000_000n, '0.002'), 1_000_000_000n, 1n, 1_000_000_000n, 1n, parseDec('0.003')!);
-    await eventually(async () => (await estimate(body())).json().estimate?.tokenOutAmount === expected.toString(), 10_000, 'pair taker fee');
-    const hop1 = balancerOutGivenIn(feeAfter(1_000_000n, '0.001'), 5_000_000_000n, 1n, 2_000_000_000n, 1n, parseDec('0.002')!);
-    const hop2 = balancerOutGivenIn(feeAfter(hop1, '0.001'), 3_000_000_000n, 1n, 3_000_000_000n, 1n, parseDec('0.001')!);
+    const expected = balancerOutGivenIn(
+      feeAfter(1_000_000n, '0.002'),
+      1_000_000_000n,
+      1n,
+      1_000_000_000n,
+      1n,
+      parseDec('0.003')!,
+    );
+    await eventually(
+      async () => (await estimate(body())).json().estimate?.tokenOutAmount === expected.toString(),
+      10_000,
+      'pair taker fee',
+    );
+    const hop1 = balancerOutGivenIn(
+      feeAfter(1_000_000n, '0.001'),
+      5_000_000_000n,
+      1n,
+      2_000_000_000n,
+      1n,
+      parseDec('0.002')!,
+    );
+    const hop2 = balancerOutGivenIn(
+      feeAfter(hop1, '0.001'),
+      3_000_000_000n,
+      1n,
+      3_000_000_000n,
+      1n,
+      parseDec('0.001')!,
+    );
     const two = await estimate(body({ tokenOutDenom: ATOM }));
     assert.equal(two.json().estimate.tokenOutAmount, hop2.toString());
     chain.state.defaultTakerFee = '0.000000000000000000';
     chain.state.pairFees = {};
     const noFee = balancerOutGivenIn(1_000_000n, 1_000_000_000n, 1n, 1_000_000_000n, 1n, parseDec('0.003')!);
-    await eventually(async () => (await estimate(body())).json().estimate?.tokenOutAmount === noFee.toString(), 10_000, 'fees to be reset');
+    await eventually(
+      async () => (await estimate(body())).json().estimate?.tokenOutAmount === noFee.toString(),
+      10_000,
+      'fees to be reset',
+    );
   });
 
   test('pool state changes: quotes follow the new reserves and routes follow new pools', async () => {
     const before = (await estimate(body())).json().estimate.tokenOutAmount;
     // a deeper direct pool appears: the route switches to it
-    chain.state.pools = [...basePools(), balancerPool(9, [['ubadge', 9_000_000_000n], [USDC, 9_000_000_000n]], '0.001')];
-    const switched = await eventually(async () => {
-      const e = (await estimate(body())).json().estimate;
-      return JSON.parse(e.skipGoMsgs[0].multi_chain_msg.msg).routes[0].pool_id === '9' ? e : null;
-    }, 10_000, 'new pool to be routed');
-    assert.equal(switched.tokenOutAmount, balancerOutGivenIn(1_000_000n, 9_000_000_000n, 1n, 9_000_000_000n, 1n, parseDec('0.001')!).toString());
+    chain.state.pools = [
+      ...basePools(),
+      balancerPool(
+        9,
+        [
+          ['ubadge', 9_000_000_000n],
+          [USDC, 9_000_000_000n],
+        ],
+        '0.001',
+      ),
+    ];
+    const switched = await eventually(
+      async () => {
+        const e = (await estimate(body())).json().estimate;
+        return JSON.parse(e.skipGoMsgs[0].multi_chain_msg.msg).routes[0].pool_id === '9' ? e : null;
+      },
+      10_000,
+      'new pool to be routed',
+    );
+    assert.equal(
+      switched.tokenOutAmount,
+      balancerOutGivenIn(1_000_000n, 9_000_000_000n, 1n, 9_000_000_000n, 1n, parseDec('0.001')!).toString(),
+    );
     assert.notEqual(switched.tokenOutAmount, before);
     // same pools, new reserves: the quote is recomputed on them
-    chain.state.pools = [...basePools(), balancerPool(9, [['ubadge', 9_000_000_000n], [USDC, 12_000_000_000n]], '0.001')];
+    chain.state.pools = [
+      ...basePools(),
+      balancerPool(
+        9,
+        [
+          ['ubadge', 9_000_000_000n],
+          [USDC, 12_000_000_000n],
+        ],
+        '0.001',
+      ),
+    ];
     const expected = balancerOutGivenIn(1_000_000n, 9_000_000_000n, 1n, 12_000_000_000n, 1n, parseDec('0.001')!);
-    await eventually(async () => (await estimate(body())).json().estimate.tokenOutAmount === expected.toString(), 10_000, 'reserves to change');
+    await eventually(
+      async () => (await estimate(body())).json().estimate.tokenOutAmount === expected.toString(),
+      10_000,
+      'reserves to change',
+    );
     chain.state.pools = basePools();
-    await eventually(async () => JSON.parse((await estimate(body())).json().estimate.skipGoMsgs[0].multi_chain_msg.msg).routes[0].pool_id === '1', 10_000, 'pool 9 to go');
+    await eventually(
+      async () =>
+        JSON.parse((await estimate(body())).json().estimate.skipGoMsgs[0].multi_chain_msg.msg).routes[0].pool_id ===
+        '1',
+      10_000,
+      'pool 9 to go',
+    );
   });
 
   test('when the chain endpoint fails, the last pool state keeps serving', async () => {

@@ -5,7 +5,12 @@ import type { AddressInfo } from 'node:net';
 
 export type AssetSpec = [denom: string, amount: bigint | string | number, weight?: bigint | string | number];
 
-export function balancerPool(id: number | string, assets: AssetSpec[], swapFee = '0.003', type = '/gamm.poolmodels.balancer.Pool'): Record<string, unknown> {
+export function balancerPool(
+  id: number | string,
+  assets: AssetSpec[],
+  swapFee = '0.003',
+  type = '/gamm.poolmodels.balancer.Pool',
+): Record<string, unknown> {
   const weights = assets.map((a) => BigInt(a[2] ?? 1) * 1073741824n);
   return {
     '@type': type,
@@ -13,12 +18,19 @@ export function balancerPool(id: number | string, assets: AssetSpec[], swapFee =
     id: String(id),
     pool_params: { swap_fee: swapFee, exit_fee: '0.000000000000000000' },
     total_shares: { denom: `gamm/pool/${id}`, amount: '100000000000000000000' },
-    pool_assets: assets.map((a, i) => ({ token: { denom: a[0], amount: String(a[1]) }, weight: weights[i].toString() })),
+    pool_assets: assets.map((a, i) => ({
+      token: { denom: a[0], amount: String(a[1]) },
+      weight: weights[i].toString(),
+    })),
     total_weight: weights.reduce((x, y) => x + y, 0n).toString(),
   };
 }
 
-export function stableswapPool(id: number | string, liquidity: Array<[denom: string, amount: bigint | string | number, scalingFactor?: number]>, swapFee = '0.001'): Record<string, unknown> {
+export function stableswapPool(
+  id: number | string,
+  liquidity: Array<[denom: string, amount: bigint | string | number, scalingFactor?: number]>,
+  swapFee = '0.001',
+): Record<string, unknown> {
   return {
     '@type': '/gamm.poolmodels.stableswap.Pool',
     address: `bb1stable${id}`,
@@ -57,14 +69,27 @@ export const randBig = (r: () => number, digitsMin: number, digitsMax: number): 
  * follow one market price per denom (±0.5%), with pool sizes spread over four orders of magnitude,
  * as arbitrage keeps real pools close to one price.
  */
-export function randomPools(r: () => number, n: number, denoms: number, opts: { firstId?: number; hubs?: number } = {}): Record<string, unknown>[] {
+export function randomPools(
+  r: () => number,
+  n: number,
+  denoms: number,
+  opts: { firstId?: number; hubs?: number } = {},
+): Record<string, unknown>[] {
   const firstId = opts.firstId ?? 1;
   // hubs: like real DEXes, most pools pair a token with one of a few hub assets
   const hubs = opts.hubs ?? 0;
   const names = Array.from({ length: denoms }, (_, i) => `tok${String(i).padStart(3, '0')}`);
   // price in "value units" per base unit, log-uniform over 10^-3 .. 10^3
   const prices = names.map(() => 10 ** (r() * 6 - 3));
-  const weights: Array<[number, number]> = [[1, 1], [1, 1], [1, 1], [4, 1], [1, 4], [5, 3], [2, 3]];
+  const weights: Array<[number, number]> = [
+    [1, 1],
+    [1, 1],
+    [1, 1],
+    [4, 1],
+    [1, 4],
+    [5, 3],
+    [2, 3],
+  ];
   const fees = ['0.003', '0.001', '0.002', '0.005', '0.0025'];
   const pools: Record<string, unknown>[] = [];
   for (let i = 0; i < n; i++) {
@@ -76,7 +101,16 @@ export function randomPools(r: () => number, n: number, denoms: number, opts: { 
     const noise = () => 1 + (r() - 0.5) * 0.01;
     const ra = BigInt(Math.max(1000, Math.floor(((tvl * wa) / (wa + wb) / prices[a]) * noise())));
     const rb = BigInt(Math.max(1000, Math.floor(((tvl * wb) / (wa + wb) / prices[b]) * noise())));
-    pools.push(balancerPool(firstId + i, [[names[a], ra, wa], [names[b], rb, wb]], fees[randInt(r, 0, fees.length - 1)]));
+    pools.push(
+      balancerPool(
+        firstId + i,
+        [
+          [names[a], ra, wa],
+          [names[b], rb, wb],
+        ],
+        fees[randInt(r, 0, fees.length - 1)],
+      ),
+    );
   }
   return pools;
 }
@@ -88,7 +122,9 @@ export interface LocalServer {
   close(): Promise<void>;
 }
 
-async function listen(handler: (req: IncomingMessage, res: ServerResponse, body: string) => void): Promise<LocalServer & { server: Server }> {
+async function listen(
+  handler: (req: IncomingMessage, res: ServerResponse, body: string) => void,
+): Promise<LocalServer & { server: Server }> {
   const requests: string[] = [];
   const server = createServer((req, res) => {
     let body = '';
@@ -131,20 +167,33 @@ export interface ChainState {
 }
 
 /** A chain REST endpoint: gamm pools (paginated by 2 to exercise next_key), poolmanager params and taker fees, tokenization queries. */
-export async function startChainServer(initial: Partial<ChainState> = {}): Promise<LocalServer & { state: ChainState }> {
-  const state: ChainState = { pools: [], defaultTakerFee: '0.000000000000000000', pairFees: {}, collections: new Set(), wrappable: {}, ...initial };
+export async function startChainServer(
+  initial: Partial<ChainState> = {},
+): Promise<LocalServer & { state: ChainState }> {
+  const state: ChainState = {
+    pools: [],
+    defaultTakerFee: '0.000000000000000000',
+    pairFees: {},
+    collections: new Set(),
+    wrappable: {},
+    ...initial,
+  };
   const srv = await listen((req, res) => {
     if (state.failWith) return send(res, state.failWith, { code: 2, message: 'unavailable' });
     const u = new URL(req.url ?? '/', 'http://x');
     if (u.pathname === '/osmosis/gamm/v1beta1/pools') {
       const limit = 2;
-      const offset = u.searchParams.get('pagination.key') ? Number(Buffer.from(u.searchParams.get('pagination.key')!, 'base64').toString()) : 0;
+      const offset = u.searchParams.get('pagination.key')
+        ? Number(Buffer.from(u.searchParams.get('pagination.key')!, 'base64').toString())
+        : 0;
       const page = state.pools.slice(offset, offset + limit);
       const next = offset + limit < state.pools.length ? Buffer.from(String(offset + limit)).toString('base64') : null;
       return send(res, 200, { pools: page, pagination: { next_key: next, total: String(state.pools.length) } });
     }
     if (u.pathname === '/osmosis/poolmanager/v1beta1/Params') {
-      return send(res, 200, { params: { taker_fee_params: { default_taker_fee: state.defaultTakerFee, admin_addresses: [] } } });
+      return send(res, 200, {
+        params: { taker_fee_params: { default_taker_fee: state.defaultTakerFee, admin_addresses: [] } },
+      });
     }
     if (u.pathname === '/osmosis/poolmanager/v1beta1/trading_pair_takerfee') {
       const k = `${u.searchParams.get('denom_0')}|${u.searchParams.get('denom_1')}`;
@@ -166,10 +215,13 @@ export async function startChainServer(initial: Partial<ChainState> = {}): Promi
 }
 
 /** A routing API answering POST /v2/fungible/msgs_direct with `respond(requestBody)` → [status, body]. */
-export async function startSkipServer(respond: (body: Record<string, unknown>) => [number, unknown]): Promise<LocalServer & { bodies: Record<string, unknown>[] }> {
+export async function startSkipServer(
+  respond: (body: Record<string, unknown>) => [number, unknown],
+): Promise<LocalServer & { bodies: Record<string, unknown>[] }> {
   const bodies: Record<string, unknown>[] = [];
   const srv = await listen((req, res, raw) => {
-    if (req.method !== 'POST' || req.url !== '/v2/fungible/msgs_direct') return send(res, 404, { code: 5, message: 'not found' });
+    if (req.method !== 'POST' || req.url !== '/v2/fungible/msgs_direct')
+      return send(res, 404, { code: 5, message: 'not found' });
     const body = JSON.parse(raw) as Record<string, unknown>;
     bodies.push(body);
     const [status, answer] = respond(body);
@@ -179,7 +231,11 @@ export async function startSkipServer(respond: (body: Record<string, unknown>) =
 }
 
 /** Waits until `fn` returns a truthy value (polling), or fails after `ms`. */
-export async function eventually<T>(fn: () => Promise<T | undefined | null | false>, ms = 10_000, what = 'condition'): Promise<T> {
+export async function eventually<T>(
+  fn: () => Promise<T | undefined | null | false>,
+  ms = 10_000,
+  what = 'condition',
+): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
     const v = await fn();

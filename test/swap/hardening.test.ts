@@ -6,7 +6,15 @@ import { startApp, type TestApp } from '../helpers/app.ts';
 import { parseAddress } from '../../src/shared/addresses.ts';
 import { balancerOutGivenIn } from '../../src/swap/balancer.ts';
 import { parseDec } from '../../src/swap/dec.ts';
-import { balancerPool, randInt, rng, stableswapPool, startChainServer, type ChainState, type LocalServer } from './fixtures.ts';
+import {
+  balancerPool,
+  randInt,
+  rng,
+  stableswapPool,
+  startChainServer,
+  type ChainState,
+  type LocalServer,
+} from './fixtures.ts';
 
 const USDC = 'ibc/F082B65C88E4B6D5EF1DB243CDA1D331D002759E938A0F5CD3FFDC5D53B3E349';
 
@@ -18,9 +26,18 @@ describe('swap estimate: every amount gets a 200 or a 400; affiliates and the mi
   before(async () => {
     chain = await startChainServer({
       pools: [
-        balancerPool(1, [['ubadge', 1_000_000_000n], [USDC, 1_000_000_000n]]),
-        balancerPool(2, [['ubadge', 10n ** 60n, 3], ['uatom', 10n ** 60n, 7]]),
-        stableswapPool(3, [['uatom', 10n ** 12n], ['ustable', 10n ** 12n]]),
+        balancerPool(1, [
+          ['ubadge', 1_000_000_000n],
+          [USDC, 1_000_000_000n],
+        ]),
+        balancerPool(2, [
+          ['ubadge', 10n ** 60n, 3],
+          ['uatom', 10n ** 60n, 7],
+        ]),
+        stableswapPool(3, [
+          ['uatom', 10n ** 12n],
+          ['ustable', 10n ** 12n],
+        ]),
       ],
     });
     t = await startApp({ env: { CHAIN_REST_URL: chain.url, CHAIN_POLL_INTERVAL_MS: '100' } });
@@ -38,7 +55,13 @@ describe('swap estimate: every amount gets a 200 or a 400; affiliates and the mi
 
   function estimate(tokenIn: string, tokenOutDenom: string, extra: Record<string, unknown> = {}) {
     return t.request('POST', '/api/v0/swap/estimate', {
-      body: { tokenIn, tokenOutDenom, chainIdsToAddresses: { 'platform-1': sender }, slippageTolerancePercent: 1, ...extra },
+      body: {
+        tokenIn,
+        tokenOutDenom,
+        chainIdsToAddresses: { 'platform-1': sender },
+        slippageTolerancePercent: 1,
+        ...extra,
+      },
     });
   }
 
@@ -70,10 +93,20 @@ describe('swap estimate: every amount gets a 200 or a 400; affiliates and the mi
 
   test('with affiliates the minimum never exceeds the estimate, and both come from one gross output', async () => {
     const gross = balancerOutGivenIn(1_000_000n, 1_000_000_000n, 1n, 1_000_000_000n, 1n, parseDec('0.003')!);
-    for (const [bps, slippage] of [['500', 1], ['100', 1], ['10000', 0.5], ['3', 5], ['250', 0]] as const) {
+    for (const [bps, slippage] of [
+      ['500', 1],
+      ['100', 1],
+      ['10000', 0.5],
+      ['3', 5],
+      ['250', 0],
+    ] as const) {
       const res = await estimate('1000000ubadge', USDC, {
         slippageTolerancePercent: slippage,
-        chainIdsToAffiliates: { 'platform-1': { affiliates: [{ address: '0x2222222222222222222222222222222222222222', basis_points_fee: bps }] } },
+        chainIdsToAffiliates: {
+          'platform-1': {
+            affiliates: [{ address: '0x2222222222222222222222222222222222222222', basis_points_fee: bps }],
+          },
+        },
       });
       assert.equal(res.statusCode, 200, res.body);
       const e = res.json().estimate;

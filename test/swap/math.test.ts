@@ -2,7 +2,21 @@
 // power approximation, balancer out-given-in, the taker fee, slippage minimums, stableswap.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ONE, approxSqrt, formatDec, mul, mulTrunc, parseDec, pow, power, powApprox, quo, quoTrunc, ceilInt, truncateInt } from '../../src/swap/dec.ts';
+import {
+  ONE,
+  approxSqrt,
+  formatDec,
+  mul,
+  mulTrunc,
+  parseDec,
+  pow,
+  power,
+  powApprox,
+  quo,
+  quoTrunc,
+  ceilInt,
+  truncateInt,
+} from '../../src/swap/dec.ts';
 import { balancerOutGivenIn, balancerSpotPrice, SwapMathError } from '../../src/swap/balancer.ts';
 import { stableswapOutGivenIn } from '../../src/swap/stableswap.ts';
 import { minAmountOut, parseSlippage, parseTokenIn } from '../../src/swap/denoms.ts';
@@ -17,7 +31,11 @@ describe('LegacyDec (18 decimals) rounding', () => {
     assert.equal(d('1'), ONE);
     assert.equal(d('0.003'), 3n * 10n ** 15n);
     assert.equal(formatDec(d('0.003')), '0.003000000000000000');
-    assert.equal(parseDec('0.1234567890123456789'), null, 'more than 18 decimals is rejected, like LegacyNewDecFromStr');
+    assert.equal(
+      parseDec('0.1234567890123456789'),
+      null,
+      'more than 18 decimals is rejected, like LegacyNewDecFromStr',
+    );
     assert.equal(parseDec('1e5'), null);
   });
 
@@ -83,7 +101,10 @@ describe('balancer out-given-in (reference vectors)', () => {
     assert.equal(balancerOutGivenIn(1n, 800n, w, 12523362993n, w, s), 15587814n);
   });
   test('a zero output is an error, not a zero quote', () => {
-    assert.throws(() => balancerOutGivenIn(1n, B, 1n, B, 1n, s), (e: unknown) => e instanceof SwapMathError && e.reason === 'zero-output');
+    assert.throws(
+      () => balancerOutGivenIn(1n, B, 1n, B, 1n, s),
+      (e: unknown) => e instanceof SwapMathError && e.reason === 'zero-output',
+    );
   });
   test('spot price is fee-free (Bo/Wo)/(Bi/Wi)', () => {
     assert.equal(balancerSpotPrice(B, 1n, 2n * B, 1n), 2n * ONE);
@@ -93,7 +114,14 @@ describe('balancer out-given-in (reference vectors)', () => {
 
 describe('poolmanager hop: taker fee first, then the pool swap fee', () => {
   test('the taker fee is taken from the input and truncated; badgeslp: inputs pay none', () => {
-    const pools = [parsePool(balancerPool(1, [['ubadge', 1_000_000_000n], ['uusdc', 1_000_000_000n]]))!];
+    const pools = [
+      parsePool(
+        balancerPool(1, [
+          ['ubadge', 1_000_000_000n],
+          ['uusdc', 1_000_000_000n],
+        ]),
+      )!,
+    ];
     const state = buildPoolState(pools, { defaultFee: d('0.0015'), pairs: new Map() }, 'import', 0);
     const q = quoteRoute(state, [{ pool: pools[0], tokenOutDenom: 'uusdc' }], 'ubadge', 1_000_333n);
     // (1 − 0.0015) × 1000333 = 998832.5005 → 998832
@@ -127,9 +155,18 @@ describe('slippage minimum: floor(out × (100 − slippage) / 100)', () => {
 describe('coin strings', () => {
   test('both tokenIn forms', () => {
     assert.deepEqual(parseTokenIn('1000000ubadge', 'platform-1'), { denom: 'ubadge', amount: 1_000_000n });
-    assert.deepEqual(parseTokenIn('amount:7,denom:badgeslp:64:utoken', 'platform-1'), { denom: 'badgeslp:64:utoken', amount: 7n });
-    assert.deepEqual(parseTokenIn('12factory/bb1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqs7gvmv/coin', 'platform-1'), { denom: 'factory/bb1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqs7gvmv/coin', amount: 12n });
-    assert.deepEqual(parseTokenIn('1000xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48', '1'), { denom: '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48', amount: 100n });
+    assert.deepEqual(parseTokenIn('amount:7,denom:badgeslp:64:utoken', 'platform-1'), {
+      denom: 'badgeslp:64:utoken',
+      amount: 7n,
+    });
+    assert.deepEqual(parseTokenIn('12factory/bb1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqs7gvmv/coin', 'platform-1'), {
+      denom: 'factory/bb1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqs7gvmv/coin',
+      amount: 12n,
+    });
+    assert.deepEqual(parseTokenIn('1000xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48', '1'), {
+      denom: '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48',
+      amount: 100n,
+    });
   });
 });
 
@@ -149,11 +186,20 @@ describe('stableswap (CFMM x·y·(x² + y²) = k)', () => {
     assert.ok(out > 999_990n * 10n ** 12n && out < 10n ** 18n, `${out}`);
   });
   test('an input as large as the reserve is refused', () => {
-    assert.throws(() => stableswapOutGivenIn(2_000_000_000n, 'a', 'b', r(1_000_000_000n, 1_000_000_000n), 0n), (e: unknown) => e instanceof SwapMathError && e.reason === 'too-large');
+    assert.throws(
+      () => stableswapOutGivenIn(2_000_000_000n, 'a', 'b', r(1_000_000_000n, 1_000_000_000n), 0n),
+      (e: unknown) => e instanceof SwapMathError && e.reason === 'too-large',
+    );
   });
   test('a three-asset pool uses the other reserves as w', () => {
     const two = stableswapOutGivenIn(1_000_000n, 'a', 'b', r(1_000_000_000n, 1_000_000_000n), 0n);
-    const three = stableswapOutGivenIn(1_000_000n, 'a', 'b', [...r(1_000_000_000n, 1_000_000_000n), { denom: 'c', amount: 1_000_000_000n, scalingFactor: 1n }], 0n);
+    const three = stableswapOutGivenIn(
+      1_000_000n,
+      'a',
+      'b',
+      [...r(1_000_000_000n, 1_000_000_000n), { denom: 'c', amount: 1_000_000_000n, scalingFactor: 1n }],
+      0n,
+    );
     assert.ok(three > 0n && three !== two);
   });
 });

@@ -18,9 +18,27 @@ function randomPool(r: () => number, id: number, a: string, b: string): Pool {
   if (r() < 0.2) {
     const fa = BigInt(10 ** randInt(r, 0, 3));
     const fb = BigInt(10 ** randInt(r, 0, 3));
-    return parsePool(stableswapPool(id, [[a, randBig(r, 7, 12) * fa, Number(fa)], [b, randBig(r, 7, 12) * fb, Number(fb)]], FEES[randInt(r, 0, 3)]))!;
+    return parsePool(
+      stableswapPool(
+        id,
+        [
+          [a, randBig(r, 7, 12) * fa, Number(fa)],
+          [b, randBig(r, 7, 12) * fb, Number(fb)],
+        ],
+        FEES[randInt(r, 0, 3)],
+      ),
+    )!;
   }
-  return parsePool(balancerPool(id, [[a, randBig(r, 3, 20), randInt(r, 1, 50)], [b, randBig(r, 3, 20), randInt(r, 1, 50)]], FEES[randInt(r, 0, FEES.length - 1)]))!;
+  return parsePool(
+    balancerPool(
+      id,
+      [
+        [a, randBig(r, 3, 20), randInt(r, 1, 50)],
+        [b, randBig(r, 3, 20), randInt(r, 1, 50)],
+      ],
+      FEES[randInt(r, 0, FEES.length - 1)],
+    ),
+  )!;
 }
 
 /** Log-uniform amount between reserve / 10^9 and 5 × reserve (at least 1). */
@@ -50,7 +68,10 @@ describe(`swap math properties (seed ${SEED})`, () => {
       if (out === null) continue;
       quoted++;
       assert.ok(out > 0n, 'a quote is positive');
-      assert.ok(out < reserveOf(pool, 'toky'), `pool ${JSON.stringify(pool.source)} amount ${amount}: out ${out} ≥ reserve`);
+      assert.ok(
+        out < reserveOf(pool, 'toky'),
+        `pool ${JSON.stringify(pool.source)} amount ${amount}: out ${out} ≥ reserve`,
+      );
     }
     assert.ok(quoted > RUNS / 2, `most random cases quote (${quoted}/${RUNS})`);
   });
@@ -59,7 +80,12 @@ describe(`swap math properties (seed ${SEED})`, () => {
     const r = rng(SEED + 1);
     for (let i = 0; i < RUNS; i++) {
       const pool = randomPool(r, i + 1, 'tokx', 'toky');
-      const state = buildPoolState([pool], { defaultFee: parseDec(TAKER[randInt(r, 0, TAKER.length - 1)])!, pairs: new Map() }, 'import', 0);
+      const state = buildPoolState(
+        [pool],
+        { defaultFee: parseDec(TAKER[randInt(r, 0, TAKER.length - 1)])!, pairs: new Map() },
+        'import',
+        0,
+      );
       const route = [{ pool, tokenOutDenom: 'toky' }];
       const reserveIn = reserveOf(pool, 'tokx');
       // inputs up to the reserve, increasing
@@ -87,11 +113,24 @@ describe(`swap math properties (seed ${SEED})`, () => {
       const p2 = randomPool(r, 2 * i + 2, 'tokm', 'toky');
       const fee = TAKER[randInt(r, 0, TAKER.length - 1)];
       const raw = parseDec(fee)!;
-      const state = buildPoolState([p1, p2], { defaultFee: raw, pairs: new Map([[`tokm\ntoky`, raw * 2n]]) }, 'import', 0);
+      const state = buildPoolState(
+        [p1, p2],
+        { defaultFee: raw, pairs: new Map([[`tokm\ntoky`, raw * 2n]]) },
+        'import',
+        0,
+      );
       const amount = amountNear(r, reserveOf(p1, 'tokx'));
       let two;
       try {
-        two = quoteRoute(state, [{ pool: p1, tokenOutDenom: 'tokm' }, { pool: p2, tokenOutDenom: 'toky' }], 'tokx', amount);
+        two = quoteRoute(
+          state,
+          [
+            { pool: p1, tokenOutDenom: 'tokm' },
+            { pool: p2, tokenOutDenom: 'toky' },
+          ],
+          'tokx',
+          amount,
+        );
       } catch (err) {
         if (err instanceof SwapMathError) continue;
         throw err;

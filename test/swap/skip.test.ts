@@ -20,13 +20,30 @@ function skipAnswer(body: Record<string, unknown>, over: Record<string, unknown>
     multi_chain_msg: {
       chain_id: 'osmosis-1',
       path: ['osmosis-1', 'cosmoshub-4'],
-      msg: JSON.stringify({ source_port: 'transfer', source_channel: 'channel-0', token: { denom: 'uosmo', amount: body.amount_in }, timeout_height: {}, timeout_timestamp: 1688663426558649000, memo: '' }),
+      msg: JSON.stringify({
+        source_port: 'transfer',
+        source_channel: 'channel-0',
+        token: { denom: 'uosmo', amount: body.amount_in },
+        timeout_height: {},
+        timeout_timestamp: 1688663426558649000,
+        memo: '',
+      }),
       msg_type_url: '/ibc.applications.transfer.v1.MsgTransfer',
     },
   };
   return {
     msgs: [msg],
-    txs: [{ cosmos_tx: { chain_id: 'osmosis-1', path: ['osmosis-1'], signer_address: 'osmo1x', msgs: [{ msg: msg.multi_chain_msg.msg, msg_type_url: msg.multi_chain_msg.msg_type_url }] }, operations_indices: [0] }],
+    txs: [
+      {
+        cosmos_tx: {
+          chain_id: 'osmosis-1',
+          path: ['osmosis-1'],
+          signer_address: 'osmo1x',
+          msgs: [{ msg: msg.multi_chain_msg.msg, msg_type_url: msg.multi_chain_msg.msg_type_url }],
+        },
+        operations_indices: [0],
+      },
+    ],
     min_amount_out: '106000',
     route: {
       amount_in: body.amount_in,
@@ -55,7 +72,17 @@ function skipAnswer(body: Record<string, unknown>, over: Record<string, unknown>
           amount_out: '107033',
         },
         {
-          transfer: { port: 'transfer', channel: 'channel-0', from_chain_id: 'osmosis-1', to_chain_id: 'cosmoshub-4', pfm_enabled: true, supports_memo: true, denom_in: ATOM_OSMO, denom_out: 'uatom', bridge_id: 'IBC' },
+          transfer: {
+            port: 'transfer',
+            channel: 'channel-0',
+            from_chain_id: 'osmosis-1',
+            to_chain_id: 'cosmoshub-4',
+            pfm_enabled: true,
+            supports_memo: true,
+            denom_in: ATOM_OSMO,
+            denom_out: 'uatom',
+            bridge_id: 'IBC',
+          },
           tx_index: 0,
           amount_in: '107033',
           amount_out: '107033',
@@ -82,8 +109,17 @@ describe('routing API fallback (Skip Go schema)', () => {
   before(async () => {
     skip = await startSkipServer((b) => respond(b));
     const dir = mkdtempSync(join(tmpdir(), 'ibc-registry-'));
-    writeFileSync(join(dir, 'r.json'), JSON.stringify({ chains: [{ chainId: 'osmosis-1', bech32Prefix: 'osmo', channel: 'channel-5', counterpartyChannel: 'channel-750' }] }));
-    t = await startApp({ env: { SKIP_API_URL: skip.url, IBC_REGISTRY_FILE: join(dir, 'r.json'), SWAP_UPSTREAM_TIMEOUT_MS: '500' } });
+    writeFileSync(
+      join(dir, 'r.json'),
+      JSON.stringify({
+        chains: [
+          { chainId: 'osmosis-1', bech32Prefix: 'osmo', channel: 'channel-5', counterpartyChannel: 'channel-750' },
+        ],
+      }),
+    );
+    t = await startApp({
+      env: { SKIP_API_URL: skip.url, IBC_REGISTRY_FILE: join(dir, 'r.json'), SWAP_UPSTREAM_TIMEOUT_MS: '500' },
+    });
     sender = parseAddress(EVM).platformAddress;
   });
   after(async () => {
@@ -106,7 +142,13 @@ describe('routing API fallback (Skip Go schema)', () => {
 
   test('a cross-chain route the service cannot build goes to the routing API and is mapped back', async () => {
     respond = (b) => [200, skipAnswer(b)];
-    const res = await estimate({ chainIdsToAffiliates: { 'osmosis-1': { affiliates: [{ address: 'osmo1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqmcn030', basis_points_fee: '25' }] } } });
+    const res = await estimate({
+      chainIdsToAffiliates: {
+        'osmosis-1': {
+          affiliates: [{ address: 'osmo1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqmcn030', basis_points_fee: '25' }],
+        },
+      },
+    });
     assert.equal(res.statusCode, 200, res.body);
     const e = res.json().estimate;
     assert.equal(e.tokenOutAmount, '107033');
@@ -127,8 +169,14 @@ describe('routing API fallback (Skip Go schema)', () => {
     assert.equal(sent.dest_asset_chain_id, 'cosmoshub-4');
     assert.equal(sent.amount_in, '1000000');
     assert.equal(sent.slippage_tolerance_percent, '1.5');
-    assert.deepEqual(sent.chain_ids_to_addresses, { 'platform-1': sender, 'osmosis-1': deriveAddress(parseAddress(EVM).bytes, 'osmo'), '1': EVM });
-    assert.deepEqual(sent.chain_ids_to_affiliates, { 'osmosis-1': { affiliates: [{ address: 'osmo1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqmcn030', basis_points_fee: '25' }] } });
+    assert.deepEqual(sent.chain_ids_to_addresses, {
+      'platform-1': sender,
+      'osmosis-1': deriveAddress(parseAddress(EVM).bytes, 'osmo'),
+      '1': EVM,
+    });
+    assert.deepEqual(sent.chain_ids_to_affiliates, {
+      'osmosis-1': { affiliates: [{ address: 'osmo1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqmcn030', basis_points_fee: '25' }] },
+    });
   });
 
   test('an EVM transaction keeps its fields; approvals map token_contract to token', async () => {
@@ -138,14 +186,34 @@ describe('routing API fallback (Skip Go schema)', () => {
         200,
         {
           ...a,
-          msgs: [{ evm_tx: { chain_id: '1', to: '0xabc', value: '0', data: '0xdeadbeef', required_erc20_approvals: [{ amount: '5', spender: '0xspender', token_contract: '0xtoken' }], signer_address: EVM } }],
+          msgs: [
+            {
+              evm_tx: {
+                chain_id: '1',
+                to: '0xabc',
+                value: '0',
+                data: '0xdeadbeef',
+                required_erc20_approvals: [{ amount: '5', spender: '0xspender', token_contract: '0xtoken' }],
+                signer_address: EVM,
+              },
+            },
+          ],
         },
       ];
     };
     const res = await estimate({ tokenIn: '5000xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48', tokenInChainId: '1' });
     assert.equal(res.statusCode, 200, res.body);
     assert.deepEqual(res.json().estimate.skipGoMsgs, [
-      { evm_tx: { chain_id: '1', to: '0xabc', value: '0', data: '0xdeadbeef', required_erc20_approvals: [{ token: '0xtoken', spender: '0xspender', amount: '5' }], signer_address: EVM } },
+      {
+        evm_tx: {
+          chain_id: '1',
+          to: '0xabc',
+          value: '0',
+          data: '0xdeadbeef',
+          required_erc20_approvals: [{ token: '0xtoken', spender: '0xspender', amount: '5' }],
+          signer_address: EVM,
+        },
+      },
     ]);
   });
 
@@ -157,7 +225,16 @@ describe('routing API fallback (Skip Go schema)', () => {
   });
 
   test('the routing API refusing the route is a 400 with its message; its failures are 502', async () => {
-    respond = () => [400, { code: 3, message: 'difference in usd value of route input and output is too large', details: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'BAD_PRICE_ERROR', domain: 'skip.build' }] }];
+    respond = () => [
+      400,
+      {
+        code: 3,
+        message: 'difference in usd value of route input and output is too large',
+        details: [
+          { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'BAD_PRICE_ERROR', domain: 'skip.build' },
+        ],
+      },
+    ];
     const refused = await estimate();
     assert.equal(refused.statusCode, 400);
     assert.match(refused.json().errorMessage, /routing API rejected the request: difference in usd value/);
@@ -183,7 +260,14 @@ describe('routing API fallback (Skip Go schema)', () => {
     try {
       const started = Date.now();
       const res = await slow.request('POST', '/api/v0/swap/estimate', {
-        body: { tokenIn: '5uosmo', tokenInChainId: 'osmosis-1', tokenOutDenom: 'uatom', tokenOutChainId: 'cosmoshub-4', chainIdsToAddresses: { 'platform-1': sender }, slippageTolerancePercent: 1 },
+        body: {
+          tokenIn: '5uosmo',
+          tokenInChainId: 'osmosis-1',
+          tokenOutDenom: 'uatom',
+          tokenOutChainId: 'cosmoshub-4',
+          chainIdsToAddresses: { 'platform-1': sender },
+          slippageTolerancePercent: 1,
+        },
       });
       assert.equal(res.statusCode, 502);
       assert.ok(Date.now() - started < 5000, 'the timeout applies');
@@ -195,7 +279,12 @@ describe('routing API fallback (Skip Go schema)', () => {
 
   test('native routes never call the routing API', async () => {
     const before = skip.bodies.length;
-    const res = await estimate({ tokenIn: '5ubadge', tokenInChainId: undefined, tokenOutDenom: 'uatom', tokenOutChainId: undefined });
+    const res = await estimate({
+      tokenIn: '5ubadge',
+      tokenInChainId: undefined,
+      tokenOutDenom: 'uatom',
+      tokenOutChainId: undefined,
+    });
     assert.equal(res.statusCode, 400);
     assert.match(res.json().errorMessage, /^No route from ubadge to uatom through the platform pools/);
     assert.equal(skip.bodies.length, before);

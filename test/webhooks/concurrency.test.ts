@@ -50,7 +50,10 @@ describe('webhook delivery concurrency', () => {
     const before = endpoint.requests.length;
     assert.deepEqual(await deliverDue(t.ctx), { taken: PER_ORIGIN, delivered: PER_ORIGIN, failed: 0 });
     assert.deepEqual(
-      endpoint.requests.slice(before).map((r) => r.path).sort(),
+      endpoint.requests
+        .slice(before)
+        .map((r) => r.path)
+        .sort(),
       Array.from({ length: PER_ORIGIN }, (_, i) => `/hook?n=${i}`).sort(),
     );
     await drain();
@@ -61,10 +64,17 @@ describe('webhook delivery concurrency', () => {
     const { pluginId } = await insertPlugin(t, 'owner-2');
     // ten origins (ports nobody listens on: each try fails at once), four deliveries each
     const ports = await Promise.all(Array.from({ length: 10 }, () => freePort()));
-    await enqueue(t, ports.flatMap((port) => Array.from({ length: 4 }, () => newDelivery(pluginId, `https://127.0.0.1:${port}/hook`))));
+    await enqueue(
+      t,
+      ports.flatMap((port) => Array.from({ length: 4 }, () => newDelivery(pluginId, `https://127.0.0.1:${port}/hook`))),
+    );
     assert.deepEqual(await deliverDue(t.ctx), { taken: 32, delivered: 0, failed: 32 });
     assert.deepEqual(await deliverDue(t.ctx), { taken: 8, delivered: 0, failed: 8 });
-    const tried = await t.ctx.db.selectFrom('webhook_deliveries').select(['attempts', 'last_error']).where('plugin_id', '=', pluginId).execute();
+    const tried = await t.ctx.db
+      .selectFrom('webhook_deliveries')
+      .select(['attempts', 'last_error'])
+      .where('plugin_id', '=', pluginId)
+      .execute();
     assert.equal(tried.length, 40);
     for (const r of tried) {
       assert.equal(Number(r.attempts), 1);
@@ -86,7 +96,10 @@ describe('webhook delivery concurrency', () => {
     const loop = startDeliveries(t.ctx, { pollMs: 20 });
     try {
       const before = endpoint.requests.length;
-      await enqueue(t, Array.from({ length: 60 }, () => newDelivery(pluginId, hangingUrl)));
+      await enqueue(
+        t,
+        Array.from({ length: 60 }, () => newDelivery(pluginId, hangingUrl)),
+      );
       await until(`${PER_ORIGIN} hanging deliveries in flight`, () => endpoint.requests.length - before === PER_ORIGIN);
 
       const d = newDelivery(pluginId, `${healthy.url}?healthy`);
@@ -96,17 +109,31 @@ describe('webhook delivery concurrency', () => {
       // it went out while the first hanging ones were still held: none of them has ended, and no
       // more than the per-origin limit were ever sent to the hanging origin
       assert.equal(endpoint.requests.length - before, PER_ORIGIN);
-      const ended = await t.ctx.db.selectFrom('webhook_deliveries').select('delivery_id').where('url', '=', hangingUrl).where('attempts', '>', 0).execute();
+      const ended = await t.ctx.db
+        .selectFrom('webhook_deliveries')
+        .select('delivery_id')
+        .where('url', '=', hangingUrl)
+        .where('attempts', '>', 0)
+        .execute();
       assert.deepEqual(ended, []);
       await until('the healthy delivery to be recorded', async () => {
-        const row = await t.ctx.db.selectFrom('webhook_deliveries').select('status').where('claim_attempt_id', '=', d.claimAttemptId).executeTakeFirstOrThrow();
+        const row = await t.ctx.db
+          .selectFrom('webhook_deliveries')
+          .select('status')
+          .where('claim_attempt_id', '=', d.claimAttemptId)
+          .executeTakeFirstOrThrow();
         return row.status === 'delivered';
       });
 
       // released, the hanging origin's backlog drains through the same loop, PER_ORIGIN at a time
       release();
       await until('the backlog to be delivered', async () => {
-        const left = await t.ctx.db.selectFrom('webhook_deliveries').select('delivery_id').where('url', '=', hangingUrl).where('status', '!=', 'delivered').execute();
+        const left = await t.ctx.db
+          .selectFrom('webhook_deliveries')
+          .select('delivery_id')
+          .where('url', '=', hangingUrl)
+          .where('status', '!=', 'delivered')
+          .execute();
         return left.length === 0;
       });
       assert.equal(endpoint.requests.length - before, 60);

@@ -56,27 +56,30 @@ async function startEndpoint() {
   let overlaps = 0;
   let frozen = false;
   const held: Array<{ id: string; release: () => void; closed: Promise<void> }> = [];
-  const server: Server = createServer({ key: certs.keyPem, cert: certs.certPem, keepAliveTimeout: 60_000 }, (req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const id = JSON.parse(Buffer.concat(chunks).toString()).claimAttemptId as string;
-      if ((inFlight.get(id) ?? 0) > 0) overlaps++;
-      inFlight.set(id, (inFlight.get(id) ?? 0) + 1);
-      let closed!: () => void;
-      const closedP = new Promise<void>((r) => (closed = r));
-      res.on('finish', () => answered.set(id, (answered.get(id) ?? 0) + 1));
-      res.on('close', () => {
-        inFlight.set(id, inFlight.get(id)! - 1);
-        closed();
+  const server: Server = createServer(
+    { key: certs.keyPem, cert: certs.certPem, keepAliveTimeout: 60_000 },
+    (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const id = JSON.parse(Buffer.concat(chunks).toString()).claimAttemptId as string;
+        if ((inFlight.get(id) ?? 0) > 0) overlaps++;
+        inFlight.set(id, (inFlight.get(id) ?? 0) + 1);
+        let closed!: () => void;
+        const closedP = new Promise<void>((r) => (closed = r));
+        res.on('finish', () => answered.set(id, (answered.get(id) ?? 0) + 1));
+        res.on('close', () => {
+          inFlight.set(id, inFlight.get(id)! - 1);
+          closed();
+        });
+        const answer = () => {
+          if (!res.destroyed) res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+        };
+        if (frozen) held.push({ id, release: answer, closed: closedP });
+        else setTimeout(answer, 20);
       });
-      const answer = () => {
-        if (!res.destroyed) res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-      };
-      if (frozen) held.push({ id, release: answer, closed: closedP });
-      else setTimeout(answer, 20);
-    });
-  });
+    },
+  );
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `https://127.0.0.1:${(server.address() as { port: number }).port}/hook`;
   return {
@@ -96,7 +99,12 @@ async function startEndpoint() {
   };
 }
 
-async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs: number, diagnose?: () => Promise<string>) {
+async function until(
+  what: string,
+  check: () => Promise<boolean> | boolean,
+  timeoutMs: number,
+  diagnose?: () => Promise<string>,
+) {
   const end = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}${diagnose ? `\n${await diagnose()}` : ''}`);
@@ -123,11 +131,19 @@ describe('status webhooks: worker processes on one database', { timeout: 600_000
   });
 
   const statuses = async () => {
-    const rows = await t.ctx.db.selectFrom('webhook_deliveries').select(['claim_attempt_id', 'status']).where('plugin_id', '=', pluginId).execute();
+    const rows = await t.ctx.db
+      .selectFrom('webhook_deliveries')
+      .select(['claim_attempt_id', 'status'])
+      .where('plugin_id', '=', pluginId)
+      .execute();
     return rows;
   };
   const diagnose = async () => {
-    const rows = await t.ctx.db.selectFrom('webhook_deliveries').select(['status', 'attempts', 'last_error', 'lease_until']).where('plugin_id', '=', pluginId).execute();
+    const rows = await t.ctx.db
+      .selectFrom('webhook_deliveries')
+      .select(['status', 'attempts', 'last_error', 'lease_until'])
+      .where('plugin_id', '=', pluginId)
+      .execute();
     const byStatus = rows.reduce<Record<string, number>>((m, r) => ((m[r.status] = (m[r.status] ?? 0) + 1), m), {});
     const errors = [...new Set(rows.map((r) => r.last_error).filter(Boolean))];
     return `rows ${JSON.stringify(byStatus)} errors ${JSON.stringify(errors)}\n${workers.map((w) => w.output().slice(-3000)).join('\n---\n')}`;
@@ -138,7 +154,9 @@ describe('status webhooks: worker processes on one database', { timeout: 600_000
   };
 
   // generous waits: this machine may be shared and loaded; nothing here asserts a duration
-  test('two workers share the deliveries: none sent twice at once, each answered exactly once', { timeout: 240_000 }, async () => {
+  test('two workers share the deliveries: none sent twice at once, each answered exactly once', {
+    timeout: 240_000,
+  }, async () => {
     workers.push(await startWorker(env()), await startWorker(env()));
     const batch = Array.from({ length: 60 }, () => newDelivery(pluginId, endpoint.url));
     for (let i = 0; i < batch.length; i += 10) await enqueue(t, batch.slice(i, i + 10));
@@ -147,7 +165,9 @@ describe('status webhooks: worker processes on one database', { timeout: 600_000
     for (const d of batch) assert.equal(endpoint.answered.get(d.claimAttemptId), 1, d.claimAttemptId);
   });
 
-  test('workers SIGKILLed mid-delivery: after their leases expire a new worker delivers each one exactly once', { timeout: 300_000 }, async () => {
+  test('workers SIGKILLed mid-delivery: after their leases expire a new worker delivers each one exactly once', {
+    timeout: 300_000,
+  }, async () => {
     endpoint.freeze();
     const batch = Array.from({ length: 30 }, () => newDelivery(pluginId, endpoint.url));
     await enqueue(t, batch);
@@ -161,21 +181,52 @@ describe('status webhooks: worker processes on one database', { timeout: 600_000
     const heldIds = new Set(endpoint.held.map((h) => h.id));
     assert.equal(heldIds.size, holding, 'no delivery was sent twice');
     endpoint.unfreeze();
-    const rowsBefore = await t.ctx.db.selectFrom('webhook_deliveries').select(['claim_attempt_id', 'status', 'attempts', 'lease_until']).where('claim_attempt_id', 'in', batch.map((d) => d.claimAttemptId)).execute();
+    const rowsBefore = await t.ctx.db
+      .selectFrom('webhook_deliveries')
+      .select(['claim_attempt_id', 'status', 'attempts', 'lease_until'])
+      .where(
+        'claim_attempt_id',
+        'in',
+        batch.map((d) => d.claimAttemptId),
+      )
+      .execute();
     const leased = rowsBefore.filter((r) => heldIds.has(r.claim_attempt_id));
     assert.equal(leased.length, holding);
-    assert.ok(leased.every((r) => r.status === 'pending' && r.lease_until !== null && Number(r.attempts) === 0), 'the killed workers left leases, no results');
-    assert.ok(rowsBefore.filter((r) => !heldIds.has(r.claim_attempt_id)).every((r) => r.status === 'pending' && r.lease_until === null && Number(r.attempts) === 0), 'the rest was never taken');
+    assert.ok(
+      leased.every((r) => r.status === 'pending' && r.lease_until !== null && Number(r.attempts) === 0),
+      'the killed workers left leases, no results',
+    );
+    assert.ok(
+      rowsBefore
+        .filter((r) => !heldIds.has(r.claim_attempt_id))
+        .every((r) => r.status === 'pending' && r.lease_until === null && Number(r.attempts) === 0),
+      'the rest was never taken',
+    );
     const leaseUntil = new Map(leased.map((r) => [r.claim_attempt_id, Number(r.lease_until)]));
 
     workers.push(await startWorker(env()));
     await until('90 deliveries', () => allDelivered(90), LEASE_MS + 180_000, diagnose);
     assert.equal(endpoint.overlaps(), 0);
     for (const d of batch) assert.equal(endpoint.answered.get(d.claimAttemptId), 1, d.claimAttemptId);
-    const rows = await t.ctx.db.selectFrom('webhook_deliveries').select(['claim_attempt_id', 'attempts', 'lease_owner', 'last_try_at']).where('claim_attempt_id', 'in', batch.map((d) => d.claimAttemptId)).execute();
+    const rows = await t.ctx.db
+      .selectFrom('webhook_deliveries')
+      .select(['claim_attempt_id', 'attempts', 'lease_owner', 'last_try_at'])
+      .where(
+        'claim_attempt_id',
+        'in',
+        batch.map((d) => d.claimAttemptId),
+      )
+      .execute();
     // the killed tries were never recorded: one recorded try each, no lease left behind, and the
     // new worker sent each one only once its killed holder's lease had expired
-    assert.ok(rows.every((r) => r.attempts === 1 && r.lease_owner === null), JSON.stringify(rows.slice(0, 3)));
-    for (const r of rows.filter((x) => leaseUntil.has(x.claim_attempt_id))) assert.ok(Number(r.last_try_at) >= leaseUntil.get(r.claim_attempt_id)!, `${r.claim_attempt_id} was re-sent before its lease expired`);
+    assert.ok(
+      rows.every((r) => r.attempts === 1 && r.lease_owner === null),
+      JSON.stringify(rows.slice(0, 3)),
+    );
+    for (const r of rows.filter((x) => leaseUntil.has(x.claim_attempt_id)))
+      assert.ok(
+        Number(r.last_try_at) >= leaseUntil.get(r.claim_attempt_id)!,
+        `${r.claim_attempt_id} was re-sent before its lease expired`,
+      );
   });
 });

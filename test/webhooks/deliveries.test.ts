@@ -44,7 +44,11 @@ describe('status webhook deliveries', () => {
 
   async function deliveries(pluginId: string, token?: string, bookmark = '') {
     token ??= await ownerToken();
-    const res = await t.request('GET', `/api/v0/plugins/deliveries?pluginId=${pluginId}&bookmark=${encodeURIComponent(bookmark)}`, { token });
+    const res = await t.request(
+      'GET',
+      `/api/v0/plugins/deliveries?pluginId=${pluginId}&bookmark=${encodeURIComponent(bookmark)}`,
+      { token },
+    );
     assert.equal(res.statusCode, 200, res.body);
     return res.json() as { docs: any[]; bookmark: string; hasMore: boolean; total: number };
   }
@@ -57,8 +61,24 @@ describe('status webhook deliveries', () => {
     // enqueued, not tried yet: due now, nothing tried or delivered
     const queued = (await deliveries(pluginId)).docs[0];
     assert.deepEqual(
-      { status: queued.status, attempts: queued.attempts, nextTryAt: queued.nextTryAt, lastTryAt: queued.lastTryAt, lastStatus: queued.lastStatus, lastError: queued.lastError, deliveredAt: queued.deliveredAt },
-      { status: 'pending', attempts: 0, nextTryAt: clock.now(), lastTryAt: null, lastStatus: null, lastError: null, deliveredAt: null },
+      {
+        status: queued.status,
+        attempts: queued.attempts,
+        nextTryAt: queued.nextTryAt,
+        lastTryAt: queued.lastTryAt,
+        lastStatus: queued.lastStatus,
+        lastError: queued.lastError,
+        deliveredAt: queued.deliveredAt,
+      },
+      {
+        status: 'pending',
+        attempts: 0,
+        nextTryAt: clock.now(),
+        lastTryAt: null,
+        lastStatus: null,
+        lastError: null,
+        deliveredAt: null,
+      },
     );
     const before = endpoint.requests.length;
     const sentAt = clock.now();
@@ -101,19 +121,30 @@ describe('status webhook deliveries', () => {
     const { pluginId, secret } = await insertPlugin(t, owner.platformAddress);
     const d = { ...newDelivery(pluginId, endpoint.url), headers: { 'x-partner-key': 'private-header-value' } };
     await enqueue(t, [d]);
-    const row = await t.ctx.db.selectFrom('webhook_deliveries').select('headers_enc').where('claim_attempt_id', '=', d.claimAttemptId).executeTakeFirstOrThrow();
+    const row = await t.ctx.db
+      .selectFrom('webhook_deliveries')
+      .select('headers_enc')
+      .where('claim_attempt_id', '=', d.claimAttemptId)
+      .executeTakeFirstOrThrow();
     assert.ok(row.headers_enc && !row.headers_enc.includes('private-header-value'));
     assert.equal((await deliverDue(t.ctx)).delivered, 1);
     const got = endpoint.requests.at(-1)!;
     assert.equal(got.headers['x-partner-key'], 'private-header-value');
-    assert.equal(got.headers['x-platform-signature'], expectedSignature(secret, got.headers['x-platform-timestamp'] as string, got.rawBody));
+    assert.equal(
+      got.headers['x-platform-signature'],
+      expectedSignature(secret, got.headers['x-platform-timestamp'] as string, got.rawBody),
+    );
   });
 
   test('the payload is encrypted at rest and stored without the secret', async () => {
     const { pluginId } = await insertPlugin(t, owner.platformAddress);
     const d = newDelivery(pluginId, endpoint.url);
     await enqueue(t, [d]);
-    const row = await t.ctx.db.selectFrom('webhook_deliveries').selectAll().where('claim_attempt_id', '=', d.claimAttemptId).executeTakeFirstOrThrow();
+    const row = await t.ctx.db
+      .selectFrom('webhook_deliveries')
+      .selectAll()
+      .where('claim_attempt_id', '=', d.claimAttemptId)
+      .executeTakeFirstOrThrow();
     assert.ok(!row.body_enc.includes('hidden') && !row.body_enc.includes('secret-at-call-time'));
     assert.deepEqual(JSON.parse(t.ctx.keyring.decrypt(row.body_enc)), { ...d.body, pluginSecret: '' });
     await deliverDue(t.ctx);
@@ -136,7 +167,10 @@ describe('status webhook deliveries', () => {
     await enqueue(t, [newDelivery(pluginId, endpoint.url)]);
     await deliverDue(t.ctx);
     const first = endpoint.requests.at(-1)!;
-    assert.equal(first.headers['x-platform-signature'], expectedSignature(secret, first.headers['x-platform-timestamp'] as string, first.rawBody));
+    assert.equal(
+      first.headers['x-platform-signature'],
+      expectedSignature(secret, first.headers['x-platform-timestamp'] as string, first.rawBody),
+    );
     const rotated = await rotateSecret(t, pluginId);
     endpoint.respond(() => ({ status: 200, body: {} }));
     clock.advance(HOUR);
@@ -144,7 +178,10 @@ describe('status webhook deliveries', () => {
     const second = endpoint.requests.at(-1)!;
     assert.equal(second.headers['x-platform-timestamp'], String(clock.now()));
     assert.notEqual(second.headers['x-platform-timestamp'], first.headers['x-platform-timestamp']);
-    assert.equal(second.headers['x-platform-signature'], expectedSignature(rotated, String(clock.now()), second.rawBody));
+    assert.equal(
+      second.headers['x-platform-signature'],
+      expectedSignature(rotated, String(clock.now()), second.rawBody),
+    );
     assert.equal(second.json.pluginSecret, rotated);
   });
 
@@ -182,7 +219,10 @@ describe('status webhook deliveries', () => {
     // the owner redelivers: an immediate try, a fresh schedule
     endpoint.respond(() => ({ status: 200, body: {} }));
     const { deliveryId } = (await deliveries(pluginId)).docs[0];
-    const res = await t.request('POST', '/api/v0/plugins/deliveries/redeliver', { token: await ownerToken(), body: { deliveryId } });
+    const res = await t.request('POST', '/api/v0/plugins/deliveries/redeliver', {
+      token: await ownerToken(),
+      body: { deliveryId },
+    });
     assert.equal(res.statusCode, 200, res.body);
     assert.equal(res.json().delivery.status, 'pending');
     assert.equal(res.json().delivery.nextTryAt, clock.now());
@@ -209,11 +249,19 @@ describe('status webhook deliveries', () => {
   test('a delivery of a deleted plugin is given up at once', async () => {
     const { pluginId } = await insertPlugin(t, owner.platformAddress);
     await enqueue(t, [newDelivery(pluginId, endpoint.url)]);
-    await t.ctx.db.updateTable('plugin_docs').set({ deleted_at: clock.now() }).where('plugin_id', '=', pluginId).execute();
+    await t.ctx.db
+      .updateTable('plugin_docs')
+      .set({ deleted_at: clock.now() })
+      .where('plugin_id', '=', pluginId)
+      .execute();
     const before = endpoint.requests.length;
     assert.deepEqual(await deliverDue(t.ctx), { taken: 1, delivered: 0, failed: 1 });
     assert.equal(endpoint.requests.length, before);
-    const row = await t.ctx.db.selectFrom('webhook_deliveries').selectAll().where('plugin_id', '=', pluginId).executeTakeFirstOrThrow();
+    const row = await t.ctx.db
+      .selectFrom('webhook_deliveries')
+      .selectAll()
+      .where('plugin_id', '=', pluginId)
+      .executeTakeFirstOrThrow();
     assert.equal(row.status, 'failed');
     assert.equal(row.last_error, 'the plugin was deleted');
   });
@@ -232,9 +280,15 @@ describe('status webhook deliveries', () => {
     await enqueue(t, [newDelivery(pluginId, endpoint.url)]);
     const pass = deliverDue(t.ctx);
     // a pass that never reaches the endpoint fails here, instead of leaving the test waiting
-    await Promise.race([arrival, pass.then((r) => assert.fail(`the pass ended without calling the endpoint: ${JSON.stringify(r)}`))]);
+    await Promise.race([
+      arrival,
+      pass.then((r) => assert.fail(`the pass ended without calling the endpoint: ${JSON.stringify(r)}`)),
+    ]);
     const { deliveryId } = (await deliveries(pluginId)).docs[0];
-    const res = await t.request('POST', '/api/v0/plugins/deliveries/redeliver', { token: await ownerToken(), body: { deliveryId } });
+    const res = await t.request('POST', '/api/v0/plugins/deliveries/redeliver', {
+      token: await ownerToken(),
+      body: { deliveryId },
+    });
     assert.equal(res.statusCode, 409, res.body);
     assert.match(res.json().errorMessage, /is being sent right now/);
     release();
@@ -244,7 +298,10 @@ describe('status webhook deliveries', () => {
   test('owner tools: session with managePlugins, creator or manager only; pages with bookmarks', async () => {
     const { pluginId } = await insertPlugin(t, owner.platformAddress);
     endpoint.respond(() => ({ status: 200, body: {} }));
-    await enqueue(t, Array.from({ length: 30 }, () => newDelivery(pluginId, endpoint.url)));
+    await enqueue(
+      t,
+      Array.from({ length: 30 }, () => newDelivery(pluginId, endpoint.url)),
+    );
     const path = `/api/v0/plugins/deliveries?pluginId=${pluginId}`;
     await ownerToken();
 
@@ -258,7 +315,9 @@ describe('status webhook deliveries', () => {
     const notOwner = await t.request('GET', path, { token: stranger.accessToken });
     assert.equal(notOwner.statusCode, 403);
     assert.match(notOwner.json().errorMessage, new RegExp(`Only the creator or manager of plugin ${pluginId}`));
-    const missing = await t.request('GET', '/api/v0/plugins/deliveries?pluginId=no-such-plugin', { token: owner.accessToken });
+    const missing = await t.request('GET', '/api/v0/plugins/deliveries?pluginId=no-such-plugin', {
+      token: owner.accessToken,
+    });
     assert.equal(missing.statusCode, 404);
     const noPlugin = await t.request('GET', '/api/v0/plugins/deliveries', { token: owner.accessToken });
     assert.equal(noPlugin.statusCode, 400);
@@ -276,7 +335,8 @@ describe('status webhook deliveries', () => {
     assert.equal(forged.statusCode, 400);
 
     const deliveryId = first.docs[0].deliveryId;
-    const redeliver = (token: string, body: unknown) => t.request('POST', '/api/v0/plugins/deliveries/redeliver', { token, body });
+    const redeliver = (token: string, body: unknown) =>
+      t.request('POST', '/api/v0/plugins/deliveries/redeliver', { token, body });
     assert.equal((await redeliver(stranger.accessToken, { deliveryId })).statusCode, 403);
     assert.equal((await redeliver(noScope.accessToken, { deliveryId })).statusCode, 403);
     assert.equal((await redeliver(owner.accessToken, { deliveryId: 'wh_nope' })).statusCode, 404);

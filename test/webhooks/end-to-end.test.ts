@@ -31,7 +31,9 @@ describe('status webhooks end to end', () => {
   });
 
   async function deliveries(pluginId: string) {
-    const res = await t.request('GET', `/api/v0/plugins/deliveries?pluginId=${pluginId}&bookmark=`, { token: alice.accessToken });
+    const res = await t.request('GET', `/api/v0/plugins/deliveries?pluginId=${pluginId}&bookmark=`, {
+      token: alice.accessToken,
+    });
     assert.equal(res.statusCode, 200, res.body);
     return res.json() as { docs: any[]; total: number };
   }
@@ -42,7 +44,10 @@ describe('status webhooks end to end', () => {
       receiveStatusWebhook: true,
       privateParamsSchema: [{ key: 'apiToken', label: 'token', type: 'string', required: true }],
     });
-    const claimId = await claimWithPlugins(t, alice.accessToken, [numUses(5), { pluginId, instanceId: 'cp', version: '1', publicParams: {}, privateParams: { apiToken: 'tok-1' } }]);
+    const claimId = await claimWithPlugins(t, alice.accessToken, [
+      numUses(5),
+      { pluginId, instanceId: 'cp', version: '1', publicParams: {}, privateParams: { apiToken: 'tok-1' } },
+    ]);
     const address = randomAddress();
     const res = await attempt(t, 'complete', claimId, address);
     assert.equal(res.statusCode, 200, res.body);
@@ -101,7 +106,10 @@ describe('status webhooks end to end', () => {
     alice = await owner(t); // the clock ran a month in the test above: a fresh session
     ep.respond(() => ({ status: 200, body: {} }));
     const pluginId = await createPlugin(t, alice.accessToken, ep.url, { receiveStatusWebhook: true });
-    const claimId = await claimWithPlugins(t, alice.accessToken, [numUses(5), { pluginId, instanceId: 'cp', version: '1', publicParams: {}, privateParams: {} }]);
+    const claimId = await claimWithPlugins(t, alice.accessToken, [
+      numUses(5),
+      { pluginId, instanceId: 'cp', version: '1', publicParams: {}, privateParams: {} },
+    ]);
     const res = await attempt(t, 'complete', claimId, randomAddress());
     assert.equal(res.statusCode, 200, res.body);
     const claimAttemptId = res.json().claimAttemptId as string;
@@ -113,7 +121,10 @@ describe('status webhooks end to end', () => {
     assert.equal(delivered.deliveredAt, createdAt);
 
     clock.advance(60_000);
-    const redelivered = await t.request('POST', '/api/v0/plugins/deliveries/redeliver', { token: alice.accessToken, body: { deliveryId: delivered.deliveryId } });
+    const redelivered = await t.request('POST', '/api/v0/plugins/deliveries/redeliver', {
+      token: alice.accessToken,
+      body: { deliveryId: delivered.deliveryId },
+    });
     assert.equal(redelivered.statusCode, 200, redelivered.body);
     const expected = {
       deliveryId: delivered.deliveryId,
@@ -137,7 +148,10 @@ describe('status webhooks end to end', () => {
     ep.respond(() => ({ status: 503, body: { message: 'down' } }));
     assert.deepEqual(await deliverDue(t.ctx), { taken: 1, delivered: 0, failed: 1 });
     const failedTry = (await deliveries(pluginId)).docs[0];
-    assert.deepEqual([failedTry.status, failedTry.deliveredAt, failedTry.lastError], ['pending', null, 'the endpoint answered 503: down']);
+    assert.deepEqual(
+      [failedTry.status, failedTry.deliveredAt, failedTry.lastError],
+      ['pending', null, 'the endpoint answered 503: down'],
+    );
 
     // its retry is delivered: deliveredAt is that try's time
     ep.respond(() => ({ status: 200, body: {} }));

@@ -32,7 +32,13 @@ describe('examples/plugin-endpoint.mjs', () => {
     writeFileSync(join(dir, 'key.pem'), certs.keyPem);
     writeFileSync(join(dir, 'cert.pem'), certs.certPem);
     child = spawn(process.execPath, [join(ROOT, 'examples', 'plugin-endpoint.mjs')], {
-      env: { PATH: process.env.PATH, PLUGIN_SECRET: secret, TLS_KEY_FILE: join(dir, 'key.pem'), TLS_CERT_FILE: join(dir, 'cert.pem'), PORT: '0' },
+      env: {
+        PATH: process.env.PATH,
+        PLUGIN_SECRET: secret,
+        TLS_KEY_FILE: join(dir, 'key.pem'),
+        TLS_CERT_FILE: join(dir, 'cert.pem'),
+        PORT: '0',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     url = await new Promise<string>((resolve, reject) => {
@@ -52,14 +58,29 @@ describe('examples/plugin-endpoint.mjs', () => {
     await t.close();
   });
 
-  async function post(body: Record<string, unknown>, opts: { sign?: boolean; timestamp?: number; sendBody?: string } = {}) {
+  async function post(
+    body: Record<string, unknown>,
+    opts: { sign?: boolean; timestamp?: number; sendBody?: string } = {},
+  ) {
     const raw = JSON.stringify(body);
     const headers = opts.sign === false ? {} : signRequest(secret, raw, opts.timestamp ?? Date.now());
-    const res = await egress.request({ url, headers: { ...headers, 'content-type': 'application/json' }, body: opts.sendBody ?? raw });
+    const res = await egress.request({
+      url,
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: opts.sendBody ?? raw,
+    });
     return { status: res.status, json: JSON.parse(res.body.toString()) };
   }
 
-  const call = (signedIn: boolean) => ({ pluginSecret: secret, claimId: 'c1', claimAttemptId: 'a1', instanceId: 'p', _isSimulation: false, _attemptStatus: 'executing', isAddressSignedIn: signedIn });
+  const call = (signedIn: boolean) => ({
+    pluginSecret: secret,
+    claimId: 'c1',
+    claimAttemptId: 'a1',
+    instanceId: 'p',
+    _isSimulation: false,
+    _attemptStatus: 'executing',
+    isAddressSignedIn: signedIn,
+  });
 
   test('a signed call passes (200 {}) or fails with a message, as the plugin decides', async () => {
     assert.deepEqual(await post(call(true)), { status: 200, json: {} });
@@ -68,10 +89,22 @@ describe('examples/plugin-endpoint.mjs', () => {
   });
 
   test('unsigned, tampered and stale requests are refused', async () => {
-    assert.deepEqual(await post(call(true), { sign: false }), { status: 401, json: { message: 'unsupported signature version' } });
-    assert.deepEqual(await post(call(false), { sendBody: JSON.stringify(call(true)) }), { status: 401, json: { message: 'bad signature' } });
-    assert.deepEqual(await post(call(true), { timestamp: Date.now() - 6 * 60_000 }), { status: 401, json: { message: 'stale timestamp' } });
-    assert.deepEqual(await post(call(true), { timestamp: Date.now() + 6 * 60_000 }), { status: 401, json: { message: 'stale timestamp' } });
+    assert.deepEqual(await post(call(true), { sign: false }), {
+      status: 401,
+      json: { message: 'unsupported signature version' },
+    });
+    assert.deepEqual(await post(call(false), { sendBody: JSON.stringify(call(true)) }), {
+      status: 401,
+      json: { message: 'bad signature' },
+    });
+    assert.deepEqual(await post(call(true), { timestamp: Date.now() - 6 * 60_000 }), {
+      status: 401,
+      json: { message: 'stale timestamp' },
+    });
+    assert.deepEqual(await post(call(true), { timestamp: Date.now() + 6 * 60_000 }), {
+      status: 401,
+      json: { message: 'stale timestamp' },
+    });
   });
 
   test('a status webhook delivered by the service is verified and acknowledged once per attempt', async () => {
@@ -79,10 +112,17 @@ describe('examples/plugin-endpoint.mjs', () => {
     await enqueue(t, [d]);
     assert.deepEqual(await deliverDue(t.ctx), { taken: 1, delivered: 1, failed: 0 });
     // the same outcome again (a retry): acknowledged, recorded once
-    await t.ctx.db.updateTable('webhook_deliveries').set({ status: 'pending', next_try_at: t.ctx.clock.now() }).where('claim_attempt_id', '=', d.claimAttemptId).execute();
+    await t.ctx.db
+      .updateTable('webhook_deliveries')
+      .set({ status: 'pending', next_try_at: t.ctx.clock.now() })
+      .where('claim_attempt_id', '=', d.claimAttemptId)
+      .execute();
     assert.deepEqual(await deliverDue(t.ctx), { taken: 1, delivered: 1, failed: 0 });
     await new Promise((r) => setTimeout(r, 100));
     const outcomes = output.split('\n').filter((l) => l.includes(d.claimAttemptId));
-    assert.deepEqual(outcomes.map((l) => JSON.parse(l)), [{ outcome: 'success', claimId: 'claim-1', claimAttemptId: d.claimAttemptId }]);
+    assert.deepEqual(
+      outcomes.map((l) => JSON.parse(l)),
+      [{ outcome: 'success', claimId: 'claim-1', claimAttemptId: d.claimAttemptId }],
+    );
   });
 });

@@ -42,12 +42,20 @@ export async function insertPlugin(t: TestApp, owner: string): Promise<{ pluginI
 
 export async function rotateSecret(t: TestApp, pluginId: string): Promise<string> {
   const secret = randomBytes(32).toString('hex');
-  await t.ctx.db.updateTable('plugin_docs').set({ plugin_secret_enc: t.ctx.keyring.encrypt(secret) }).where('plugin_id', '=', pluginId).execute();
+  await t.ctx.db
+    .updateTable('plugin_docs')
+    .set({ plugin_secret_enc: t.ctx.keyring.encrypt(secret) })
+    .where('plugin_id', '=', pluginId)
+    .execute();
   return secret;
 }
 
 /** The status webhook payload of one resolved attempt, as the claim runtime builds it. */
-export function webhookBody(claimAttemptId: string, status: 'success' | 'failure' = 'success', extra: Record<string, unknown> = {}) {
+export function webhookBody(
+  claimAttemptId: string,
+  status: 'success' | 'failure' = 'success',
+  extra: Record<string, unknown> = {},
+) {
   return {
     userKey: 'value',
     privateKey: 'hidden',
@@ -68,8 +76,20 @@ export function webhookBody(claimAttemptId: string, status: 'success' | 'failure
   };
 }
 
-export function newDelivery(pluginId: string, url: string, claimAttemptId = `att${randomBytes(6).toString('hex')}`, instanceId = 'hook'): NewDelivery {
-  return { pluginId, claimId: 'claim-1', instanceId, claimAttemptId, url, body: webhookBody(claimAttemptId, 'success', { instanceId }) };
+export function newDelivery(
+  pluginId: string,
+  url: string,
+  claimAttemptId = `att${randomBytes(6).toString('hex')}`,
+  instanceId = 'hook',
+): NewDelivery {
+  return {
+    pluginId,
+    claimId: 'claim-1',
+    instanceId,
+    claimAttemptId,
+    url,
+    body: webhookBody(claimAttemptId, 'success', { instanceId }),
+  };
 }
 
 export async function enqueue(t: TestApp, deliveries: NewDelivery[]): Promise<void> {
@@ -79,5 +99,7 @@ export async function enqueue(t: TestApp, deliveries: NewDelivery[]): Promise<vo
 
 /** HMAC-SHA256 over `<timestamp>.<body>` keyed with the secret, computed here from scratch. */
 export function expectedSignature(secret: string, timestamp: string, rawBody: Buffer): string {
-  return createHmac('sha256', secret).update(Buffer.concat([Buffer.from(`${timestamp}.`), rawBody])).digest('hex');
+  return createHmac('sha256', secret)
+    .update(Buffer.concat([Buffer.from(`${timestamp}.`), rawBody]))
+    .digest('hex');
 }

@@ -13,22 +13,42 @@ describe('migration 0021_webhook_delivery_origin', () => {
   let t: TestApp;
   const now = Date.now();
   const row = (id: string, url: string, status: 'pending' | 'delivered') => ({
-    delivery_id: id, plugin_id: 'p', claim_id: 'c', instance_id: id, claim_attempt_id: 'a', url, body_enc: 'x', headers_enc: null,
-    status, attempts: 0, retries: 0, next_try_at: status === 'pending' ? now - 1000 : null, created_at: now - 1000,
+    delivery_id: id,
+    plugin_id: 'p',
+    claim_id: 'c',
+    instance_id: id,
+    claim_attempt_id: 'a',
+    url,
+    body_enc: 'x',
+    headers_enc: null,
+    status,
+    attempts: 0,
+    retries: 0,
+    next_try_at: status === 'pending' ? now - 1000 : null,
+    created_at: now - 1000,
   });
 
   before(async () => {
     const database = createTestDatabase();
-    const storage = await openStorage({ databaseUrl: database.env.DATABASE_URL ?? null, dataDir: database.env.DATA_DIR });
+    const storage = await openStorage({
+      databaseUrl: database.env.DATABASE_URL ?? null,
+      dataDir: database.env.DATA_DIR,
+    });
     try {
-      assert.deepEqual((await migrateTo(storage.db, '0018_secret_key_check', storage.schema)).at(-1), '0018_secret_key_check');
+      assert.deepEqual(
+        (await migrateTo(storage.db, '0018_secret_key_check', storage.schema)).at(-1),
+        '0018_secret_key_check',
+      );
       // the table as it was before 0021 (no origin column): written untyped
-      await (storage.db as unknown as Kysely<any>).insertInto('webhook_deliveries').values([
-        row('wh_pending', 'https://Plugin.Example.com:443/hook?x=1', 'pending'),
-        row('wh_port', 'https://plugin.example.com:8443/other', 'pending'),
-        row('wh_bad', 'not a url', 'pending'),
-        row('wh_done', 'https://plugin.example.com/hook', 'delivered'),
-      ]).execute();
+      await (storage.db as unknown as Kysely<any>)
+        .insertInto('webhook_deliveries')
+        .values([
+          row('wh_pending', 'https://Plugin.Example.com:443/hook?x=1', 'pending'),
+          row('wh_port', 'https://plugin.example.com:8443/other', 'pending'),
+          row('wh_bad', 'not a url', 'pending'),
+          row('wh_done', 'https://plugin.example.com/hook', 'delivered'),
+        ])
+        .execute();
     } finally {
       await storage.close();
     }
@@ -39,7 +59,11 @@ describe('migration 0021_webhook_delivery_origin', () => {
   });
 
   test('pending deliveries get their origin; delivered ones keep none; the loop takes them', async () => {
-    const rows = await t.ctx.db.selectFrom('webhook_deliveries').select(['delivery_id', 'origin']).orderBy('delivery_id').execute();
+    const rows = await t.ctx.db
+      .selectFrom('webhook_deliveries')
+      .select(['delivery_id', 'origin'])
+      .orderBy('delivery_id')
+      .execute();
     assert.deepEqual(rows, [
       { delivery_id: 'wh_bad', origin: 'not a url' },
       { delivery_id: 'wh_done', origin: '' },

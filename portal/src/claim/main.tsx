@@ -6,7 +6,18 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import '../styles.css';
-import { api, ApiFailure, call, describeVersion, loadSession, pluginDescriptions, usableVersion, type ClaimDoc, type PluginDescription, type SessionInfo } from '../api.ts';
+import {
+  api,
+  ApiFailure,
+  call,
+  describeVersion,
+  loadSession,
+  pluginDescriptions,
+  usableVersion,
+  type ClaimDoc,
+  type PluginDescription,
+  type SessionInfo,
+} from '../api.ts';
 import { detailsText, Fields, type Values } from '../forms.tsx';
 import { ErrorLine, useAction } from '../ui.tsx';
 import { hasWallet, signInWithWallet, signOut, type WalletKind } from '../wallet.ts';
@@ -18,7 +29,8 @@ const DID_NOT_RUN = /did not run/;
 async function documentDescriptions(claim: ClaimDoc, core: PluginDescription[]): Promise<PluginDescription[]> {
   const known = new Set(core.map((d) => d.pluginId));
   const wanted = new Map<string, string | undefined>();
-  for (const p of claim.plugins) if (!known.has(p.pluginId)) wanted.set(p.pluginId, (p as { version?: string }).version);
+  for (const p of claim.plugins)
+    if (!known.has(p.pluginId)) wanted.set(p.pluginId, (p as { version?: string }).version);
   const docs = await Promise.all(
     [...wanted].map(async ([pluginId, version]) => {
       const r = await api.GET('/api/v0/plugin/{pluginId}', { params: { path: { pluginId } } });
@@ -57,7 +69,9 @@ function inputsBody(claim: ClaimDoc, byId: Map<string, PluginDescription>, input
   for (const p of claim.plugins) {
     const fields = byId.get(p.pluginId)?.userInputsSchema ?? [];
     if (!fields.length) continue;
-    body[p.instanceId] = Object.fromEntries(fields.map((f) => [f.key, typeof inputs[p.instanceId]?.[f.key] === 'string' ? inputs[p.instanceId]![f.key] : '']));
+    body[p.instanceId] = Object.fromEntries(
+      fields.map((f) => [f.key, typeof inputs[p.instanceId]?.[f.key] === 'string' ? inputs[p.instanceId]![f.key] : '']),
+    );
   }
   return body as { _expectedVersion: number };
 }
@@ -87,7 +101,10 @@ function ClaimPage() {
         setSession(s);
         document.title = c.claim.metadata.name || claimId;
       },
-      (e: Error) => setLoadError(e instanceof ApiFailure && e.status === 404 ? 'This claim does not exist or was deleted.' : e.message),
+      (e: Error) =>
+        setLoadError(
+          e instanceof ApiFailure && e.status === 404 ? 'This claim does not exist or was deleted.' : e.message,
+        ),
     );
   }, []);
 
@@ -98,37 +115,67 @@ function ClaimPage() {
       const address = session.address;
       const body = inputsBody(claim, byId, inputs);
       const simulate = (specific?: string[]) =>
-        api.POST('/api/v0/claims/simulate/{claimId}/{address}', { params: { path: { claimId, address } }, body: specific ? { ...body, _specificInstanceIds: specific } : body });
+        api.POST('/api/v0/claims/simulate/{claimId}/{address}', {
+          params: { path: { claimId, address } },
+          body: specific ? { ...body, _specificInstanceIds: specific } : body,
+        });
       const own = claim.plugins.filter((p) => !byId.get(p.pluginId)?.mandatory);
       const [all, ...each] = await Promise.all([simulate(), ...own.map((p) => simulate([p.instanceId]))]);
-      const text = (r: { error?: unknown; response: Response }) => (r.error as { errorMessage?: string } | undefined)?.errorMessage ?? `HTTP ${r.response.status}`;
+      const text = (r: { error?: unknown; response: Response }) =>
+        (r.error as { errorMessage?: string } | undefined)?.errorMessage ?? `HTTP ${r.response.status}`;
       const next: Record<string, Check> = {};
       own.forEach((p, i) => {
         const r = each[i]!;
-        next[p.instanceId] = r.response.ok || DID_NOT_RUN.test(text(r)) ? { state: 'pass', text: 'Passes' } : { state: 'fail', text: text(r) };
+        next[p.instanceId] =
+          r.response.ok || DID_NOT_RUN.test(text(r))
+            ? { state: 'pass', text: 'Passes' }
+            : { state: 'fail', text: text(r) };
       });
       setChecks(next);
-      setOverall(all.response.ok ? { state: 'pass', text: 'You meet every requirement.' } : { state: 'fail', text: text(all) });
+      setOverall(
+        all.response.ok ? { state: 'pass', text: 'You meet every requirement.' } : { state: 'fail', text: text(all) },
+      );
     }, 250);
     return () => clearTimeout(timer);
   }, [claim, session, inputs, descriptions, result]);
 
-  if (loadError) return <main id="main" class="claim"><h1>Claim</h1><ErrorLine error={loadError} /></main>;
-  if (!claim || !session) return <main id="main" class="claim"><p aria-busy="true">Loading…</p></main>;
+  if (loadError)
+    return (
+      <main id="main" class="claim">
+        <h1>Claim</h1>
+        <ErrorLine error={loadError} />
+      </main>
+    );
+  if (!claim || !session)
+    return (
+      <main id="main" class="claim">
+        <p aria-busy="true">Loading…</p>
+      </main>
+    );
 
-  const connect = (kind: WalletKind) => run(async () => setSession(await signInWithWallet(kind, session.nativeChainId)));
+  const connect = (kind: WalletKind) =>
+    run(async () => setSession(await signInWithWallet(kind, session.nativeChainId)));
   const complete = () =>
     run(async () => {
       setResult(null);
       const address = session.address;
-      const { claimAttemptId } = await call(api.POST('/api/v0/claims/complete/{claimId}/{address}', { params: { path: { claimId, address } }, body: inputsBody(claim, byId, inputs) }));
+      const { claimAttemptId } = await call(
+        api.POST('/api/v0/claims/complete/{claimId}/{address}', {
+          params: { path: { claimId, address } },
+          body: inputsBody(claim, byId, inputs),
+        }),
+      );
       setStatus('Your claim is queued…');
       for (let i = 0; i < 240; i++) {
-        const s = await call(api.GET('/api/v0/claims/status/{claimAttemptId}', { params: { path: { claimAttemptId } } }));
+        const s = await call(
+          api.GET('/api/v0/claims/status/{claimAttemptId}', { params: { path: { claimAttemptId } } }),
+        );
         if (s.success !== undefined) {
           let claimNumber: number | undefined;
           if (s.success) {
-            const won = await call(api.GET('/api/v0/claims/success/{claimId}/{address}', { params: { path: { claimId, address } } }));
+            const won = await call(
+              api.GET('/api/v0/claims/success/{claimId}/{address}', { params: { path: { claimId, address } } }),
+            );
             claimNumber = won.claimNumbers.at(-1);
           }
           setStatus(null);
@@ -192,10 +239,18 @@ function ClaimPage() {
           <button type="button" id="connect-evm" disabled={busy} onClick={() => void connect('evm')}>
             Connect an EVM wallet
           </button>
-          <button type="button" id="connect-keplr" class="secondary" disabled={busy} onClick={() => void connect('keplr')}>
+          <button
+            type="button"
+            id="connect-keplr"
+            class="secondary"
+            disabled={busy}
+            onClick={() => void connect('keplr')}
+          >
             Connect a Keplr wallet
           </button>
-          {!hasWallet('evm') && !hasWallet('keplr') ? <p class="muted">No wallet extension detected in this browser.</p> : null}
+          {!hasWallet('evm') && !hasWallet('keplr') ? (
+            <p class="muted">No wallet extension detected in this browser.</p>
+          ) : null}
         </section>
       ) : (
         <section aria-labelledby="you-title" class="card">
@@ -225,7 +280,13 @@ function ClaimPage() {
               }}
             >
               {withInputs.map((p) => (
-                <Fields key={p.instanceId} fields={byId.get(p.pluginId)!.userInputsSchema} values={inputs[p.instanceId] ?? {}} idPrefix={`in-${p.instanceId}`} onChange={(v) => setInputs({ ...inputs, [p.instanceId]: v })} />
+                <Fields
+                  key={p.instanceId}
+                  fields={byId.get(p.pluginId)!.userInputsSchema}
+                  values={inputs[p.instanceId] ?? {}}
+                  idPrefix={`in-${p.instanceId}`}
+                  onChange={(v) => setInputs({ ...inputs, [p.instanceId]: v })}
+                />
               ))}
             </form>
           ) : null}
@@ -246,7 +307,11 @@ function ClaimPage() {
           {result.success ? (
             <>
               <h2>Claimed</h2>
-              {result.claimNumber !== undefined ? <p>Your claim number is <strong data-testid="claim-number">{result.claimNumber}</strong>.</p> : null}
+              {result.claimNumber !== undefined ? (
+                <p>
+                  Your claim number is <strong data-testid="claim-number">{result.claimNumber}</strong>.
+                </p>
+              ) : null}
               {result.code ? (
                 <p>
                   Your reserved code: <code data-testid="reserved-code">{result.code}</code>

@@ -6,10 +6,17 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, call, formatTime, type paths, type SessionInfo } from '../api.ts';
 import { ErrorLine, useAction } from '../ui.tsx';
 
-type Authorization = paths['/api/v0/account/authorizations']['get']['responses'][200]['content']['application/json']['authorizations'][number];
+type Authorization =
+  paths['/api/v0/account/authorizations']['get']['responses'][200]['content']['application/json']['authorizations'][number];
 type Links = paths['/api/v0/connections']['get']['responses'][200]['content']['application/json'];
 
-const PROVIDER_NAMES: Record<string, string> = { discord: 'Discord', github: 'GitHub', google: 'Google', twitch: 'Twitch', twitter: 'X (Twitter)' };
+const PROVIDER_NAMES: Record<string, string> = {
+  discord: 'Discord',
+  github: 'GitHub',
+  google: 'Google',
+  twitch: 'Twitch',
+  twitter: 'X (Twitter)',
+};
 const providerName = (id: string) => PROVIDER_NAMES[id] ?? id;
 
 /** What the provider's return said (?connected= / ?connectionError=), read once and removed from the address bar. */
@@ -19,7 +26,9 @@ function takeLinkOutcome(): { ok: boolean; text: string } | null {
   const failed = q.get('connectionError');
   if (connected === null && failed === null) return null;
   history.replaceState(null, '', location.pathname + location.hash);
-  return failed !== null ? { ok: false, text: failed } : { ok: true, text: `Your ${providerName(connected!)} account is linked.` };
+  return failed !== null
+    ? { ok: false, text: failed }
+    : { ok: true, text: `Your ${providerName(connected!)} account is linked.` };
 }
 
 function LinkedAccounts() {
@@ -33,13 +42,18 @@ function LinkedAccounts() {
   return (
     <>
       <h2>Linked accounts</h2>
-      {outcome ? <p class={outcome.ok ? 'ok' : 'error'} role="status">{outcome.text}</p> : null}
+      {outcome ? (
+        <p class={outcome.ok ? 'ok' : 'error'} role="status">
+          {outcome.text}
+        </p>
+      ) : null}
       <ErrorLine error={error} />
       <ul class="list">
         {links?.connections.map((l) => (
           <li class="card row spread" key={l.provider} data-provider={l.provider}>
             <span>
-              <strong>{providerName(l.provider)}</strong> {l.username} <span class="muted">since {formatTime(l.linkedAt)}</span>
+              <strong>{providerName(l.provider)}</strong> {l.username}{' '}
+              <span class="muted">since {formatTime(l.linkedAt)}</span>
             </span>
             <button
               type="button"
@@ -48,7 +62,9 @@ function LinkedAccounts() {
               aria-label={`Unlink ${providerName(l.provider)}`}
               onClick={() =>
                 void run(async () => {
-                  await call(api.DELETE('/api/v0/connections/{provider}', { params: { path: { provider: l.provider } } }));
+                  await call(
+                    api.DELETE('/api/v0/connections/{provider}', { params: { path: { provider: l.provider } } }),
+                  );
                   await load();
                 })
               }
@@ -69,7 +85,9 @@ function LinkedAccounts() {
               disabled={busy}
               onClick={() =>
                 void run(async () => {
-                  const { url } = await call(api.POST('/api/v0/connections/{provider}/start', { params: { path: { provider: p } }, body: {} }));
+                  const { url } = await call(
+                    api.POST('/api/v0/connections/{provider}/start', { params: { path: { provider: p } }, body: {} }),
+                  );
                   location.assign(url);
                 })
               }
@@ -106,7 +124,10 @@ export function AccountPage({ session }: { session: SessionInfo }) {
         {apps?.map((a) => (
           <li class="card row spread" key={a.authorizationId} data-app={a.appName}>
             <span>
-              <strong>{a.appName}</strong> <span class="muted">since {formatTime(a.createdAt)} · {a.scopes.join(', ') || 'no scopes'}</span>
+              <strong>{a.appName}</strong>{' '}
+              <span class="muted">
+                since {formatTime(a.createdAt)} · {a.scopes.join(', ') || 'no scopes'}
+              </span>
             </span>
             <button
               type="button"
@@ -114,7 +135,9 @@ export function AccountPage({ session }: { session: SessionInfo }) {
               aria-label={`Revoke ${a.appName}`}
               onClick={() =>
                 void run(async () => {
-                  await call(api.DELETE('/api/v0/account/authorizations', { body: { authorizationId: a.authorizationId } }));
+                  await call(
+                    api.DELETE('/api/v0/account/authorizations', { body: { authorizationId: a.authorizationId } }),
+                  );
                   await load();
                 })
               }

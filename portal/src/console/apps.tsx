@@ -4,8 +4,10 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, call, formatTime, type paths } from '../api.ts';
 import { CopyButton, ErrorLine, MoreButton, OnceSecret, useAction, usePagedList } from '../ui.tsx';
 
-type App = paths['/api/v0/developerApps/fetch']['post']['responses'][200]['content']['application/json']['developerApps'][number];
-type Signin = paths['/api/v0/developerApps/{clientId}/signins']['get']['responses'][200]['content']['application/json']['signins'][number];
+type App =
+  paths['/api/v0/developerApps/fetch']['post']['responses'][200]['content']['application/json']['developerApps'][number];
+type Signin =
+  paths['/api/v0/developerApps/{clientId}/signins']['get']['responses'][200]['content']['application/json']['signins'][number];
 
 const lines = (text: string) => text.split(/\s+/).filter(Boolean);
 
@@ -15,7 +17,15 @@ function AppCard({ app, onChanged }: { app: App; onChanged: () => void }) {
   const [saved, setSaved] = useState(false);
   const { busy, error, run } = useAction();
   // read when asked for (the "Recent sign-ins" button), not on mount
-  const signins = usePagedList<Signin>((bookmark) => call(api.GET('/api/v0/developerApps/{clientId}/signins', { params: { path: { clientId: app.clientId }, query: { bookmark } } })).then((r) => ({ docs: r.signins, ...r.pagination })), run);
+  const signins = usePagedList<Signin>(
+    (bookmark) =>
+      call(
+        api.GET('/api/v0/developerApps/{clientId}/signins', {
+          params: { path: { clientId: app.clientId }, query: { bookmark } },
+        }),
+      ).then((r) => ({ docs: r.signins, ...r.pagination })),
+    run,
+  );
   const id = `app-${app.clientId}`;
   return (
     <article class="card" aria-labelledby={`${id}-name`}>
@@ -27,7 +37,9 @@ function AppCard({ app, onChanged }: { app: App; onChanged: () => void }) {
         onSubmit={(e) => {
           e.preventDefault();
           void run(async () => {
-            await call(api.PUT('/api/v0/developerApps', { body: { clientId: app.clientId, redirectUris: lines(uris) } }));
+            await call(
+              api.PUT('/api/v0/developerApps', { body: { clientId: app.clientId, redirectUris: lines(uris) } }),
+            );
             setSaved(true);
             onChanged();
           });
@@ -35,7 +47,12 @@ function AppCard({ app, onChanged }: { app: App; onChanged: () => void }) {
       >
         <div class="field">
           <label for={`${id}-uris`}>Redirect URIs (one per line)</label>
-          <textarea id={`${id}-uris`} rows={3} value={uris} onInput={(e) => (setUris((e.currentTarget as HTMLTextAreaElement).value), setSaved(false))} />
+          <textarea
+            id={`${id}-uris`}
+            rows={3}
+            value={uris}
+            onInput={(e) => (setUris((e.currentTarget as HTMLTextAreaElement).value), setSaved(false))}
+          />
         </div>
         <div class="row">
           <button type="submit" disabled={busy}>
@@ -48,7 +65,15 @@ function AppCard({ app, onChanged }: { app: App; onChanged: () => void }) {
             disabled={busy}
             onClick={() =>
               confirm('Rotate the client secret? The current one stops working at once.') &&
-              void run(async () => setSecret((await call(api.PUT('/api/v0/developerApps', { body: { clientId: app.clientId, rotateClientSecret: true } }))).clientSecret ?? null))
+              void run(async () =>
+                setSecret(
+                  (
+                    await call(
+                      api.PUT('/api/v0/developerApps', { body: { clientId: app.clientId, rotateClientSecret: true } }),
+                    )
+                  ).clientSecret ?? null,
+                ),
+              )
             }
           >
             Rotate secret
@@ -116,12 +141,15 @@ export function AppsPage() {
   const [uris, setUris] = useState('');
   const [created, setCreated] = useState<{ clientId: string; clientSecret: string } | null>(null);
   const { busy, error, run } = useAction();
-  const reload = () => run(async () => setApps((await call(api.POST('/api/v0/developerApps/fetch', { body: {} }))).developerApps));
+  const reload = () =>
+    run(async () => setApps((await call(api.POST('/api/v0/developerApps/fetch', { body: {} }))).developerApps));
   useEffect(() => void reload(), []);
   return (
     <section aria-labelledby="apps-title">
       <h1 id="apps-title">Developer apps</h1>
-      <p class="muted">Apps send users to <code>/signin/authorize</code> and exchange the code with their client secret.</p>
+      <p class="muted">
+        Apps send users to <code>/signin/authorize</code> and exchange the code with their client secret.
+      </p>
       <form
         class="card"
         onSubmit={(e) => {
@@ -137,11 +165,22 @@ export function AppsPage() {
         <h2>New app</h2>
         <div class="field">
           <label for="app-name">Name</label>
-          <input id="app-name" required maxLength={64} value={name} onInput={(e) => setName((e.currentTarget as HTMLInputElement).value)} />
+          <input
+            id="app-name"
+            required
+            maxLength={64}
+            value={name}
+            onInput={(e) => setName((e.currentTarget as HTMLInputElement).value)}
+          />
         </div>
         <div class="field">
           <label for="app-uris">Redirect URIs (one per line)</label>
-          <textarea id="app-uris" rows={2} value={uris} onInput={(e) => setUris((e.currentTarget as HTMLTextAreaElement).value)} />
+          <textarea
+            id="app-uris"
+            rows={2}
+            value={uris}
+            onInput={(e) => setUris((e.currentTarget as HTMLTextAreaElement).value)}
+          />
         </div>
         <button type="submit" disabled={busy}>
           Create app
@@ -157,7 +196,9 @@ export function AppsPage() {
       ) : null}
       <ErrorLine error={error} />
       {apps?.length === 0 ? <p>No apps yet.</p> : null}
-      {apps?.map((a) => <AppCard app={a} key={a.clientId + a.updatedAt} onChanged={() => void reload()} />)}
+      {apps?.map((a) => (
+        <AppCard app={a} key={a.clientId + a.updatedAt} onChanged={() => void reload()} />
+      ))}
     </section>
   );
 }

@@ -4,18 +4,35 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
-import { api, ApiFailure, builderPlugins, call, formatTime, pluginDescriptions, type ClaimDoc, type paths, type PluginDescription, type PluginOption, type SessionInfo } from '../api.ts';
+import {
+  api,
+  ApiFailure,
+  builderPlugins,
+  call,
+  formatTime,
+  pluginDescriptions,
+  type ClaimDoc,
+  type paths,
+  type PluginDescription,
+  type PluginOption,
+  type SessionInfo,
+} from '../api.ts';
 import { buildParams, detailsText, Fields, initialValues, type Values } from '../forms.tsx';
 import { CopyButton, download, ErrorLine, MoreButton, useAction, usePagedList } from '../ui.tsx';
 
 type Mine = paths['/api/v0/claims/mine']['get']['responses'][200]['content']['application/json']['claims'][number];
-type Attempt = paths['/api/v0/claims/{claimId}/attempts']['get']['responses'][200]['content']['application/json']['docs'][number];
+type Attempt =
+  paths['/api/v0/claims/{claimId}/attempts']['get']['responses'][200]['content']['application/json']['docs'][number];
 
 const go = (hash: string) => (location.hash = hash);
 
 function useDescriptions(withDocuments = false) {
   const [d, setD] = useState<PluginOption[] | null>(null);
-  useEffect(() => void (withDocuments ? builderPlugins() : pluginDescriptions()).then(setD, () => pluginDescriptions().then(setD)), []);
+  useEffect(
+    () =>
+      void (withDocuments ? builderPlugins() : pluginDescriptions()).then(setD, () => pluginDescriptions().then(setD)),
+    [],
+  );
   return d;
 }
 
@@ -28,7 +45,14 @@ export function ClaimsPage({ route, session }: { route: string[]; session: Sessi
 
 function MyClaims() {
   const { error, run } = useAction();
-  const claims = usePagedList<Mine>((bookmark) => call(api.GET('/api/v0/claims/mine', { params: { query: { bookmark } } })).then((r) => ({ docs: r.claims, ...r.pagination })), run);
+  const claims = usePagedList<Mine>(
+    (bookmark) =>
+      call(api.GET('/api/v0/claims/mine', { params: { query: { bookmark } } })).then((r) => ({
+        docs: r.claims,
+        ...r.pagination,
+      })),
+    run,
+  );
   useEffect(() => void claims.load(), []);
   return (
     <section aria-labelledby="claims-title">
@@ -45,7 +69,8 @@ function MyClaims() {
           {claims.docs.map((c) => (
             <li key={c.claimId} class="card row spread">
               <span>
-                <a href={`#/claims/view/${encodeURIComponent(c.claimId)}`}>{c.name || c.claimId}</a> <code>{c.claimId}</code> <span class="muted">v{c.version}</span>
+                <a href={`#/claims/view/${encodeURIComponent(c.claimId)}`}>{c.name || c.claimId}</a>{' '}
+                <code>{c.claimId}</code> <span class="muted">v{c.version}</span>
               </span>
               <span class="row">
                 <a href={`#/claims/edit/${encodeURIComponent(c.claimId)}`}>Edit</a>
@@ -97,7 +122,11 @@ function Builder({ claimId: editing }: { claimId?: string }) {
   const [showInSearch, setShowInSearch] = useState(false);
   const [instances, setInstances] = useState<Instance[]>([]);
   const [assignMethod, setAssignMethod] = useState('');
-  const [satisfy, setSatisfyState] = useState<{ mode: SatisfyMode; conditions: string[]; min: string }>({ mode: 'all', conditions: [], min: '1' });
+  const [satisfy, setSatisfyState] = useState<{ mode: SatisfyMode; conditions: string[]; min: string }>({
+    mode: 'all',
+    conditions: [],
+    min: '1',
+  });
   // A loaded satisfyMethod the form cannot show (nested nodes) is sent back as it was unless edited.
   const [rawSatisfy, setRawSatisfy] = useState<unknown>(undefined);
   const setSatisfy = (v: typeof satisfy) => {
@@ -113,7 +142,14 @@ function Builder({ claimId: editing }: { claimId?: string }) {
     const base = d.pluginId.replace(/[^A-Za-z0-9]/g, '');
     let n = 1;
     while (taken.some((i) => i.instanceId === `${base}${n}`)) n++;
-    return { uid: ++uids, pluginId: d.pluginId, instanceId: `${base}${n}`, ...(d.version ? { version: d.version } : {}), pub: initialValues(d.publicParamsSchema), priv: initialValues(d.privateParamsSchema) };
+    return {
+      uid: ++uids,
+      pluginId: d.pluginId,
+      instanceId: `${base}${n}`,
+      ...(d.version ? { version: d.version } : {}),
+      pub: initialValues(d.publicParamsSchema),
+      priv: initialValues(d.privateParamsSchema),
+    };
   };
 
   useEffect(() => {
@@ -124,7 +160,11 @@ function Builder({ claimId: editing }: { claimId?: string }) {
       return;
     }
     void run(async () => {
-      const { claim } = await call(api.GET('/api/v0/claim/{claimId}', { params: { path: { claimId: editing }, query: { fetchPrivateParams: true } } }));
+      const { claim } = await call(
+        api.GET('/api/v0/claim/{claimId}', {
+          params: { path: { claimId: editing }, query: { fetchPrivateParams: true } },
+        }),
+      );
       loadClaim(claim);
     });
   }, [descriptions]);
@@ -135,8 +175,18 @@ function Builder({ claimId: editing }: { claimId?: string }) {
     setShowInSearch(claim.showInSearchResults);
     setAssignMethod(claim.assignMethod);
     setVersion(claim.version);
-    const sm = claim.satisfyMethod as { type?: SatisfyMode; conditions?: unknown[]; options?: { minNumSatisfied?: number } } | undefined;
-    setSatisfyState(sm?.type ? { mode: sm.type, conditions: (sm.conditions ?? []).filter((c): c is string => typeof c === 'string'), min: String(sm.options?.minNumSatisfied ?? 1) } : { mode: 'all', conditions: [], min: '1' });
+    const sm = claim.satisfyMethod as
+      | { type?: SatisfyMode; conditions?: unknown[]; options?: { minNumSatisfied?: number } }
+      | undefined;
+    setSatisfyState(
+      sm?.type
+        ? {
+            mode: sm.type,
+            conditions: (sm.conditions ?? []).filter((c): c is string => typeof c === 'string'),
+            min: String(sm.options?.minNumSatisfied ?? 1),
+          }
+        : { mode: 'all', conditions: [], min: '1' },
+    );
     setRawSatisfy(sm?.conditions?.some((c) => typeof c !== 'string') ? sm : undefined);
     setInstances(
       claim.plugins.map((p) => {
@@ -157,7 +207,8 @@ function Builder({ claimId: editing }: { claimId?: string }) {
   if (!descriptions) return <p aria-busy="true">Loading plugins…</p>;
   const addable = descriptions.filter((d) => d.duplicatesAllowed || !instances.some((i) => i.pluginId === d.pluginId));
   const assigners = instances.filter((i) => byId.get(i.pluginId)?.canAssignClaimNumbers);
-  const update = (uid: number, patch: Partial<Instance>) => setInstances((list) => list.map((i) => (i.uid === uid ? { ...i, ...patch } : i)));
+  const update = (uid: number, patch: Partial<Instance>) =>
+    setInstances((list) => list.map((i) => (i.uid === uid ? { ...i, ...patch } : i)));
 
   const save = () =>
     run(async () => {
@@ -167,7 +218,13 @@ function Builder({ claimId: editing }: { claimId?: string }) {
         const pinned = i.version ? { version: i.version } : {};
         if (!d) return { pluginId: i.pluginId, instanceId: i.instanceId, ...pinned, publicParams: i.rawPublic ?? {} };
         try {
-          return { pluginId: i.pluginId, instanceId: i.instanceId, ...pinned, publicParams: buildParams(d?.publicParamsSchema ?? [], i.pub), privateParams: buildParams(d?.privateParamsSchema ?? [], i.priv) };
+          return {
+            pluginId: i.pluginId,
+            instanceId: i.instanceId,
+            ...pinned,
+            publicParams: buildParams(d?.publicParamsSchema ?? [], i.pub),
+            privateParams: buildParams(d?.privateParamsSchema ?? [], i.priv),
+          };
         } catch (e) {
           throw new Error(`${i.instanceId}: ${(e as Error).message}`);
         }
@@ -176,18 +233,41 @@ function Builder({ claimId: editing }: { claimId?: string }) {
         rawSatisfy !== undefined
           ? (rawSatisfy as { type: 'AND' | 'OR' | 'NOT'; conditions: (string | Record<string, unknown>)[] })
           : satisfy.mode === 'all'
-          ? undefined
-          : { type: satisfy.mode, conditions: satisfy.conditions.filter((c) => instances.some((i) => i.instanceId === c)), ...(satisfy.mode === 'OR' ? { options: { minNumSatisfied: Number(satisfy.min) || 1 } } : {}) };
-      const common = { claimId, metadata: { name, description, image: '' }, showInSearchResults: showInSearch, plugins, assignMethod };
+            ? undefined
+            : {
+                type: satisfy.mode,
+                conditions: satisfy.conditions.filter((c) => instances.some((i) => i.instanceId === c)),
+                ...(satisfy.mode === 'OR' ? { options: { minNumSatisfied: Number(satisfy.min) || 1 } } : {}),
+              };
+      const common = {
+        claimId,
+        metadata: { name, description, image: '' },
+        showInSearchResults: showInSearch,
+        plugins,
+        assignMethod,
+      };
       if (editing) {
         try {
-          await call(api.PUT('/api/v0/claims', { body: { claims: [{ ...common, satisfyMethod: satisfyMethod ?? null, _expectedVersion: Number(version) }] } }));
+          await call(
+            api.PUT('/api/v0/claims', {
+              body: {
+                claims: [{ ...common, satisfyMethod: satisfyMethod ?? null, _expectedVersion: Number(version) }],
+              },
+            }),
+          );
         } catch (e) {
-          if (e instanceof ApiFailure && e.status === 409) throw new Error(`Someone else saved this claim after you opened it. ${e.message}. Reload the claim to see their changes, then edit again.`);
+          if (e instanceof ApiFailure && e.status === 409)
+            throw new Error(
+              `Someone else saved this claim after you opened it. ${e.message}. Reload the claim to see their changes, then edit again.`,
+            );
           throw e;
         }
       } else {
-        await call(api.POST('/api/v0/claims', { body: { claims: [{ ...common, ...(satisfyMethod ? { satisfyMethod } : {}) }] } }));
+        await call(
+          api.POST('/api/v0/claims', {
+            body: { claims: [{ ...common, ...(satisfyMethod ? { satisfyMethod } : {}) }] },
+          }),
+        );
       }
       go(`#/claims/view/${encodeURIComponent(claimId)}`);
     });
@@ -204,21 +284,44 @@ function Builder({ claimId: editing }: { claimId?: string }) {
         <div class="card">
           <div class="field">
             <label for="claim-id">Claim ID *</label>
-            <input id="claim-id" required pattern="[A-Za-z0-9_\-]{1,128}" disabled={!!editing} value={claimId} onInput={(e) => setClaimId((e.currentTarget as HTMLInputElement).value)} aria-describedby="claim-id-help" />
+            <input
+              id="claim-id"
+              required
+              pattern="[A-Za-z0-9_\-]{1,128}"
+              disabled={!!editing}
+              value={claimId}
+              onInput={(e) => setClaimId((e.currentTarget as HTMLInputElement).value)}
+              aria-describedby="claim-id-help"
+            />
             <small id="claim-id-help" class="helper">
               Letters, digits, _ and -. The public page is /claim/{claimId || '…'}.
             </small>
           </div>
           <div class="field">
             <label for="claim-name">Name</label>
-            <input id="claim-name" value={name} maxLength={512} onInput={(e) => setName((e.currentTarget as HTMLInputElement).value)} />
+            <input
+              id="claim-name"
+              value={name}
+              maxLength={512}
+              onInput={(e) => setName((e.currentTarget as HTMLInputElement).value)}
+            />
           </div>
           <div class="field">
             <label for="claim-description">Description</label>
-            <textarea id="claim-description" rows={3} value={description} onInput={(e) => setDescription((e.currentTarget as HTMLTextAreaElement).value)} />
+            <textarea
+              id="claim-description"
+              rows={3}
+              value={description}
+              onInput={(e) => setDescription((e.currentTarget as HTMLTextAreaElement).value)}
+            />
           </div>
           <div class="field check">
-            <input id="claim-search" type="checkbox" checked={showInSearch} onChange={(e) => setShowInSearch((e.currentTarget as HTMLInputElement).checked)} />
+            <input
+              id="claim-search"
+              type="checkbox"
+              checked={showInSearch}
+              onChange={(e) => setShowInSearch((e.currentTarget as HTMLInputElement).checked)}
+            />
             <label for="claim-search">Show in search results</label>
           </div>
         </div>
@@ -230,22 +333,53 @@ function Builder({ claimId: editing }: { claimId?: string }) {
           return (
             <fieldset class="card plugin" key={i.uid} data-plugin={i.pluginId}>
               <legend>
-                {d?.metadata.name ?? i.pluginId} <span class="muted">({i.pluginId}{i.version ? ` v${i.version}` : ''})</span>
+                {d?.metadata.name ?? i.pluginId}{' '}
+                <span class="muted">
+                  ({i.pluginId}
+                  {i.version ? ` v${i.version}` : ''})
+                </span>
               </legend>
-              {d ? <p class="muted">{d.metadata.description}</p> : <p class="muted">This plugin has no form description; its params are kept as they are.</p>}
+              {d ? (
+                <p class="muted">{d.metadata.description}</p>
+              ) : (
+                <p class="muted">This plugin has no form description; its params are kept as they are.</p>
+              )}
               <div class="field">
                 <label for={`${prefix}-instance`}>Instance ID</label>
-                <input id={`${prefix}-instance`} required pattern="[A-Za-z0-9]{1,64}" value={i.instanceId} onInput={(e) => update(i.uid, { instanceId: (e.currentTarget as HTMLInputElement).value })} />
+                <input
+                  id={`${prefix}-instance`}
+                  required
+                  pattern="[A-Za-z0-9]{1,64}"
+                  value={i.instanceId}
+                  onInput={(e) => update(i.uid, { instanceId: (e.currentTarget as HTMLInputElement).value })}
+                />
               </div>
-              {d && d.publicParamsSchema.length ? <Fields fields={d.publicParamsSchema} values={i.pub} idPrefix={`${prefix}-pub`} onChange={(pub) => update(i.uid, { pub })} /> : null}
+              {d && d.publicParamsSchema.length ? (
+                <Fields
+                  fields={d.publicParamsSchema}
+                  values={i.pub}
+                  idPrefix={`${prefix}-pub`}
+                  onChange={(pub) => update(i.uid, { pub })}
+                />
+              ) : null}
               {d && d.privateParamsSchema.length ? (
                 <div class="private">
                   <h3>Private</h3>
-                  <Fields fields={d.privateParamsSchema} values={i.priv} idPrefix={`${prefix}-priv`} onChange={(priv) => update(i.uid, { priv })} secret />
+                  <Fields
+                    fields={d.privateParamsSchema}
+                    values={i.priv}
+                    idPrefix={`${prefix}-priv`}
+                    onChange={(priv) => update(i.uid, { priv })}
+                    secret
+                  />
                 </div>
               ) : null}
               {!d?.mandatory ? (
-                <button type="button" class="link" onClick={() => setInstances((l) => l.filter((x) => x.uid !== i.uid))}>
+                <button
+                  type="button"
+                  class="link"
+                  onClick={() => setInstances((l) => l.filter((x) => x.uid !== i.uid))}
+                >
                   Remove {i.instanceId}
                 </button>
               ) : null}
@@ -255,7 +389,11 @@ function Builder({ claimId: editing }: { claimId?: string }) {
         <div class="card row">
           <div class="field grow">
             <label for="add-plugin">Add a plugin</label>
-            <select id="add-plugin" value={adding} onChange={(e) => setAdding((e.currentTarget as HTMLSelectElement).value)}>
+            <select
+              id="add-plugin"
+              value={adding}
+              onChange={(e) => setAdding((e.currentTarget as HTMLSelectElement).value)}
+            >
               <option value="">Choose…</option>
               {addable.map((d) => (
                 <option value={d.pluginId} key={d.pluginId}>
@@ -282,7 +420,11 @@ function Builder({ claimId: editing }: { claimId?: string }) {
           <h2>Claim numbers and success logic</h2>
           <div class="field">
             <label for="assign-method">Claim numbers assigned by</label>
-            <select id="assign-method" value={assignMethod} onChange={(e) => setAssignMethod((e.currentTarget as HTMLSelectElement).value)}>
+            <select
+              id="assign-method"
+              value={assignMethod}
+              onChange={(e) => setAssignMethod((e.currentTarget as HTMLSelectElement).value)}
+            >
               <option value="">Default (number of uses)</option>
               <option value="firstComeFirstServe">First come, first served</option>
               {assigners.map((i) => (
@@ -294,7 +436,13 @@ function Builder({ claimId: editing }: { claimId?: string }) {
           </div>
           <div class="field">
             <label for="satisfy-mode">A claim succeeds when</label>
-            <select id="satisfy-mode" value={satisfy.mode} onChange={(e) => setSatisfy({ ...satisfy, mode: (e.currentTarget as HTMLSelectElement).value as SatisfyMode })}>
+            <select
+              id="satisfy-mode"
+              value={satisfy.mode}
+              onChange={(e) =>
+                setSatisfy({ ...satisfy, mode: (e.currentTarget as HTMLSelectElement).value as SatisfyMode })
+              }
+            >
               <option value="all">every plugin passes</option>
               <option value="AND">all of the chosen plugins pass</option>
               <option value="OR">at least N of the chosen plugins pass</option>
@@ -315,7 +463,9 @@ function Builder({ claimId: editing }: { claimId?: string }) {
                       onChange={(e) =>
                         setSatisfy({
                           ...satisfy,
-                          conditions: (e.currentTarget as HTMLInputElement).checked ? [...satisfy.conditions, i.instanceId] : satisfy.conditions.filter((c) => c !== i.instanceId),
+                          conditions: (e.currentTarget as HTMLInputElement).checked
+                            ? [...satisfy.conditions, i.instanceId]
+                            : satisfy.conditions.filter((c) => c !== i.instanceId),
                         })
                       }
                     />
@@ -325,7 +475,13 @@ function Builder({ claimId: editing }: { claimId?: string }) {
               {satisfy.mode === 'OR' ? (
                 <div class="field">
                   <label for="sat-min">N (minimum passing)</label>
-                  <input id="sat-min" type="number" min={1} value={satisfy.min} onInput={(e) => setSatisfy({ ...satisfy, min: (e.currentTarget as HTMLInputElement).value })} />
+                  <input
+                    id="sat-min"
+                    type="number"
+                    min={1}
+                    value={satisfy.min}
+                    onInput={(e) => setSatisfy({ ...satisfy, min: (e.currentTarget as HTMLInputElement).value })}
+                  />
                 </div>
               ) : null}
             </fieldset>
@@ -343,7 +499,15 @@ function Builder({ claimId: editing }: { claimId?: string }) {
               onClick={() =>
                 void run(async () => {
                   setError(null);
-                  loadClaim((await call(api.GET('/api/v0/claim/{claimId}', { params: { path: { claimId: editing }, query: { fetchPrivateParams: true } } }))).claim);
+                  loadClaim(
+                    (
+                      await call(
+                        api.GET('/api/v0/claim/{claimId}', {
+                          params: { path: { claimId: editing }, query: { fetchPrivateParams: true } },
+                        }),
+                      )
+                    ).claim,
+                  );
                 })
               }
             >
@@ -368,9 +532,25 @@ function ClaimView({ claimId, session }: { claimId: string; session: SessionInfo
   const descriptions = useDescriptions(true);
   const [claim, setClaim] = useState<ClaimDoc | null>(null);
   const { error, run } = useAction();
-  const attempts = usePagedList<Attempt>((bookmark) => call(api.GET('/api/v0/claims/{claimId}/attempts', { params: { path: { claimId }, query: { includeErrors: true, bookmark } } })), run);
+  const attempts = usePagedList<Attempt>(
+    (bookmark) =>
+      call(
+        api.GET('/api/v0/claims/{claimId}/attempts', {
+          params: { path: { claimId }, query: { includeErrors: true, bookmark } },
+        }),
+      ),
+    run,
+  );
   useEffect(() => {
-    void run(async () => setClaim((await call(api.GET('/api/v0/claim/{claimId}', { params: { path: { claimId }, query: { fetchPrivateParams: true } } }))).claim));
+    void run(async () =>
+      setClaim(
+        (
+          await call(
+            api.GET('/api/v0/claim/{claimId}', { params: { path: { claimId }, query: { fetchPrivateParams: true } } }),
+          )
+        ).claim,
+      ),
+    );
     void attempts.load();
   }, []);
   if (!claim) return <ErrorLine error={error} />;
@@ -380,7 +560,8 @@ function ClaimView({ claimId, session }: { claimId: string; session: SessionInfo
     <section aria-labelledby="claim-title">
       <h1 id="claim-title">{claim.metadata.name || claimId}</h1>
       <p class="row">
-        <a href={`/claim/${encodeURIComponent(claimId)}`}>{publicUrl}</a> <CopyButton text={publicUrl} label="Copy link" />
+        <a href={`/claim/${encodeURIComponent(claimId)}`}>{publicUrl}</a>{' '}
+        <CopyButton text={publicUrl} label="Copy link" />
         <a href={`#/claims/edit/${encodeURIComponent(claimId)}`}>Edit</a>
       </p>
       <p class="muted">
@@ -397,7 +578,11 @@ function ClaimView({ claimId, session }: { claimId: string; session: SessionInfo
               <p>{d ? detailsText(d.customDetailsDisplay, p.publicParams) : ''}</p>
               {p.publicState.numUses !== undefined ? <p class="muted">Used {p.publicState.numUses} times.</p> : null}
               {seed && numCodes > 0 ? (
-                <button type="button" class="secondary" onClick={() => download(`${claimId}-${p.instanceId}-codes.csv`, codesCsv(seed, numCodes))}>
+                <button
+                  type="button"
+                  class="secondary"
+                  onClick={() => download(`${claimId}-${p.instanceId}-codes.csv`, codesCsv(seed, numCodes))}
+                >
                   Download {numCodes} codes (CSV)
                 </button>
               ) : null}
@@ -439,7 +624,15 @@ function ClaimView({ claimId, session }: { claimId: string; session: SessionInfo
   );
 }
 
-function Simulate({ claim, descriptions, defaultAddress }: { claim: ClaimDoc; descriptions: PluginDescription[]; defaultAddress: string }) {
+function Simulate({
+  claim,
+  descriptions,
+  defaultAddress,
+}: {
+  claim: ClaimDoc;
+  descriptions: PluginDescription[];
+  defaultAddress: string;
+}) {
   const [address, setAddress] = useState(defaultAddress);
   const [inputs, setInputs] = useState<Record<string, Values>>({});
   const [result, setResult] = useState<{ ok: boolean; text: string } | null>(null);
@@ -450,8 +643,15 @@ function Simulate({ claim, descriptions, defaultAddress }: { claim: ClaimDoc; de
     const timer = setTimeout(async () => {
       const body: Record<string, unknown> = { _expectedVersion: -1 };
       for (const p of withInputs) body[p.instanceId] = buildInputs(byId.get(p.pluginId)!, inputs[p.instanceId]);
-      const r = await api.POST('/api/v0/claims/simulate/{claimId}/{address}', { params: { path: { claimId: claim.claimId, address } }, body: body as { _expectedVersion: number } });
-      setResult(r.response.ok ? { ok: true, text: 'This address would pass every requirement.' } : { ok: false, text: (r.error as { errorMessage?: string })?.errorMessage ?? `HTTP ${r.response.status}` });
+      const r = await api.POST('/api/v0/claims/simulate/{claimId}/{address}', {
+        params: { path: { claimId: claim.claimId, address } },
+        body: body as { _expectedVersion: number },
+      });
+      setResult(
+        r.response.ok
+          ? { ok: true, text: 'This address would pass every requirement.' }
+          : { ok: false, text: (r.error as { errorMessage?: string })?.errorMessage ?? `HTTP ${r.response.status}` },
+      );
     }, 300);
     return () => clearTimeout(timer);
   }, [address, inputs]);
@@ -460,10 +660,20 @@ function Simulate({ claim, descriptions, defaultAddress }: { claim: ClaimDoc; de
       <h2 id="simulate-title">Simulate as address</h2>
       <div class="field">
         <label for="simulate-address">Address</label>
-        <input id="simulate-address" value={address} onInput={(e) => setAddress((e.currentTarget as HTMLInputElement).value.trim())} />
+        <input
+          id="simulate-address"
+          value={address}
+          onInput={(e) => setAddress((e.currentTarget as HTMLInputElement).value.trim())}
+        />
       </div>
       {withInputs.map((p) => (
-        <Fields key={p.instanceId} fields={byId.get(p.pluginId)!.userInputsSchema} values={inputs[p.instanceId] ?? {}} idPrefix={`sim-${p.instanceId}`} onChange={(v) => setInputs({ ...inputs, [p.instanceId]: v })} />
+        <Fields
+          key={p.instanceId}
+          fields={byId.get(p.pluginId)!.userInputsSchema}
+          values={inputs[p.instanceId] ?? {}}
+          idPrefix={`sim-${p.instanceId}`}
+          onChange={(v) => setInputs({ ...inputs, [p.instanceId]: v })}
+        />
       ))}
       {result ? (
         <p role="status" class={result.ok ? 'ok' : 'error'} data-testid="simulate-result">

@@ -15,7 +15,9 @@ export function KeysPage() {
   return (
     <section aria-labelledby="keys-title">
       <h1 id="keys-title">API keys</h1>
-      <p class="muted">Server-side callers send a key as <code>x-api-key</code>. Keep keys out of browsers and repositories.</p>
+      <p class="muted">
+        Server-side callers send a key as <code>x-api-key</code>. Keep keys out of browsers and repositories.
+      </p>
       <form
         class="card row"
         onSubmit={(e) => {
@@ -30,7 +32,13 @@ export function KeysPage() {
       >
         <div class="field grow">
           <label for="key-label">Label</label>
-          <input id="key-label" required maxLength={128} value={label} onInput={(e) => setLabel((e.currentTarget as HTMLInputElement).value)} />
+          <input
+            id="key-label"
+            required
+            maxLength={128}
+            value={label}
+            onInput={(e) => setLabel((e.currentTarget as HTMLInputElement).value)}
+          />
         </div>
         <button type="submit" disabled={busy}>
           Create key

@@ -42,14 +42,19 @@ function SignIn({ session, onSignedIn }: { session: SessionInfo; onSignedIn: (s:
   return (
     <section class="card narrow" aria-labelledby="signin-title">
       <h1 id="signin-title">Developer console</h1>
-      <p>Sign in with your wallet to manage API keys, apps, claims and dynamic stores. Signing costs nothing and sends no transaction.</p>
+      <p>
+        Sign in with your wallet to manage API keys, apps, claims and dynamic stores. Signing costs nothing and sends no
+        transaction.
+      </p>
       <button type="button" id="signin-evm" disabled={busy} onClick={() => go('evm')}>
         Sign in with an EVM wallet
       </button>
       <button type="button" id="signin-keplr" class="secondary" disabled={busy} onClick={() => go('keplr')}>
         Sign in with a Keplr wallet
       </button>
-      {!hasWallet('evm') && !hasWallet('keplr') ? <p class="muted">No wallet extension detected in this browser.</p> : null}
+      {!hasWallet('evm') && !hasWallet('keplr') ? (
+        <p class="muted">No wallet extension detected in this browser.</p>
+      ) : null}
       <ErrorLine error={error} />
     </section>
   );
@@ -65,9 +70,24 @@ function Console() {
     addEventListener('console-session-ended', ended);
     return () => removeEventListener('console-session-ended', ended);
   }, []);
-  if (loadError) return <main id="main"><ErrorLine error={loadError} /></main>;
-  if (!session) return <main id="main"><p aria-busy="true">Loading…</p></main>;
-  if (!session.signedIn) return <main id="main"><SignIn session={session} onSignedIn={setSession} /></main>;
+  if (loadError)
+    return (
+      <main id="main">
+        <ErrorLine error={loadError} />
+      </main>
+    );
+  if (!session)
+    return (
+      <main id="main">
+        <p aria-busy="true">Loading…</p>
+      </main>
+    );
+  if (!session.signedIn)
+    return (
+      <main id="main">
+        <SignIn session={session} onSignedIn={setSession} />
+      </main>
+    );
   const page = route[0] || 'keys';
   return (
     <>

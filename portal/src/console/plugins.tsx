@@ -9,11 +9,18 @@ import { CopyButton, ErrorLine, MoreButton, OnceSecret, useAction, usePagedList 
 type CreateBody = paths['/api/v0/plugins']['post']['requestBody']['content']['application/json'];
 type VersionConfig = CreateBody['initialVersion'];
 type Field = NonNullable<VersionConfig['publicParamsSchema']>[number];
-type ErrorRecord = paths['/api/v0/plugins/errors']['get']['responses'][200]['content']['application/json']['docs'][number];
-type Delivery = paths['/api/v0/plugins/deliveries']['get']['responses'][200]['content']['application/json']['docs'][number];
+type ErrorRecord =
+  paths['/api/v0/plugins/errors']['get']['responses'][200]['content']['application/json']['docs'][number];
+type Delivery =
+  paths['/api/v0/plugins/deliveries']['get']['responses'][200]['content']['application/json']['docs'][number];
 
 const FIELD_TYPES: Field['type'][] = ['string', 'number', 'boolean', 'date', 'url', 'ownershipRequirements'];
-const PRESETS: VersionConfig['stateFunctionPreset'][] = ['Stateless', 'ClaimToken', 'ClaimNumbers', 'CustomResponseHandler'];
+const PRESETS: VersionConfig['stateFunctionPreset'][] = [
+  'Stateless',
+  'ClaimToken',
+  'ClaimNumbers',
+  'CustomResponseHandler',
+];
 const SCHEMAS = [
   ['publicParamsSchema', 'Public params (set by the claim creator, shown to claimers)'],
   ['privateParamsSchema', 'Private params (set by the claim creator, never shown)'],
@@ -31,7 +38,13 @@ export function PluginsPage({ route }: { route: string[] }) {
 
 function MyPlugins() {
   const { error, run } = useAction();
-  const plugins = usePagedList((bookmark) => call(api.GET('/api/v0/plugins/search', { params: { query: { pluginsForSignedInUser: true, bookmark } } })).then((r) => ({ docs: r.plugins as PluginDoc[], bookmark: r.bookmark, hasMore: r.hasMore })), run);
+  const plugins = usePagedList(
+    (bookmark) =>
+      call(api.GET('/api/v0/plugins/search', { params: { query: { pluginsForSignedInUser: true, bookmark } } })).then(
+        (r) => ({ docs: r.plugins as PluginDoc[], bookmark: r.bookmark, hasMore: r.hasMore }),
+      ),
+    run,
+  );
   useEffect(() => void plugins.load(), []);
   return (
     <section aria-labelledby="plugins-title">
@@ -41,7 +54,10 @@ function MyPlugins() {
           New plugin
         </a>
       </div>
-      <p class="muted">Custom plugins call your endpoint on every claim attempt. Published plugins appear in every creator's claim builder once reviewed.</p>
+      <p class="muted">
+        Custom plugins call your endpoint on every claim attempt. Published plugins appear in every creator's claim
+        builder once reviewed.
+      </p>
       <ErrorLine error={error} />
       {plugins.docs?.length === 0 ? <p>No plugins yet.</p> : null}
       {plugins.docs && plugins.docs.length > 0 ? (
@@ -49,9 +65,13 @@ function MyPlugins() {
           {plugins.docs.map((d) => (
             <li key={d.pluginId} class="card row spread">
               <span>
-                <a href={`#/plugins/view/${encodeURIComponent(d.pluginId)}`}>{String((d.metadata as { name?: string }).name ?? d.pluginId)}</a> <code>{d.pluginId}</code>{' '}
+                <a href={`#/plugins/view/${encodeURIComponent(d.pluginId)}`}>
+                  {String((d.metadata as { name?: string }).name ?? d.pluginId)}
+                </a>{' '}
+                <code>{d.pluginId}</code>{' '}
                 <span class="muted">
-                  {d.versions.length} version{d.versions.length === 1 ? '' : 's'} · {d.toPublish ? (d.reviewCompleted ? 'published' : 'awaiting review') : 'private'}
+                  {d.versions.length} version{d.versions.length === 1 ? '' : 's'} ·{' '}
+                  {d.toPublish ? (d.reviewCompleted ? 'published' : 'awaiting review') : 'private'}
                 </span>
               </span>
             </li>
@@ -64,7 +84,17 @@ function MyPlugins() {
 }
 
 /** Rows of key / label / type / required: one schema of a version. */
-function SchemaEditor({ name, title, fields, onChange }: { name: string; title: string; fields: Field[]; onChange: (f: Field[]) => void }) {
+function SchemaEditor({
+  name,
+  title,
+  fields,
+  onChange,
+}: {
+  name: string;
+  title: string;
+  fields: Field[];
+  onChange: (f: Field[]) => void;
+}) {
   const set = (i: number, patch: Partial<Field>) => onChange(fields.map((f, j) => (j === i ? { ...f, ...patch } : f)));
   return (
     <fieldset class="field schema-editor" data-schema={name}>
@@ -74,14 +104,31 @@ function SchemaEditor({ name, title, fields, onChange }: { name: string; title: 
         return (
           <div class="row schema-row" key={i}>
             <label>
-              Key <input id={`${id}-key`} required pattern="[A-Za-z][A-Za-z0-9_]{0,63}" value={f.key} onInput={(e) => set(i, { key: (e.currentTarget as HTMLInputElement).value })} />
+              Key{' '}
+              <input
+                id={`${id}-key`}
+                required
+                pattern="[A-Za-z][A-Za-z0-9_]{0,63}"
+                value={f.key}
+                onInput={(e) => set(i, { key: (e.currentTarget as HTMLInputElement).value })}
+              />
             </label>
             <label>
-              Label <input id={`${id}-label`} maxLength={256} value={f.label} onInput={(e) => set(i, { label: (e.currentTarget as HTMLInputElement).value })} />
+              Label{' '}
+              <input
+                id={`${id}-label`}
+                maxLength={256}
+                value={f.label}
+                onInput={(e) => set(i, { label: (e.currentTarget as HTMLInputElement).value })}
+              />
             </label>
             <label>
               Type{' '}
-              <select id={`${id}-type`} value={f.type} onChange={(e) => set(i, { type: (e.currentTarget as HTMLSelectElement).value as Field['type'] })}>
+              <select
+                id={`${id}-type`}
+                value={f.type}
+                onChange={(e) => set(i, { type: (e.currentTarget as HTMLSelectElement).value as Field['type'] })}
+              >
                 {FIELD_TYPES.map((t) => (
                   <option key={t} value={t}>
                     {t}
@@ -90,10 +137,22 @@ function SchemaEditor({ name, title, fields, onChange }: { name: string; title: 
               </select>
             </label>
             <label class="check">
-              <input id={`${id}-required`} type="checkbox" checked={f.required === true} onChange={(e) => set(i, { required: (e.currentTarget as HTMLInputElement).checked })} /> Required
+              <input
+                id={`${id}-required`}
+                type="checkbox"
+                checked={f.required === true}
+                onChange={(e) => set(i, { required: (e.currentTarget as HTMLInputElement).checked })}
+              />{' '}
+              Required
             </label>
             <label class="check">
-              <input id={`${id}-header`} type="checkbox" checked={f.headerField === true} onChange={(e) => set(i, { headerField: (e.currentTarget as HTMLInputElement).checked })} /> Send as header
+              <input
+                id={`${id}-header`}
+                type="checkbox"
+                checked={f.headerField === true}
+                onChange={(e) => set(i, { headerField: (e.currentTarget as HTMLInputElement).checked })}
+              />{' '}
+              Send as header
             </label>
             <button type="button" class="link" onClick={() => onChange(fields.filter((_, j) => j !== i))}>
               Remove field {i + 1}
@@ -101,7 +160,11 @@ function SchemaEditor({ name, title, fields, onChange }: { name: string; title: 
           </div>
         );
       })}
-      <button type="button" class="secondary small" onClick={() => onChange([...fields, { key: '', label: '', type: 'string' }])}>
+      <button
+        type="button"
+        class="secondary small"
+        onClick={() => onChange([...fields, { key: '', label: '', type: 'string' }])}
+      >
         Add a field
       </button>
     </fieldset>
@@ -114,23 +177,55 @@ type Hardcoded = NonNullable<NonNullable<VersionConfig['verificationCall']>['har
  * Rows of key / value / header: text sent with every call. The hint says what the server does with
  * them: they are part of the plugin document, stored and served in plaintext by design.
  */
-function HardcodedEditor({ prefix, inputs, onChange }: { prefix: string; inputs: Hardcoded[]; onChange: (h: Hardcoded[]) => void }) {
-  const set = (i: number, patch: Partial<Hardcoded>) => onChange(inputs.map((h, j) => (j === i ? { ...h, ...patch } : h)));
+function HardcodedEditor({
+  prefix,
+  inputs,
+  onChange,
+}: {
+  prefix: string;
+  inputs: Hardcoded[];
+  onChange: (h: Hardcoded[]) => void;
+}) {
+  const set = (i: number, patch: Partial<Hardcoded>) =>
+    onChange(inputs.map((h, j) => (j === i ? { ...h, ...patch } : h)));
   return (
-    <fieldset class="field schema-editor" data-schema={`${prefix}-hardcodedInputs`} aria-describedby={`${prefix}-hardcoded-help`}>
+    <fieldset
+      class="field schema-editor"
+      data-schema={`${prefix}-hardcodedInputs`}
+      aria-describedby={`${prefix}-hardcoded-help`}
+    >
       <legend>Hardcoded inputs (sent with every call)</legend>
       {inputs.map((h, i) => {
         const id = `${prefix}-hardcoded-${i}`;
         return (
           <div class="row schema-row" key={i}>
             <label>
-              Key <input id={`${id}-key`} required pattern="[A-Za-z][A-Za-z0-9_]{0,63}" value={h.key} onInput={(e) => set(i, { key: (e.currentTarget as HTMLInputElement).value })} />
+              Key{' '}
+              <input
+                id={`${id}-key`}
+                required
+                pattern="[A-Za-z][A-Za-z0-9_]{0,63}"
+                value={h.key}
+                onInput={(e) => set(i, { key: (e.currentTarget as HTMLInputElement).value })}
+              />
             </label>
             <label>
-              Value <input id={`${id}-value`} maxLength={4096} value={String(h.value ?? '')} onInput={(e) => set(i, { value: (e.currentTarget as HTMLInputElement).value })} />
+              Value{' '}
+              <input
+                id={`${id}-value`}
+                maxLength={4096}
+                value={String(h.value ?? '')}
+                onInput={(e) => set(i, { value: (e.currentTarget as HTMLInputElement).value })}
+              />
             </label>
             <label class="check">
-              <input id={`${id}-header`} type="checkbox" checked={h.headerField === true} onChange={(e) => set(i, { headerField: (e.currentTarget as HTMLInputElement).checked })} /> Send as header
+              <input
+                id={`${id}-header`}
+                type="checkbox"
+                checked={h.headerField === true}
+                onChange={(e) => set(i, { headerField: (e.currentTarget as HTMLInputElement).checked })}
+              />{' '}
+              Send as header
             </label>
             <button type="button" class="link" onClick={() => onChange(inputs.filter((_, j) => j !== i))}>
               Remove hardcoded input {i + 1}
@@ -139,9 +234,14 @@ function HardcodedEditor({ prefix, inputs, onChange }: { prefix: string; inputs:
         );
       })}
       <small id={`${prefix}-hardcoded-help`} class="helper">
-        Stored and shown in plaintext to anyone who can read this plugin. Never put an API key or password here: use a private param with "Send as header", which is encrypted and never shown.
+        Stored and shown in plaintext to anyone who can read this plugin. Never put an API key or password here: use a
+        private param with "Send as header", which is encrypted and never shown.
       </small>
-      <button type="button" class="secondary small" onClick={() => onChange([...inputs, { key: '', label: '', type: 'string', value: '' }])}>
+      <button
+        type="button"
+        class="secondary small"
+        onClick={() => onChange([...inputs, { key: '', label: '', type: 'string', value: '' }])}
+      >
         Add a hardcoded input
       </button>
     </fieldset>
@@ -149,11 +249,27 @@ function HardcodedEditor({ prefix, inputs, onChange }: { prefix: string; inputs:
 }
 
 /** The editable part of a version: preset, verification call, schemas, display and flags. */
-function VersionEditor({ config, onChange, prefix }: { config: VersionConfig; onChange: (c: VersionConfig) => void; prefix: string }) {
+function VersionEditor({
+  config,
+  onChange,
+  prefix,
+}: {
+  config: VersionConfig;
+  onChange: (c: VersionConfig) => void;
+  prefix: string;
+}) {
   const set = (patch: Partial<VersionConfig>) => onChange({ ...config, ...patch });
-  const flag = (key: 'duplicatesAllowed' | 'requiresSessions' | 'receiveStatusWebhook' | 'ignoreSimulations' | 'finalized', label: string) => (
+  const flag = (
+    key: 'duplicatesAllowed' | 'requiresSessions' | 'receiveStatusWebhook' | 'ignoreSimulations' | 'finalized',
+    label: string,
+  ) => (
     <div class="field check">
-      <input id={`${prefix}-${key}`} type="checkbox" checked={config[key] === true} onChange={(e) => set({ [key]: (e.currentTarget as HTMLInputElement).checked })} />
+      <input
+        id={`${prefix}-${key}`}
+        type="checkbox"
+        checked={config[key] === true}
+        onChange={(e) => set({ [key]: (e.currentTarget as HTMLInputElement).checked })}
+      />
       <label for={`${prefix}-${key}`}>{label}</label>
     </div>
   );
@@ -167,7 +283,9 @@ function VersionEditor({ config, onChange, prefix }: { config: VersionConfig; on
           required
           value={config.verificationCall?.uri ?? ''}
           aria-describedby={`${prefix}-uri-help`}
-          onInput={(e) => set({ verificationCall: { ...config.verificationCall, uri: (e.currentTarget as HTMLInputElement).value } })}
+          onInput={(e) =>
+            set({ verificationCall: { ...config.verificationCall, uri: (e.currentTarget as HTMLInputElement).value } })
+          }
         />
         <small id={`${prefix}-uri-help`} class="helper">
           POSTed on every attempt, signed with the plugin secret (X-Platform-Signature).
@@ -178,18 +296,38 @@ function VersionEditor({ config, onChange, prefix }: { config: VersionConfig; on
           id={`${prefix}-passAddress`}
           type="checkbox"
           checked={config.verificationCall?.passAddress === true}
-          onChange={(e) => set({ verificationCall: { uri: config.verificationCall?.uri ?? '', ...config.verificationCall, passAddress: (e.currentTarget as HTMLInputElement).checked } })}
+          onChange={(e) =>
+            set({
+              verificationCall: {
+                uri: config.verificationCall?.uri ?? '',
+                ...config.verificationCall,
+                passAddress: (e.currentTarget as HTMLInputElement).checked,
+              },
+            })
+          }
         />
         <label for={`${prefix}-passAddress`}>Send the claiming address</label>
       </div>
       <HardcodedEditor
         prefix={prefix}
         inputs={config.verificationCall?.hardcodedInputs ?? []}
-        onChange={(hardcodedInputs) => set({ verificationCall: { uri: config.verificationCall?.uri ?? '', ...config.verificationCall, hardcodedInputs } })}
+        onChange={(hardcodedInputs) =>
+          set({
+            verificationCall: { uri: config.verificationCall?.uri ?? '', ...config.verificationCall, hardcodedInputs },
+          })
+        }
       />
       <div class="field">
         <label for={`${prefix}-preset`}>Preset</label>
-        <select id={`${prefix}-preset`} value={config.stateFunctionPreset} onChange={(e) => set({ stateFunctionPreset: (e.currentTarget as HTMLSelectElement).value as VersionConfig['stateFunctionPreset'] })}>
+        <select
+          id={`${prefix}-preset`}
+          value={config.stateFunctionPreset}
+          onChange={(e) =>
+            set({
+              stateFunctionPreset: (e.currentTarget as HTMLSelectElement).value as VersionConfig['stateFunctionPreset'],
+            })
+          }
+        >
           {PRESETS.map((p) => (
             <option key={p} value={p}>
               {p}
@@ -213,7 +351,13 @@ function VersionEditor({ config, onChange, prefix }: { config: VersionConfig; on
       ))}
       <div class="field">
         <label for={`${prefix}-display`}>Details shown to claimers</label>
-        <input id={`${prefix}-display`} maxLength={4096} value={config.customDetailsDisplay ?? ''} aria-describedby={`${prefix}-display-help`} onInput={(e) => set({ customDetailsDisplay: (e.currentTarget as HTMLInputElement).value })} />
+        <input
+          id={`${prefix}-display`}
+          maxLength={4096}
+          value={config.customDetailsDisplay ?? ''}
+          aria-describedby={`${prefix}-display-help`}
+          onInput={(e) => set({ customDetailsDisplay: (e.currentTarget as HTMLInputElement).value })}
+        />
         <small id={`${prefix}-display-help`} class="helper">
           {'{{key}}'} is replaced by that public param.
         </small>
@@ -230,14 +374,38 @@ function VersionEditor({ config, onChange, prefix }: { config: VersionConfig; on
 /** Field rows with empty labels take their key, and required: false is left out. */
 function cleanConfig(c: VersionConfig): VersionConfig {
   const clean = (fields: Field[] | undefined) =>
-    (fields ?? []).map(({ required, headerField, ...f }) => ({ ...f, label: f.label || f.key, ...(required ? { required: true } : {}), ...(headerField ? { headerField: true } : {}) }));
-  const hardcoded = (c.verificationCall?.hardcodedInputs ?? []).map(({ headerField, ...h }) => ({ ...h, label: h.label || h.key, ...(headerField ? { headerField: true } : {}) }));
+    (fields ?? []).map(({ required, headerField, ...f }) => ({
+      ...f,
+      label: f.label || f.key,
+      ...(required ? { required: true } : {}),
+      ...(headerField ? { headerField: true } : {}),
+    }));
+  const hardcoded = (c.verificationCall?.hardcodedInputs ?? []).map(({ headerField, ...h }) => ({
+    ...h,
+    label: h.label || h.key,
+    ...(headerField ? { headerField: true } : {}),
+  }));
   const { hardcodedInputs: _omit, ...call } = c.verificationCall ?? { uri: '' };
-  const verificationCall = c.verificationCall ? { ...call, ...(hardcoded.length ? { hardcodedInputs: hardcoded } : {}) } : undefined;
-  return { ...c, ...(verificationCall ? { verificationCall } : {}), publicParamsSchema: clean(c.publicParamsSchema), privateParamsSchema: clean(c.privateParamsSchema), userInputsSchema: clean(c.userInputsSchema) };
+  const verificationCall = c.verificationCall
+    ? { ...call, ...(hardcoded.length ? { hardcodedInputs: hardcoded } : {}) }
+    : undefined;
+  return {
+    ...c,
+    ...(verificationCall ? { verificationCall } : {}),
+    publicParamsSchema: clean(c.publicParamsSchema),
+    privateParamsSchema: clean(c.privateParamsSchema),
+    userInputsSchema: clean(c.userInputsSchema),
+  };
 }
 
-const EMPTY_VERSION: VersionConfig = { stateFunctionPreset: 'Stateless', verificationCall: { uri: '', passAddress: true }, publicParamsSchema: [], privateParamsSchema: [], userInputsSchema: [], customDetailsDisplay: '' };
+const EMPTY_VERSION: VersionConfig = {
+  stateFunctionPreset: 'Stateless',
+  verificationCall: { uri: '', passAddress: true },
+  publicParamsSchema: [],
+  privateParamsSchema: [],
+  userInputsSchema: [],
+  customDetailsDisplay: '',
+};
 
 function CreatePlugin() {
   const [pluginId, setPluginId] = useState('');
@@ -253,7 +421,11 @@ function CreatePlugin() {
         onSubmit={(e) => {
           e.preventDefault();
           void run(async () => {
-            await call(api.POST('/api/v0/plugins', { body: { pluginId, metadata: { name, description }, toPublish, initialVersion: cleanConfig(config) } }));
+            await call(
+              api.POST('/api/v0/plugins', {
+                body: { pluginId, metadata: { name, description }, toPublish, initialVersion: cleanConfig(config) },
+              }),
+            );
             go(`#/plugins/view/${encodeURIComponent(pluginId)}`);
           });
         }}
@@ -261,18 +433,40 @@ function CreatePlugin() {
         <div class="card">
           <div class="field">
             <label for="plugin-id">Plugin ID *</label>
-            <input id="plugin-id" required pattern="[A-Za-z0-9][A-Za-z0-9_\-]{0,79}" value={pluginId} onInput={(e) => setPluginId((e.currentTarget as HTMLInputElement).value)} />
+            <input
+              id="plugin-id"
+              required
+              pattern="[A-Za-z0-9][A-Za-z0-9_\-]{0,79}"
+              value={pluginId}
+              onInput={(e) => setPluginId((e.currentTarget as HTMLInputElement).value)}
+            />
           </div>
           <div class="field">
             <label for="plugin-name">Name *</label>
-            <input id="plugin-name" required maxLength={256} value={name} onInput={(e) => setName((e.currentTarget as HTMLInputElement).value)} />
+            <input
+              id="plugin-name"
+              required
+              maxLength={256}
+              value={name}
+              onInput={(e) => setName((e.currentTarget as HTMLInputElement).value)}
+            />
           </div>
           <div class="field">
             <label for="plugin-description">Description</label>
-            <textarea id="plugin-description" rows={2} value={description} onInput={(e) => setDescription((e.currentTarget as HTMLTextAreaElement).value)} />
+            <textarea
+              id="plugin-description"
+              rows={2}
+              value={description}
+              onInput={(e) => setDescription((e.currentTarget as HTMLTextAreaElement).value)}
+            />
           </div>
           <div class="field check">
-            <input id="plugin-publish" type="checkbox" checked={toPublish} onChange={(e) => setToPublish((e.currentTarget as HTMLInputElement).checked)} />
+            <input
+              id="plugin-publish"
+              type="checkbox"
+              checked={toPublish}
+              onChange={(e) => setToPublish((e.currentTarget as HTMLInputElement).checked)}
+            />
             <label for="plugin-publish">Publish (after the operator's review)</label>
           </div>
         </div>
@@ -300,11 +494,21 @@ function PluginView({ pluginId }: { pluginId: string }) {
   const [secret, setSecret] = useState<{ value: string; rotated: boolean } | null>(null);
   const [draft, setDraft] = useState<VersionConfig | null>(null);
   const { busy, error, run } = useAction();
-  const update = (body: Omit<paths['/api/v0/plugins']['put']['requestBody']['content']['application/json'], 'pluginId'>) => call(api.PUT('/api/v0/plugins', { body: { pluginId, ...body } }));
-  const errors = usePagedList<ErrorRecord>((bookmark) => call(api.GET('/api/v0/plugins/errors', { params: { query: { pluginId, bookmark } } })), run);
-  const deliveries = usePagedList<Delivery>((bookmark) => call(api.GET('/api/v0/plugins/deliveries', { params: { query: { pluginId, bookmark } } })), run);
+  const update = (
+    body: Omit<paths['/api/v0/plugins']['put']['requestBody']['content']['application/json'], 'pluginId'>,
+  ) => call(api.PUT('/api/v0/plugins', { body: { pluginId, ...body } }));
+  const errors = usePagedList<ErrorRecord>(
+    (bookmark) => call(api.GET('/api/v0/plugins/errors', { params: { query: { pluginId, bookmark } } })),
+    run,
+  );
+  const deliveries = usePagedList<Delivery>(
+    (bookmark) => call(api.GET('/api/v0/plugins/deliveries', { params: { query: { pluginId, bookmark } } })),
+    run,
+  );
   useEffect(() => {
-    void run(async () => setDoc((await call(api.GET('/api/v0/plugin/{pluginId}', { params: { path: { pluginId } } }))).plugin));
+    void run(async () =>
+      setDoc((await call(api.GET('/api/v0/plugin/{pluginId}', { params: { path: { pluginId } } }))).plugin),
+    );
     void errors.load();
     void deliveries.load();
   }, []);
@@ -314,7 +518,8 @@ function PluginView({ pluginId }: { pluginId: string }) {
     <section aria-labelledby="plugin-title">
       <h1 id="plugin-title">{meta.name ?? pluginId}</h1>
       <p class="muted">
-        <code>{pluginId}</code> · {doc.toPublish ? (doc.reviewCompleted ? 'published' : 'awaiting review') : 'private'} · updated {formatTime(doc.lastUpdated)}
+        <code>{pluginId}</code> · {doc.toPublish ? (doc.reviewCompleted ? 'published' : 'awaiting review') : 'private'}{' '}
+        · updated {formatTime(doc.lastUpdated)}
       </p>
       {meta.description ? <p>{meta.description}</p> : null}
       <ErrorLine error={error} />
@@ -323,17 +528,34 @@ function PluginView({ pluginId }: { pluginId: string }) {
         <h2>Secret</h2>
         <p class="muted">Your endpoint checks X-Platform-Signature with it.</p>
         <div class="row">
-          <button type="button" class="secondary" disabled={busy} onClick={() => void run(async () => {
-            const r = await call(api.POST('/api/v0/plugins/fetch', { body: { pluginIds: [pluginId], returnSensitiveData: true } }));
-            setSecret({ value: r.plugins[0]?.pluginSecret ?? '', rotated: false });
-          })}>
+          <button
+            type="button"
+            class="secondary"
+            disabled={busy}
+            onClick={() =>
+              void run(async () => {
+                const r = await call(
+                  api.POST('/api/v0/plugins/fetch', { body: { pluginIds: [pluginId], returnSensitiveData: true } }),
+                );
+                setSecret({ value: r.plugins[0]?.pluginSecret ?? '', rotated: false });
+              })
+            }
+          >
             Reveal secret
           </button>
-          <button type="button" class="danger" disabled={busy} onClick={() => confirm('Rotate the secret? Your endpoint must switch to the new one.') && void run(async () => {
-            const r = await update({ rotatePluginSecret: true });
-            setDoc(r.plugin);
-            setSecret({ value: r.plugin.pluginSecret ?? '', rotated: true });
-          })}>
+          <button
+            type="button"
+            class="danger"
+            disabled={busy}
+            onClick={() =>
+              confirm('Rotate the secret? Your endpoint must switch to the new one.') &&
+              void run(async () => {
+                const r = await update({ rotatePluginSecret: true });
+                setDoc(r.plugin);
+                setSecret({ value: r.plugin.pluginSecret ?? '', rotated: true });
+              })
+            }
+          >
             Rotate secret
           </button>
         </div>
@@ -372,7 +594,19 @@ function PluginView({ pluginId }: { pluginId: string }) {
                   {v.finalized ? (
                     'finalized'
                   ) : (
-                    <button type="button" class="secondary small" disabled={busy} onClick={() => void run(async () => setDoc((await update({ versionUpdates: [{ version: v.version, config: { finalized: true } }] })).plugin))}>
+                    <button
+                      type="button"
+                      class="secondary small"
+                      disabled={busy}
+                      onClick={() =>
+                        void run(async () =>
+                          setDoc(
+                            (await update({ versionUpdates: [{ version: v.version, config: { finalized: true } }] }))
+                              .plugin,
+                          ),
+                        )
+                      }
+                    >
                       Finalize version {v.version}
                     </button>
                   )}
@@ -405,7 +639,13 @@ function PluginView({ pluginId }: { pluginId: string }) {
           </div>
         </form>
       ) : (
-        <button type="button" class="secondary" onClick={() => setDraft({ ...configOf(doc.versions.at(-1) ?? ({ ...EMPTY_VERSION } as PluginVersion)), finalized: false })}>
+        <button
+          type="button"
+          class="secondary"
+          onClick={() =>
+            setDraft({ ...configOf(doc.versions.at(-1) ?? ({ ...EMPTY_VERSION } as PluginVersion)), finalized: false })
+          }
+        >
           Add a version
         </button>
       )}
@@ -468,10 +708,19 @@ function PluginView({ pluginId }: { pluginId: string }) {
                   </td>
                   <td>{d.lastError ? <span class="error-text">{d.lastError}</span> : formatTime(d.lastTryAt)}</td>
                   <td>
-                    <button type="button" class="secondary small" disabled={busy} onClick={() => void run(async () => {
-                      await call(api.POST('/api/v0/plugins/deliveries/redeliver', { body: { deliveryId: d.deliveryId } }));
-                      await deliveries.load();
-                    })}>
+                    <button
+                      type="button"
+                      class="secondary small"
+                      disabled={busy}
+                      onClick={() =>
+                        void run(async () => {
+                          await call(
+                            api.POST('/api/v0/plugins/deliveries/redeliver', { body: { deliveryId: d.deliveryId } }),
+                          );
+                          await deliveries.load();
+                        })
+                      }
+                    >
                       Redeliver
                     </button>
                   </td>

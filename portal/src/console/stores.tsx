@@ -5,7 +5,8 @@ import { api, call, formatTime, type paths } from '../api.ts';
 import { CopyButton, download, ErrorLine, MoreButton, useAction, usePagedList } from '../ui.tsx';
 
 type Store = paths['/api/v0/dynamicStore/{id}']['get']['responses'][200]['content']['application/json']['doc'];
-type Activity = paths['/api/v0/dynamicStores/activity']['get']['responses'][200]['content']['application/json']['history']['docs'][number];
+type Activity =
+  paths['/api/v0/dynamicStores/activity']['get']['responses'][200]['content']['application/json']['history']['docs'][number];
 
 export const MAX_IMPORT = 100_000;
 const BATCH = 10_000;
@@ -20,7 +21,12 @@ function MyStores() {
   const [label, setLabel] = useState('');
   const [publicUse, setPublicUse] = useState(false);
   const { busy, error, run } = useAction();
-  const load = () => run(async () => setStores((await call(api.GET('/api/v0/dynamicStores/search', { params: { query: { bookmark: '' } } }))).docs as Store[]));
+  const load = () =>
+    run(async () =>
+      setStores(
+        (await call(api.GET('/api/v0/dynamicStores/search', { params: { query: { bookmark: '' } } }))).docs as Store[],
+      ),
+    );
   useEffect(() => void load(), []);
   return (
     <section aria-labelledby="stores-title">
@@ -30,17 +36,31 @@ function MyStores() {
         onSubmit={(e) => {
           e.preventDefault();
           void run(async () => {
-            const { doc } = await call(api.POST('/api/v0/dynamicStores', { body: { handlerId: 'addresses', label, publicUseInClaims: publicUse } }));
+            const { doc } = await call(
+              api.POST('/api/v0/dynamicStores', {
+                body: { handlerId: 'addresses', label, publicUseInClaims: publicUse },
+              }),
+            );
             location.hash = `#/stores/${doc.dynamicDataId}`;
           });
         }}
       >
         <div class="field grow">
           <label for="store-label">Label</label>
-          <input id="store-label" required value={label} onInput={(e) => setLabel((e.currentTarget as HTMLInputElement).value)} />
+          <input
+            id="store-label"
+            required
+            value={label}
+            onInput={(e) => setLabel((e.currentTarget as HTMLInputElement).value)}
+          />
         </div>
         <div class="field check">
-          <input id="store-public" type="checkbox" checked={publicUse} onChange={(e) => setPublicUse((e.currentTarget as HTMLInputElement).checked)} />
+          <input
+            id="store-public"
+            type="checkbox"
+            checked={publicUse}
+            onChange={(e) => setPublicUse((e.currentTarget as HTMLInputElement).checked)}
+          />
           <label for="store-public">Anyone may use it in claims</label>
         </div>
         <button type="submit" disabled={busy}>
@@ -64,7 +84,8 @@ function MyStores() {
 /** Addresses in a CSV or plain list: every cell that looks like an address (0x… or bech32). */
 export function addressesIn(text: string): string[] {
   const out: string[] = [];
-  for (const cell of text.split(/[\s,;"']+/)) if (/^(0x[0-9a-fA-F]{40}|[a-z]{1,20}1[02-9ac-hj-np-z]{38,90})$/.test(cell)) out.push(cell);
+  for (const cell of text.split(/[\s,;"']+/))
+    if (/^(0x[0-9a-fA-F]{40}|[a-z]{1,20}1[02-9ac-hj-np-z]{38,90})$/.test(cell)) out.push(cell);
   return out;
 }
 
@@ -74,8 +95,15 @@ function StoreView({ id }: { id: string }) {
   const [progress, setProgress] = useState<{ done: number; total: number } | null>(null);
   const [message, setMessage] = useState<string | null>(null);
   const { busy, error, setError, run } = useAction();
-  const reload = async () => setStore((await call(api.GET('/api/v0/dynamicStore/{id}', { params: { path: { id } } }))).doc);
-  const activity = usePagedList<Activity>((bookmark) => call(api.GET('/api/v0/dynamicStores/activity', { params: { query: { dynamicDataId: id, bookmark } } })).then((r) => ({ docs: r.history.docs, bookmark: r.bookmark, hasMore: r.hasMore })), run);
+  const reload = async () =>
+    setStore((await call(api.GET('/api/v0/dynamicStore/{id}', { params: { path: { id } } }))).doc);
+  const activity = usePagedList<Activity>(
+    (bookmark) =>
+      call(api.GET('/api/v0/dynamicStores/activity', { params: { query: { dynamicDataId: id, bookmark } } })).then(
+        (r) => ({ docs: r.history.docs, bookmark: r.bookmark, hasMore: r.hasMore }),
+      ),
+    run,
+  );
   useEffect(() => {
     void run(reload);
     void activity.load();
@@ -84,7 +112,9 @@ function StoreView({ id }: { id: string }) {
 
   const single = (actionName: 'add' | 'remove') =>
     run(async () => {
-      await call(api.POST('/api/v0/storeActions/single', { body: { dynamicDataId: id, actionName, payload: { address } } }));
+      await call(
+        api.POST('/api/v0/storeActions/single', { body: { dynamicDataId: id, actionName, payload: { address } } }),
+      );
       await reload();
       await activity.refresh();
       setMessage(`${actionName === 'add' ? 'Added' : 'Removed'} ${address}.`);
@@ -95,10 +125,15 @@ function StoreView({ id }: { id: string }) {
     run(async () => {
       const addresses = addressesIn(await file.text());
       if (addresses.length === 0) throw new Error('No addresses found in the file.');
-      if (addresses.length > MAX_IMPORT) throw new Error(`The file holds ${addresses.length} addresses; import at most ${MAX_IMPORT.toLocaleString()} at a time.`);
+      if (addresses.length > MAX_IMPORT)
+        throw new Error(
+          `The file holds ${addresses.length} addresses; import at most ${MAX_IMPORT.toLocaleString()} at a time.`,
+        );
       setProgress({ done: 0, total: addresses.length });
       for (let i = 0; i < addresses.length; i += BATCH) {
-        const actions = addresses.slice(i, i + BATCH).map((a) => ({ actionName: 'add' as const, payload: { address: a } }));
+        const actions = addresses
+          .slice(i, i + BATCH)
+          .map((a) => ({ actionName: 'add' as const, payload: { address: a } }));
         await call(api.POST('/api/v0/storeActions/batch', { body: { dynamicDataId: id, actions } }));
         setProgress({ done: Math.min(i + BATCH, addresses.length), total: addresses.length });
       }
@@ -113,7 +148,9 @@ function StoreView({ id }: { id: string }) {
       const rows = ['address'];
       let bookmark = '';
       do {
-        const r = await call(api.GET('/api/v0/dynamicStore/{id}/values', { params: { path: { id }, query: { bookmark } } }));
+        const r = await call(
+          api.GET('/api/v0/dynamicStore/{id}/values', { params: { path: { id }, query: { bookmark } } }),
+        );
         for (const v of r.lookupValues) rows.push(v.key);
         bookmark = r.hasMore ? r.bookmark : '';
       } while (bookmark);
@@ -125,7 +162,11 @@ function StoreView({ id }: { id: string }) {
       pluginId: 'whitelist',
       instanceId: 'whitelist1',
       publicParams: { hasPrivateList: true },
-      privateParams: { useDynamicStore: true, dynamicDataId: store.dynamicDataId, ...(store.publicUseInClaims ? {} : { dataSecret: store.dataSecret }) },
+      privateParams: {
+        useDynamicStore: true,
+        dynamicDataId: store.dynamicDataId,
+        ...(store.publicUseInClaims ? {} : { dataSecret: store.dataSecret }),
+      },
     },
     null,
     2,
@@ -135,7 +176,8 @@ function StoreView({ id }: { id: string }) {
     <section aria-labelledby="store-title">
       <h1 id="store-title">{store.label || store.dynamicDataId}</h1>
       <p>
-        <span data-testid="store-size">{store.size}</span> addresses · id <code>{store.dynamicDataId}</code> · updated {formatTime(store.lastUpdated)}
+        <span data-testid="store-size">{store.size}</span> addresses · id <code>{store.dynamicDataId}</code> · updated{' '}
+        {formatTime(store.lastUpdated)}
       </p>
       <div class="card">
         <form
@@ -147,7 +189,12 @@ function StoreView({ id }: { id: string }) {
         >
           <div class="field grow">
             <label for="store-address">Address</label>
-            <input id="store-address" required value={address} onInput={(e) => setAddress((e.currentTarget as HTMLInputElement).value.trim())} />
+            <input
+              id="store-address"
+              required
+              value={address}
+              onInput={(e) => setAddress((e.currentTarget as HTMLInputElement).value.trim())}
+            />
           </div>
           <button type="submit" disabled={busy}>
             Add
@@ -191,7 +238,9 @@ function StoreView({ id }: { id: string }) {
       <ErrorLine error={error} />
       <div class="card">
         <h2>Whitelist snippet</h2>
-        <p class="muted">Add this plugin to a claim to gate it on this store (or pick "Use a dynamic store" in the claim builder).</p>
+        <p class="muted">
+          Add this plugin to a claim to gate it on this store (or pick "Use a dynamic store" in the claim builder).
+        </p>
         <pre>{snippet}</pre>
         <CopyButton text={snippet} label="Copy whitelist snippet" />
       </div>
@@ -201,7 +250,9 @@ function StoreView({ id }: { id: string }) {
         {activity.docs?.map((a) => (
           <li key={a._docId} class="card">
             {formatTime(a.updatedAt)}: {a.actions.length} action{a.actions.length === 1 ? '' : 's'}
-            {a.actions.length <= 3 ? ` (${a.actions.map((x) => `${x.actionName} ${x.payload.address}`).join(', ')})` : ''}
+            {a.actions.length <= 3
+              ? ` (${a.actions.map((x) => `${x.actionName} ${x.payload.address}`).join(', ')})`
+              : ''}
           </li>
         ))}
       </ul>

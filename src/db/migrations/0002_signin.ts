@@ -17,7 +17,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('signin_apps_created_by').on('signin_apps').columns(['created_by', 'created_at', 'client_id']).execute();
+  await db.schema
+    .createIndex('signin_apps_created_by')
+    .on('signin_apps')
+    .columns(['created_by', 'created_at', 'client_id'])
+    .execute();
 
   await db.schema
     .createTable('signin_requests')
@@ -65,8 +69,16 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('refresh_hash', 'text', (c) => c.unique())
     .addColumn('refresh_expires_at', 'bigint')
     .execute();
-  await db.schema.createIndex('signin_authorizations_code_expires_at').on('signin_authorizations').column('code_expires_at').execute();
-  await db.schema.createIndex('signin_authorizations_client_id').on('signin_authorizations').column('client_id').execute();
+  await db.schema
+    .createIndex('signin_authorizations_code_expires_at')
+    .on('signin_authorizations')
+    .column('code_expires_at')
+    .execute();
+  await db.schema
+    .createIndex('signin_authorizations_client_id')
+    .on('signin_authorizations')
+    .column('client_id')
+    .execute();
 
   // Refresh tokens already rotated away: presenting one again is reuse, and revokes the family.
   await db.schema
@@ -78,5 +90,6 @@ export async function up(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  for (const t of ['signin_rotated_tokens', 'signin_authorizations', 'signin_requests', 'signin_apps']) await db.schema.dropTable(t).execute();
+  for (const t of ['signin_rotated_tokens', 'signin_authorizations', 'signin_requests', 'signin_apps'])
+    await db.schema.dropTable(t).execute();
 }

@@ -30,7 +30,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('deleted_at', 'bigint')
     .addColumn('test_expires_at', 'bigint')
     .execute();
-  await db.schema.createIndex('claims_search').on('claims').columns(['show_in_search', 'created_at', 'claim_id']).execute();
+  await db.schema
+    .createIndex('claims_search')
+    .on('claims')
+    .columns(['show_in_search', 'created_at', 'claim_id'])
+    .execute();
   await db.schema.createIndex('claims_tracker').on('claims').column('tracker_key').execute();
 
   await db.schema
@@ -51,7 +55,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('claim_attempt_id', 'text', (c) => c.notNull())
     .addPrimaryKeyConstraint('claim_numbers_pk', ['claim_id', 'claim_number'])
     .execute();
-  await db.schema.createIndex('claim_numbers_address').on('claim_numbers').columns(['claim_id', 'platform_address', 'claim_number']).execute();
+  await db.schema
+    .createIndex('claim_numbers_address')
+    .on('claim_numbers')
+    .columns(['claim_id', 'platform_address', 'claim_number'])
+    .execute();
 
   // seq: arrival order (the order attempts became durable) within a lane.
   let attempts = db.schema.createTable('claim_attempts');
@@ -72,8 +80,16 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('resolved_at', 'bigint')
     .execute();
   await db.schema.createIndex('claim_attempts_queue').on('claim_attempts').columns(['status', 'lane', 'seq']).execute();
-  await db.schema.createIndex('claim_attempts_claim').on('claim_attempts').columns(['claim_id', 'attempted_at', 'seq']).execute();
-  await db.schema.createIndex('claim_attempts_address').on('claim_attempts').columns(['claim_id', 'platform_address', 'attempted_at', 'seq']).execute();
+  await db.schema
+    .createIndex('claim_attempts_claim')
+    .on('claim_attempts')
+    .columns(['claim_id', 'attempted_at', 'seq'])
+    .execute();
+  await db.schema
+    .createIndex('claim_attempts_address')
+    .on('claim_attempts')
+    .columns(['claim_id', 'platform_address', 'attempted_at', 'seq'])
+    .execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

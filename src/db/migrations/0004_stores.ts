@@ -22,8 +22,16 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addColumn('last_updated', 'bigint', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('dynamic_stores_created_by').on('dynamic_stores').columns(['created_by', 'created_at']).execute();
-  await db.schema.createIndex('dynamic_stores_managed_by').on('dynamic_stores').columns(['managed_by', 'created_at']).execute();
+  await db.schema
+    .createIndex('dynamic_stores_created_by')
+    .on('dynamic_stores')
+    .columns(['created_by', 'created_at'])
+    .execute();
+  await db.schema
+    .createIndex('dynamic_stores_managed_by')
+    .on('dynamic_stores')
+    .columns(['managed_by', 'created_at'])
+    .execute();
 
   await db.schema
     .createTable('dynamic_store_members')

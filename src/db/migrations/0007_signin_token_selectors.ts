@@ -13,9 +13,26 @@
 import { sql, SqliteAdapter, type Kysely } from 'kysely';
 
 const AUTHORIZATION_COLUMNS = [
-  'authorization_id', 'code_hash', 'client_id', 'redirect_uri', 'scopes', 'code_challenge', 'address', 'platform_address', 'chain', 'message',
-  'created_at', 'code_expires_at', 'code_consumed_at', 'expires_at', 'revoked_at',
-  'access_hash', 'access_scopes', 'access_expires_at', 'refresh_hash', 'refresh_expires_at',
+  'authorization_id',
+  'code_hash',
+  'client_id',
+  'redirect_uri',
+  'scopes',
+  'code_challenge',
+  'address',
+  'platform_address',
+  'chain',
+  'message',
+  'created_at',
+  'code_expires_at',
+  'code_consumed_at',
+  'expires_at',
+  'revoked_at',
+  'access_hash',
+  'access_scopes',
+  'access_expires_at',
+  'refresh_hash',
+  'refresh_expires_at',
 ];
 const ROTATED_COLUMNS = ['token_hash', 'authorization_id', 'rotated_at'];
 
@@ -29,9 +46,15 @@ export async function up(db: Kysely<any>): Promise<void> {
   }
   // constraint names are PostgreSQL's defaults for the inline UNIQUE / PRIMARY KEY of 0002_signin
   await db.schema.alterTable('signin_authorizations').dropConstraint('signin_authorizations_access_hash_key').execute();
-  await db.schema.alterTable('signin_authorizations').dropConstraint('signin_authorizations_refresh_hash_key').execute();
+  await db.schema
+    .alterTable('signin_authorizations')
+    .dropConstraint('signin_authorizations_refresh_hash_key')
+    .execute();
   await db.schema.alterTable('signin_rotated_tokens').dropConstraint('signin_rotated_tokens_pkey').execute();
-  await db.schema.alterTable('signin_rotated_tokens').addPrimaryKeyConstraint('signin_rotated_tokens_pk', ['authorization_id', 'token_hash']).execute();
+  await db.schema
+    .alterTable('signin_rotated_tokens')
+    .addPrimaryKeyConstraint('signin_rotated_tokens_pk', ['authorization_id', 'token_hash'])
+    .execute();
 }
 
 /** Back to 0002_signin's keys (tokens issued since then keep their rows but are unique anyway). */
@@ -44,9 +67,18 @@ export async function down(db: Kysely<any>): Promise<void> {
     return;
   }
   await db.schema.alterTable('signin_rotated_tokens').dropConstraint('signin_rotated_tokens_pk').execute();
-  await db.schema.alterTable('signin_rotated_tokens').addPrimaryKeyConstraint('signin_rotated_tokens_pkey', ['token_hash']).execute();
-  await db.schema.alterTable('signin_authorizations').addUniqueConstraint('signin_authorizations_access_hash_key', ['access_hash']).execute();
-  await db.schema.alterTable('signin_authorizations').addUniqueConstraint('signin_authorizations_refresh_hash_key', ['refresh_hash']).execute();
+  await db.schema
+    .alterTable('signin_rotated_tokens')
+    .addPrimaryKeyConstraint('signin_rotated_tokens_pkey', ['token_hash'])
+    .execute();
+  await db.schema
+    .alterTable('signin_authorizations')
+    .addUniqueConstraint('signin_authorizations_access_hash_key', ['access_hash'])
+    .execute();
+  await db.schema
+    .alterTable('signin_authorizations')
+    .addUniqueConstraint('signin_authorizations_refresh_hash_key', ['refresh_hash'])
+    .execute();
 }
 
 /** SQLite: `signin_authorizations` as in 0002_signin, with or without UNIQUE on the token hashes. */
@@ -77,8 +109,16 @@ async function rebuildAuthorizations(db: Kysely<any>, o: { uniqueTokenHashes: bo
     .addColumn('refresh_expires_at', 'bigint')
     .execute();
   await copyAndSwap(db, 'signin_authorizations', next, AUTHORIZATION_COLUMNS);
-  await db.schema.createIndex('signin_authorizations_code_expires_at').on('signin_authorizations').column('code_expires_at').execute();
-  await db.schema.createIndex('signin_authorizations_client_id').on('signin_authorizations').column('client_id').execute();
+  await db.schema
+    .createIndex('signin_authorizations_code_expires_at')
+    .on('signin_authorizations')
+    .column('code_expires_at')
+    .execute();
+  await db.schema
+    .createIndex('signin_authorizations_client_id')
+    .on('signin_authorizations')
+    .column('client_id')
+    .execute();
 }
 
 /**
@@ -93,7 +133,10 @@ async function rebuildRotatedTokens(db: Kysely<any>, o: { familyKey: boolean }):
     .addColumn('token_hash', 'text', (c) => (o.familyKey ? c.notNull() : c.primaryKey()))
     .addColumn('authorization_id', 'text', (c) => c.notNull())
     .addColumn('rotated_at', 'bigint', (c) => c.notNull());
-  if (o.familyKey) table = table.addPrimaryKeyConstraint('signin_rotated_tokens_pk', ['authorization_id', 'token_hash']).modifyEnd(sql`without rowid`);
+  if (o.familyKey)
+    table = table
+      .addPrimaryKeyConstraint('signin_rotated_tokens_pk', ['authorization_id', 'token_hash'])
+      .modifyEnd(sql`without rowid`);
   await table.execute();
   await copyAndSwap(db, 'signin_rotated_tokens', next, ROTATED_COLUMNS);
 }

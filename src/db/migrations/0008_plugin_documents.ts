@@ -23,7 +23,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('deleted_at', 'bigint')
     .execute();
   await db.schema.createIndex('plugin_docs_owner').on('plugin_docs').columns(['created_by', 'created_at']).execute();
-  await db.schema.createIndex('plugin_docs_search').on('plugin_docs').columns(['to_publish', 'created_at', 'plugin_id']).execute();
+  await db.schema
+    .createIndex('plugin_docs_search')
+    .on('plugin_docs')
+    .columns(['to_publish', 'created_at', 'plugin_id'])
+    .execute();
 
   await db.schema
     .createTable('plugin_versions')
@@ -37,7 +41,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
 
   let errors = db.schema.createTable('plugin_errors');
-  errors = pg ? errors.addColumn('seq', sql`bigserial`, (c) => c.primaryKey()) : errors.addColumn('seq', 'integer', (c) => c.primaryKey().autoIncrement());
+  errors = pg
+    ? errors.addColumn('seq', sql`bigserial`, (c) => c.primaryKey())
+    : errors.addColumn('seq', 'integer', (c) => c.primaryKey().autoIncrement());
   await errors
     .addColumn('plugin_id', 'text', (c) => c.notNull())
     .addColumn('timestamp', 'bigint', (c) => c.notNull())
@@ -46,7 +52,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('claim_attempt_id', 'text', (c) => c.notNull())
     .addColumn('instance_id', 'text', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('plugin_errors_plugin').on('plugin_errors').columns(['plugin_id', 'timestamp', 'seq']).execute();
+  await db.schema
+    .createIndex('plugin_errors_plugin')
+    .on('plugin_errors')
+    .columns(['plugin_id', 'timestamp', 'seq'])
+    .execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

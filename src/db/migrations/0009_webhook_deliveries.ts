@@ -29,10 +29,23 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('delivered_at', 'bigint')
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('webhook_deliveries_due').on('webhook_deliveries').columns(['status', 'next_try_at']).execute();
-  await db.schema.createIndex('webhook_deliveries_plugin').on('webhook_deliveries').columns(['plugin_id', 'created_at', 'delivery_id']).execute();
+  await db.schema
+    .createIndex('webhook_deliveries_due')
+    .on('webhook_deliveries')
+    .columns(['status', 'next_try_at'])
+    .execute();
+  await db.schema
+    .createIndex('webhook_deliveries_plugin')
+    .on('webhook_deliveries')
+    .columns(['plugin_id', 'created_at', 'delivery_id'])
+    .execute();
   // one delivery per resolved attempt and instance, however often a resolution is replayed
-  await db.schema.createIndex('webhook_deliveries_attempt').unique().on('webhook_deliveries').columns(['claim_attempt_id', 'instance_id']).execute();
+  await db.schema
+    .createIndex('webhook_deliveries_attempt')
+    .unique()
+    .on('webhook_deliveries')
+    .columns(['claim_attempt_id', 'instance_id'])
+    .execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

@@ -12,10 +12,23 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
   // Case-insensitive uniqueness lives in the database, so two concurrent requests for one name
   // (in any case) cannot both commit. Usernames are ASCII, so lower() agrees on both dialects.
-  await db.schema.createIndex('account_usernames_lower').on('account_usernames').unique().expression(sql`lower(username)`).execute();
+  await db.schema
+    .createIndex('account_usernames_lower')
+    .on('account_usernames')
+    .unique()
+    .expression(sql`lower(username)`)
+    .execute();
 
-  await db.schema.createIndex('signin_authorizations_account').on('signin_authorizations').columns(['platform_address', 'created_at', 'authorization_id']).execute();
-  await db.schema.createIndex('claim_attempts_account').on('claim_attempts').columns(['platform_address', 'attempted_at', 'seq']).execute();
+  await db.schema
+    .createIndex('signin_authorizations_account')
+    .on('signin_authorizations')
+    .columns(['platform_address', 'created_at', 'authorization_id'])
+    .execute();
+  await db.schema
+    .createIndex('claim_attempts_account')
+    .on('claim_attempts')
+    .columns(['platform_address', 'attempted_at', 'seq'])
+    .execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

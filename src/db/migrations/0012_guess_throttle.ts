@@ -13,7 +13,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addPrimaryKeyConstraint('claim_guess_failures_pk', ['claim_id', 'scope', 'window_start'])
     .execute();
   // the sweep deletes ended windows by age
-  await db.schema.createIndex('claim_guess_failures_window').on('claim_guess_failures').column('window_start').execute();
+  await db.schema
+    .createIndex('claim_guess_failures_window')
+    .on('claim_guess_failures')
+    .column('window_start')
+    .execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

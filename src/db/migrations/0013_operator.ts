@@ -12,7 +12,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('taken', 'bigint', (c) => c.notNull())
     .addPrimaryKeyConstraint('rate_limit_windows_pk', ['bucket', 'window_start'])
     .execute();
-  await db.schema.createIndex('rate_limit_windows_window_start').on('rate_limit_windows').column('window_start').execute();
+  await db.schema
+    .createIndex('rate_limit_windows_window_start')
+    .on('rate_limit_windows')
+    .column('window_start')
+    .execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

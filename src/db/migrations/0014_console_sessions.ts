@@ -26,9 +26,21 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('api_keys').addColumn('last_used_at', 'bigint').execute();
   await db.schema.createIndex('api_keys_owner').on('api_keys').columns(['owner', 'created_at']).execute();
 
-  await db.schema.createIndex('signin_authorizations_client_created').on('signin_authorizations').columns(['client_id', 'created_at']).execute();
-  await db.schema.createIndex('claims_created_by').on('claims').columns(['created_by', 'created_at', 'claim_id']).execute();
-  await db.schema.createIndex('signin_authorizations_user').on('signin_authorizations').columns(['platform_address', 'created_at']).execute();
+  await db.schema
+    .createIndex('signin_authorizations_client_created')
+    .on('signin_authorizations')
+    .columns(['client_id', 'created_at'])
+    .execute();
+  await db.schema
+    .createIndex('claims_created_by')
+    .on('claims')
+    .columns(['created_by', 'created_at', 'claim_id'])
+    .execute();
+  await db.schema
+    .createIndex('signin_authorizations_user')
+    .on('signin_authorizations')
+    .columns(['platform_address', 'created_at'])
+    .execute();
 
   // The console signs users in through the ordinary challenge route with this client id. Its
   // secret is random and never shown: its codes cannot be exchanged at the token endpoint; only

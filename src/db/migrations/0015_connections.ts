@@ -23,7 +23,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('linked_at', 'bigint', (c) => c.notNull())
     .addPrimaryKeyConstraint('social_connections_pk', ['platform_address', 'provider'])
     .execute();
-  await db.schema.createIndex('social_connections_account').on('social_connections').columns(['provider', 'provider_user_id']).execute();
+  await db.schema
+    .createIndex('social_connections_account')
+    .on('social_connections')
+    .columns(['provider', 'provider_user_id'])
+    .execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

@@ -24,7 +24,12 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('code_verifier_enc', 'text')
     .execute();
   await db.schema.createIndex('connection_requests_expires').on('connection_requests').column('expires_at').execute();
-  await db.schema.createIndex('connection_requests_state').on('connection_requests').column('state_hash').unique().execute();
+  await db.schema
+    .createIndex('connection_requests_state')
+    .on('connection_requests')
+    .column('state_hash')
+    .unique()
+    .execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

@@ -26,7 +26,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     select claim_id, 'minute:' || cast(window_start as text), window_start, failures, window_start
     from claim_guess_failures where scope = 'claim' and window_start > 0`.execute(db);
   await db.schema.dropTable('claim_guess_failures').execute();
-  await db.schema.alterTable('api_keys').addColumn('trusted_backend', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('api_keys')
+    .addColumn('trusted_backend', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
@@ -39,7 +42,11 @@ export async function down(db: Kysely<any>): Promise<void> {
     .addColumn('failures', 'integer', (c) => c.notNull())
     .addPrimaryKeyConstraint('claim_guess_failures_pk', ['claim_id', 'scope', 'window_start'])
     .execute();
-  await db.schema.createIndex('claim_guess_failures_window').on('claim_guess_failures').column('window_start').execute();
+  await db.schema
+    .createIndex('claim_guess_failures_window')
+    .on('claim_guess_failures')
+    .column('window_start')
+    .execute();
   await sql`insert into claim_guess_failures (claim_id, scope, window_start, failures)
     select claim_id, 'total', 0, failures from claim_guess_buckets where scope = 'claim'`.execute(db);
   await sql`insert into claim_guess_failures (claim_id, scope, window_start, failures)

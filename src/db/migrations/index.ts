@@ -60,7 +60,8 @@ export async function migrateToLatest(db: Kysely<any>, schema?: string): Promise
 export async function migrateTo(db: Kysely<any>, target: string | undefined, schema?: string): Promise<string[]> {
   const migrator = new Migrator({ db, provider, ...(schema ? { migrationTableSchema: schema } : {}) });
   const migrate = async () => {
-    const { error, results } = target === undefined ? await migrator.migrateToLatest() : await migrator.migrateTo(target);
+    const { error, results } =
+      target === undefined ? await migrator.migrateToLatest() : await migrator.migrateTo(target);
     if (error) throw error instanceof Error ? error : new Error(String(error));
     return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
   };

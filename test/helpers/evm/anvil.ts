@@ -34,9 +34,13 @@ function anvilBinary(): string {
 /** Starts anvil on 127.0.0.1 (port chosen by the system) and waits for its "Listening on" line. */
 export async function startAnvil(opts: { chainId?: number } = {}): Promise<Anvil> {
   const chainId = opts.chainId ?? 1;
-  const child: ChildProcess = spawn(anvilBinary(), ['--host', '127.0.0.1', '--port', '0', '--chain-id', String(chainId), '--accounts', '2'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child: ChildProcess = spawn(
+    anvilBinary(),
+    ['--host', '127.0.0.1', '--port', '0', '--chain-id', String(chainId), '--accounts', '2'],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
@@ -67,8 +71,16 @@ export async function startAnvil(opts: { chainId?: number } = {}): Promise<Anvil
 /** An HTTPS endpoint (test CA) forwarding every JSON-RPC body to anvil, as a hosted RPC provider would. */
 export async function startRpcProxy(anvil: Anvil): Promise<HttpsEndpoint & { forward(): void }> {
   const forward = async (req: { rawBody: Buffer }) => {
-    const res = await fetch(anvil.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: new Uint8Array(req.rawBody) });
-    return { status: res.status, headers: { 'content-type': 'application/json' }, body: Buffer.from(await res.arrayBuffer()) };
+    const res = await fetch(anvil.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: new Uint8Array(req.rawBody),
+    });
+    return {
+      status: res.status,
+      headers: { 'content-type': 'application/json' },
+      body: Buffer.from(await res.arrayBuffer()),
+    };
   };
   const endpoint = await startHttpsEndpoint({ handler: forward });
   return Object.assign(endpoint, { forward: () => endpoint.respond(forward) });
@@ -82,12 +94,19 @@ export interface Compiled {
 let compiled: Record<string, Compiled> | undefined;
 
 /** accounts.sol compiled with solc-js (once per process). */
-export function accountContracts(): Record<'OwnerAccount' | 'RevertingAccount' | 'WrongMagicAccount' | 'AccountFactory', Compiled> {
+export function accountContracts(): Record<
+  'OwnerAccount' | 'RevertingAccount' | 'WrongMagicAccount' | 'AccountFactory',
+  Compiled
+> {
   if (!compiled) {
     const input = {
       language: 'Solidity',
       sources: { 'accounts.sol': { content: readFileSync(join(here, 'accounts.sol'), 'utf8') } },
-      settings: { optimizer: { enabled: true, runs: 200 }, evmVersion: 'cancun', outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } } },
+      settings: {
+        optimizer: { enabled: true, runs: 200 },
+        evmVersion: 'cancun',
+        outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } },
+      },
     };
     const out = JSON.parse(solc.compile(JSON.stringify(input))) as {
       errors?: Array<{ severity: string; formattedMessage: string }>;
@@ -95,7 +114,12 @@ export function accountContracts(): Record<'OwnerAccount' | 'RevertingAccount' |
     };
     const errors = (out.errors ?? []).filter((e) => e.severity === 'error');
     if (errors.length) throw new Error(`solc: ${errors.map((e) => e.formattedMessage).join('\n')}`);
-    compiled = Object.fromEntries(Object.entries(out.contracts['accounts.sol']!).map(([name, c]) => [name, { abi: c.abi, bytecode: `0x${c.evm.bytecode.object}` as Hex }]));
+    compiled = Object.fromEntries(
+      Object.entries(out.contracts['accounts.sol']!).map(([name, c]) => [
+        name,
+        { abi: c.abi, bytecode: `0x${c.evm.bytecode.object}` as Hex },
+      ]),
+    );
   }
   return compiled as ReturnType<typeof accountContracts>;
 }
