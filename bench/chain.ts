@@ -111,17 +111,15 @@ async function ownersPages(name: string, t: TestApp): Promise<void> {
         await tx
           .insertInto('chain_balances')
           .values(
-            addresses
-              .slice(j, Math.min(j + 500, i + CHUNK))
-              .map((address, k) => ({
-                collection_id: '2',
-                address,
-                store_json: store,
-                has_balance: 1,
-                first_block: 1 + Math.floor((j + k) / 100),
-                updated_block: 1,
-                update_history: history,
-              })),
+            addresses.slice(j, Math.min(j + 500, i + CHUNK)).map((address, k) => ({
+              collection_id: '2',
+              address,
+              store_json: store,
+              has_balance: 1,
+              first_block: 1 + Math.floor((j + k) / 100),
+              updated_block: 1,
+              update_history: history,
+            })),
           )
           .execute();
       }

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve, sep } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ConfigError, describeDatabase, loadConfig, loadDotEnv, redactDatabaseUrl, type Config } from './config.ts';
+import { ConfigError, describeDatabase, loadConfig, loadDotEnv, redactDatabaseUrl } from './config.ts';
 // The service, the database layer and the API-key storage are imported when a command needs them:
 // `--help`, `--version` and usage errors answer without loading the service.
 import type { AppContext } from './context.ts';
@@ -22,7 +22,7 @@ export interface Command {
   details?: string;
   /** Whether the command opens the database (then the CLI names it on stderr first); default true. */
   usesDatabase?: boolean;
-  run(args: string[]): Promise<number | void>;
+  run(args: string[]): Promise<number | undefined>;
 }
 
 const print = (value: unknown) => process.stdout.write(JSON.stringify(value, null, 2) + '\n');

@@ -4,4 +4,3 @@ import './claims/cli.ts';
 import './swap/cli.ts';
 import './plugin-documents/cli.ts';
 import './chain/cli.ts';
-export {};

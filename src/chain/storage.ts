@@ -234,15 +234,13 @@ export async function commitBlock(
           update_history: history,
         })
         .onConflict((oc) =>
-          oc
-            .column('collection_id')
-            .doUpdateSet({
-              doc_json,
-              manager: String(c.doc!.manager ?? ''),
-              created_by: String(c.doc!.createdBy ?? ''),
-              updated_block: h,
-              update_history: history,
-            }),
+          oc.column('collection_id').doUpdateSet({
+            doc_json,
+            manager: String(c.doc!.manager ?? ''),
+            created_by: String(c.doc!.createdBy ?? ''),
+            updated_block: h,
+            update_history: history,
+          }),
         )
         .execute();
     }

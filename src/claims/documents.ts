@@ -5,7 +5,7 @@ import type { AppContext } from '../context.ts';
 import { toCanonical, tryParseAddress } from '../shared/addresses.ts';
 import { randomHex } from '../shared/crypto.ts';
 import { badRequest, conflict, forbidden, notFound } from '../shared/errors.ts';
-import { findPlugin, onDemandCompatible, pluginIds, resolvePlugin } from '../plugins/registry.ts';
+import { onDemandCompatible, pluginIds, resolvePlugin } from '../plugins/registry.ts';
 import type { AnyClaimPlugin, StoredStateEntry } from '../plugins/types.ts';
 import type { JsonObject } from '../shared/json.ts';
 import { whitelistList } from '../plugins/whitelist.ts';

@@ -12,7 +12,6 @@ import {
   SqliteDriver,
   type DatabaseConnection,
   type Dialect,
-  type Driver,
   type QueryResult,
   type Transaction,
 } from 'kysely';

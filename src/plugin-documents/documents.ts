@@ -59,7 +59,7 @@ async function checkPluginId(db: DB | Tx, pluginId: string, locale: string, acto
   const base = pluginId.slice(0, -suffix.length);
   const original = await loadPlugin(db, base);
   // a localised document translates an English one, not another translation
-  if (!original || original.locale !== 'en')
+  if (original?.locale !== 'en')
     throw badRequest(`pluginId "${pluginId}": the English document "${base}" does not exist; create it first`);
   if (!isOwner(original, actor))
     throw forbidden(`Only the creator or manager of plugin ${base} may add its ${locale} document`);
@@ -341,7 +341,7 @@ export async function fetchPlugins(
   session: Session | null,
 ): Promise<PluginDocument[]> {
   const reader = session?.platformAddress ?? null;
-  const sensitive = returnSensitiveData && session !== null && session.scopes.includes(PLUGIN_SCOPE);
+  const sensitive = returnSensitiveData && session?.scopes.includes(PLUGIN_SCOPE);
   const found = await loadPlugins(ctx.db, [...new Set(pluginIds)]);
   const byId = new Map(found.map((p) => [p.pluginId, p]));
   const out: PluginDocument[] = [];

@@ -11,7 +11,7 @@ export const initiatedBy: ClaimPlugin = {
   requiresSession: true,
   validate: noParams,
   async evaluate({ session, platformAddress }) {
-    if (!session || !session.scopes.includes('completeClaims'))
+    if (!session?.scopes.includes('completeClaims'))
       return { success: false, error: 'Must be authenticated to claim', status: 401 };
     if (session.platformAddress !== platformAddress) {
       return {

@@ -229,16 +229,14 @@ export function registerAuthorizePage(app: FastifyInstance, ctx: AppContext): vo
         const redirectUri = str('redirect_uri');
         if (err.redirectable && redirectUri !== undefined) {
           const state = str('state');
-          return reply
-            .header('content-type', 'text/plain; charset=utf-8')
-            .redirect(
-              redirectWith(redirectUri, {
-                error: err.oauthError,
-                error_description: err.message,
-                ...(state !== undefined ? { state } : {}),
-              }),
-              302,
-            );
+          return reply.header('content-type', 'text/plain; charset=utf-8').redirect(
+            redirectWith(redirectUri, {
+              error: err.oauthError,
+              error_description: err.message,
+              ...(state !== undefined ? { state } : {}),
+            }),
+            302,
+          );
         }
         return reply.code(400).send(errorPage(err.message, nonce));
       }

@@ -58,7 +58,7 @@ function denomOnPath(node: Partial, denom: string): boolean {
 
 function toRoute(node: Partial): Route {
   const route: Route = new Array(node.depth);
-  for (let n: Partial | null = node; n && n.pool; n = n.parent)
+  for (let n: Partial | null = node; n?.pool; n = n.parent)
     route[n.depth - 1] = { pool: n.pool, tokenOutDenom: n.denom };
   let key = '';
   for (const step of route) step.key = key = `${key}>${step.pool.id}:${step.tokenOutDenom}`;
@@ -133,7 +133,7 @@ function search(
         queue.push({ pool, denom: d, parent: node, depth: node.depth + 1 });
       }
     }
-    for (let n: Partial | null = node; n && n.pool; n = n.parent) visited[n.pool.index] = 1;
+    for (let n: Partial | null = node; n?.pool; n = n.parent) visited[n.pool.index] = 1;
   }
   return found;
 }

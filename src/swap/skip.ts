@@ -56,13 +56,11 @@ function mapMsg(m: unknown): SkipGoMsg {
   if (isObj(m.evm_tx)) {
     const e = m.evm_tx;
     const approvals = Array.isArray(e.required_erc20_approvals)
-      ? e.required_erc20_approvals
-          .filter(isObj)
-          .map((a) => ({
-            token: String(a.token_contract ?? a.token ?? ''),
-            spender: String(a.spender ?? ''),
-            ...(a.amount !== undefined ? { amount: String(a.amount) } : {}),
-          }))
+      ? e.required_erc20_approvals.filter(isObj).map((a) => ({
+          token: String(a.token_contract ?? a.token ?? ''),
+          spender: String(a.spender ?? ''),
+          ...(a.amount !== undefined ? { amount: String(a.amount) } : {}),
+        }))
       : undefined;
     return {
       evm_tx: {

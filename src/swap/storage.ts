@@ -50,13 +50,11 @@ export async function replaceImportedPools(db: DB, pools: Pool[], fees: TakerFee
       .insertInto('swap_import_state')
       .values({ id: STATE_ID, revision: 1, taker_fees_json: feesToJson(fees), updated_at: now })
       .onConflict((oc) =>
-        oc
-          .column('id')
-          .doUpdateSet((eb) => ({
-            revision: eb('swap_import_state.revision', '+', 1),
-            taker_fees_json: feesToJson(fees),
-            updated_at: now,
-          })),
+        oc.column('id').doUpdateSet((eb) => ({
+          revision: eb('swap_import_state.revision', '+', 1),
+          taker_fees_json: feesToJson(fees),
+          updated_at: now,
+        })),
       )
       .execute();
     const row = await tx

@@ -3,7 +3,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ChainClient, ChainError } from '../../src/chain/client.ts';
-import { addressOf, balanceStore, bal, collectionDoc, FakeChain, startFakeChain } from '../helpers/fake-chain.ts';
+import { addressOf, balanceStore, bal, collectionDoc, type FakeChain, startFakeChain } from '../helpers/fake-chain.ts';
 
 const A = addressOf(1);
 const B = addressOf(2);

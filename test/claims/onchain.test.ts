@@ -65,7 +65,7 @@ describe('on-chain claims', () => {
       .select(['seed_code'])
       .where('claim_id', '=', claimId)
       .executeTakeFirstOrThrow();
-    assert.ok(row.seed_code && row.seed_code.startsWith('v1.'), 'seed stored encrypted');
+    assert.ok(row.seed_code?.startsWith('v1.'), 'seed stored encrypted');
 
     const oc = await loadOnChainClaim(t.ctx.db, t.ctx.keyring, claimId, t.clock.now());
     assert.ok(oc);

@@ -9,7 +9,7 @@ import { startApp, type TestApp } from '../helpers/app.ts';
 import { signIn, type SignedIn } from '../helpers/signin.ts';
 import { attempt, claimWithPlugins, manager, numUses } from '../claims/helpers.ts';
 import { link, providerEnv, startMockProvider, type MockProvider } from './helpers.ts';
-import { ManualClock } from '../../src/shared/clock.ts';
+import type { ManualClock } from '../../src/shared/clock.ts';
 import { CACHE_MS } from '../../src/plugins/githubContributions.ts';
 
 interface FakeGithub {

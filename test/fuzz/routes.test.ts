@@ -315,7 +315,7 @@ function requestArbitrary(
 describe(`route fuzzer (seed ${SEED}, ${RUNS} requests per route)`, () => {
   let t: TestApp;
   let session: SignedIn;
-  let ops: Operation[] = [];
+  const ops: Operation[] = [];
   let spec: {
     paths: Record<
       string,

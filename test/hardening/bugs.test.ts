@@ -2,7 +2,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startApp, type TestApp } from '../helpers/app.ts';
-import { authorizeCode, codeExchangeBody, signIn, type SignedIn } from '../helpers/signin.ts';
+import { authorizeCode, codeExchangeBody, type SignedIn } from '../helpers/signin.ts';
 import { ManualClock } from '../../src/shared/clock.ts';
 import { attempt, claimWithPlugins, manager, numUses, randomAddress } from '../claims/helpers.ts';
 import { createStore, signInUser } from '../stores/helpers.ts';

@@ -2,7 +2,7 @@
 // wallet (`window.ethereum`) and a Keplr-style one (`window.keplr`), both signing in Node. Like a
 // real wallet, the EVM one signs an EIP-4361 message only when it names the page's own origin and
 // this wallet's account.
-import { type Browser, type BrowserContext } from 'playwright-core';
+import type { Browser, BrowserContext } from 'playwright-core';
 import { privateKeyToAccount } from 'viem/accounts';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { ripemd160 } from '@noble/hashes/legacy.js';

@@ -11,16 +11,7 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startApp, type TestApp } from '../helpers/app.ts';
 import { addressOf, bal, balanceStore, collectionDoc, startFakeChain, type FakeChain } from '../helpers/fake-chain.ts';
-import {
-  attempt,
-  claimWithPlugins,
-  completeAndWait,
-  getClaim,
-  manager,
-  newClaimId,
-  numUses,
-  randomAddress,
-} from '../claims/helpers.ts';
+import { attempt, completeAndWait, getClaim, manager, newClaimId, numUses, randomAddress } from '../claims/helpers.ts';
 import { signIn, type SignedIn } from '../helpers/signin.ts';
 import { createPlugin } from '../helpers/plugins.ts';
 import { importSnapshot, parseSnapshot } from '../../src/chain/import.ts';

@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { startApp, type TestApp } from '../helpers/app.ts';
 import { testAccount } from '../helpers/signin.ts';
 import { PORTAL_DIST } from '../../src/portal/static.ts';

@@ -302,7 +302,7 @@ describe('sign-in flow checks', () => {
     const db = t.ctx.db;
     const realTransaction = db.transaction;
     let second: Awaited<ReturnType<typeof approve>> | undefined;
-    db.transaction = function () {
+    db.transaction = (() => {
       const builder = realTransaction.call(db);
       // only the first approval's consume is held (any other transaction meanwhile passes through)
       if (!new Error().stack?.includes('/signin/flow.ts')) return builder;
@@ -316,7 +316,7 @@ describe('sign-in flow checks', () => {
           };
         },
       });
-    } as typeof db.transaction;
+    }) as typeof db.transaction;
     const first = await approve(requestId, signature).finally(() => Reflect.deleteProperty(db, 'transaction'));
     assert.equal(second?.statusCode, 200, second?.body);
     assert.deepEqual(Object.keys(second!.json()), ['code', 'state', 'redirectUrl']);

@@ -15,7 +15,7 @@ import * as client from 'openid-client';
 import { Auth, customFetch, type AuthConfig } from '@auth/core';
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import type { Browser } from 'playwright-core';
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { generatePrivateKey } from 'viem/accounts';
 import { startApp, type TestApp } from '../helpers/app.ts';
 import { injectEvmWallet, launchChromium } from '../helpers/chromium.ts';
 import { cliJson, runCli } from '../helpers/cli.ts';

@@ -354,7 +354,7 @@ function Builder({ claimId: editing }: { claimId?: string }) {
                   onInput={(e) => update(i.uid, { instanceId: (e.currentTarget as HTMLInputElement).value })}
                 />
               </div>
-              {d && d.publicParamsSchema.length ? (
+              {d?.publicParamsSchema.length ? (
                 <Fields
                   fields={d.publicParamsSchema}
                   values={i.pub}
@@ -362,7 +362,7 @@ function Builder({ claimId: editing }: { claimId?: string }) {
                   onChange={(pub) => update(i.uid, { pub })}
                 />
               ) : null}
-              {d && d.privateParamsSchema.length ? (
+              {d?.privateParamsSchema.length ? (
                 <div class="private">
                   <h3>Private</h3>
                   <Fields

@@ -26,7 +26,6 @@ const SCHEMAS = [
   ['privateParamsSchema', 'Private params (set by the claim creator, never shown)'],
   ['userInputsSchema', 'User inputs (typed by the claimer)'],
 ] as const;
-type SchemaName = (typeof SCHEMAS)[number][0];
 
 const go = (hash: string) => (location.hash = hash);
 
