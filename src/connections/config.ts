@@ -74,7 +74,7 @@ export function connectionsConfig(env: Env, publicUrl: string): ConnectionsConfi
   return {
     providers,
     returnUrl: httpUrl(env, 'CONNECTIONS_RETURN_URL', `${publicUrl}/`),
-    githubApiUrl: httpUrl(env, 'GITHUB_API_URL', 'https://api.github.com'),
+    githubApiUrl: httpsUrl(env, 'GITHUB_API_URL', 'https://api.github.com'),
     githubApiToken: get(env, 'GITHUB_API_TOKEN'),
     timeoutMs: Number(timeout),
   };
