@@ -208,5 +208,16 @@ describe('combineLinkedWallets', () => {
       (await getClaim(t, id)).plugins.find((p: { instanceId: string }) => p.instanceId === 'min').publicParams;
     assert.deepEqual(await pub(on), { minBalance: 1, combineLinkedWallets: true });
     assert.deepEqual(await pub(off), { minBalance: 1 });
+    // the console's forms read the hosted documents' schemas: the checkbox is there, in both locales
+    for (const [pluginId, label] of [
+      ['must-own-badges', 'Combine linked wallets'],
+      ['min-badge', 'Combine linked wallets'],
+      ['min-badge-es', 'Combinar billeteras vinculadas'],
+    ]) {
+      const doc = (await t.request('GET', `/api/v0/plugin/${pluginId}`)).json().plugin;
+      const field = doc.versions[0].publicParamsSchema.find((f: { key: string }) => f.key === 'combineLinkedWallets');
+      assert.equal(field?.type, 'boolean', pluginId);
+      assert.equal(field?.label, label);
+    }
   });
 });
