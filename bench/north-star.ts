@@ -9,7 +9,7 @@
 // included, which this script does not count: time `npm ci` yourself on a clean clone).
 //
 //   node bench/north-star.ts                   a private SQLite database, a fresh service on loopback
-//   NORTH_STAR_HEADED=1 node bench/north-star.ts   watch it (needs a display)
+//   NORTH_STAR_CSV_PASTE=1 node bench/north-star.ts   paste the raw CSV (once the whitelist editor reads CSV)
 //
 // The console's forms are changing: every selector the script uses is in SELECTORS below, and the
 // steps that will change with the claim builder's CSV paste and templates are marked there.
@@ -44,8 +44,8 @@ const SELECTORS = {
   whitelistFieldset: 'fieldset[data-plugin=whitelist]',
   // DEPENDS ON THE CLAIM BUILDER WORK: today this box takes one address per line, so pasteCsv()
   // below extracts the addresses from the CSV first (what a person does by hand today). Once the
-  // editor takes a CSV (addresses found in any column, duplicates merged, a count shown), set
-  // WHITELIST_TAKES_CSV to true and the raw CSV is pasted.
+  // editor takes a CSV (addresses found in any column, duplicates merged, a count shown), run with
+  // NORTH_STAR_CSV_PASTE=1 (or make WHITELIST_TAKES_CSV true) and the raw CSV is pasted.
   whitelistBoxLabel: 'Public list of addresses',
   saveClaim: '#save-claim',
   // claim page (/claim/{id})
