@@ -8,7 +8,7 @@ import { defineConfig, type Plugin } from 'vite';
 // Overridable for the test that proves an over-budget build fails (PORTAL_BUDGET_KB_<ENTRY>).
 export const BUDGETS_KB: Record<string, number> = {
   console: Number(process.env.PORTAL_BUDGET_KB_CONSOLE ?? 300),
-  claim: Number(process.env.PORTAL_BUDGET_KB_CLAIM ?? 120),
+  claim: Number(process.env.PORTAL_BUDGET_KB_CLAIM ?? 30),
 };
 
 function budgets(): Plugin {

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve, sep } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ConfigError, describeDatabase, loadConfig, loadDotEnv, redactDatabaseUrl } from './config.ts';
+import { ConfigError, describeDatabase, loadConfig, loadDotEnv, redactDatabaseUrl, type Config } from './config.ts';
 // The service, the database layer and the API-key storage are imported when a command needs them:
 // `--help`, `--version` and usage errors answer without loading the service.
 import type { AppContext } from './context.ts';
@@ -116,6 +116,11 @@ function printBanner(ctx: AppContext, address: ReturnType<import('node:net').Ser
   const url = `http://${host}:${port}`;
   const database = describeDatabase(config);
   ctx.log.info({ url, database, dataDir: config.dataDir }, 'platform started');
+  if (testOnlyEgressLines(config).length)
+    ctx.log.warn(
+      { egressAllowPrivateCidrs: config.egressAllowPrivateCidrs, egressExtraCa: config.egressExtraCaPem !== null },
+      'test-only egress settings are on',
+    );
   process.stderr.write(
     [
       `platform ${VERSION} listening on ${url}`,
@@ -123,9 +128,27 @@ function printBanner(ctx: AppContext, address: ReturnType<import('node:net').Ser
       `  Database:   ${database}`,
       `  Data dir:   ${config.dataDir}`,
       `  API key:    npx platform api-key create --label <name>  (run with the same .env / DATA_DIR / DATABASE_URL as this server)`,
+      ...testOnlyEgressLines(config),
       '',
     ].join('\n'),
   );
+}
+
+/** The banner's loud warning while the egress module's test-only settings are on (empty otherwise). */
+function testOnlyEgressLines(config: Pick<Config, 'egressExtraCaPem' | 'egressAllowPrivateCidrs'>): string[] {
+  const on: string[] = [];
+  if (config.egressAllowPrivateCidrs.length)
+    on.push(
+      `!!   EGRESS_ALLOW_PRIVATE_CIDRS=${config.egressAllowPrivateCidrs.join(',')}: outbound calls (plugins, webhooks) may reach these private addresses`,
+    );
+  if (config.egressExtraCaPem)
+    on.push('!!   EGRESS_EXTRA_CA_FILE: outbound calls also trust the certificate authority in that file');
+  if (!on.length) return [];
+  return [
+    '',
+    '!! TEST-ONLY EGRESS SETTINGS ARE ON. Use them on one machine for development, never in production:',
+    ...on,
+  ];
 }
 
 const commands: Command[] = [

@@ -2565,6 +2565,71 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v0/console/link": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get?: never;
+        put?: never;
+        post: /** Sign in to the console with a one-time link from the operator (platform console-link) */
+        {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** <linkId>.<secret>, from the link */
+                        token: string;
+                    };
+                };
+            };
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            signedIn: boolean;
+                            address: string;
+                            platformAddress: string;
+                            chain: string;
+                            scopes: (string)[];
+                            /** UNIX ms; "0" for a visitor */
+                            expiresAt: string;
+                            /** Send as x-csrf-token on every non-GET call; "" for a visitor */
+                            csrfToken: string;
+                            /** Chain id a Keplr-style wallet is asked to enable (SIGNIN_NATIVE_CHAIN_ID) */
+                            nativeChainId: string;
+                        };
+                    };
+                };
+                400: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                401: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                403: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v0/console/session": {
         parameters: { query?: never; header?: never; path?: never; cookie?: never };
         get: /** The console session of this browser (and its CSRF token) */

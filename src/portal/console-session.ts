@@ -40,8 +40,20 @@ export interface ConsoleSessionTable {
   revoked_at: number | null;
 }
 
+export interface ConsoleLinkTable {
+  link_id: string;
+  token_hash: string;
+  address: string;
+  platform_address: string;
+  chain: Chain;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+}
+
 export interface ConsoleTables {
   console_sessions: ConsoleSessionTable;
+  console_links: ConsoleLinkTable;
 }
 
 /** What the gate learned from the cookie. */

@@ -24,6 +24,7 @@ import {
 } from './console-session.ts';
 import { CORE_PLUGIN_DESCRIPTIONS, PluginDescription, SchemaField } from './core-plugins.ts';
 import { registerPortalStatic } from './static.ts';
+import { useConsoleLink } from './console-links.ts';
 
 const tags = ['console'];
 const MAX_KEYS_PER_USER = 100;
@@ -129,6 +130,38 @@ export const portal: Capability = {
           platformAddress: req.platform_address,
           chain: req.chain,
           scopes,
+          expiresAt: String(created.expiresAt),
+          csrfToken: csrfTokenFor(ctx, created.sessionId),
+          nativeChainId: ctx.config.signinNativeChainId,
+        };
+      },
+    );
+
+    app.post(
+      '/api/v0/console/link',
+      {
+        schema: {
+          tags,
+          summary: 'Sign in to the console with a one-time link from the operator (platform console-link)',
+          description:
+            'The console page sends the part of the link after #/link/. The link works once and until it expires; it opens the same session cookie as a wallet sign-in. Same-origin only.',
+          body: Type.Object(
+            { token: Type.String({ maxLength: 200, description: '<linkId>.<secret>, from the link' }) },
+            { additionalProperties: false },
+          ),
+          response: { 200: ConsoleSessionInfo, ...errorResponses(400, 401, 403) },
+        },
+      },
+      async (request, reply) => {
+        const { who, created } = await useConsoleLink(ctx, request.body.token);
+        setSessionCookie(ctx, reply, created.cookie, SESSION_TTL_MS);
+        reply.header('cache-control', 'no-store');
+        return {
+          signedIn: true,
+          address: who.address,
+          platformAddress: who.platformAddress,
+          chain: who.chain,
+          scopes: who.scopes,
           expiresAt: String(created.expiresAt),
           csrfToken: csrfTokenFor(ctx, created.sessionId),
           nativeChainId: ctx.config.signinNativeChainId,

@@ -64,10 +64,25 @@ function send(request: FastifyRequest, reply: FastifyReply, asset: Asset) {
   return reply.send(asset.raw);
 }
 
+/**
+ * The console page names the service's own origin (PUBLIC_URL) in a meta tag: opened at another
+ * address (localhost for 127.0.0.1), the page offers the right link, since no sign-in works there.
+ */
+function withPublicOrigin(ctx: AppContext, page: Asset): Asset {
+  const origin = new URL(ctx.config.publicUrl).origin.replace(/[&"<>]/g, '');
+  const raw = Buffer.from(
+    page.raw.toString('utf8').replace('</head>', `<meta name="platform-public-origin" content="${origin}"></head>`),
+  );
+  return { type: page.type, raw, gz: raw.length > 512 ? gzipSync(raw, { level: 9 }) : null };
+}
+
 export function registerPortalStatic(app: FastifyInstance, ctx: AppContext): void {
   const built = existsSync(join(PORTAL_DIST, 'index.html'));
   const pages = built
-    ? { console: load(join(PORTAL_DIST, 'index.html')), claim: load(join(PORTAL_DIST, 'claim.html')) }
+    ? {
+        console: withPublicOrigin(ctx, load(join(PORTAL_DIST, 'index.html'))),
+        claim: load(join(PORTAL_DIST, 'claim.html')),
+      }
     : null;
   const assets = new Map<string, Asset>();
   if (built && existsSync(join(PORTAL_DIST, 'assets'))) {

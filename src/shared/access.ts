@@ -270,6 +270,10 @@ export const ACCESS = {
   'GET /claim/:claimId': publicRoute({ note: 'the claim page; sets a visitor cookie' }),
   'GET /assets/:file': publicRoute(),
   'POST /api/v0/console/session': publicRoute({ sameOrigin: true, note: 'a wallet proof made for the console' }),
+  'POST /api/v0/console/link': publicRoute({
+    sameOrigin: true,
+    note: 'a one-time sign-in link from the operator (platform console-link)',
+  }),
   'GET /api/v0/console/session': apiKey({ console: 'visitor', note: 'signedIn: false without a console session' }),
   'DELETE /api/v0/console/session': consoleOnly,
   'GET /api/v0/apiKeys': consoleOnly,

@@ -1,5 +1,7 @@
 // Operator commands of sign-in: developer apps (`platform app …`), operator tokens
-// (`platform token …`) and the id_token signing keys (`platform signin rotate-keys`). Each prints
+// (`platform token …`), one-time console sign-in links (`platform console-link`, for an operator
+// without a wallet extension; see portal/console-links.ts) and the id_token signing keys
+// (`platform signin rotate-keys`). Each prints
 // one JSON document on stdout; secrets and tokens are shown only in the output of the command that
 // creates them.
 import { parseArgs } from 'node:util';
@@ -21,6 +23,7 @@ import {
 } from './apps.ts';
 import { createOperatorToken, listOperatorTokens, parseDuration, revokeOperatorToken } from './operator-tokens.ts';
 import { SCOPE_IDS } from './scopes.ts';
+import { createConsoleLink } from '../portal/console-links.ts';
 
 const print = (value: unknown) => process.stdout.write(JSON.stringify(value, null, 2) + '\n');
 
@@ -283,6 +286,44 @@ registerCommand({
       return 1;
     }
     print({ id, revoked: true });
+  },
+});
+
+registerCommand({
+  name: 'console-link',
+  usage: 'console-link --address A [--expires 10m]  print a one-time console sign-in link for an address',
+  details: [
+    '--address A           the address the console session acts as (0x… or native)',
+    '--expires D           how long the link can be used: 90s, 10m, 2h (default 10m, at most 24h)',
+    'The link works once, at the service’s own address (PUBLIC_URL); the session it opens lasts',
+    'like a wallet sign-in (12 hours). Creation and use are logged without the secret.',
+  ].join('\n'),
+  async run(args) {
+    const { values } = parseArgs({
+      args,
+      options: { address: { type: 'string' }, expires: { type: 'string' } },
+      strict: true,
+    });
+    if (!values.address) throw new UsageError('console-link needs --address <address>');
+    const ttlMs = values.expires === undefined ? undefined : parseDuration(values.expires);
+    if (ttlMs === null) throw new UsageError('--expires must be a duration such as 90s, 10m or 2h');
+    const address = values.address;
+    const link = await withOperator((ctx) =>
+      createConsoleLink(ctx, { address, ...(ttlMs !== undefined ? { ttlMs } : {}) }),
+    );
+    process.stdout.write(
+      JSON.stringify(
+        {
+          url: link.url,
+          id: link.linkId,
+          address: link.address,
+          platformAddress: link.platformAddress,
+          expires_at: new Date(link.expiresAt).toISOString(),
+        },
+        null,
+        2,
+      ) + '\n',
+    );
   },
 });
 

@@ -52,6 +52,7 @@ describe('one configuration for CLI and server: .env', () => {
       assert.match(service.stderr(), new RegExp(`${service.url}/docs`));
       assert.ok(service.stderr().includes(`Database:   ${expected}`), service.stderr());
       assert.match(service.stderr(), /api-key create/);
+      assert.doesNotMatch(service.stderr(), /TEST-ONLY/, 'no egress warning without the test-only settings');
       const start = service
         .stdout()
         .split('\n')

@@ -14,7 +14,7 @@ test('the build prints the budgets, emits hashed assets and no inline script', (
   try {
     const r = build({ PORTAL_OUT_DIR: out });
     assert.equal(r.status, 0, r.stderr);
-    assert.match(r.stdout, /claim\s+[\d.]+ KB gzipped JS \(budget 120 KB\)/);
+    assert.match(r.stdout, /claim\s+[\d.]+ KB gzipped JS \(budget 30 KB\)/);
     assert.match(r.stdout, /console\s+[\d.]+ KB gzipped JS \(budget 300 KB\)/);
     for (const page of ['index.html', 'claim.html']) {
       const html = readFileSync(join(out, page), 'utf8');

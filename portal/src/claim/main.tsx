@@ -1,10 +1,13 @@
 // The public claim page (/claim/{claimId}): what the claim asks for (from customDetailsDisplay of
 // each plugin's description), a wallet connection (the same wallet proof as sign-in), the inputs the
 // plugins need, a live check of each requirement (simulate), then complete, follow the attempt until
-// it resolves, and show the claim number (and the reserved code of an on-chain claim). Error texts
-// are the plugins' own.
+// it resolves, and show the claim number in words (and the reserved code of an on-chain claim).
+// Calm by design: a requirement that needs input stays neutral until something is typed, the check
+// runs once typing stops, each error text is shown once, the Claim button is enabled only while the
+// check passes (and says why not otherwise), and a claimed address sees its settled result again
+// after a reload (read from the success route). Error texts are the plugins' own.
 import { render } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import '../styles.css';
 import {
   api,
@@ -24,6 +27,8 @@ import { hasWallet, signInWithWallet, signOut, type WalletKind } from '../wallet
 
 const claimId = decodeURIComponent(location.pathname.split('/')[2] ?? '');
 const DID_NOT_RUN = /did not run/;
+/** Time after the last keystroke before the requirements are checked. */
+const QUIET_MS = 500;
 
 /** Descriptions of the claim's hosted and custom plugins, from their documents (the pinned version). */
 async function documentDescriptions(claim: ClaimDoc, core: PluginDescription[]): Promise<PluginDescription[]> {
@@ -62,7 +67,9 @@ function Shown({ pluginId, params }: { pluginId: string; params: Record<string, 
 }
 
 type Check = { state: 'pass' | 'fail'; text: string };
-type Result = { success: boolean; error: string; claimNumber?: number; code?: string };
+/** The whole claim's check: passes, fails (with the service's text), or waits for inputs (names them). */
+type Overall = { state: 'pass' | 'fail' | 'waiting'; text: string };
+type Failure = { error: string };
 
 function inputsBody(claim: ClaimDoc, byId: Map<string, PluginDescription>, inputs: Record<string, Values>) {
   const body: Record<string, unknown> = { _expectedVersion: -1 };
@@ -76,17 +83,34 @@ function inputsBody(claim: ClaimDoc, byId: Map<string, PluginDescription>, input
   return body as { _expectedVersion: number };
 }
 
+/** Whether the claimer has typed anything for this instance yet (until then its requirement stays neutral). */
+function inputGiven(values: Values | undefined): boolean {
+  return Object.values(values ?? {}).some((v) => (typeof v === 'string' ? v.trim() !== '' : Boolean(v)));
+}
+
+/** "#1", "#1 and #4", "#1, #4 and #7": claim numbers (zero-based in the API) as people count. */
+function placesText(claimNumbers: number[]): string {
+  const places = claimNumbers.map((n) => `#${n + 1}`);
+  return places.length > 1 ? `${places.slice(0, -1).join(', ')} and ${places.at(-1)}` : (places[0] ?? '');
+}
+
 function ClaimPage() {
   const [claim, setClaim] = useState<ClaimDoc | null>(null);
   const [descriptions, setDescriptions] = useState<PluginDescription[]>([]);
   const [session, setSession] = useState<SessionInfo | null>(null);
   const [inputs, setInputs] = useState<Record<string, Values>>({});
   const [checks, setChecks] = useState<Record<string, Check>>({});
-  const [overall, setOverall] = useState<Check | null>(null);
+  const [overall, setOverall] = useState<Overall | null>(null);
   const [status, setStatus] = useState<string | null>(null);
-  const [result, setResult] = useState<Result | null>(null);
+  /** the connected address's claim numbers (from the success route): non-empty means settled */
+  const [settled, setSettled] = useState<number[] | null>(null);
+  const [again, setAgain] = useState(false);
+  const [code, setCode] = useState<string | null>(null);
+  const [failure, setFailure] = useState<Failure | null>(null);
+  const [recheck, setRecheck] = useState(0);
   const [loadError, setLoadError] = useState<string | null>(null);
-  const { busy, error, run } = useAction();
+  const { busy, error, setError, run } = useAction();
+  const checkSeq = useRef(0);
   const byId = new Map(descriptions.map((d) => [d.pluginId, d]));
 
   useEffect(() => {
@@ -108,9 +132,24 @@ function ClaimPage() {
     );
   }, []);
 
-  // Live check: one simulation per requirement (the others do not run) and one of the whole claim.
+  const readSuccess = async (address: string) => {
+    const r = await api.GET('/api/v0/claims/success/{claimId}/{address}', { params: { path: { claimId, address } } });
+    const numbers = r.data?.claimNumbers ?? [];
+    setSettled(numbers.length ? numbers : null);
+  };
+
+  // A connected address that already claimed sees its result again (after a reload too).
   useEffect(() => {
-    if (!claim || !session?.signedIn || result) return;
+    if (session?.signedIn) void readSuccess(session.address);
+    else setSettled(null);
+  }, [session]);
+
+  // Live check, once typing stops: one simulation per requirement that has what it needs (those
+  // waiting for input stay neutral) and one of the whole claim once every input is given.
+  useEffect(() => {
+    if (!claim || !session?.signedIn || !descriptions.length) return;
+    const seq = ++checkSeq.current;
+    setOverall(null);
     const timer = setTimeout(async () => {
       const address = session.address;
       const body = inputsBody(claim, byId, inputs);
@@ -120,11 +159,18 @@ function ClaimPage() {
           body: specific ? { ...body, _specificInstanceIds: specific } : body,
         });
       const own = claim.plugins.filter((p) => !byId.get(p.pluginId)?.mandatory);
-      const [all, ...each] = await Promise.all([simulate(), ...own.map((p) => simulate([p.instanceId]))]);
+      const needs = (p: (typeof own)[number]) => (byId.get(p.pluginId)?.userInputsSchema.length ?? 0) > 0;
+      const ready = own.filter((p) => !needs(p) || inputGiven(inputs[p.instanceId]));
+      const waiting = own.filter((p) => !ready.includes(p));
+      const [all, ...each] = await Promise.all([
+        waiting.length ? null : simulate(),
+        ...ready.map((p) => simulate([p.instanceId])),
+      ]);
+      if (seq !== checkSeq.current) return; // a newer check has started
       const text = (r: { error?: unknown; response: Response }) =>
         (r.error as { errorMessage?: string } | undefined)?.errorMessage ?? `HTTP ${r.response.status}`;
       const next: Record<string, Check> = {};
-      own.forEach((p, i) => {
+      ready.forEach((p, i) => {
         const r = each[i]!;
         next[p.instanceId] =
           r.response.ok || DID_NOT_RUN.test(text(r))
@@ -132,12 +178,17 @@ function ClaimPage() {
             : { state: 'fail', text: text(r) };
       });
       setChecks(next);
+      const name = (p: (typeof own)[number]) => byId.get(p.pluginId)?.metadata.name ?? p.pluginId;
       setOverall(
-        all.response.ok ? { state: 'pass', text: 'You meet every requirement.' } : { state: 'fail', text: text(all) },
+        !all
+          ? { state: 'waiting', text: `Fill in ${waiting.map(name).join(', ')} to claim.` }
+          : all.response.ok
+            ? { state: 'pass', text: 'You meet every requirement.' }
+            : { state: 'fail', text: text(all) },
       );
-    }, 250);
+    }, QUIET_MS);
     return () => clearTimeout(timer);
-  }, [claim, session, inputs, descriptions, result]);
+  }, [claim, session, inputs, descriptions, recheck]);
 
   if (loadError)
     return (
@@ -153,61 +204,106 @@ function ClaimPage() {
       </main>
     );
 
+  const canClaim = overall?.state === 'pass' && !busy && !status;
   const connect = (kind: WalletKind) =>
     run(async () => setSession(await signInWithWallet(kind, session.nativeChainId)));
   const complete = () =>
     run(async () => {
-      setResult(null);
+      if (!canClaim) return;
+      setFailure(null);
+      setCode(null);
       const address = session.address;
-      const { claimAttemptId } = await call(
-        api.POST('/api/v0/claims/complete/{claimId}/{address}', {
-          params: { path: { claimId, address } },
-          body: inputsBody(claim, byId, inputs),
-        }),
-      );
-      setStatus('Your claim is queued…');
-      for (let i = 0; i < 240; i++) {
-        const s = await call(
-          api.GET('/api/v0/claims/status/{claimAttemptId}', { params: { path: { claimAttemptId } } }),
+      try {
+        const { claimAttemptId } = await call(
+          api.POST('/api/v0/claims/complete/{claimId}/{address}', {
+            params: { path: { claimId, address } },
+            body: inputsBody(claim, byId, inputs),
+          }),
         );
-        if (s.success !== undefined) {
-          let claimNumber: number | undefined;
-          if (s.success) {
-            const won = await call(
-              api.GET('/api/v0/claims/success/{claimId}/{address}', { params: { path: { claimId, address } } }),
-            );
-            claimNumber = won.claimNumbers.at(-1);
+        setStatus('Your claim is queued…');
+        for (let i = 0; i < 240; i++) {
+          const s = await call(
+            api.GET('/api/v0/claims/status/{claimAttemptId}', { params: { path: { claimAttemptId } } }),
+          );
+          if (s.success !== undefined) {
+            setStatus(null);
+            if (s.success) {
+              await readSuccess(address);
+              setAgain(false);
+              if (s.code) setCode(s.code);
+            } else setFailure({ error: s.error });
+            setClaim((await call(api.GET('/api/v0/claim/{claimId}', { params: { path: { claimId } } }))).claim);
+            return;
           }
-          setStatus(null);
-          setResult({ success: s.success, error: s.error, claimNumber, code: s.code });
-          setClaim((await call(api.GET('/api/v0/claim/{claimId}', { params: { path: { claimId } } }))).claim);
-          return;
+          await new Promise((r) => setTimeout(r, i < 20 ? 250 : 1000));
         }
-        await new Promise((r) => setTimeout(r, i < 20 ? 250 : 1000));
+        setStatus(null);
+        throw new Error('The claim is still being processed. Reload this page later to see the result.');
+      } finally {
+        setRecheck((n) => n + 1); // the requirements may read differently now (a use spent, a limit reached)
       }
-      throw new Error('The claim is still being processed. Reload this page later to see the result.');
     });
 
   const numUses = claim.plugins.find((p) => p.pluginId === 'numUses');
-  const maxUses = Number((numUses?.publicParams as { maxUses?: number } | undefined)?.maxUses ?? 0);
+  const useParams = (numUses?.publicParams ?? {}) as { maxUses?: number; displayAsUnlimited?: boolean };
+  const maxUses = Number(useParams.maxUses ?? 0);
   const withInputs = claim.plugins.filter((p) => (byId.get(p.pluginId)?.userInputsSchema.length ?? 0) > 0);
+  const own = claim.plugins.filter((p) => !byId.get(p.pluginId)?.mandatory);
+
+  // Each error text once: a requirement's own line first, then the reason beside the button, then
+  // the line of a completion that failed.
+  const shown = new Set(own.map((p) => checks[p.instanceId]).flatMap((c) => (c?.state === 'fail' ? [c.text] : [])));
+  const failing = own.filter((p) => checks[p.instanceId]?.state === 'fail');
+  const nameOf = (p: (typeof own)[number]) => byId.get(p.pluginId)?.metadata.name ?? p.pluginId;
+  let reason: string | null = null;
+  if (overall?.state === 'waiting') reason = overall.text;
+  else if (overall?.state === 'fail')
+    reason = shown.has(overall.text)
+      ? `Not yet: ${failing.map(nameOf).join(', ')} ${failing.length > 1 ? 'do' : 'does'} not pass (see above).`
+      : overall.text;
+  if (overall?.state === 'fail' && reason) shown.add(overall.text);
+  const failureText = failure && !shown.has(failure.error) ? failure.error : null;
+  if (failureText) shown.add(failureText);
+  const errorText = error && !shown.has(error) ? error : null;
+  const showForm = !settled || again;
 
   return (
     <main id="main" class="claim">
       <h1>{claim.metadata.name || claimId}</h1>
       {claim.metadata.description ? <p class="description">{claim.metadata.description}</p> : null}
       {numUses && numUses.publicState.numUses !== undefined ? (
-        <p class="muted">
-          {numUses.publicState.numUses} of {maxUses} claimed
+        <p class="muted" data-testid="uses">
+          {useParams.displayAsUnlimited
+            ? `${numUses.publicState.numUses} claimed`
+            : `${numUses.publicState.numUses} of ${maxUses} claimed`}
         </p>
       ) : null}
 
-      <section aria-labelledby="req-title" class="card">
-        <h2 id="req-title">Requirements</h2>
-        <ul class="requirements">
-          {claim.plugins
-            .filter((p) => !byId.get(p.pluginId)?.mandatory)
-            .map((p) => {
+      {settled ? (
+        <section class="card result ok" aria-live="polite" data-testid="settled">
+          <h2>You have claimed this</h2>
+          <p data-testid="claim-place">
+            You were <strong>{placesText(settled)}</strong>
+            {maxUses && !useParams.displayAsUnlimited ? ` of ${maxUses}` : ''}.
+          </p>
+          {code ? (
+            <p>
+              Your reserved code: <code data-testid="reserved-code">{code}</code>
+            </p>
+          ) : null}
+          {!again ? (
+            <button type="button" class="link" onClick={() => setAgain(true)}>
+              Claim again
+            </button>
+          ) : null}
+        </section>
+      ) : null}
+
+      {showForm ? (
+        <section aria-labelledby="req-title" class="card">
+          <h2 id="req-title">Requirements</h2>
+          <ul class="requirements">
+            {own.map((p) => {
               const d = byId.get(p.pluginId);
               const c = checks[p.instanceId];
               return (
@@ -219,18 +315,20 @@ function ClaimPage() {
                     <strong>{d?.metadata.name ?? p.pluginId}</strong>
                     {d?.customDetailsDisplay ? ` — ${detailsText(d.customDetailsDisplay, p.publicParams)}` : ''}
                     <Shown pluginId={p.pluginId} params={p.publicParams} />
-                    {c ? <span class="sr-only">{c.state === 'pass' ? ' (passes)' : ` (fails: ${c.text})`}</span> : null}
+                    {c?.state === 'pass' ? <span class="sr-only"> (passes)</span> : null}
                     {c?.state === 'fail' ? (
-                      <span class="check-text" aria-hidden="true">
-                        {c.text}
-                      </span>
+                      <>
+                        <span class="sr-only"> (does not pass)</span>
+                        <span class="check-text">{c.text}</span>
+                      </>
                     ) : null}
                   </span>
                 </li>
               );
             })}
-        </ul>
-      </section>
+          </ul>
+        </section>
+      ) : null}
 
       {!session.signedIn ? (
         <section aria-labelledby="connect-title" class="card">
@@ -255,7 +353,7 @@ function ClaimPage() {
       ) : (
         <section aria-labelledby="you-title" class="card">
           <h2 id="you-title">Claim as</h2>
-          <p>
+          <p class="claimer">
             <code data-testid="claimer">{session.address}</code>{' '}
             <button
               type="button"
@@ -266,64 +364,67 @@ function ClaimPage() {
                   setSession({ ...session, signedIn: false, address: '', csrfToken: '' });
                   setChecks({});
                   setOverall(null);
+                  setFailure(null);
+                  setAgain(false);
                 })
               }
             >
               Use another wallet
             </button>
           </p>
-          {withInputs.length ? (
-            <form
-              onSubmit={(e) => {
-                e.preventDefault();
-                void complete();
-              }}
-            >
-              {withInputs.map((p) => (
-                <Fields
-                  key={p.instanceId}
-                  fields={byId.get(p.pluginId)!.userInputsSchema}
-                  values={inputs[p.instanceId] ?? {}}
-                  idPrefix={`in-${p.instanceId}`}
-                  onChange={(v) => setInputs({ ...inputs, [p.instanceId]: v })}
-                />
-              ))}
-            </form>
+          {showForm ? (
+            <>
+              {withInputs.length ? (
+                <form
+                  onSubmit={(e) => {
+                    e.preventDefault();
+                    void complete();
+                  }}
+                >
+                  {withInputs.map((p) => (
+                    <Fields
+                      key={p.instanceId}
+                      fields={byId.get(p.pluginId)!.userInputsSchema}
+                      values={inputs[p.instanceId] ?? {}}
+                      idPrefix={`in-${p.instanceId}`}
+                      onChange={(v) => {
+                        setFailure(null);
+                        setError(null);
+                        setInputs({ ...inputs, [p.instanceId]: v });
+                      }}
+                    />
+                  ))}
+                </form>
+              ) : null}
+              {overall?.state === 'pass' ? (
+                <p class="ok" role="status" data-testid="live-check">
+                  {overall.text}
+                </p>
+              ) : null}
+              <button
+                type="button"
+                id="claim-button"
+                disabled={!canClaim}
+                aria-describedby={reason ? 'claim-reason' : undefined}
+                onClick={() => void complete()}
+              >
+                {busy || status ? 'Claiming…' : overall === null ? 'Checking…' : 'Claim'}
+              </button>
+              {reason ? (
+                <p id="claim-reason" class={overall?.state === 'fail' ? 'reason fail' : 'reason'} role="status">
+                  {reason}
+                </p>
+              ) : null}
+            </>
           ) : null}
-          {overall ? (
-            <p class={overall.state === 'pass' ? 'ok' : 'error'} role="status" data-testid="live-check">
-              {overall.text}
-            </p>
-          ) : null}
-          <button type="button" id="claim-button" disabled={busy} onClick={() => void complete()}>
-            Claim
-          </button>
         </section>
       )}
       {status ? <p role="status">{status}</p> : null}
-      <ErrorLine error={error} />
-      {result ? (
-        <section class={`card result ${result.success ? 'ok' : 'error'}`} aria-live="polite" data-testid="result">
-          {result.success ? (
-            <>
-              <h2>Claimed</h2>
-              {result.claimNumber !== undefined ? (
-                <p>
-                  Your claim number is <strong data-testid="claim-number">{result.claimNumber}</strong>.
-                </p>
-              ) : null}
-              {result.code ? (
-                <p>
-                  Your reserved code: <code data-testid="reserved-code">{result.code}</code>
-                </p>
-              ) : null}
-            </>
-          ) : (
-            <>
-              <h2>Not claimed</h2>
-              <p data-testid="result-error">{result.error}</p>
-            </>
-          )}
+      <ErrorLine error={errorText} />
+      {failureText ? (
+        <section class="card result error" aria-live="polite" data-testid="result">
+          <h2>Not claimed</h2>
+          <p data-testid="result-error">{failureText}</p>
         </section>
       ) : null}
     </main>

@@ -1,7 +1,7 @@
 // Claims: my claims; a builder whose plugin forms come from the server's plugin descriptions
 // (params, assignMethod, satisfyMethod); edit with the version check; delete; a claim's attempts
 // (paged, with errors), a live "simulate as address" box and the codes CSV download.
-import { useEffect, useMemo, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import {
@@ -635,11 +635,24 @@ function Simulate({
 }) {
   const [address, setAddress] = useState(defaultAddress);
   const [inputs, setInputs] = useState<Record<string, Values>>({});
-  const [result, setResult] = useState<{ ok: boolean; text: string } | null>(null);
+  const [result, setResult] = useState<{ state: 'ok' | 'fail' | 'waiting'; text: string } | null>(null);
+  const seq = useRef(0);
   const byId = new Map(descriptions.map((d) => [d.pluginId, d]));
   const withInputs = claim.plugins.filter((p) => (byId.get(p.pluginId)?.userInputsSchema.length ?? 0) > 0);
+  // Like the claim page: nothing is judged before there is something to judge (an address, and a
+  // value for every requirement that asks for one), and the check runs once typing stops.
   useEffect(() => {
+    const mine = ++seq.current;
+    setResult(null);
     if (!address) return;
+    const waiting = withInputs.filter(
+      (p) => !Object.values(inputs[p.instanceId] ?? {}).some((v) => (typeof v === 'string' ? v.trim() : v)),
+    );
+    if (waiting.length) {
+      const names = waiting.map((p) => byId.get(p.pluginId)?.metadata.name ?? p.pluginId).join(', ');
+      setResult({ state: 'waiting', text: `Fill in ${names} to simulate.` });
+      return;
+    }
     const timer = setTimeout(async () => {
       const body: Record<string, unknown> = { _expectedVersion: -1 };
       for (const p of withInputs) body[p.instanceId] = buildInputs(byId.get(p.pluginId)!, inputs[p.instanceId]);
@@ -647,14 +660,18 @@ function Simulate({
         params: { path: { claimId: claim.claimId, address } },
         body: body as { _expectedVersion: number },
       });
+      if (mine !== seq.current) return; // the address or an input changed meanwhile
       setResult(
         r.response.ok
-          ? { ok: true, text: 'This address would pass every requirement.' }
-          : { ok: false, text: (r.error as { errorMessage?: string })?.errorMessage ?? `HTTP ${r.response.status}` },
+          ? { state: 'ok', text: 'This address would pass every requirement.' }
+          : {
+              state: 'fail',
+              text: (r.error as { errorMessage?: string })?.errorMessage ?? `HTTP ${r.response.status}`,
+            },
       );
-    }, 300);
+    }, 500);
     return () => clearTimeout(timer);
-  }, [address, inputs]);
+  }, [address, inputs, descriptions]);
   return (
     <section class="card" aria-labelledby="simulate-title">
       <h2 id="simulate-title">Simulate as address</h2>
@@ -676,7 +693,11 @@ function Simulate({
         />
       ))}
       {result ? (
-        <p role="status" class={result.ok ? 'ok' : 'error'} data-testid="simulate-result">
+        <p
+          role="status"
+          class={result.state === 'ok' ? 'ok' : result.state === 'fail' ? 'error' : 'muted'}
+          data-testid="simulate-result"
+        >
           {result.text}
         </p>
       ) : null}

@@ -1,9 +1,11 @@
-// The developer console: sign in with a wallet, then API keys, developer apps, claims, dynamic
-// stores, plugins and the account. Hash routes (#/keys, #/claims/new, …) keep every page on `/`.
+// The developer console: sign in with a wallet (or a one-time link from the operator, #/link/…),
+// then API keys, developer apps, claims, dynamic stores, plugins and the account. Hash routes
+// (#/keys, #/claims/new, …) keep every page on `/`. Opened at another address than the service's
+// own (localhost for 127.0.0.1, say), where no sign-in can work, it offers the right link instead.
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import '../styles.css';
-import { loadSession, type SessionInfo } from '../api.ts';
+import { api, call, loadSession, rememberSession, type SessionInfo } from '../api.ts';
 import { ErrorLine, useAction } from '../ui.tsx';
 import { hasWallet, signInWithWallet, signOut, type WalletKind } from '../wallet.ts';
 import { KeysPage } from './keys.tsx';
@@ -24,6 +26,62 @@ const PAGES = [
 
 // Back from linking a social account (?connected= or ?connectionError=): the account page says how it went.
 if (!location.hash && /[?&](connected|connectionError)=/.test(location.search)) location.hash = '#/account';
+
+/** The service's own origin (PUBLIC_URL), which the server writes into the page. */
+const PUBLIC_ORIGIN =
+  document.querySelector('meta[name="platform-public-origin"]')?.getAttribute('content') || location.origin;
+
+function WrongOrigin() {
+  const right = `${PUBLIC_ORIGIN}${location.pathname}${location.search}${location.hash}`;
+  return (
+    <main id="main">
+      <section class="card narrow" aria-labelledby="origin-title">
+        <h1 id="origin-title">Open the console at its own address</h1>
+        <p>
+          This service's address is <code>{PUBLIC_ORIGIN}</code>, but this page was opened at{' '}
+          <code>{location.origin}</code>. Sign-in (with a wallet or a sign-in link) only works at the service's own
+          address.
+        </p>
+        <p>
+          <a class="button" href={right} data-testid="right-origin">
+            Continue at {PUBLIC_ORIGIN}
+          </a>
+        </p>
+      </section>
+    </main>
+  );
+}
+
+/** Signs in with the token of a one-time link (#/link/<token>), then leaves the token out of the address bar. */
+function LinkSignIn({ token, onSignedIn }: { token: string; onSignedIn: (s: SessionInfo) => void }) {
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    history.replaceState(null, '', `${location.pathname}${location.search}#/link`);
+    call(api.POST('/api/v0/console/link', { body: { token } })).then(
+      (s) => {
+        history.replaceState(null, '', `${location.pathname}${location.search}#/keys`);
+        onSignedIn(rememberSession(s));
+        dispatchEvent(new HashChangeEvent('hashchange'));
+      },
+      (e: Error) => setError(e.message),
+    );
+  }, [token]);
+  return (
+    <section class="card narrow" aria-labelledby="link-title">
+      <h1 id="link-title">Signing in with a link</h1>
+      {error ? (
+        <>
+          <ErrorLine error={error} />
+          <p>
+            <a href="#/keys">Sign in with a wallet instead</a>
+          </p>
+        </>
+      ) : (
+        <p aria-busy="true">Checking the link…</p>
+      )}
+    </section>
+  );
+}
 
 function useHash(): string[] {
   const read = () => location.hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
@@ -64,12 +122,14 @@ function Console() {
   const [session, setSession] = useState<SessionInfo | null>(null);
   const [loadError, setLoadError] = useState<string | null>(null);
   const route = useHash();
+  const [linkToken] = useState(() => (route[0] === 'link' && route[1] ? route[1] : null));
   useEffect(() => {
     loadSession().then(setSession, (e: Error) => setLoadError(e.message));
     const ended = () => setSession((s) => (s ? { ...s, signedIn: false, csrfToken: '' } : s));
     addEventListener('console-session-ended', ended);
     return () => removeEventListener('console-session-ended', ended);
   }, []);
+  if (location.origin !== PUBLIC_ORIGIN) return <WrongOrigin />;
   if (loadError)
     return (
       <main id="main">
@@ -80,6 +140,12 @@ function Console() {
     return (
       <main id="main">
         <p aria-busy="true">Loading…</p>
+      </main>
+    );
+  if (linkToken && route[0] === 'link')
+    return (
+      <main id="main">
+        <LinkSignIn token={linkToken} onSignedIn={setSession} />
       </main>
     );
   if (!session.signedIn)
