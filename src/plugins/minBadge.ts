@@ -1,6 +1,8 @@
 // min-badge (hosted): the address's native balance is at least `minBalance` whole units (1 whole
 // unit = 10^9 ubadge; truncating division, as the reference). A result is kept 60 s after a pass and
 // 10 s after an "Insufficient balance", per (address, threshold); an unreadable chain is never kept.
+// Each result comes from a chain read made for the check, never from the chain client's 2 s
+// balance cache (which the account route fills): a kept failure is never older than its window.
 import { chainClientFor } from '../chain/client.ts';
 import { badRequest } from '../shared/errors.ts';
 import { asObject, onlyKeys } from './params.ts';
@@ -43,7 +45,7 @@ export const minBadge: ClaimPlugin<Pub> = {
       return hit.pass ? { success: true } : { success: false, error: 'Insufficient balance' };
     let amount: bigint;
     try {
-      amount = BigInt(await client.nativeBalance(ctx.platformAddress));
+      amount = BigInt(await client.nativeBalance(ctx.platformAddress, { fresh: true }));
     } catch (err) {
       return { success: false, error: `Could not read the balance from the chain: ${(err as Error).message}` };
     }
