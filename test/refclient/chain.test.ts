@@ -180,6 +180,66 @@ describe('reference client: collections and accounts', { timeout: 120_000 }, () 
     });
   });
 
+  test('collection views on their own routes agree with getCollections: owners, transfer activity, amount and challenge trackers', async () => {
+    const viewIds = async (viewType: string) =>
+      (
+        await sdk.api.getCollections({
+          collectionsToFetch: [{ collectionId: '1', viewsToFetch: [{ viewType, viewId: 'v', bookmark: '' }] }],
+        } as never)
+      ).collections[0]!.views.v!.ids;
+    const owners = await sdk.api.getCollectionOwners('1', {} as never);
+    assert.deepEqual(
+      owners.owners.map((o) => o._docId),
+      await viewIds('owners'),
+    );
+    assert.equal(owners.owners.length, 2);
+    const activity = await sdk.api.getCollectionTransferActivity('1', {} as never);
+    assert.deepEqual(
+      activity.activity.map((a) => a._docId),
+      await viewIds('transferActivity'),
+    );
+    assert.equal(activity.activity.length, 11);
+    const amounts = await sdk.api.getCollectionAmountTrackers('1', {} as never);
+    assert.deepEqual(
+      amounts.amountTrackers.map((a) => a._docId),
+      await viewIds('amountTrackers'),
+    );
+    const challenges = await sdk.api.getCollectionChallengeTrackers('1', {} as never);
+    assert.deepEqual(
+      challenges.challengeTrackers.map((a) => a._docId),
+      await viewIds('challengeTrackers'),
+    );
+    assert.deepEqual(sdk.paths.filter((p) => !p.endsWith('/collections')).slice(-4), [
+      'GET /api/v0/collection/1/owners',
+      'GET /api/v0/collection/1/activity',
+      'GET /api/v0/collection/1/amountTrackers',
+      'GET /api/v0/collection/1/challengeTrackers',
+    ]);
+    // refusals: an unknown collection; a bookmark of another list
+    const unknown = { errorMessage: 'Collection 999 not found (not on chain, or not indexed yet)' };
+    assert.deepEqual(await refusal(sdk.api.getCollectionOwners('999', {} as never)), unknown);
+    assert.deepEqual(await refusal(sdk.api.getCollectionAmountTrackers('999', {} as never)), unknown);
+    assert.deepEqual(await refusal(sdk.api.getCollectionChallengeTrackers('999', {} as never)), unknown);
+    assert.deepEqual(await refusal(sdk.api.getCollectionTransferActivity('1', { bookmark: 'x.y' } as never)), {
+      errorMessage: 'Invalid bookmark: it was not issued by this list. Send an empty bookmark for the first page.',
+    });
+  });
+
+  test('updateAccountInfo sets the username that getAccount answers; checkIfSignedIn', async () => {
+    const api = sdkClient(t, bob.accessToken).api;
+    const name = `b${Date.now().toString(36)}`.slice(0, 15);
+    await api.updateAccountInfo({ username: name });
+    const { account } = await sdk.api.getAccount({ username: name.toUpperCase() });
+    assert.deepEqual([account.username, account._docId], [name, bob.platformAddress]);
+    const status = await api.checkIfSignedIn({});
+    assert.equal(status.signedIn, true);
+    assert.equal((await sdk.api.checkIfSignedIn({})).signedIn, false);
+    assert.deepEqual(await refusal(api.updateAccountInfo({ username: 'no spaces' })), {
+      errorMessage:
+        'body.username is invalid: Username must be 1 to 15 characters long and can only contain letters, numbers, and underscores.',
+    });
+  });
+
   test('listings and tokenFloorPrices views are empty pages, and the other views of the request are served', async () => {
     const res = await sdk.api.getCollections({
       collectionsToFetch: [
