@@ -1,0 +1,54 @@
+// The reference client's sign-in calls, unchanged, against a running service: the code exchange
+// (`/api/v0/siwbb/token` renamed to `/api/v0/signin/token` in the path only), the session check,
+// and the revocation, each with one refusal.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startApp, type TestApp } from '../helpers/app.ts';
+import { authorizeCode, codeExchangeBody } from '../helpers/signin.ts';
+import { refusal, sdkClient, type SdkClient } from './sdk.ts';
+
+describe('reference client: sign-in', { timeout: 120_000 }, () => {
+  let t: TestApp;
+  let sdk: SdkClient;
+  before(async () => {
+    t = await startApp({ listen: true });
+    sdk = sdkClient(t);
+  });
+  after(() => t.close());
+
+  test('exchangeSIWBBAuthorizationCode, checkIfSignedIn and revokeOauthAuthorization', async () => {
+    const { code, client, account } = await authorizeCode(t, { scopes: ['manageAccount'] });
+    const tokens = (await sdk.api.exchangeSIWBBAuthorizationCode(
+      codeExchangeBody(client, code) as never,
+    )) as unknown as {
+      access_token: string;
+      refresh_token: string;
+      address: string;
+    };
+    assert.equal(tokens.address.toLowerCase(), account.address.toLowerCase());
+    assert.match(tokens.access_token, /\S{20,}/);
+    assert.deepEqual(sdk.paths.at(-1), 'POST /api/v0/signin/token');
+    const signedIn = sdkClient(t, tokens.access_token).api;
+    assert.equal((await signedIn.checkIfSignedIn({})).signedIn, true);
+    await sdk.api.revokeOauthAuthorization({ token: tokens.access_token });
+    assert.deepEqual(sdk.paths.at(-1), 'POST /api/v0/signin/token/revoke');
+    assert.equal((await signedIn.checkIfSignedIn({})).signedIn, false);
+    // refusals: a code used twice; a revocation without a token
+    assert.deepEqual(await refusal(sdk.api.exchangeSIWBBAuthorizationCode(codeExchangeBody(client, code) as never)), {
+      errorMessage: 'The authorization of this code has been revoked.',
+      error: 'invalid_grant',
+      error_description: 'The authorization of this code has been revoked.',
+    });
+    assert.deepEqual(await refusal(sdk.api.revokeOauthAuthorization({ token: '' })), {
+      errorMessage: 'token is required.',
+      error: 'invalid_request',
+      error_description: 'token is required.',
+    });
+    const noKey = sdkClient(t).api;
+    noKey.axios.defaults.headers['x-api-key'] = 'not-a-key';
+    assert.deepEqual(await refusal(noKey.checkIfSignedIn({})), {
+      errorMessage: 'Unauthorized request. Error validating API key.',
+      unauthorized: true,
+    });
+  });
+});
