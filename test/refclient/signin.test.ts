@@ -4,7 +4,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startApp, type TestApp } from '../helpers/app.ts';
-import { authorizeCode, codeExchangeBody } from '../helpers/signin.ts';
+import { authorizeCode, codeExchangeBody, signIn } from '../helpers/signin.ts';
 import { refusal, sdkClient, type SdkClient } from './sdk.ts';
 
 describe('reference client: sign-in', { timeout: 120_000 }, () => {
@@ -50,5 +50,44 @@ describe('reference client: sign-in', { timeout: 120_000 }, () => {
       errorMessage: 'Unauthorized request. Error validating API key.',
       unauthorized: true,
     });
+  });
+
+  test('developer apps through the client: create, update, fetch, read, delete', async () => {
+    const owner = await signIn(t, { scopes: ['manageDeveloperApps'] });
+    const api = sdkClient(t, owner.accessToken).api;
+    const created = (await api.createDeveloperApp({
+      name: 'SDK app',
+      description: '',
+      image: '',
+      redirectUris: ['https://sdk.example/cb'],
+    } as never)) as unknown as { clientId: string; clientSecret: string };
+    assert.match(created.clientSecret, /\S{20,}/);
+    // (the client's answer class keeps only success and clientSecret of the answer)
+    await api.updateDeveloperApp({ clientId: created.clientId, name: 'SDK app 2' } as never);
+    const mine = await api.getDeveloperApps({} as never);
+    assert.deepEqual(
+      mine.developerApps.map((a) => a.clientId),
+      [created.clientId],
+    );
+    const one = await sdk.api.getDeveloperApp(created.clientId, {} as never);
+    assert.deepEqual([one.developerApp.clientId, one.developerApp.name], [created.clientId, 'SDK app 2']);
+    await api.deleteDeveloperApp({ clientId: created.clientId });
+    // refusals
+    const noSession = {
+      errorMessage:
+        'Unauthorized request. This route requires a signed-in session (Authorization: Bearer <access token>).',
+      unauthorized: true,
+    };
+    const gone = { errorMessage: `No developer app with clientId ${created.clientId}` };
+    assert.deepEqual(
+      await refusal(
+        sdk.api.createDeveloperApp({ name: 'x', description: '', image: '', redirectUris: ['https://x.example/cb'] }),
+      ),
+      noSession,
+    );
+    assert.deepEqual(await refusal(api.updateDeveloperApp({ clientId: created.clientId, name: 'y' } as never)), gone);
+    assert.deepEqual(await refusal(sdk.api.getDeveloperApps({} as never)), noSession);
+    assert.deepEqual(await refusal(sdk.api.getDeveloperApp(created.clientId, {} as never)), gone);
+    assert.deepEqual(await refusal(api.deleteDeveloperApp({ clientId: created.clientId })), gone);
   });
 });
