@@ -356,7 +356,7 @@ export interface paths {
     };
     "/api/v0/account/{address}/badges": {
         parameters: { query?: never; header?: never; path?: never; cookie?: never };
-        get: /** Tokens of an account: collected (owner documents, the default), created or managing (collection documents): the tokensCollected / createdTokens / managingTokens views */
+        get: /** Tokens of an account as owner documents: collected (the default; the tokensCollected view), created or managing (the account's owner document in each collection of the createdTokens / managingTokens view, in its order) */
         {
             parameters: {
                 query?: {
@@ -6614,7 +6614,7 @@ export interface paths {
                             /** Username must be 1 to 15 characters long and can only contain letters, numbers, and underscores. Matched regardless of letter case. */
                             username?: string;
                             viewsToFetch?: ({
-                                /** One of signinRequests, publicClaimActivity, allClaimActivity, transferActivity, tokensCollected, createdTokens, managingTokens, pointsActivity (pointsActivity is always an empty page: no points ledger here) */
+                                /** One of signinRequests, publicClaimActivity, allClaimActivity, transferActivity, tokensCollected, createdTokens, managingTokens, pointsActivity, siwbbRequests (pointsActivity is always an empty page: no points ledger here) */
                                 viewType: string;
                                 /** Client-chosen key of the page in `views`; keep it stable while paging */
                                 viewId: string;
