@@ -264,6 +264,9 @@ describe('reference client: collections and accounts', { timeout: 120_000 }, () 
     const listings = await sdk.api.getCollectionListings('1', {} as never);
     assert.deepEqual(listings.listings, []);
     assert.deepEqual(listings.pagination, empty);
+    assert.deepEqual(await refusal(sdk.api.getCollectionListings('999', {} as never)), {
+      errorMessage: 'Collection 999 not found (not on chain, or not indexed yet)',
+    });
     // a bookmark these lists never issued is refused like any other list's
     assert.deepEqual(
       await refusal(
@@ -366,6 +369,9 @@ describe('reference client: collections and accounts', { timeout: 120_000 }, () 
     );
     assert.deepEqual(await refusal(sdk.api.getOwners('999', '1', {})), {
       errorMessage: 'Collection 999 not found (not on chain, or not indexed yet)',
+    });
+    assert.deepEqual(await refusal(sdk.api.getTokenActivity('1', '3', { bookmark: 'x.y' } as never)), {
+      errorMessage: 'Invalid bookmark: it was not issued by this list. Send an empty bookmark for the first page.',
     });
   });
 
