@@ -142,6 +142,13 @@ export const accounts: Capability = {
         q.viewType === 'created' || q.viewType === 'managing' ? ownerDocsOfPage(ctx, address, docs) : docs,
     });
     perAccount({
+      path: 'activity/points',
+      key: 'activity',
+      summary: 'Points activity of an account (the pointsActivity view): always one empty page, no points ledger here',
+      query: {},
+      viewTypeOf: () => 'pointsActivity',
+    });
+    perAccount({
       path: 'requests/signin',
       key: 'requests',
       summary: 'Sign-ins of an account to apps (the signinRequests view; the account itself only)',

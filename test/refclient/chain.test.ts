@@ -556,6 +556,14 @@ describe('reference client: collections and accounts', { timeout: 120_000 }, () 
         errorMessage: 'Invalid bookmark: it was not issued by this list. Send an empty bookmark for the first page.',
       },
     );
+    // points: no ledger here, so always one empty page, as the pointsActivity view
+    const points = await sdk.api.getPointsActivityForUser(alice.platformAddress, {});
+    assert.deepEqual([points.activity, points.pagination], [[], { bookmark: '', hasMore: false }]);
+    assert.deepEqual(await view(alice.platformAddress, 'pointsActivity'), []);
+    assert.deepEqual(sdk.paths.at(-1), `GET /api/v0/account/${alice.platformAddress}/activity/points`);
+    assert.deepEqual(await refusal(sdk.api.getPointsActivityForUser(alice.platformAddress, { bookmark: 'x.y' })), {
+      errorMessage: 'Invalid bookmark: it was not issued by this list. Send an empty bookmark for the first page.',
+    });
     assert.deepEqual(await refusal(sdk.api.getTokensViewForUser('0x1234', {})), {
       errorMessage: 'Invalid address in address: "0x1234" is neither a 0x address nor a bb1… address',
     });
