@@ -41,6 +41,14 @@ function httpUrl(env: Env, name: string, fallback: string): string {
   return v.replace(/\/+$/, '');
 }
 
+/** A URL the service itself calls (through the egress module, which speaks https only). */
+function httpsUrl(env: Env, name: string, fallback: string): string {
+  const v = httpUrl(env, name, fallback);
+  if (new URL(v).protocol !== 'https:')
+    throw new ConfigError(name, `must use https: the service calls it, and outbound calls are https only (got "${v}")`);
+  return v;
+}
+
 export function connectionsConfig(env: Env, publicUrl: string): ConnectionsConfig {
   const providers: ConnectionsConfig['providers'] = {};
   for (const id of PROVIDER_IDS) {
@@ -56,8 +64,8 @@ export function connectionsConfig(env: Env, publicUrl: string): ConnectionsConfi
       clientId,
       clientSecret,
       authorizationUrl: httpUrl(env, `${p}_AUTHORIZATION_URL`, spec.authorizationUrl),
-      tokenUrl: httpUrl(env, `${p}_TOKEN_URL`, spec.tokenUrl),
-      userInfoUrl: httpUrl(env, `${p}_USERINFO_URL`, spec.userInfoUrl),
+      tokenUrl: httpsUrl(env, `${p}_TOKEN_URL`, spec.tokenUrl),
+      userInfoUrl: httpsUrl(env, `${p}_USERINFO_URL`, spec.userInfoUrl),
     };
   }
   const timeout = get(env, 'CONNECTIONS_TIMEOUT_MS') ?? '10000';
@@ -66,7 +74,7 @@ export function connectionsConfig(env: Env, publicUrl: string): ConnectionsConfi
   return {
     providers,
     returnUrl: httpUrl(env, 'CONNECTIONS_RETURN_URL', `${publicUrl}/`),
-    githubApiUrl: httpUrl(env, 'GITHUB_API_URL', 'https://api.github.com'),
+    githubApiUrl: httpsUrl(env, 'GITHUB_API_URL', 'https://api.github.com'),
     githubApiToken: get(env, 'GITHUB_API_TOKEN'),
     timeoutMs: Number(timeout),
   };

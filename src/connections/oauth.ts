@@ -5,7 +5,11 @@
 //  - Twitch's `scope` is a JSON array where RFC 6749 has a string: joined with spaces;
 //  - `id_token` is dropped: the account is read from the user endpoint for every provider, so no
 //    provider-specific ID-token validation is needed.
+// Both server-side calls (the code exchange and the account read) go through the egress module, as
+// every outbound call does: https only, public addresses only (EGRESS_ALLOW_PRIVATE_CIDRS opens a
+// provider on a private network), one deadline, a size cap, no redirects followed.
 import * as oauth from 'oauth4webapi';
+import { type Egress, EgressError } from '../egress/index.ts';
 import type { ConfiguredProvider } from './config.ts';
 import type { SocialIdentity } from './providers.ts';
 
@@ -31,8 +35,46 @@ export async function authorizationUrl(
   return u.toString();
 }
 
-async function normalisedTokenFetch(url: string, init: RequestInit): Promise<Response> {
-  const res = await fetch(url, init);
+/** The largest provider answer read (a token response or an account is a few hundred bytes). */
+const MAX_PROVIDER_ANSWER_BYTES = 64 * 1024;
+
+/** A call to the provider through the egress module, as a fetch Response (what oauth4webapi reads). */
+async function egressFetch(
+  egress: Pick<Egress, 'request'>,
+  url: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string },
+  timeoutMs: number,
+): Promise<Response> {
+  const res = await egress.request({
+    url,
+    method: init.method ?? 'GET',
+    headers: init.headers,
+    body: init.body,
+    timeoutMs,
+    maxResponseBytes: MAX_PROVIDER_ANSWER_BYTES,
+  });
+  // 204/304 carry no body in a Response
+  const body = res.status === 204 || res.status === 304 ? null : new Uint8Array(res.body);
+  return new Response(body, { status: res.status });
+}
+
+/** The token response, normalised (see the header) for oauth4webapi. */
+async function normalisedTokenFetch(
+  egress: Pick<Egress, 'request'>,
+  url: string,
+  init: { method?: string; headers?: Headers | Record<string, string>; body?: unknown },
+  timeoutMs: number,
+): Promise<Response> {
+  const headers: Record<string, string> = {};
+  new Headers(init.headers as HeadersInit).forEach((v, k) => {
+    headers[k] = v;
+  });
+  const res = await egressFetch(
+    egress,
+    url,
+    { method: init.method, headers, body: String(init.body ?? '') },
+    timeoutMs,
+  );
   let body: unknown;
   try {
     body = await res.json();
@@ -51,6 +93,7 @@ async function normalisedTokenFetch(url: string, init: RequestInit): Promise<Res
 
 /** Exchanges the callback's code for an access token (used once, to read the account, then dropped). */
 export async function exchangeCode(
+  egress: Pick<Egress, 'request'>,
   p: ConfiguredProvider,
   redirectUri: string,
   callback: URLSearchParams,
@@ -76,9 +119,7 @@ export async function exchangeCode(
       redirectUri,
       codeVerifier ?? oauth.nopkce,
       {
-        [oauth.customFetch]: normalisedTokenFetch,
-        [oauth.allowInsecureRequests]: new URL(p.tokenUrl).protocol === 'http:',
-        signal: AbortSignal.timeout(timeoutMs),
+        [oauth.customFetch]: (url, init) => normalisedTokenFetch(egress, url, init, timeoutMs),
       },
     );
     const tokens = await oauth.processAuthorizationCodeResponse(as, client, res);
@@ -93,33 +134,34 @@ export async function exchangeCode(
     }
     if (err instanceof oauth.ResponseBodyError)
       throw new ConnectionError(`${p.id} refused the code exchange: ${err.error}`);
-    if ((err as Error).name === 'TimeoutError')
+    if (err instanceof EgressError && err.kind === 'timeout')
       throw new ConnectionError(`${p.id} did not answer the code exchange within ${timeoutMs} ms.`);
+    if (err instanceof EgressError) throw new ConnectionError(`The code exchange with ${p.id} failed: ${err.reason}`);
     throw new ConnectionError(`The code exchange with ${p.id} failed: ${(err as Error).message}`);
   }
 }
 
 /** Reads the provider account (stable id and handle) with the access token. */
 export async function fetchIdentity(
+  egress: Pick<Egress, 'request'>,
   p: ConfiguredProvider,
   accessToken: string,
   timeoutMs: number,
 ): Promise<SocialIdentity> {
   let res: Response;
   try {
-    res = await fetch(p.userInfoUrl, {
-      headers: {
-        authorization: `Bearer ${accessToken}`,
-        accept: 'application/json',
-        ...p.userInfoHeaders?.(p.clientId),
-      },
-      signal: AbortSignal.timeout(timeoutMs),
-    });
+    const headers = {
+      authorization: `Bearer ${accessToken}`,
+      accept: 'application/json',
+      ...p.userInfoHeaders?.(p.clientId),
+    };
+    res = await egressFetch(egress, p.userInfoUrl, { headers }, timeoutMs);
   } catch (err) {
+    if (!(err instanceof EgressError)) throw err;
     throw new ConnectionError(
-      (err as Error).name === 'TimeoutError'
+      err.kind === 'timeout'
         ? `${p.id} did not answer the account read within ${timeoutMs} ms.`
-        : `${p.id} could not be reached to read the account.`,
+        : `${p.id} could not be reached to read the account (${err.reason}).`,
     );
   }
   if (!res.ok) throw new ConnectionError(`${p.id} answered ${res.status} when reading the account.`);

@@ -29,6 +29,7 @@ import {
   presentedBinding,
   proveLinkRequest,
 } from './link.ts';
+import { egressFor } from '../egress/index.ts';
 import { ConnectionError, exchangeCode, fetchIdentity } from './oauth.ts';
 import { linkErrorPage, linkPage } from './page.ts';
 import { PROVIDER_IDS, PROVIDER_NAMES, type ProviderId } from './providers.ts';
@@ -250,6 +251,7 @@ export const connections: Capability = {
         try {
           const verifier = pending.code_verifier_enc ? ctx.keyring.decrypt(pending.code_verifier_enc) : null;
           const accessToken = await exchangeCode(
+            egressFor(ctx),
             p,
             callbackUrl(ctx, p.id),
             query,
@@ -257,7 +259,7 @@ export const connections: Capability = {
             verifier,
             ctx.config.connections.timeoutMs,
           );
-          const identity = await fetchIdentity(p, accessToken, ctx.config.connections.timeoutMs);
+          const identity = await fetchIdentity(egressFor(ctx), p, accessToken, ctx.config.connections.timeoutMs);
           await saveConnection(ctx.db, pending.platform_address, p.id, identity, ctx.clock.now());
           return reply.redirect(returnTo(ctx, { connected: p.id }), 302);
         } catch (err) {

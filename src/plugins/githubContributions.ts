@@ -4,8 +4,11 @@
 // account by its stable numeric id, not its login, which can be renamed. Stateless, so usable in
 // on-demand claims. The list of a repository is cached for CACHE_MS (GitHub itself caches it for
 // hours) and concurrent reads share one fetch, so a busy claim does not spend the rate limit.
+// Calls go through the egress module, as every outbound call does (https only, public addresses,
+// no redirects followed: a renamed repository answers 301, reported as moved).
 import type { ConnectionsConfig } from '../connections/config.ts';
 import { findConnection } from '../connections/storage.ts';
+import { type Egress, EgressError, egressFor } from '../egress/index.ts';
 import { badRequest } from '../shared/errors.ts';
 import { asObject, compact, int, onlyKeys } from './params.ts';
 import type { ClaimPlugin } from './types.ts';
@@ -25,54 +28,84 @@ class GithubError extends Error {}
 
 const cache = new Map<string, { expires: number; list: Promise<Contributors> }>();
 
-async function fetchContributors(cfg: ConnectionsConfig, repository: string): Promise<Contributors> {
+/** A page of the contributors list is about 100 kB; GitHub's answers are far below this cap. */
+const MAX_PAGE_BYTES = 4 * 1024 * 1024;
+
+async function fetchContributors(
+  egress: Pick<Egress, 'request'>,
+  cfg: ConnectionsConfig,
+  repository: string,
+): Promise<Contributors> {
   const out: Contributors = new Map();
   let url: string | null = `${cfg.githubApiUrl}/repos/${repository}/contributors?per_page=100`;
   for (let page = 0; url && page < MAX_PAGES; page++) {
-    let res: Response;
+    let res: { status: number; header(name: string): string | undefined; body: Buffer };
     try {
-      res = await fetch(url, {
+      const r = await egress.request({
+        url,
+        method: 'GET',
         headers: {
           accept: 'application/vnd.github+json',
           'user-agent': 'platform-github-contributions',
           ...(cfg.githubApiToken ? { authorization: `Bearer ${cfg.githubApiToken}` } : {}),
         },
-        signal: AbortSignal.timeout(cfg.timeoutMs),
+        timeoutMs: cfg.timeoutMs,
+        maxResponseBytes: MAX_PAGE_BYTES,
       });
+      res = {
+        status: r.status,
+        header: (name) => {
+          const v = r.headers[name];
+          return Array.isArray(v) ? v.join(', ') : v;
+        },
+        body: r.body,
+      };
     } catch (err) {
+      if (!(err instanceof EgressError)) throw err;
+      if (err.kind === 'redirect')
+        throw new GithubError(`Repository ${repository} has moved on GitHub; use its new "owner/name".`);
       throw new GithubError(
-        (err as Error).name === 'TimeoutError'
+        err.kind === 'timeout'
           ? `GitHub API did not answer within ${cfg.timeoutMs} ms.`
           : 'GitHub API could not be reached.',
       );
     }
     if (
       (res.status === 403 || res.status === 429) &&
-      (res.headers.get('x-ratelimit-remaining') === '0' || res.headers.has('retry-after'))
+      (res.header('x-ratelimit-remaining') === '0' || res.header('retry-after') !== undefined)
     ) {
-      const reset = Number(res.headers.get('x-ratelimit-reset'));
+      const reset = Number(res.header('x-ratelimit-reset'));
       const after = Number.isFinite(reset) && reset > 0 ? ` after ${new Date(reset * 1000).toISOString()}` : ' later';
       throw new GithubError(`GitHub API rate limit reached; try again${after}.`);
     }
     if (res.status === 404) throw new GithubError(`Repository ${repository} was not found on GitHub.`);
     if (res.status === 204) return out; // empty repository
-    if (!res.ok) throw new GithubError(`GitHub API answered ${res.status} for ${repository}.`);
-    const body = (await res.json().catch(() => null)) as unknown;
+    if (res.status < 200 || res.status > 299)
+      throw new GithubError(`GitHub API answered ${res.status} for ${repository}.`);
+    let body: unknown = null;
+    try {
+      body = JSON.parse(res.body.toString('utf8'));
+    } catch {}
     if (!Array.isArray(body)) throw new GithubError(`GitHub API answered an unexpected body for ${repository}.`);
     for (const c of body as Array<{ id?: unknown; contributions?: unknown }>) {
       if ((typeof c.id === 'number' || typeof c.id === 'string') && typeof c.contributions === 'number')
         out.set(String(c.id), c.contributions);
     }
-    url = /<([^>]+)>;\s*rel="next"/.exec(res.headers.get('link') ?? '')?.[1] ?? null;
+    url = /<([^>]+)>;\s*rel="next"/.exec(res.header('link') ?? '')?.[1] ?? null;
   }
   return out;
 }
 
-function contributors(cfg: ConnectionsConfig, repository: string, now: number): Promise<Contributors> {
+function contributors(
+  egress: Pick<Egress, 'request'>,
+  cfg: ConnectionsConfig,
+  repository: string,
+  now: number,
+): Promise<Contributors> {
   const key = `${cfg.githubApiUrl}|${repository.toLowerCase()}`;
   const hit = cache.get(key);
   if (hit && hit.expires > now) return hit.list;
-  const list = fetchContributors(cfg, repository);
+  const list = fetchContributors(egress, cfg, repository);
   cache.set(key, { expires: now + CACHE_MS, list });
   list.catch(() => cache.delete(key)); // failures are not cached
   return list;
@@ -109,7 +142,7 @@ export const githubContributions: ClaimPlugin<Pub> = {
     const { repository, minContributions = 1 } = ctx.publicParams;
     let list: Contributors;
     try {
-      list = await contributors(ctx.app.config.connections, repository, ctx.now);
+      list = await contributors(egressFor(ctx.app), ctx.app.config.connections, repository, ctx.now);
     } catch (err) {
       if (err instanceof GithubError) return { success: false, error: err.message };
       throw err;

@@ -3,13 +3,17 @@
 // 10 s after an "Insufficient balance", per (address, threshold); an unreadable chain is never kept.
 // Each result comes from a chain read made for the check, never from the chain client's 2 s
 // balance cache (which the account route fills): a kept failure is never older than its window.
+// With `combineLinkedWallets: true` the balances of the wallets linked to the claimer are summed
+// (plugins/linked.ts), and the result is kept per group of addresses.
 import { chainClientFor } from '../chain/client.ts';
 import { badRequest } from '../shared/errors.ts';
+import { combineParam, holdersOf, LINKED_ELSEWHERE } from './linked.ts';
 import { asObject, onlyKeys } from './params.ts';
 import type { ClaimPlugin } from './types.ts';
 
 interface Pub {
   minBalance: number;
+  combineLinkedWallets?: boolean;
 }
 
 export const PASS_TTL_MS = 60_000;
@@ -28,24 +32,28 @@ export const minBadge: ClaimPlugin<Pub> = {
   validate(pub, priv, { path }) {
     const pp = `${path}.publicParams`;
     const p = asObject(pub, pp);
-    onlyKeys(p, ['minBalance'], pp);
+    onlyKeys(p, ['minBalance', 'combineLinkedWallets'], pp);
     onlyKeys(asObject(priv, `${path}.privateParams`), [], `${path}.privateParams`);
     const m = p.minBalance;
     if (typeof m !== 'number' || !Number.isSafeInteger(m) || m < 0)
       throw badRequest(`${pp}.minBalance must be a non-negative integer number of whole units`);
-    return { publicParams: { minBalance: m }, privateParams: {} };
+    return { publicParams: { minBalance: m, ...combineParam(p, pp) }, privateParams: {} };
   },
   async evaluate(ctx) {
     const client = chainClientFor(ctx.app);
     if (!client)
       return { success: false, error: 'The chain is not configured on this service, so balances cannot be checked.' };
-    const key = `${client.baseUrl}|${ctx.platformAddress}|${ctx.publicParams.minBalance}`;
+    // with combineLinkedWallets, the balances of the claimer's linked wallets are summed (exactly)
+    const holders = await holdersOf(ctx);
+    if (!holders) return { success: false, error: LINKED_ELSEWHERE };
+    const key = `${client.baseUrl}|${holders.join('+')}|${ctx.publicParams.minBalance}`;
     const hit = cache.get(key);
     if (hit && hit.expires > ctx.now)
       return hit.pass ? { success: true } : { success: false, error: 'Insufficient balance' };
     let amount: bigint;
     try {
-      amount = BigInt(await client.nativeBalance(ctx.platformAddress, { fresh: true }));
+      amount = 0n;
+      for (const holder of holders) amount += BigInt(await client.nativeBalance(holder, { fresh: true }));
     } catch (err) {
       return { success: false, error: `Could not read the balance from the chain: ${(err as Error).message}` };
     }

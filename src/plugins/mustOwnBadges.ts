@@ -1,18 +1,28 @@
 // must-own-badges (hosted): the address meets `ownershipRequirements` (plugins/ownership.ts).
 // Balances come from the chain read model when the indexer holds the collection (a warm read is
 // one primary-key probe), else from the chain itself; a chain that cannot be read fails the check
-// with a clear text, never a pass.
+// with a clear text, never a pass. With `combineLinkedWallets: true` the balances of the wallets
+// linked to the claimer (plugins/linked.ts) are summed per token and time before the check.
 import type { AppContext } from '../context.ts';
 import type { DB, Tx } from '../db/index.ts';
 import { chainClientFor } from '../chain/client.ts';
-import { balancesFromJson, type Balance } from '../shared/balances.ts';
+import { balancesFromJson, sumBalances, type Balance } from '../shared/balances.ts';
 import { badRequest } from '../shared/errors.ts';
 import { asObject, onlyKeys } from './params.ts';
-import { checkRequirement, collectionsOf, parseRequirement, requirementToJson, type Requirement } from './ownership.ts';
+import { combineParam, holdersOf, LINKED_ELSEWHERE } from './linked.ts';
+import {
+  checkRequirement,
+  collectionsOf,
+  parseRequirement,
+  requirementToJson,
+  type BalanceReader,
+  type Requirement,
+} from './ownership.ts';
 import type { ClaimPlugin, JsonObject } from './types.ts';
 
 interface Pub {
   ownershipRequirements: unknown;
+  combineLinkedWallets?: boolean;
 }
 
 class UnreadableBalance extends Error {}
@@ -93,16 +103,40 @@ async function requirementReader(
   return async (collectionId) => indexed.get(collectionId) ?? readBalances(app, db, collectionId, address);
 }
 
-/** The plugin's verdict: null when the address meets the requirement, else why (an unreadable chain is a failure). */
+/** Several addresses' balances summed per collection (linked wallets counted together). */
+async function combinedReader(
+  app: AppContext,
+  db: DB | Tx,
+  req: Requirement,
+  addresses: string[],
+): Promise<BalanceReader> {
+  const readers: Array<(collectionId: string) => Promise<Balance[]>> = [];
+  for (const a of addresses) readers.push(await requirementReader(app, db, req, a));
+  return async (collectionId) => {
+    const lists: Balance[][] = [];
+    for (const read of readers) lists.push(await read(collectionId));
+    return sumBalances(lists);
+  };
+}
+
+/**
+ * The plugin's verdict: null when the address meets the requirement, else why (an unreadable chain
+ * is a failure). `holders`: whose balances count, summed (the address alone by default).
+ */
 async function verdict(
   app: AppContext,
   db: DB | Tx,
   req: Requirement,
   address: string,
   now: number,
+  holders: string[] = [address],
 ): Promise<string | null> {
   try {
-    return await checkRequirement(req, address, now, await requirementReader(app, db, req, address));
+    const read =
+      holders.length === 1 && holders[0] === address
+        ? await requirementReader(app, db, req, address)
+        : await combinedReader(app, db, req, holders);
+    return await checkRequirement(req, address, now, read);
   } catch (err) {
     if (err instanceof UnreadableBalance) return err.message;
     throw err;
@@ -157,7 +191,7 @@ export const mustOwnBadges: ClaimPlugin<Pub> = {
   validate(pub, priv, { path }) {
     const pp = `${path}.publicParams`;
     const p = asObject(pub, pp);
-    onlyKeys(p, ['ownershipRequirements'], pp);
+    onlyKeys(p, ['ownershipRequirements', 'combineLinkedWallets'], pp);
     onlyKeys(asObject(priv, `${path}.privateParams`), [], `${path}.privateParams`);
     if (p.ownershipRequirements === undefined) throw badRequest(`${pp}.ownershipRequirements is required`);
     return {
@@ -165,6 +199,7 @@ export const mustOwnBadges: ClaimPlugin<Pub> = {
         ownershipRequirements: requirementToJson(
           parseRequirement(p.ownershipRequirements, `${pp}.ownershipRequirements`),
         ),
+        ...combineParam(p, pp),
       } as JsonObject,
       privateParams: {},
     };
@@ -176,7 +211,9 @@ export const mustOwnBadges: ClaimPlugin<Pub> = {
         ctx.publicParams,
         (req = parseRequirement(ctx.publicParams.ownershipRequirements, 'ownershipRequirements')),
       );
-    const why = await verdict(ctx.app, ctx.db, req, ctx.platformAddress, ctx.now);
+    const holders = await holdersOf(ctx);
+    if (!holders) return { success: false, error: LINKED_ELSEWHERE };
+    const why = await verdict(ctx.app, ctx.db, req, ctx.platformAddress, ctx.now, holders);
     return why ? { success: false, error: why } : { success: true };
   },
 };

@@ -193,6 +193,21 @@ export const ACCESS = {
     note: "the session wallet's link",
   }),
 
+  // ---- linked wallets -------------------------------------------------------------------------
+  'POST /api/v0/linkedWallets/challenge': withSession(['manageLinkedWallets'], {
+    consoleAnyScope: true,
+    note: 'for the session account; the message names the wallet to link',
+  }),
+  'POST /api/v0/linkedWallets': withSession(['manageLinkedWallets'], {
+    consoleAnyScope: true,
+    note: "the wallet's signature of a link request the session account made",
+  }),
+  'GET /api/v0/linkedWallets': withSession([], { note: "the session account's links" }),
+  'DELETE /api/v0/linkedWallets/:address': withSession(['manageLinkedWallets'], {
+    consoleAnyScope: true,
+    note: "a wallet linked to the session account, or the session's own address leaving its account",
+  }),
+
   // ---- plugin documents and their webhooks ----------------------------------------------------
   'POST /api/v0/plugins': withSession(['managePlugins']),
   'PUT /api/v0/plugins': withSession(['managePlugins'], {

@@ -72,3 +72,40 @@ export function balancesFromJson(
     ownershipTimes: b.ownershipTimes.map(r),
   }));
 }
+
+/**
+ * Several holders' balances as one holder's: where their (ids × times) areas overlap the amounts
+ * add up (exactly, bigint), and the answer's pieces do not overlap, as `balancesForIds` expects.
+ */
+export function sumBalances(lists: Balance[][]): Balance[] {
+  let cells: Array<Cell & { amount: bigint }> = [];
+  for (const list of lists) {
+    for (const b of list) {
+      if (b.amount === 0n) continue;
+      for (const bi of b.tokenIds) {
+        for (const bt of b.ownershipTimes) {
+          let rest: Cell[] = [{ ids: bi, times: bt }];
+          const next: Array<Cell & { amount: bigint }> = [];
+          for (const e of cells) {
+            const oi = overlap(e.ids, bi);
+            const ot = oi && overlap(e.times, bt);
+            if (!oi || !ot) {
+              next.push(e);
+              continue;
+            }
+            for (const c of cut(e, oi, ot)) next.push({ ...c, amount: e.amount });
+            next.push({ ids: oi, times: ot, amount: e.amount + b.amount });
+            rest = rest.flatMap((c) => {
+              const ri = overlap(c.ids, oi);
+              const rt = ri && overlap(c.times, ot);
+              return ri && rt ? cut(c, ri, rt) : [c];
+            });
+          }
+          for (const c of rest) next.push({ ...c, amount: b.amount });
+          cells = next;
+        }
+      }
+    }
+  }
+  return cells.map((c) => ({ amount: c.amount, tokenIds: [c.ids], ownershipTimes: [c.times] }));
+}

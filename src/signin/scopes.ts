@@ -35,6 +35,12 @@ export const SCOPES = [
       'Start linking your Discord, GitHub, Google, Twitch or X account to your wallet, and unlink them. Each link still needs your wallet in your browser: your signature, or your sign-in to this service.',
   },
   {
+    scopeId: 'manageLinkedWallets',
+    scopeName: 'Manage Linked Wallets',
+    description:
+      'Link further wallets to your account and unlink them. Each link still needs the signature of the wallet being linked.',
+  },
+  {
     scopeId: 'manageAccount',
     scopeName: 'Manage Account',
     description:

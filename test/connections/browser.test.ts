@@ -58,7 +58,8 @@ describe('connections in a browser', () => {
       env: { ...providerEnv(mock, ['github']), CONNECTIONS_RETURN_URL: `${base}/#/account`, PUBLIC_URL: base },
     });
     await t.app.listen({ port, host: '127.0.0.1' });
-    browser = await launchChromium();
+    // the mock provider serves https with the test CA, which this throwaway browser does not hold
+    browser = await launchChromium(['--ignore-certificate-errors']);
   });
   after(async () => {
     await browser?.close();

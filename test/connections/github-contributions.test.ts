@@ -3,11 +3,12 @@
 // failures, the cache, and use in an on-demand claim.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { startApp, type TestApp } from '../helpers/app.ts';
 import { signIn, type SignedIn } from '../helpers/signin.ts';
 import { attempt, claimWithPlugins, manager, numUses } from '../claims/helpers.ts';
+import { testCertificates } from '../helpers/https-endpoint.ts';
 import { link, providerEnv, startMockProvider, type MockProvider } from './helpers.ts';
 import type { ManualClock } from '../../src/shared/clock.ts';
 import { CACHE_MS } from '../../src/plugins/githubContributions.ts';
@@ -17,7 +18,7 @@ interface FakeGithub {
   requests: string[];
   /** Request headers, in the order of `requests`. */
   headers: Array<Record<string, string | string[] | undefined>>;
-  /** owner/name → contributors, or a status to answer with. */
+  /** owner/name → contributors, or a status to answer with (0: never answers; -1: drops the connection). */
   repos: Map<
     string,
     Array<{ id: number; login: string; contributions: number }> | { status: number; headers?: Record<string, string> }
@@ -27,7 +28,8 @@ interface FakeGithub {
 
 async function fakeGithub(): Promise<FakeGithub> {
   const fake = { requests: [] as string[], headers: [], repos: new Map() } as unknown as FakeGithub;
-  fake.server = createServer((req, res) => {
+  const { keyPem: key, certPem: cert } = testCertificates();
+  fake.server = createServer({ key, cert }, (req, res) => {
     fake.requests.push(req.url!);
     fake.headers.push(req.headers);
     const u = new URL(req.url!, 'http://x');
@@ -36,6 +38,7 @@ async function fakeGithub(): Promise<FakeGithub> {
     if (!req.headers['user-agent']) return void res.writeHead(403).end('{"message":"User-Agent required"}');
     if (!repo) return void res.writeHead(404, { 'content-type': 'application/json' }).end('{"message":"Not Found"}');
     if (!Array.isArray(repo) && repo.status === 0) return; // never answers
+    if (!Array.isArray(repo) && repo.status === -1) return void req.socket.destroy();
     if (!Array.isArray(repo))
       return void res
         .writeHead(repo.status, { 'content-type': 'application/json', ...repo.headers })
@@ -52,7 +55,7 @@ async function fakeGithub(): Promise<FakeGithub> {
     res.writeHead(200, headers).end(JSON.stringify(slice.map((c) => ({ ...c, type: 'User' }))));
   });
   await new Promise<void>((r) => fake.server.listen(0, '127.0.0.1', r));
-  fake.url = `http://127.0.0.1:${(fake.server.address() as AddressInfo).port}`;
+  fake.url = `https://127.0.0.1:${(fake.server.address() as AddressInfo).port}`;
   return fake;
 }
 
@@ -158,8 +161,10 @@ describe('github-contributions', () => {
     assert.match(res.json().errorMessage, /publicParams\.repository must be "owner\/name"/);
   });
 
-  test('GitHub answers other than a list: empty repository, server error, odd body, 429 and a bare 403', async () => {
+  test('GitHub answers other than a list: empty repository, server error, odd body, 429, a bare 403, a move', async () => {
     gh.repos.set('acme/empty', { status: 204 });
+    // a renamed repository answers a redirect, which outbound calls never follow
+    gh.repos.set('acme/renamed', { status: 301, headers: { location: `${gh.url}/repositories/1/contributors` } });
     gh.repos.set('acme/broken', { status: 500 });
     gh.repos.set('acme/odd', { status: 200 });
     gh.repos.set('acme/busy', { status: 429, headers: { 'retry-after': '60' } });
@@ -178,6 +183,11 @@ describe('github-contributions', () => {
     assert.equal(await errorOf('acme/odd'), 'GitHub API answered an unexpected body for acme/odd.');
     assert.equal(await errorOf('acme/busy'), 'GitHub API rate limit reached; try again later.');
     assert.equal(await errorOf('acme/forbidden'), 'GitHub API answered 403 for acme/forbidden.');
+    assert.equal(
+      await errorOf('acme/renamed'),
+      'Repository acme/renamed has moved on GitHub; use its new "owner/name".',
+    );
+    assert.equal(gh.requests.filter((r) => r.startsWith('/repositories/')).length, 0, 'the redirect is not followed');
     // failures are not cached: the next attempt asks GitHub again
     const before = gh.requests.filter((r) => r.startsWith('/repos/acme/broken')).length;
     await errorOf('acme/broken');
@@ -265,7 +275,8 @@ describe('github-contributions: API token, page limit, slow and unreachable API'
   let mock: MockProvider;
   let gh: FakeGithub;
   let t: TestApp;
-  let dead: TestApp;
+  /** Gives GitHub 300 ms: for the repository that never answers (so the limit is always reached). */
+  let impatient: TestApp;
   let owner: SignedIn;
   let dev: SignedIn;
   before(async () => {
@@ -283,6 +294,7 @@ describe('github-contributions: API token, page limit, slow and unreachable API'
     // ids as strings are matched too
     gh.repos.set('str/ids', [{ id: '583231' as unknown as number, login: 'octocat', contributions: 3 }]);
     gh.repos.set('slow/repo', { status: 0 });
+    gh.repos.set('gone/repo', { status: -1 });
     gh.repos.set('last/page', [{ id: 583231, login: 'octocat', contributions: 2 }]);
     gh.repos.set('odd/entries', [
       { id: 583231, contributions: 'many' as unknown as number, login: 'octocat' },
@@ -294,22 +306,18 @@ describe('github-contributions: API token, page limit, slow and unreachable API'
         ...providerEnv(mock, ['github']),
         GITHUB_API_URL: gh.url,
         GITHUB_API_TOKEN: 'ghp_test_token',
-        CONNECTIONS_TIMEOUT_MS: '300',
       },
     });
-    // a port nothing listens on
-    const closed = createServer();
-    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
-    const deadUrl = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`;
-    await new Promise((r) => closed.close(r));
-    dead = await startApp({ env: { ...providerEnv(mock, ['github']), GITHUB_API_URL: deadUrl } });
+    impatient = await startApp({
+      env: { ...providerEnv(mock, ['github']), GITHUB_API_URL: gh.url, CONNECTIONS_TIMEOUT_MS: '300' },
+    });
     owner = await manager(t);
     dev = await signIn(t);
     await link(t, mock, dev, 'github', { id: '583231', username: 'octocat' });
   });
   after(async () => {
     await t.close();
-    await dead.close();
+    await impatient.close();
     await mock.stop();
     gh.server.closeAllConnections();
     gh.server.close();
@@ -338,13 +346,13 @@ describe('github-contributions: API token, page limit, slow and unreachable API'
   });
 
   test('a slow API fails after CONNECTIONS_TIMEOUT_MS; an unreachable one says so', async () => {
-    assert.deepEqual((await simulate(t, owner.accessToken, 'slow/repo', dev.platformAddress)).json(), {
+    const owner2 = await manager(impatient);
+    const dev2 = await signIn(impatient);
+    await link(impatient, mock, dev2, 'github', { id: '583231', username: 'octocat' });
+    assert.deepEqual((await simulate(impatient, owner2.accessToken, 'slow/repo', dev2.platformAddress)).json(), {
       errorMessage: 'GitHub API did not answer within 300 ms.',
     });
-    const owner2 = await manager(dead);
-    const dev2 = await signIn(dead);
-    await link(dead, mock, dev2, 'github', { id: '583231', username: 'octocat' });
-    assert.deepEqual((await simulate(dead, owner2.accessToken, 'any/repo', dev2.platformAddress)).json(), {
+    assert.deepEqual((await simulate(t, owner.accessToken, 'gone/repo', dev.platformAddress)).json(), {
       errorMessage: 'GitHub API could not be reached.',
     });
   });

@@ -2,7 +2,12 @@
 // steps a browser takes through the connections flow: the link page, where the wallet signs, the
 // provider, and the callback with the browser's binding cookie.
 import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { OAuth2Server } from 'oauth2-mock-server';
+import { Agent, fetch as undiciFetch } from 'undici';
+import { testCertificates } from '../helpers/https-endpoint.ts';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { TestApp } from '../helpers/app.ts';
 
@@ -32,8 +37,16 @@ export interface MockProvider {
   stop(): Promise<void>;
 }
 
+/**
+ * The provider serves https with the test CA's certificate: the service reaches its token and user
+ * endpoints through the egress module (https only), trusting that CA (providerEnv).
+ */
 export async function startMockProvider(): Promise<MockProvider> {
-  const server = new OAuth2Server();
+  const certs = testCertificates();
+  const dir = mkdtempSync(join(tmpdir(), 'platform-mock-provider-'));
+  writeFileSync(join(dir, 'key.pem'), certs.keyPem);
+  writeFileSync(join(dir, 'cert.pem'), certs.certPem);
+  const server = new OAuth2Server(join(dir, 'key.pem'), join(dir, 'cert.pem'));
   await server.issuer.keys.generate('RS256');
   await server.start(0, '127.0.0.1');
   const url = server.issuer.url!.replace('localhost', '127.0.0.1');
@@ -56,7 +69,12 @@ export async function startMockProvider(): Promise<MockProvider> {
 
 /** Env enabling `providers` against the mock. */
 export function providerEnv(mock: MockProvider, providers: readonly Provider[] = PROVIDERS): Record<string, string> {
-  const env: Record<string, string> = { CONNECTIONS_RETURN_URL: 'https://app.example/account' };
+  const env: Record<string, string> = {
+    CONNECTIONS_RETURN_URL: 'https://app.example/account',
+    // the egress module's test-only trust settings: the mock provider is on loopback, with the test CA
+    EGRESS_EXTRA_CA_FILE: testCertificates().caFile,
+    EGRESS_ALLOW_PRIVATE_CIDRS: '127.0.0.1/32',
+  };
   for (const p of providers) {
     const P = `CONNECTIONS_${p.toUpperCase()}`;
     Object.assign(env, {
@@ -135,8 +153,10 @@ export async function proveWallet(
 }
 
 /** The browser at the provider: it approves and is redirected back with code and state. */
+let trustingTestCa: Agent | undefined;
 export async function approveAtProvider(authorizeUrl: URL): Promise<URL> {
-  const res = await fetch(authorizeUrl, { redirect: 'manual' });
+  trustingTestCa ??= new Agent({ connect: { ca: testCertificates().caPem } });
+  const res = await undiciFetch(authorizeUrl, { redirect: 'manual', dispatcher: trustingTestCa });
   assert.equal(res.status, 302, `the provider redirects back (${res.status})`);
   return new URL(res.headers.get('location')!);
 }

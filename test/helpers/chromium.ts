@@ -6,7 +6,8 @@ import { privateKeyToAccount } from 'viem/accounts';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
-export function launchChromium(): Promise<Browser> {
+/** `extraArgs`: more Chromium switches, for one test file's needs. */
+export function launchChromium(extraArgs: readonly string[] = []): Promise<Browser> {
   if (!existsSync(CHROMIUM))
     throw new Error(
       `Chromium not found at ${CHROMIUM}: install Debian's package (apt-get install -y chromium); .ci/run does this.`,
@@ -22,6 +23,7 @@ export function launchChromium(): Promise<Browser> {
       '--disable-background-networking',
       '--disable-component-update',
       '--disable-sync',
+      ...extraArgs,
     ],
   });
 }

@@ -134,7 +134,7 @@ describe('hosted plugin edges', () => {
     );
     await refused(
       [numUses(1), plugin('min-badge', { minBalance: 1, x: 1 })],
-      `${P1}.publicParams has unknown field "x" (allowed: minBalance)`,
+      `${P1}.publicParams has unknown field "x" (allowed: minBalance, combineLinkedWallets)`,
     );
     const zero = await accepted([numUses(5), plugin('min-badge', { minBalance: 0 })]);
     const big = await accepted([numUses(5), plugin('min-badge', { minBalance: 2 ** 53 - 1 })]);
