@@ -354,9 +354,71 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v0/account/{address}/activity/points": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get: /** Points activity of an account (the pointsActivity view): always one empty page, no points ledger here */
+        {
+            parameters: {
+                query?: {
+                    /** Opaque cursor; '' for the first page */
+                    bookmark?: string;
+                    oldestFirst?: boolean;
+                };
+                header?: never;
+                path: {
+                    /** 0x… EVM address or native bech32 address */
+                    address: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            activity: ({
+                                _docId: string;
+                                [key: string]: unknown;
+                            })[];
+                            pagination: {
+                                bookmark: string;
+                                hasMore: boolean;
+                            };
+                        };
+                    };
+                };
+                400: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                401: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                403: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v0/account/{address}/badges": {
         parameters: { query?: never; header?: never; path?: never; cookie?: never };
-        get: /** Tokens of an account: collected (owner documents, the default), created or managing (collection documents): the tokensCollected / createdTokens / managingTokens views */
+        get: /** Tokens of an account as owner documents: collected (the default; the tokensCollected view), created or managing (the account's owner document in each collection of the createdTokens / managingTokens view, in its order) */
         {
             parameters: {
                 query?: {
@@ -6906,7 +6968,7 @@ export interface paths {
                             /** Username must be 1 to 15 characters long and can only contain letters, numbers, and underscores. Matched regardless of letter case. */
                             username?: string;
                             viewsToFetch?: ({
-                                /** One of signinRequests, publicClaimActivity, allClaimActivity, transferActivity, tokensCollected, createdTokens, managingTokens, pointsActivity (pointsActivity is always an empty page: no points ledger here) */
+                                /** One of signinRequests, publicClaimActivity, allClaimActivity, transferActivity, tokensCollected, createdTokens, managingTokens, pointsActivity, siwbbRequests (pointsActivity is always an empty page: no points ledger here) */
                                 viewType: string;
                                 /** Client-chosen key of the page in `views`; keep it stable while paging */
                                 viewId: string;

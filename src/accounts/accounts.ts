@@ -152,6 +152,8 @@ export async function fetchAccounts(
     // No view fills these (trackers belong to collections), but the reference client maps both.
     account.challengeTrackers = [];
     account.approvalTrackers = [];
+    // The reference client reads the sign-ins under its brand word (bodies are not renamed).
+    account.siwbbRequests = account.signinRequests;
     return account;
   });
 }

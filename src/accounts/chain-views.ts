@@ -1,9 +1,14 @@
 // Chain-backed parts of an account: the views over the indexer's read model (as fresh as the
 // indexer; they answer while the chain is down) and the native balance, read live from the chain.
 import type { AppContext } from '../context.ts';
-import { accountChainView, nativeBalance, type AccountChainViewType } from '../chain/account-views.ts';
+import {
+  accountChainView,
+  nativeBalance,
+  ownerDocsOfCollections,
+  type AccountChainViewType,
+} from '../chain/account-views.ts';
 import { ChainError } from '../chain/client.ts';
-import type { AccountView } from './views.ts';
+import type { AccountView, ViewDoc } from './views.ts';
 
 export type ChainViewType = AccountChainViewType;
 
@@ -25,6 +30,14 @@ export const chainViews: Record<ChainViewType, AccountView> = {
   createdTokens: chainView('createdTokens', 'collections'),
   managingTokens: chainView('managingTokens', 'collections'),
 };
+
+/**
+ * The tokens route's answer for the created / managing views: the account's owner document in each
+ * collection of the page, in its order (the reference client maps that route's documents as owner
+ * documents whatever the view).
+ */
+export const ownerDocsOfPage = (ctx: AppContext, address: string, docs: ViewDoc[]): Promise<ViewDoc[]> =>
+  ownerDocsOfCollections(ctx, address, docs);
 
 /** The native denom's balance, or why it is unknown (the account answers either way). */
 export interface NativeBalance {

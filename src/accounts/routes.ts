@@ -9,7 +9,8 @@ import { AddressString, Bookmark, errorResponses } from '../shared/schemas.ts';
 import { getSession, requireSession } from '../shared/session.ts';
 import { parseAddress } from '../shared/addresses.ts';
 import { ACCOUNT_SCOPE, assertOwner, fetchAccounts, updateUsername } from './accounts.ts';
-import { accountView } from './views.ts';
+import { accountView, type ViewDoc } from './views.ts';
+import { ownerDocsOfPage } from './chain-views.ts';
 import {
   AccountQuery,
   AccountResponse,
@@ -79,6 +80,8 @@ export const accounts: Capability = {
       summary: string;
       query: Record<string, any>;
       viewTypeOf: (q: Q) => string;
+      /** Reshapes a page's documents for this route (same documents, order and bookmarks). */
+      docsOf?: (q: Q, address: string, docs: ViewDoc[]) => Promise<ViewDoc[]>;
     }) =>
       app.get(
         `/api/v0/account/:address/${opts.path}`,
@@ -104,7 +107,8 @@ export const accounts: Capability = {
             bookmark: query.bookmark ?? '',
             oldestFirst: query.oldestFirst ?? false,
           });
-          return { [opts.key]: page.docs, pagination: { bookmark: page.bookmark, hasMore: page.hasMore } };
+          const docs = opts.docsOf ? await opts.docsOf(query, address, page.docs) : page.docs;
+          return { [opts.key]: docs, pagination: { bookmark: page.bookmark, hasMore: page.hasMore } };
         },
       );
     perAccount<{ viewType?: 'public' | 'all' }>({
@@ -126,7 +130,7 @@ export const accounts: Capability = {
       path: 'badges',
       key: 'tokens',
       summary:
-        'Tokens of an account: collected (owner documents, the default), created or managing (collection documents): the tokensCollected / createdTokens / managingTokens views',
+        "Tokens of an account as owner documents: collected (the default; the tokensCollected view), created or managing (the account's owner document in each collection of the createdTokens / managingTokens view, in its order)",
       query: {
         viewType: Type.Optional(
           Type.Union([Type.Literal('collected'), Type.Literal('created'), Type.Literal('managing')]),
@@ -134,6 +138,15 @@ export const accounts: Capability = {
       },
       viewTypeOf: (q) =>
         q.viewType === 'created' ? 'createdTokens' : q.viewType === 'managing' ? 'managingTokens' : 'tokensCollected',
+      docsOf: async (q, address, docs) =>
+        q.viewType === 'created' || q.viewType === 'managing' ? ownerDocsOfPage(ctx, address, docs) : docs,
+    });
+    perAccount({
+      path: 'activity/points',
+      key: 'activity',
+      summary: 'Points activity of an account (the pointsActivity view): always one empty page, no points ledger here',
+      query: {},
+      viewTypeOf: () => 'pointsActivity',
     });
     perAccount({
       path: 'requests/signin',

@@ -172,10 +172,13 @@ const views: Record<string, AccountView> = {
   allClaimActivity: claimActivity('allClaimActivity'),
   ...chainViews,
   pointsActivity,
+  // The reference client's name for signinRequests (its brand word, in a body value the client
+  // checks before sending): the same view, documents and bookmarks.
+  siwbbRequests: signinRequests,
 };
 
 export const ACCOUNT_VIEW_TYPES = Object.keys(views) as Array<
-  'signinRequests' | 'publicClaimActivity' | 'allClaimActivity' | 'pointsActivity' | ChainViewType
+  'signinRequests' | 'publicClaimActivity' | 'allClaimActivity' | 'pointsActivity' | 'siwbbRequests' | ChainViewType
 >;
 
 /** The view of `viewType`, or a 400 naming it unknown with the known list. */

@@ -3,7 +3,7 @@
 import type { AppContext } from '../context.ts';
 import { toCanonical } from '../shared/addresses.ts';
 import { requireChainClient } from './client.ts';
-import { addressActivityView, collectionsByRoleView, tokensCollectedView, type Doc } from './views.ts';
+import { addressActivityView, collectionsByRoleView, ownerDocsIn, tokensCollectedView, type Doc } from './views.ts';
 
 export type AccountChainViewType = 'transferActivity' | 'tokensCollected' | 'createdTokens' | 'managingTokens';
 
@@ -28,6 +28,14 @@ export async function accountChainView(
         ? await tokensCollectedView(ctx, native, o)
         : await collectionsByRoleView(ctx, viewType === 'createdTokens' ? 'created_by' : 'manager', native, o);
   return { docs: page.docs, pagination: { bookmark: page.bookmark, hasMore: page.hasMore } };
+}
+
+/**
+ * The address's owner documents in the collections of a createdTokens / managingTokens page, in
+ * the page's order (the reference client reads those views' documents as owner documents).
+ */
+export function ownerDocsOfCollections(ctx: AppContext, address: string, collections: Doc[]): Promise<Doc[]> {
+  return ownerDocsIn(ctx, address, collections);
 }
 
 /**

@@ -186,19 +186,21 @@ export class ChainClient {
 
   /**
    * GET `path` (with its query) as JSON. `height` pins the query to the state at that block
-   * (`x-cosmos-block-height`); `ttlMs` lets a recent answer be reused.
+   * (`x-cosmos-block-height`); `ttlMs` lets a recent answer be reused. `fresh` reads the chain now
+   * (neither a kept answer nor a read already in flight) and keeps the answer for the others.
    */
-  async get(path: string, opts: { height?: number; ttlMs?: number } = {}): Promise<unknown> {
+  async get(path: string, opts: { height?: number; ttlMs?: number; fresh?: boolean } = {}): Promise<unknown> {
     const key = `${opts.height ?? ''}|${path}`;
-    if (opts.ttlMs) {
+    if (opts.ttlMs && !opts.fresh) {
       const hit = this.cache.get(key);
       if (hit && hit.expiresAt > this.now()) return hit.value;
     }
-    const running = this.inflight.get(key);
+    const flight = opts.fresh ? `fresh|${key}` : key;
+    const running = this.inflight.get(flight);
     if (running) return running;
     const call = this.fetch(path, opts.height).then(
       (value) => {
-        this.inflight.delete(key);
+        this.inflight.delete(flight);
         if (opts.ttlMs) {
           if (this.cache.size >= MAX_CACHE_ENTRIES) this.cache.clear();
           this.cache.set(key, { value, expiresAt: this.now() + opts.ttlMs });
@@ -206,11 +208,11 @@ export class ChainClient {
         return value;
       },
       (err: unknown) => {
-        this.inflight.delete(key);
+        this.inflight.delete(flight);
         throw err;
       },
     );
-    this.inflight.set(key, call);
+    this.inflight.set(flight, call);
     return call;
   }
 
@@ -441,10 +443,13 @@ export class ChainClient {
     return body.numUsed;
   }
 
-  /** The native `ubadge` balance of a bech32 address, as a decimal string (reused for up to 2 s). */
-  async nativeBalance(address: string): Promise<string> {
+  /**
+   * The native `ubadge` balance of a bech32 address, as a decimal string (reused for up to 2 s;
+   * `fresh`: read now).
+   */
+  async nativeBalance(address: string, opts: { fresh?: boolean } = {}): Promise<string> {
     const route = `/cosmos/bank/v1beta1/balances/${seg(address)}/by_denom`;
-    const body = await this.get(`${route}?denom=ubadge`, { ttlMs: CACHE_TTL_MS.nativeBalance });
+    const body = await this.get(`${route}?denom=ubadge`, { ttlMs: CACHE_TTL_MS.nativeBalance, fresh: opts.fresh });
     const amount = isObj(body) && isObj(body.balance) ? body.balance.amount : undefined;
     if (typeof amount !== 'string' || !/^\d+$/.test(amount))
       throw malformed(route, 'balance.amount is not a decimal string');

@@ -142,6 +142,36 @@ export async function getBalance(ctx: AppContext, collectionId: string, address:
   return ownerDoc(collectionId, native, defaults, []);
 }
 
+/**
+ * The address's owner document in each of these collections (documents of the read model, as a
+ * page of collectionsByRoleView holds them), in their order: the stored store, or the
+ * collection's default balances when the indexer never saw the address touched there.
+ */
+export async function ownerDocsIn(ctx: AppContext, address: string, collections: Doc[]): Promise<Doc[]> {
+  const native = toCanonical(address, 'address');
+  const ids = collections.map((c) => String(c.collectionId));
+  const rows = ids.length
+    ? await ctx.db
+        .selectFrom('chain_balances')
+        .select(['collection_id', 'address', 'store_json', 'update_history'])
+        .where('address', '=', native)
+        .where('collection_id', 'in', ids)
+        .execute()
+    : [];
+  const stored = new Map(rows.map((r) => [r.collection_id, r]));
+  return collections.map((c, i) => {
+    const r = stored.get(ids[i]);
+    if (r) return ownerDocFromRow(r);
+    const defaults = c.defaultBalances;
+    return ownerDoc(
+      ids[i],
+      native,
+      typeof defaults === 'object' && defaults !== null ? (defaults as Record<string, unknown>) : {},
+      [],
+    );
+  });
+}
+
 // ---- collection views ---------------------------------------------------------------------------
 
 /** Holders (some amount > 0) in the order they first appeared. */

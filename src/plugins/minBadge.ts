@@ -1,6 +1,8 @@
 // min-badge (hosted): the address's native balance is at least `minBalance` whole units (1 whole
 // unit = 10^9 ubadge; truncating division, as the reference). A result is kept 60 s after a pass and
 // 10 s after an "Insufficient balance", per (address, threshold); an unreadable chain is never kept.
+// Each result comes from a chain read made for the check, never from the chain client's 2 s
+// balance cache (which the account route fills): a kept failure is never older than its window.
 // With `combineLinkedWallets: true` the balances of the wallets linked to the claimer are summed
 // (plugins/linked.ts), and the result is kept per group of addresses.
 import { chainClientFor } from '../chain/client.ts';
@@ -51,7 +53,7 @@ export const minBadge: ClaimPlugin<Pub> = {
     let amount: bigint;
     try {
       amount = 0n;
-      for (const holder of holders) amount += BigInt(await client.nativeBalance(holder));
+      for (const holder of holders) amount += BigInt(await client.nativeBalance(holder, { fresh: true }));
     } catch (err) {
       return { success: false, error: `Could not read the balance from the chain: ${(err as Error).message}` };
     }

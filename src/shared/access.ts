@@ -260,6 +260,7 @@ export const ACCESS = {
   }),
   'GET /api/v0/account/:address/activity/badges': apiKey(),
   'GET /api/v0/account/:address/badges': apiKey(),
+  'GET /api/v0/account/:address/activity/points': apiKey(),
   'GET /api/v0/account/:address/requests/signin': optionalSession({
     owner: 'the account itself',
     ownerScopes: ['manageAccount'],

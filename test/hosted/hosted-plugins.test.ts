@@ -77,6 +77,28 @@ describe('hosted plugins', () => {
     assert.equal(await simulate(claimId, rich), 'Insufficient balance', 'after 60 s the pass is read again');
   });
 
+  test("min-badge: a failure is kept only from a chain read made for the check, never from the account route's balance cache", async () => {
+    const who = randomAddress();
+    chain.nativeBalances.set(who, '0');
+    const claimId = await claimWithPlugins(t, owner.accessToken, [
+      numUses(100),
+      plugin('min-badge', { minBalance: 2 }),
+    ]);
+    const reads = () => chain.requests.filter((r) => r.path.includes(`/balances/${who}/`)).length;
+    // the account route reads the native balance, which the chain client keeps for 2 s
+    const account = await t.request('GET', `/api/v0/user?address=${who}`);
+    assert.deepEqual(account.json().account.balance, { amount: '0', denom: 'ubadge' });
+    chain.nativeBalances.set(who, (2n * WHOLE).toString());
+    const before = reads();
+    assert.equal(await simulate(claimId, who), null, 'the chain already says 2 whole units');
+    assert.equal(reads(), before + 1, 'the check read the chain itself');
+    // and a failure it keeps is one it read: 0 again, read now, kept 10 s
+    chain.nativeBalances.set(who, '0');
+    clock.advance(60_001);
+    assert.equal(await simulate(claimId, who), 'Insufficient balance');
+    assert.equal(reads(), before + 2);
+  });
+
   test('min-badge: an unreachable chain fails with a clear text, and is not kept', async () => {
     const who = randomAddress();
     chain.nativeBalances.set(who, (10n * WHOLE).toString());

@@ -106,46 +106,140 @@ describe('reference client: collections and accounts', { timeout: 120_000 }, () 
     });
   });
 
-  test('getAccount and getAccounts: every account carries challengeTrackers and approvalTrackers', async () => {
-    const one = (await t.request('GET', `/api/v0/user?address=${alice.platformAddress}`)).json().account;
-    assert.deepEqual([one.challengeTrackers, one.approvalTrackers], [[], []]);
-    const many = (
-      await t.request('POST', '/api/v0/users', {
-        token: alice.accessToken,
-        body: {
+  test('getAccount and getAccounts: the client maps every account, with every array it reads unconditionally', async () => {
+    // the arrays the client's account class maps without a check: collected, activity,
+    // challengeTrackers, approvalTrackers and siwbbRequests (its name for signinRequests)
+    const mapped = ['collected', 'activity', 'challengeTrackers', 'approvalTrackers', 'siwbbRequests'];
+    const raw = (await t.request('GET', `/api/v0/user?address=${carol}`)).json().account;
+    for (const key of mapped) assert.deepEqual(raw[key], [], key);
+    const { account: one } = await sdk.api.getAccount({ address: alice.platformAddress });
+    assert.equal(one._docId, alice.platformAddress);
+    assert.deepEqual(one.balances, [], 'the client reads balances[]; this service answers balance');
+    for (const key of mapped) assert.deepEqual((one as unknown as Record<string, unknown>)[key], [], key);
+    assert.deepEqual(sdk.paths.at(-1), 'GET /api/v0/user');
+
+    // every view type the client offers, in one request, as the account itself
+    const mine = sdkClient(t, alice.accessToken).api;
+    const viewTypes = [
+      'transferActivity',
+      'siwbbRequests',
+      'tokensCollected',
+      'createdTokens',
+      'managingTokens',
+      'publicClaimActivity',
+      'allClaimActivity',
+      'pointsActivity',
+    ] as const;
+    const { accounts } = await mine.getAccounts({
+      accountsToFetch: [
+        {
+          address: alice.platformAddress,
+          viewsToFetch: viewTypes.map((viewType) => ({ viewType, viewId: viewType, bookmark: '' })),
+        },
+        { address: carol },
+      ],
+    });
+    const [a, c] = accounts;
+    assert.deepEqual(Object.keys(a.views).sort(), [...viewTypes].sort());
+    for (const v of viewTypes) assert.equal(a.views[v]!.type, v);
+    assert.deepEqual(a.views.tokensCollected!.ids, [`1:${alice.platformAddress}`]);
+    assert.deepEqual(
+      a.collected.map((d) => d._docId),
+      [`1:${alice.platformAddress}`],
+    );
+    assert.equal(a.activity.length, 11, 'ten mints and one transfer');
+    assert.deepEqual(a.views.siwbbRequests!.ids.length, 1, 'the session that made this request');
+    assert.deepEqual(
+      a.siwbbRequests.map((r) => r._docId),
+      a.views.siwbbRequests!.ids,
+    );
+    assert.deepEqual(a.views.createdTokens!.ids, ['1']);
+    assert.deepEqual([a.views.pointsActivity!.ids, a.pointsActivity], [[], []]);
+    assert.deepEqual([a.challengeTrackers, a.approvalTrackers], [[], []]);
+    assert.equal(c._docId, carol);
+    for (const key of mapped) assert.deepEqual((c as unknown as Record<string, unknown>)[key], [], key);
+
+    // refusals: the sign-in view of another account; an unknown username
+    assert.deepEqual(
+      await refusal(
+        sdkClient(t, bob.accessToken).api.getAccounts({
           accountsToFetch: [
             {
               address: alice.platformAddress,
-              viewsToFetch: [{ viewType: 'tokensCollected', viewId: 'mine', bookmark: '' }],
+              viewsToFetch: [{ viewType: 'siwbbRequests', viewId: 's', bookmark: '' }],
             },
-            { address: carol },
           ],
-        },
-      })
-    ).json().accounts;
-    assert.deepEqual(
-      many.map((a: Record<string, unknown>) => [a.challengeTrackers, a.approvalTrackers]),
-      [
-        [[], []],
-        [[], []],
-      ],
-    );
-    assert.equal(many[0].collected.length, 1);
-    // The client's account class also maps `siwbbRequests`, a brand-word field this service names
-    // `signinRequests` (bodies are not renamed): with that one key renamed, it maps our account.
-    const { BitBadgesUserInfo } = await import('bitbadgesjs-sdk');
-    const { signinRequests, ...rest } = many[0];
-    const mapped = new BitBadgesUserInfo({ ...rest, siwbbRequests: signinRequests });
-    assert.deepEqual([mapped.challengeTrackers, mapped.approvalTrackers, mapped.collected.length], [[], [], 1]);
-    await assert.rejects(
-      sdk.api.getAccount({ address: alice.platformAddress }),
-      /Cannot read properties of undefined \(reading 'map'\)/,
-      'the client itself stops at siwbbRequests',
+        }),
+      ),
+      {
+        errorMessage: `body.accountsToFetch[0].viewsToFetch[0]: siwbbRequests is visible only to the account itself (a session of ${alice.platformAddress} holding the manageAccount scope); the session belongs to ${bob.platformAddress}.`,
+      },
     );
     assert.deepEqual(await refusal(sdk.api.getAccount({ username: 'nobody_here' })), {
       errorMessage: 'No account has the username "nobody_here"',
     });
   });
+
+  test('collection views on their own routes agree with getCollections: owners, transfer activity, amount and challenge trackers', async () => {
+    const viewIds = async (viewType: string) =>
+      (
+        await sdk.api.getCollections({
+          collectionsToFetch: [{ collectionId: '1', viewsToFetch: [{ viewType, viewId: 'v', bookmark: '' }] }],
+        } as never)
+      ).collections[0]!.views.v!.ids;
+    const owners = await sdk.api.getCollectionOwners('1', {} as never);
+    assert.deepEqual(
+      owners.owners.map((o) => o._docId),
+      await viewIds('owners'),
+    );
+    assert.equal(owners.owners.length, 2);
+    const activity = await sdk.api.getCollectionTransferActivity('1', {} as never);
+    assert.deepEqual(
+      activity.activity.map((a) => a._docId),
+      await viewIds('transferActivity'),
+    );
+    assert.equal(activity.activity.length, 11);
+    const amounts = await sdk.api.getCollectionAmountTrackers('1', {} as never);
+    assert.deepEqual(
+      amounts.amountTrackers.map((a) => a._docId),
+      await viewIds('amountTrackers'),
+    );
+    const challenges = await sdk.api.getCollectionChallengeTrackers('1', {} as never);
+    assert.deepEqual(
+      challenges.challengeTrackers.map((a) => a._docId),
+      await viewIds('challengeTrackers'),
+    );
+    assert.deepEqual(sdk.paths.filter((p) => !p.endsWith('/collections')).slice(-4), [
+      'GET /api/v0/collection/1/owners',
+      'GET /api/v0/collection/1/activity',
+      'GET /api/v0/collection/1/amountTrackers',
+      'GET /api/v0/collection/1/challengeTrackers',
+    ]);
+    // refusals: an unknown collection; a bookmark of another list
+    const unknown = { errorMessage: 'Collection 999 not found (not on chain, or not indexed yet)' };
+    assert.deepEqual(await refusal(sdk.api.getCollectionOwners('999', {} as never)), unknown);
+    assert.deepEqual(await refusal(sdk.api.getCollectionAmountTrackers('999', {} as never)), unknown);
+    assert.deepEqual(await refusal(sdk.api.getCollectionChallengeTrackers('999', {} as never)), unknown);
+    assert.deepEqual(await refusal(sdk.api.getCollectionTransferActivity('1', { bookmark: 'x.y' } as never)), {
+      errorMessage: 'Invalid bookmark: it was not issued by this list. Send an empty bookmark for the first page.',
+    });
+  });
+
+  test('updateAccountInfo sets the username that getAccount answers; checkIfSignedIn', async () => {
+    const api = sdkClient(t, bob.accessToken).api;
+    const name = `b${Date.now().toString(36)}`.slice(0, 15);
+    await api.updateAccountInfo({ username: name });
+    const { account } = await sdk.api.getAccount({ username: name.toUpperCase() });
+    assert.deepEqual([account.username, account._docId], [name, bob.platformAddress]);
+    const status = await api.checkIfSignedIn({});
+    assert.equal(status.signedIn, true);
+    assert.equal((await sdk.api.checkIfSignedIn({})).signedIn, false);
+    assert.deepEqual(await refusal(api.updateAccountInfo({ username: 'no spaces' })), {
+      errorMessage:
+        'body.username is invalid: Username must be 1 to 15 characters long and can only contain letters, numbers, and underscores.',
+    });
+  });
+
   test('listings and tokenFloorPrices views are empty pages, and the other views of the request are served', async () => {
     const res = await sdk.api.getCollections({
       collectionsToFetch: [
@@ -170,6 +264,9 @@ describe('reference client: collections and accounts', { timeout: 120_000 }, () 
     const listings = await sdk.api.getCollectionListings('1', {} as never);
     assert.deepEqual(listings.listings, []);
     assert.deepEqual(listings.pagination, empty);
+    assert.deepEqual(await refusal(sdk.api.getCollectionListings('999', {} as never)), {
+      errorMessage: 'Collection 999 not found (not on chain, or not indexed yet)',
+    });
     // a bookmark these lists never issued is refused like any other list's
     assert.deepEqual(
       await refusal(
@@ -272,6 +369,9 @@ describe('reference client: collections and accounts', { timeout: 120_000 }, () 
     );
     assert.deepEqual(await refusal(sdk.api.getOwners('999', '1', {})), {
       errorMessage: 'Collection 999 not found (not on chain, or not indexed yet)',
+    });
+    assert.deepEqual(await refusal(sdk.api.getTokenActivity('1', '3', { bookmark: 'x.y' } as never)), {
+      errorMessage: 'Invalid bookmark: it was not issued by this list. Send an empty bookmark for the first page.',
     });
   });
 
@@ -396,15 +496,31 @@ describe('reference client: collections and accounts', { timeout: 120_000 }, () 
       collected.tokens.map((d) => d._docId),
       await view(alice.platformAddress, 'tokensCollected'),
     );
-    const created = (await t.request('GET', `/api/v0/account/${alice.platformAddress}/badges?viewType=created`)).json();
+    // created / managing: the account's owner document in each collection of the view, in its order
+    for (const [viewType, name] of [
+      ['created', 'createdTokens'],
+      ['managing', 'managingTokens'],
+    ] as const) {
+      const res = await sdk.api.getTokensViewForUser(alice.platformAddress, { viewType });
+      const ids = await view(alice.platformAddress, name);
+      assert.deepEqual(ids, ['2', '1'], name);
+      assert.deepEqual(
+        res.tokens.map((d) => d._docId),
+        ids.map((id) => `${id}:${alice.platformAddress}`),
+      );
+      assert.deepEqual(res.pagination, { bookmark: '', hasMore: false });
+    }
+    const createdRaw = (
+      await t.request('GET', `/api/v0/account/${alice.platformAddress}/badges?viewType=created`)
+    ).json().tokens;
     assert.deepEqual(
-      created.tokens.map((d: { _docId: string }) => d._docId),
-      await view(alice.platformAddress, 'createdTokens'),
+      createdRaw[1],
+      (await t.request('GET', `/api/v0/collection/1/balance/${alice.platformAddress}`)).json(),
+      'the same document as getBalanceByAddress',
     );
-    assert.deepEqual(
-      created.tokens.map((d: { _docId: string }) => d._docId),
-      ['2', '1'],
-    );
+    assert.deepEqual(createdRaw[0].balances, [], 'never touched in collection 2: its default balances');
+    const none = await sdk.api.getTokensViewForUser(carol, { viewType: 'managing' });
+    assert.deepEqual([none.tokens, none.pagination], [[], { bookmark: '', hasMore: false }]);
     const mine = await sdkClient(t, alice.accessToken).api.getSiwbbRequestsForUser(alice.platformAddress, {});
     assert.deepEqual(
       mine.requests.map((r) => r._docId),
@@ -415,10 +531,13 @@ describe('reference client: collections and accounts', { timeout: 120_000 }, () 
       viewType: 'all',
     });
     assert.equal(all.activity.length, 1);
-    assert.deepEqual(sdk.paths.slice(-3), [
+    assert.deepEqual(sdk.paths.slice(-6), [
       `GET /api/v0/account/${bob.platformAddress}/activity/claims`,
       `GET /api/v0/account/${bob.platformAddress}/activity/badges`,
       `GET /api/v0/account/${alice.platformAddress}/badges`,
+      `GET /api/v0/account/${alice.platformAddress}/badges`,
+      `GET /api/v0/account/${alice.platformAddress}/badges`,
+      `GET /api/v0/account/${carol}/badges`,
     ]);
     // refusals: another user's sign-ins; all claim activity without a session; a bad bookmark
     assert.deepEqual(
@@ -437,6 +556,14 @@ describe('reference client: collections and accounts', { timeout: 120_000 }, () 
         errorMessage: 'Invalid bookmark: it was not issued by this list. Send an empty bookmark for the first page.',
       },
     );
+    // points: no ledger here, so always one empty page, as the pointsActivity view
+    const points = await sdk.api.getPointsActivityForUser(alice.platformAddress, {});
+    assert.deepEqual([points.activity, points.pagination], [[], { bookmark: '', hasMore: false }]);
+    assert.deepEqual(await view(alice.platformAddress, 'pointsActivity'), []);
+    assert.deepEqual(sdk.paths.at(-1), `GET /api/v0/account/${alice.platformAddress}/activity/points`);
+    assert.deepEqual(await refusal(sdk.api.getPointsActivityForUser(alice.platformAddress, { bookmark: 'x.y' })), {
+      errorMessage: 'Invalid bookmark: it was not issued by this list. Send an empty bookmark for the first page.',
+    });
     assert.deepEqual(await refusal(sdk.api.getTokensViewForUser('0x1234', {})), {
       errorMessage: 'Invalid address in address: "0x1234" is neither a 0x address nor a bb1… address',
     });

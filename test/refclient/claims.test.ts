@@ -141,4 +141,64 @@ describe('reference client: claims', { timeout: 180_000 }, () => {
       claims: [claim(`${tag} cn ok`, { plugins: [uses(5), custom('cn')], assignMethod: 'cn' })],
     } as never);
   });
+
+  test('a claim through the client: updateClaims, getClaims, simulateClaim, completeClaim, getClaimAttemptStatus, getClaimAttempts, checkClaimSuccess, deleteClaims', async () => {
+    const c = claim(`${tag} lifecycle`);
+    await aliceSdk.api.createClaims({ claims: [c] } as never);
+    await aliceSdk.api.updateClaims({
+      claims: [{ ...c, metadata: { name: `${tag} lifecycle 2`, description: '', image: '' }, plugins: [uses(7)] }],
+    } as never);
+    const fetched = await sdk.api.getClaims({ claimsToFetch: [{ claimId: c.claimId }] });
+    assert.deepEqual(
+      fetched.claims.map((x) => [x.claimId, x.metadata?.name]),
+      [[c.claimId, `${tag} lifecycle 2`]],
+    );
+    const who = alice.platformAddress;
+    const sim = await sdk.api.simulateClaim(c.claimId, who, { _expectedVersion: -1 } as never);
+    assert.equal(typeof sim.claimAttemptId, 'string');
+    const done = await sdk.api.completeClaim(c.claimId, who, { _expectedVersion: -1 } as never);
+    assert.match(done.claimAttemptId, /^[0-9a-f]{32}$/);
+    let st = await sdk.api.getClaimAttemptStatus(done.claimAttemptId);
+    while (st.success === undefined) {
+      await new Promise((r) => setTimeout(r, 20));
+      st = await sdk.api.getClaimAttemptStatus(done.claimAttemptId);
+    }
+    assert.deepEqual([st.success, st.error], [true, '']);
+    const attempts = await aliceSdk.api.getClaimAttempts(c.claimId, {} as never);
+    assert.deepEqual(
+      attempts.docs.map((d) => d.claimAttemptId),
+      [done.claimAttemptId],
+    );
+    const success = await sdk.api.checkClaimSuccess(c.claimId, who);
+    assert.deepEqual([success.successCount, success.claimNumbers], [1, [0]]);
+    await aliceSdk.api.deleteClaims({ claimIds: [c.claimId] });
+    // refusals, one per route
+    assert.deepEqual(await refusal(sdk.api.getClaims({ claimsToFetch: [{ claimId: 'bad id!' }] })), {
+      errorMessage: 'body.claimsToFetch.0.claimId must match pattern "^[A-Za-z0-9_-]+$"',
+    });
+    assert.deepEqual(
+      await refusal(sdk.api.simulateClaim(c.claimId, who, { _expectedVersion: -1 } as never)),
+      { errorMessage: `Claim ${c.claimId} not found` },
+      'deleted',
+    );
+    assert.deepEqual(await refusal(sdk.api.completeClaim('nosuchclaim', who, { _expectedVersion: -1 } as never)), {
+      errorMessage: 'Claim nosuchclaim not found',
+    });
+    assert.deepEqual(await refusal(sdk.api.getClaimAttemptStatus('f'.repeat(32))), {
+      errorMessage: `Claim attempt ${'f'.repeat(32)} not found`,
+    });
+    assert.deepEqual(await refusal(sdk.api.getClaimAttempts(c.claimId, {} as never)), {
+      errorMessage: `Claim ${c.claimId} not found`,
+    });
+    assert.deepEqual(await refusal(sdk.api.checkClaimSuccess('nosuchclaim', who)), {
+      errorMessage: 'Claim nosuchclaim not found',
+    });
+    const noSession = {
+      errorMessage:
+        'Unauthorized request. This route requires a signed-in session (Authorization: Bearer <access token>).',
+      unauthorized: true,
+    };
+    assert.deepEqual(await refusal(sdk.api.updateClaims({ claims: [c] } as never)), noSession);
+    assert.deepEqual(await refusal(sdk.api.deleteClaims({ claimIds: [c.claimId] })), noSession);
+  });
 });

@@ -237,4 +237,75 @@ describe('reference client: plugin documents', { timeout: 120_000 }, () => {
       unauthorized: true,
     });
   });
+
+  test('the social plugins and github-contributions have plugin documents listing their params', async () => {
+    const keys = (fields: Array<{ key: string }>) => fields.map((f) => f.key);
+    for (const id of ['discord', 'github', 'google', 'twitch', 'twitter']) {
+      const raw = await t.request('GET', `/api/v0/plugin/${id}`);
+      assert.equal(raw.statusCode, 200, `${id}: ${raw.body}`);
+      const { plugin } = await aliceSdk.api.getPlugin(id, {} as never);
+      assert.deepEqual(JSON.parse(JSON.stringify(plugin)), raw.json().plugin, id);
+      assert.deepEqual(
+        [plugin.pluginId, plugin.locale, plugin.toPublish, plugin.reviewCompleted, plugin.versions.length],
+        [id, 'en', true, true, 1],
+      );
+      const [v] = plugin.versions;
+      assert.equal(v.finalized, true);
+      assert.equal(v.reuseForNonIndexed, false, 'stateful: not for on-demand claims');
+      assert.equal(v.verificationCall, undefined, 'run in-process: nothing is called');
+      assert.deepEqual(keys(v.publicParamsSchema), ['users', 'maxUsesPerUser', 'hasPrivateList']);
+      assert.deepEqual(keys(v.privateParamsSchema), ['usernames']);
+      assert.deepEqual(
+        v.publicParamsSchema.map((f) => [f.type, f.arrayField ?? false]),
+        [
+          ['string', true],
+          ['number', false],
+          ['boolean', false],
+        ],
+      );
+    }
+    const gh = (await aliceSdk.api.getPlugin('github-contributions', {} as never)).plugin.versions[0];
+    assert.deepEqual(
+      gh.publicParamsSchema.map((f) => [f.key, f.type, f.required ?? false]),
+      [
+        ['repository', 'string', true],
+        ['minContributions', 'number', false],
+      ],
+    );
+    assert.deepEqual(gh.privateParamsSchema, []);
+    // search lists them; a claim naming the document's id and version runs the core plugin
+    const found = await aliceSdk.api.searchPlugins({ searchValue: 'twitch' } as never);
+    assert.ok(
+      found.plugins.some((p) => p.pluginId === 'twitch'),
+      JSON.stringify(found.plugins.map((p) => p.pluginId)),
+    );
+    const claimId = await claimWithPlugins(t, alice.accessToken, [
+      numUses(5),
+      {
+        pluginId: 'discord',
+        instanceId: 'dc',
+        version: '1',
+        publicParams: { maxUsesPerUser: 1, users: [] },
+        privateParams: {},
+      },
+    ]);
+    const sim = await attempt(t, 'simulate', claimId, randomAddress());
+    assert.deepEqual([sim.statusCode, sim.json().errorMessage], [400, 'Invalid details. Could not get user.']);
+    // refusals: nobody edits them; no localised social document; a core id is not a document
+    assert.equal(
+      (
+        await t.request('PUT', '/api/v0/plugins', {
+          token: alice.accessToken,
+          body: { pluginId: 'discord', toPublish: false },
+        })
+      ).statusCode,
+      403,
+    );
+    assert.deepEqual(await refusal(aliceSdk.api.getPlugin('discord-es', {} as never)), {
+      errorMessage: 'Plugin discord-es not found',
+    });
+    assert.deepEqual(await refusal(aliceSdk.api.getPlugin('numUses', {} as never)), {
+      errorMessage: 'Plugin numUses not found',
+    });
+  });
 });

@@ -24,6 +24,7 @@ import * as m0019 from './0019_connection_binding.ts';
 import * as m0020 from './0020_guess_buckets.ts';
 import * as m0021 from './0021_webhook_delivery_origin.ts';
 import * as m0022 from './0022_signin_openid.ts';
+import * as m0023 from './0023_social_plugin_documents.ts';
 import * as m0025 from './0025_linked_wallets.ts';
 import * as m0027 from './0027_console_links.ts';
 
@@ -49,6 +50,7 @@ const migrations: Record<string, Migration> = {
   '0020_guess_buckets': m0020,
   '0021_webhook_delivery_origin': m0021,
   '0022_signin_openid': m0022,
+  '0023_social_plugin_documents': m0023,
   '0025_linked_wallets': m0025,
   '0027_console_links': m0027,
 };
