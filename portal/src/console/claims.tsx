@@ -1,7 +1,7 @@
 // Claims: my claims; a builder whose plugin forms come from the server's plugin descriptions
 // (params, assignMethod, satisfyMethod); edit with the version check; delete; a claim's attempts
 // (paged, with errors), a live "simulate as address" box and the codes CSV download.
-import { useEffect, useMemo, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import {
@@ -801,9 +801,14 @@ function ClaimView({ claimId, session }: { claimId: string; session: SessionInfo
     void run(async () => setRefusals(await readRefusals()));
   }, []);
   useEffect(() => void attempts.load(), [filter]);
-  // live: the first page of attempts, the refused tries and the claim's counts, read again while open
-  const latest = attempts.docs?.[0]?.claimAttemptId ?? '';
-  const latestRefusal = refusals?.docs[0]?.refusedAt ?? '';
+  // live: the first page of attempts, the refused tries and the claim's counts, read again while
+  // open. What the page shows is kept in a ref, since one poll loop outlives many renders.
+  const shownNow = useRef({ attempt: '', total: -1, refusals: '' });
+  shownNow.current = {
+    attempt: attempts.docs?.[0]?.claimAttemptId ?? '',
+    total: attempts.total ?? -1,
+    refusals: refusals ? `${refusals.docs.length}:${refusals.docs[0]?.refusedAt ?? ''}` : '',
+  };
   usePolling(async () => {
     const [page, r, c] = await Promise.all([
       call(
@@ -817,18 +822,15 @@ function ClaimView({ claimId, session }: { claimId: string; session: SessionInfo
       readRefusals(),
       readClaim(),
     ]);
-    const changed =
-      (page.docs[0]?.claimAttemptId ?? '') !== latest ||
-      (r.docs[0]?.refusedAt ?? '') !== latestRefusal ||
-      r.docs.length !== refusals?.docs.length;
-    if (changed) {
-      // only the first page is replaced; pages loaded with "More" come back on the next change
-      await attempts.refresh();
-      setRefusals(r);
-    }
+    const now = shownNow.current;
+    const attemptsChanged = (page.docs[0]?.claimAttemptId ?? '') !== now.attempt || page.total !== now.total;
+    const refusalsChanged = `${r.docs.length}:${r.docs[0]?.refusedAt ?? ''}` !== now.refusals;
+    // a change replaces the list with its first page (pages added with "More" are read again on demand)
+    if (attemptsChanged) await attempts.refresh();
+    if (refusalsChanged) setRefusals(r);
     setClaim(c);
-    return changed;
-  }, [latest, latestRefusal, filter]);
+    return attemptsChanged || refusalsChanged;
+  }, [filter]);
   if (!claim) return <ErrorLine error={error} />;
   const byId = new Map((descriptions ?? []).map((d) => [d.pluginId, d]));
   const publicUrl = `${location.origin}/claim/${encodeURIComponent(claimId)}`;
