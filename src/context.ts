@@ -2,6 +2,7 @@
 // capability's routes and background jobs. Tests build their own (fresh database, manual clock).
 import type { FastifyBaseLogger } from 'fastify';
 import pino from 'pino';
+import type { RefusalLog } from './claims/refusals.ts';
 import type { Config } from './config.ts';
 import { openStorage, type DB, type DialectName, type SqliteFastPath, type Storage } from './db/index.ts';
 import { migrateToLatest } from './db/migrations/index.ts';
@@ -21,6 +22,8 @@ export interface AppContext {
   clock: Clock;
   keyring: Keyring;
   log: FastifyBaseLogger;
+  /** The refused-tries log's buffer (claims/refusals.ts), made on first use. */
+  refusals?: RefusalLog;
   /** Cleanups registered by capabilities (timers, workers), run on close before the database. */
   onClose: Array<() => Promise<void> | void>;
   close(): Promise<void>;

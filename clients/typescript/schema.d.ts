@@ -1757,6 +1757,8 @@ export interface paths {
                                 attemptedAt: string;
                                 claimId: string;
                                 platformAddress: string;
+                                /** The address as the claimer sent it (the 0x form when they used it); else platformAddress */
+                                claimerAddress: string;
                                 claimAttemptId: string;
                                 /** -1 on failure */
                                 claimNumber: number;
@@ -1769,6 +1771,76 @@ export interface paths {
                     };
                 };
                 400: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                404: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/claims/{claimId}/refusals": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get: /** Refused tries of a claim, newest first: the last 100 completes its plugins refused (session with readPrivateClaimData; creator or manager) */
+        {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** Claim id (letters, digits, _ and -) */
+                    claimId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            docs: ({
+                                /** UNIX ms */
+                                refusedAt: string;
+                                platformAddress: string;
+                                /** The address as the claimer sent it */
+                                claimerAddress: string;
+                                /** The refusing plugin instance ('' when no single plugin refused) */
+                                instanceId: string;
+                                pluginId: string;
+                                /** The plugin's error text */
+                                error: string;
+                            })[];
+                            /** How many refused tries the log keeps per claim (the newest) */
+                            limit: number;
+                        };
+                    };
+                };
+                400: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                401: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                403: {
                     headers: { [name: string]: unknown };
                     content: {
                         "application/json": components["schemas"]["def-0"];

@@ -46,10 +46,22 @@ function setPath(target: Record<string, unknown>, key: string, value: unknown) {
   o[parts[parts.length - 1]] = value;
 }
 
-/** Params as the API takes them; empty optional fields are left out. Throws a message naming a bad field. */
+/** An error of one field, by its key (the builder shows it beside the field). */
+export class FieldError extends Error {
+  readonly field: string;
+  constructor(field: string, message: string) {
+    super(message);
+    this.field = field;
+  }
+}
+
+/** Params as the API takes them; empty optional fields are left out. Throws a FieldError naming a bad field. */
 export function buildParams(fields: SchemaField[], values: Values): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const f of fields) {
+    const fail = (message: string): never => {
+      throw new FieldError(f.key, message);
+    };
     const v = values[f.key];
     if (f.type === 'boolean') {
       if (v === true) setPath(out, f.key, true);
@@ -58,7 +70,7 @@ export function buildParams(fields: SchemaField[], values: Values): Record<strin
     if (f.type === 'dateRanges') {
       const ranges = (v as Array<{ start: string; end: string }>) ?? [];
       if (!ranges.length) {
-        if (f.required) throw new Error(`${f.label}: add at least one window`);
+        if (f.required) fail(`${f.label}: add at least one window`);
         continue;
       }
       setPath(
@@ -68,7 +80,7 @@ export function buildParams(fields: SchemaField[], values: Values): Record<strin
           const start = fromLocalInput(r.start);
           const end = fromLocalInput(r.end);
           if (!Number.isFinite(start) || !Number.isFinite(end) || end < start)
-            throw new Error(`${f.label}: window ${i + 1} needs a start before its end`);
+            fail(`${f.label}: window ${i + 1} needs a start before its end`);
           return { start: String(start), end: String(end) };
         }),
       );
@@ -76,19 +88,19 @@ export function buildParams(fields: SchemaField[], values: Values): Record<strin
     }
     const text = typeof v === 'string' ? v.trim() : '';
     if (text === '') {
-      if (f.required) throw new Error(`${f.label} is required`);
+      if (f.required) fail(`${f.label} is required`);
       continue;
     }
     if (isJson(f)) {
       try {
         setPath(out, f.key, JSON.parse(text));
       } catch {
-        throw new Error(`${f.label} must be JSON`);
+        fail(`${f.label} must be JSON`);
       }
     } else if (f.arrayField) setPath(out, f.key, text.split(/[\s,]+/).filter(Boolean));
     else if (f.type === 'number') {
       const n = Number(text);
-      if (!Number.isFinite(n)) throw new Error(`${f.label} must be a number`);
+      if (!Number.isFinite(n)) fail(`${f.label} must be a number`);
       setPath(out, f.key, n);
     } else if (f.type === 'date') setPath(out, f.key, fromLocalInput(text));
     else if (f.options?.length) setPath(out, f.key, f.options.find((o) => String(o.value) === text)?.value ?? text);
@@ -103,12 +115,15 @@ export function Fields({
   onChange,
   idPrefix,
   secret,
+  errors,
 }: {
   fields: SchemaField[];
   values: Values;
   onChange: (v: Values) => void;
   idPrefix: string;
   secret?: boolean;
+  /** Error texts by field key, shown beside their field. */
+  errors?: Record<string, string>;
 }) {
   const set = (key: string, v: FieldValue) => onChange({ ...values, [key]: v });
   return (
@@ -120,7 +135,10 @@ export function Fields({
             {f.helper}
           </small>
         ) : null;
-        const described = f.helper ? `${id}-help` : undefined;
+        const error = errors?.[f.key];
+        const errorLine = error ? <FieldErrorText id={`${id}-error`} text={error} /> : null;
+        const described =
+          [f.helper ? `${id}-help` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined;
         const label = `${f.label}${f.required ? ' *' : ''}`;
         if (f.type === 'boolean') {
           return (
@@ -130,10 +148,12 @@ export function Fields({
                 type="checkbox"
                 checked={values[f.key] === true}
                 aria-describedby={described}
+                aria-invalid={error ? true : undefined}
                 onChange={(e) => set(f.key, (e.currentTarget as HTMLInputElement).checked)}
               />
               <label for={id}>{label}</label>
               {help}
+              {errorLine}
             </div>
           );
         }
@@ -190,10 +210,16 @@ export function Fields({
                 Add a time window
               </button>
               {help}
+              {errorLine}
             </fieldset>
           );
         }
-        const common = { id, 'aria-describedby': described, required: f.required === true };
+        const common = {
+          id,
+          'aria-describedby': described,
+          'aria-invalid': error ? true : undefined,
+          required: f.required === true,
+        };
         let control;
         if (f.options?.length) {
           control = (
@@ -246,10 +272,20 @@ export function Fields({
             <label for={id}>{label}</label>
             {control}
             {help}
+            {errorLine}
           </div>
         );
       })}
     </>
+  );
+}
+
+/** A field's error, in words, right under it (announced when it appears). */
+export function FieldErrorText({ id, text }: { id: string; text: string }) {
+  return (
+    <p class="field-error" id={id} role="alert">
+      {text}
+    </p>
   );
 }
 

@@ -17,6 +17,7 @@ import { findPlugin } from '../plugins/registry.ts';
 import type { AttemptSession } from '../plugins/types.ts';
 import { encodePayload, type AttemptPayload } from './payload.ts';
 import { pluginEnv } from './plugin-env.ts';
+import { refusalLog } from './refusals.ts';
 import { enqueued } from './queue-wakeup.ts';
 import type { ClaimTables } from './storage.ts';
 
@@ -46,6 +47,8 @@ export async function attemptClaim(
   const ip = from.ip ?? '';
   const locale = from.locale ?? 'en';
   const platformAddress = toCanonical(address, 'address');
+  // the form the claimer used, kept for the owner's console when it is not the canonical one
+  const claimerAddress = address === platformAddress ? '' : address;
   const { _expectedVersion: expectedVersion, _specificInstanceIds: specificInstanceIds, ...inputs } = body;
   const now = ctx.clock.now();
   const claim = await loadClaim(ctx.db, ctx.keyring, claimId, now, { maxAgeMs: PRECHECK_MAX_AGE_MS });
@@ -90,7 +93,22 @@ export async function attemptClaim(
     throw err;
   }
   if (ticket) await settleGuess(ctx, ticket, outcome.success ? 'right' : outcome.inputRejected ? 'wrong' : 'other');
-  if (!outcome.success) throw new ApiError(outcome.status, outcome.error);
+  if (!outcome.success) {
+    // refused completes queue nothing: the owner reads them in the bounded refused-tries log
+    if (complete) {
+      const instance = outcome.instanceId ? claim.plugins.find((p) => p.instanceId === outcome.instanceId) : undefined;
+      refusalLog(ctx).record({
+        claimId,
+        refusedAt: now,
+        platformAddress,
+        claimerAddress,
+        instanceId: instance?.instanceId ?? '',
+        pluginId: instance?.pluginId ?? '',
+        error: outcome.error,
+      });
+    }
+    throw new ApiError(outcome.status, outcome.error);
+  }
   if (!complete) return { claimAttemptId: SIMULATED_ATTEMPT_ID };
 
   const claimAttemptId = randomHex(16);
@@ -100,6 +118,7 @@ export async function attemptClaim(
     claim_id: claimId,
     lane: claim.lane,
     platform_address: platformAddress,
+    claimer_address: claimerAddress,
     status: 'queued',
     success: null,
     error: '',
@@ -189,6 +208,8 @@ export interface AttemptListItem {
   attemptedAt: string;
   claimId: string;
   platformAddress: string;
+  /** The address as the claimer sent it (the 0x form when they used it); else platformAddress. */
+  claimerAddress: string;
   claimAttemptId: string;
   claimNumber: number;
   error?: string;
@@ -215,6 +236,7 @@ export async function listAttempts(
         'seq',
         'claim_attempt_id',
         'platform_address',
+        'claimer_address',
         'status',
         'error',
         'claim_number',
@@ -237,6 +259,7 @@ export async function listAttempts(
     attemptedAt: String(r.attempted_at),
     claimId,
     platformAddress: r.platform_address,
+    claimerAddress: r.claimer_address || r.platform_address,
     claimAttemptId: r.claim_attempt_id,
     claimNumber: r.status === 'success' ? r.claim_number : -1,
     ...(r.status === 'failure' ? { error: r.error } : {}),

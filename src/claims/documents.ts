@@ -157,6 +157,7 @@ async function buildClaim(
       path: pp,
       claimId: input.claimId,
       creator: previous?.createdBy ?? actor.platformAddress,
+      caller: actor.platformAddress,
       ...(before ? { previous: { publicParams: before.publicParams, privateParams: before.privateParams } } : {}),
       ...pluginEnv(opts.ctx, now, opts.db),
     });

@@ -39,6 +39,8 @@ export type AttemptOutcome =
       error: string;
       status: number /** A user-input plugin (password, codes) failed: a wrong guess. */;
       inputRejected?: true;
+      /** The instance whose failure is the error (absent when no single plugin explains it). */
+      instanceId?: string;
     };
 
 export const versionMismatchError = (expected: number, actual: number) =>
@@ -130,7 +132,12 @@ async function conclude(
       if (!ids.includes(inst.instanceId)) continue;
       const r = results.get(inst.instanceId);
       if (r && !r.success)
-        return { success: false as const, error: r.error ?? 'Plugin failed', status: r.status ?? 400 };
+        return {
+          success: false as const,
+          error: r.error ?? 'Plugin failed',
+          status: r.status ?? 400,
+          instanceId: inst.instanceId,
+        };
     }
     return null;
   };

@@ -24,6 +24,7 @@ import {
 } from './attempts.ts';
 import { createClaims, deleteClaims, updateClaims, type ClaimInput } from './documents.ts';
 import { getClaimDocument, searchClaims } from './read.ts';
+import { listRefusals, REFUSALS_PER_CLAIM } from './refusals.ts';
 import {
   AttemptBody,
   AttemptIdParams,
@@ -39,6 +40,7 @@ import {
   DeleteBody,
   EmptyResponse,
   FetchBody,
+  RefusalsResponse,
   SearchQuery,
   SearchResponse,
   StatusResponse,
@@ -133,6 +135,22 @@ export const claims: Capability = {
         },
       },
       async (request) => listAttempts(ctx, request.params.claimId, request.query),
+    );
+
+    app.get(
+      '/api/v0/claims/:claimId/refusals',
+      {
+        schema: {
+          tags,
+          summary: `Refused tries of a claim, newest first: the last ${REFUSALS_PER_CLAIM} completes its plugins refused (session with readPrivateClaimData; creator or manager)`,
+          description:
+            'A refused complete queues nothing, so it never appears among the attempts. The service keeps the newest refused tries of each claim: when, who (both address forms), which plugin instance refused and its error text. Refusals by the guess throttle (429) are not logged.',
+          params: ClaimParams,
+          response: { 200: RefusalsResponse, ...errorResponses(400, 401, 403, 404) },
+        },
+      },
+      async (request) =>
+        listRefusals(ctx, request.params.claimId, await requireSession(request, 'readPrivateClaimData')),
     );
 
     app.get(

@@ -68,6 +68,9 @@ const AttemptItem = Type.Object(
     attemptedAt: Type.String({ description: 'UNIX ms' }),
     claimId: Type.String(),
     platformAddress: Type.String(),
+    claimerAddress: Type.String({
+      description: 'The address as the claimer sent it (the 0x form when they used it); else platformAddress',
+    }),
     claimAttemptId: Type.String(),
     claimNumber: Type.Integer({ description: '-1 on failure' }),
     error: Type.Optional(Type.String()),
@@ -310,3 +313,23 @@ export const SearchResponse = Type.Object({
   bookmark: Type.String(),
   hasMore: Type.Boolean(),
 });
+
+export const RefusalsResponse = Type.Object(
+  {
+    docs: Type.Array(
+      Type.Object(
+        {
+          refusedAt: Type.String({ description: 'UNIX ms' }),
+          platformAddress: Type.String(),
+          claimerAddress: Type.String({ description: 'The address as the claimer sent it' }),
+          instanceId: Type.String({ description: "The refusing plugin instance ('' when no single plugin refused)" }),
+          pluginId: Type.String(),
+          error: Type.String({ description: "The plugin's error text" }),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    limit: Type.Integer({ description: 'How many refused tries the log keeps per claim (the newest)' }),
+  },
+  { additionalProperties: false },
+);

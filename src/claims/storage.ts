@@ -69,6 +69,20 @@ export interface ClaimAttemptTable {
   payload: string | null;
   attempted_at: number;
   resolved_at: number | null;
+  /** The address as the claimer sent it, when that is not `platform_address` itself (the 0x form); else ''. */
+  claimer_address: Generated<string>;
+}
+
+/** The refused-tries log (claims/refusals.ts, migration 0026): the newest rows per claim. */
+export interface ClaimRefusalTable {
+  seq: Generated<number>;
+  claim_id: string;
+  refused_at: number;
+  platform_address: string;
+  claimer_address: string;
+  instance_id: string;
+  plugin_id: string;
+  error: string;
 }
 
 /** The guess throttle's buckets per claim (claims/guess-throttle.ts, migration 0020). */
@@ -89,6 +103,7 @@ export interface ClaimTables {
   claim_state: ClaimStateTable;
   claim_numbers: ClaimNumberTable;
   claim_attempts: Omit<ClaimAttemptTable, 'seq'> & { seq: Generated<number> };
+  claim_refusals: ClaimRefusalTable;
 }
 
 type Db = DB | Tx;

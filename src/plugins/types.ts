@@ -124,8 +124,10 @@ export interface ValidateContext extends PluginEnv {
   path: string;
   /** The claim being created or updated (plugins that reference other claims check for cycles). */
   claimId: string;
-  /** Canonical address of the creator (or of the updater). */
+  /** Canonical address of the claim's creator (of the caller on create). */
   creator: string;
+  /** Canonical address of the session creating or updating the claim (absent outside claim writes). */
+  caller?: string;
   /** The instance's params before this update (update only), with private params decrypted. */
   previous?: { publicParams: JsonObject; privateParams: JsonObject };
 }

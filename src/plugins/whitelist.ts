@@ -2,7 +2,7 @@
 // with `whitelist: false` is a denylist. Both address forms match: lists are stored in the native
 // form. Private state counts claims per address (`maxUsesPerAddress`). As the claim-number
 // assigner, the claim number is the address's index in the (allow) list.
-import { assertCanAttachStore, readStoreMembership } from '../stores/claims-integration.ts';
+import { attachStore, readStoreMembership } from '../stores/claims-integration.ts';
 import { tryParseAddress } from '../shared/addresses.ts';
 import { badRequest } from '../shared/errors.ts';
 import { asObject, compact, int, onlyKeys, optBool, optString } from './params.ts';
@@ -91,7 +91,7 @@ export const whitelist: ClaimPlugin<Pub, Priv> = {
     if (!list.whitelist) return 'a denylist (whitelist: false) cannot assign claim numbers';
     return null;
   },
-  async validate(pub, priv, { path, creator, previous, db, keyring }) {
+  async validate(pub, priv, { path, creator, caller, previous, db, keyring }) {
     const pp = `${path}.publicParams`;
     const sp = `${path}.privateParams`;
     const p = asObject(pub, pp);
@@ -126,12 +126,20 @@ export const whitelist: ClaimPlugin<Pub, Priv> = {
       if (!privateParams.dynamicDataId)
         throw badRequest(`${sp}.dynamicDataId is required when useDynamicStore is true`);
       const before = previous?.privateParams as Priv | undefined;
+      // the same store sent back without its secret (the console never shows it) keeps the stored one
       if (
+        before?.dataSecret !== undefined &&
+        before.dynamicDataId === privateParams.dynamicDataId &&
+        privateParams.dataSecret === undefined
+      ) {
+        privateParams.dataSecret = before.dataSecret;
+      } else if (
         !before ||
         before.dynamicDataId !== privateParams.dynamicDataId ||
         before.dataSecret !== privateParams.dataSecret
       ) {
-        await assertCanAttachStore(
+        // a store reference without its secret, from the store's owner: the service fills it in
+        const secret = await attachStore(
           db,
           keyring,
           {
@@ -139,7 +147,9 @@ export const whitelist: ClaimPlugin<Pub, Priv> = {
             dataSecret: privateParams.dataSecret as string | undefined,
           },
           creator,
+          caller,
         );
+        if (secret !== undefined) privateParams.dataSecret = secret;
       }
     }
     return { publicParams, privateParams };

@@ -150,6 +150,7 @@ export const ACCESS = {
   }),
   'GET /api/v0/claims/success/:claimId/:address': apiKey({ console: 'visitor' }),
   'GET /api/v0/claims/:claimId/attempts': apiKey(),
+  'GET /api/v0/claims/:claimId/refusals': withSession(['readPrivateClaimData'], { owner: CLAIM_OWNER }),
   'GET /api/v0/claim/:claimId': optionalSession({
     console: 'visitor',
     note: `${PRIVATE_CLAIM_DATA}; failed-guess counts for the creator or manager`,

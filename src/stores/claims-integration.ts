@@ -35,24 +35,35 @@ export async function readStoreMembership(
 }
 
 /**
- * Claim creation and update: may `creator` (canonical address) attach this store? Attaching a
- * store one does not own needs `publicUseInClaims: true`. Throws an ApiError (404 unknown store,
- * 403 not allowed) otherwise. The secret is not checked here: a wrong or stale secret shows up
- * on each attempt as `Invalid data secret` (e.g. after the owner rotates it).
+ * Claim creation and update: may this store be attached, and with which secret? Returns the
+ * dataSecret to store with the claim:
+ * - the one given (the id + secret contract): the store must be the `creator`'s or the `caller`'s
+ *   own, or `publicUseInClaims`; the secret itself is not checked here: a wrong or stale one shows
+ *   up on each attempt as `Invalid data secret` (e.g. after the owner rotates it);
+ * - none given, by the store's creator or manager (`caller`): the store's own secret, filled in
+ *   here, so the claim's author never copies it;
+ * - none given otherwise: none, for a `publicUseInClaims` store (which needs none).
+ * Throws an ApiError otherwise: 404 unknown store, 403 not allowed.
  */
-export async function assertCanAttachStore(
+export async function attachStore(
   db: DB | Tx,
-  _keyring: Keyring,
+  keyring: Keyring,
   ref: StoreRef,
   creator: string,
-): Promise<void> {
+  caller: string = creator,
+): Promise<string | undefined> {
   const row =
     typeof ref.dynamicDataId === 'string' && ref.dynamicDataId ? await findStore(db, ref.dynamicDataId) : undefined;
   if (!row) throw notFound(`Dynamic data doc not found: ${ref.dynamicDataId}`);
-  if (creator === row.created_by || creator === row.managed_by) return;
-  if (!row.public_use_in_claims) {
+  const owns = (address: string) => address === row.created_by || address === row.managed_by;
+  if (ref.dataSecret === undefined && owns(caller)) return keyring.decrypt(row.data_secret_enc);
+  if (row.public_use_in_claims) return ref.dataSecret;
+  if (ref.dataSecret === undefined)
     throw forbidden(
-      `Dynamic store ${ref.dynamicDataId} belongs to another user and is not publicUseInClaims: only its creator or manager can attach it to a claim`,
+      `Dynamic store ${ref.dynamicDataId} is not yours and not publicUseInClaims: only its creator or manager can attach it without its dataSecret`,
     );
-  }
+  if (owns(creator) || owns(caller)) return ref.dataSecret;
+  throw forbidden(
+    `Dynamic store ${ref.dynamicDataId} belongs to another user and is not publicUseInClaims: only its creator or manager can attach it to a claim`,
+  );
 }

@@ -157,6 +157,12 @@ describe('claim attempts', () => {
     assert.equal(mine.total, 4);
     assert.ok(mine.docs.every((d) => d.platformAddress === repeat.platformAddress));
     assert.equal((await list(`address=${repeat.platformAddress}`)).total, 3);
+    // each attempt shows the address in the form its claimer used
+    assert.deepEqual(
+      mine.docs.map((d) => d.claimerAddress),
+      [repeat.evmAddress, repeat.platformAddress, repeat.evmAddress, repeat.platformAddress],
+    );
+    assert.ok(all.every((d) => typeof d.claimerAddress === 'string'));
 
     // a bookmark belongs to its list
     const foreign = await t.request(
@@ -165,6 +171,69 @@ describe('claim attempts', () => {
     );
     assert.equal(foreign.statusCode, 400);
     assert.equal((await t.request('GET', `/api/v0/claims/nosuch/attempts`)).statusCode, 404);
+  });
+
+  test('refused tries: logged per claim (instance, plugin, error, both address forms), owner only, bounded', async () => {
+    const claimId = newClaimId();
+    await createClaim(t, m.accessToken, {
+      claimId,
+      plugins: [numUses(500), { pluginId: 'password', instanceId: 'pw', privateParams: { password: 'right' } }],
+    });
+    const who = parseAddress(randomAddress());
+    const wrong = await attempt(t, 'complete', claimId, who.evmAddress, { pw: { password: 'wrong' } });
+    assert.equal(wrong.statusCode, 400, wrong.body);
+    // a refused simulate is not a try: it is not logged
+    await attempt(t, 'simulate', claimId, who.evmAddress, { pw: { password: 'wrong' } });
+    const ok = await attempt(t, 'complete', claimId, who.platformAddress, { pw: { password: 'right' } });
+    assert.equal(ok.statusCode, 200, ok.body);
+    const read = (token?: string) => t.request('GET', `/api/v0/claims/${claimId}/refusals`, token ? { token } : {});
+    const res = await read(m.accessToken);
+    assert.equal(res.statusCode, 200, res.body);
+    const body = res.json();
+    assert.equal(body.limit, 100);
+    assert.equal(body.docs.length, 1);
+    const [doc] = body.docs;
+    assert.match(doc.refusedAt, /^\d+$/);
+    assert.deepEqual(
+      { ...doc, refusedAt: '' },
+      {
+        refusedAt: '',
+        platformAddress: who.platformAddress,
+        claimerAddress: who.evmAddress,
+        instanceId: 'pw',
+        pluginId: 'password',
+        error: wrong.json().errorMessage,
+      },
+    );
+
+    // another user is refused; no session is a 401
+    const other = await manager(t);
+    const foreign = await read(other.accessToken);
+    assert.equal(foreign.statusCode, 403);
+    assert.deepEqual(foreign.json(), {
+      errorMessage: `Only the creator or manager of claim ${claimId} can read its refused tries`,
+    });
+    assert.equal((await read()).statusCode, 401);
+    assert.equal((await t.request('GET', '/api/v0/claims/nosuch/refusals', { token: m.accessToken })).statusCode, 404);
+
+    // bounded: the newest 100 per claim stay, whoever keeps trying
+    const many = 130;
+    await Promise.all(
+      Array.from({ length: many }, () =>
+        attempt(t, 'complete', claimId, randomAddress(), { pw: { password: `no` } }).then((r) =>
+          assert.equal(r.statusCode, 400, r.body),
+        ),
+      ),
+    );
+    const bounded = (await read(m.accessToken)).json();
+    assert.equal(bounded.docs.length, 100);
+    const stored = await t.ctx.db
+      .selectFrom('claim_refusals')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('claim_id', '=', claimId)
+      .executeTakeFirstOrThrow();
+    assert.equal(Number(stored.n), 100);
+    assert.ok(!bounded.docs.some((d: { claimerAddress: string }) => d.claimerAddress === who.evmAddress));
   });
 
   test('`platform worker` resolves what a service without a worker accepted; --once drains', async () => {

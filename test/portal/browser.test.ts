@@ -71,7 +71,6 @@ describe('web portal in a browser', () => {
   });
 
   let storeId = '';
-  let dataSecret = '';
   const claimId = 'spring-drop';
   let claimerAddress = '';
 
@@ -140,7 +139,6 @@ describe('web portal in a browser', () => {
       privateParams: { dynamicDataId: string; dataSecret: string };
     };
     assert.equal(snippet.privateParams.dynamicDataId, storeId);
-    dataSecret = snippet.privateParams.dataSecret;
     await audit(owner, 'console-store');
   });
 
@@ -156,9 +154,8 @@ describe('web portal in a browser', () => {
     }
     await owner.locator('fieldset[data-plugin=password]').getByLabel('Password *').fill('open sesame');
     const wl = owner.locator('fieldset[data-plugin=whitelist]');
-    await wl.getByLabel('Use a dynamic store').check();
-    await wl.getByLabel('Dynamic store id').fill(storeId);
-    await wl.getByLabel('Dynamic store secret').fill(dataSecret);
+    // one of my stores: the service attaches its secret
+    await wl.getByLabel('Addresses from one of my stores').selectOption(storeId);
     await audit(owner, 'console-claim-builder');
     await owner.click('#save-claim');
     await owner.getByRole('heading', { name: 'Spring drop' }).waitFor();

@@ -164,7 +164,7 @@ describe('paged console lists in a browser ("More …")', () => {
     const table = page.getByRole('table', { name: 'Attempts, newest first' });
     const more = page.getByRole('button', { name: 'More attempts' });
     const shown = async () => {
-      const addresses = await table.locator('tbody tr td:nth-child(2)').allInnerTexts();
+      const addresses = await table.locator('tbody tr td:nth-child(2) [data-testid=claimer-address]').allInnerTexts();
       const results = await table.locator('tbody tr td:nth-child(3)').allInnerTexts();
       return addresses.map((a, i) => [a, results[i]]);
     };

@@ -148,12 +148,6 @@ describe('dynamic stores attached to claims (whitelist plugin)', () => {
       200,
     );
     assert.deepEqual(await complete(wrong, who), { success: false, error: 'Invalid data secret' });
-    const missing = claimId();
-    assert.equal(
-      (await createClaim(owner.token, storeClaim(missing, { dynamicDataId: s.dynamicDataId }))).statusCode,
-      200,
-    );
-    assert.deepEqual(await complete(missing, who), { success: false, error: 'Invalid data secret' });
 
     const good = claimId();
     await createClaim(owner.token, storeClaim(good, s));
@@ -177,10 +171,42 @@ describe('dynamic stores attached to claims (whitelist plugin)', () => {
     assert.deepEqual(await complete(wrong, who), { success: false, error: 'Dynamic data doc not found' });
   });
 
+  test('a store reference from its owner (id, no secret): the service attaches the secret; updates keep it', async () => {
+    const s = await createStore(t, owner);
+    const who = randomAddress();
+    await act('add', who.platformAddress, s);
+    const id = claimId();
+    const res = await createClaim(owner.token, storeClaim(id, { dynamicDataId: s.dynamicDataId }));
+    assert.equal(res.statusCode, 200, res.body);
+    assert.deepEqual(await complete(id, who.platformAddress), { success: true, error: '' });
+    // the document sent back without the secret (as the console does) keeps the attached one
+    const upd = await t.request('PUT', '/api/v0/claims', {
+      token: owner.token,
+      body: { claims: [{ ...storeClaim(id, { dynamicDataId: s.dynamicDataId }), metadata: { name: 'renamed' } }] },
+    });
+    assert.equal(upd.statusCode, 200, upd.body);
+    const again = randomAddress();
+    await act('add', again.platformAddress, s);
+    assert.deepEqual(await complete(id, again.platformAddress), { success: true, error: '' });
+    // the existing contract, id + secret, still works
+    const pair = claimId();
+    assert.equal((await createClaim(owner.token, storeClaim(pair, s))).statusCode, 200);
+    assert.equal((await complete(pair, who.platformAddress)).success, true);
+  });
+
   test("attaching another user's store needs publicUseInClaims (else 403); a public store is read without a secret", async () => {
     const priv = await createStore(t, owner);
     const r403 = await createClaim(other.token, storeClaim(claimId(), priv));
     assert.equal(r403.statusCode, 403, r403.body);
+    assert.deepEqual(r403.json(), {
+      errorMessage: `Dynamic store ${priv.dynamicDataId} belongs to another user and is not publicUseInClaims: only its creator or manager can attach it to a claim`,
+    });
+    // a reference without the secret, from someone who does not own the store
+    const byRef = await createClaim(other.token, storeClaim(claimId(), { dynamicDataId: priv.dynamicDataId }));
+    assert.equal(byRef.statusCode, 403, byRef.body);
+    assert.deepEqual(byRef.json(), {
+      errorMessage: `Dynamic store ${priv.dynamicDataId} is not yours and not publicUseInClaims: only its creator or manager can attach it without its dataSecret`,
+    });
     const unknown = await createClaim(other.token, storeClaim(claimId(), { dynamicDataId: 'f'.repeat(32) }));
     assert.equal(unknown.statusCode, 404, unknown.body);
 

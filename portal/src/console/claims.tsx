@@ -17,7 +17,17 @@ import {
   type PluginOption,
   type SessionInfo,
 } from '../api.ts';
-import { buildParams, detailsText, Fields, initialValues, type Values } from '../forms.tsx';
+import { buildParams, detailsText, FieldError, FieldErrorText, Fields, initialValues, type Values } from '../forms.tsx';
+import {
+  AddressListEditor,
+  addressListValue,
+  addressPrefix,
+  placeError,
+  StorePicker,
+  templateInstances,
+  TemplatePicker,
+  type Template,
+} from './claim-builder.tsx';
 import { CopyButton, download, ErrorLine, MoreButton, useAction, usePagedList } from '../ui.tsx';
 
 type Mine = paths['/api/v0/claims/mine']['get']['responses'][200]['content']['application/json']['claims'][number];
@@ -37,8 +47,8 @@ function useDescriptions(withDocuments = false) {
 }
 
 export function ClaimsPage({ route, session }: { route: string[]; session: SessionInfo }) {
-  if (route[0] === 'new') return <Builder />;
-  if (route[0] === 'edit' && route[1]) return <Builder claimId={route[1]} key={route[1]} />;
+  if (route[0] === 'new') return <Builder session={session} />;
+  if (route[0] === 'edit' && route[1]) return <Builder claimId={route[1]} key={route[1]} session={session} />;
   if (route[0] === 'view' && route[1]) return <ClaimView claimId={route[1]} session={session} key={route[1]} />;
   return <MyClaims />;
 }
@@ -113,7 +123,20 @@ interface Instance {
 type SatisfyMode = 'all' | 'AND' | 'OR' | 'NOT';
 let uids = 0;
 
-function Builder({ claimId: editing }: { claimId?: string }) {
+/** The whitelist's fields the builder shows with its own editors (address lists, the store picker). */
+const LIST_KEY = 'list.addresses';
+const STORE_KEYS = ['useDynamicStore', 'dynamicDataId', 'dataSecret'];
+const isWhitelist = (i: { pluginId: string }) => i.pluginId === 'whitelist';
+
+/** Field errors shown beside their fields: the claim's own, an instance's, a param's (`uid:side:key`). */
+interface FormErrors {
+  claim: Record<string, string>;
+  instance: Record<number, string>;
+  field: Record<string, string>;
+}
+const NO_ERRORS: FormErrors = { claim: {}, instance: {}, field: {} };
+
+function Builder({ claimId: editing, session }: { claimId?: string; session: SessionInfo }) {
   const descriptions = useDescriptions(true);
   const byId = useMemo(() => new Map((descriptions ?? []).map((d) => [d.pluginId, d])), [descriptions]);
   const [claimId, setClaimId] = useState(editing ?? '');
@@ -135,7 +158,34 @@ function Builder({ claimId: editing }: { claimId?: string }) {
   };
   const [version, setVersion] = useState<string | null>(null);
   const [adding, setAdding] = useState('');
+  const [errors, setErrors] = useState<FormErrors>(NO_ERRORS);
   const { busy, error, setError, run } = useAction();
+  const addrPrefix = addressPrefix(session.platformAddress);
+  const fieldError = (uid: number, side: 'pub' | 'priv') => {
+    const out: Record<string, string> = {};
+    for (const [k, v] of Object.entries(errors.field)) {
+      const [u, sd, ...key] = k.split(':');
+      if (Number(u) === uid && sd === side) out[key.join(':')] = v;
+    }
+    return out;
+  };
+
+  const applyTemplate = (template: Template, n: number) => {
+    setError(null);
+    setErrors(NO_ERRORS);
+    try {
+      const fill = template.fill(n);
+      const taken: Instance[] = [];
+      for (const { d, pub, priv } of templateInstances(fill, byId)) taken.push({ ...newInstance(d, taken), pub, priv });
+      setInstances(taken);
+      setName(fill.name);
+      setAssignMethod('');
+      setSatisfyState({ mode: 'all', conditions: [], min: '1' });
+      setRawSatisfy(undefined);
+    } catch (e) {
+      setError((e as Error).message);
+    }
+  };
 
   const newInstance = (d: PluginOption, taken: Instance[]): Instance => {
     // instance ids are letters and digits only; document ids may hold - and _
@@ -197,7 +247,11 @@ function Builder({ claimId: editing }: { claimId?: string }) {
           instanceId: p.instanceId,
           ...((p as { version?: string }).version ? { version: (p as { version?: string }).version } : {}),
           pub: initialValues(d?.publicParamsSchema ?? [], p.publicParams),
-          priv: initialValues(d?.privateParamsSchema ?? [], p.privateParams),
+          // a store's secret is never shown: the service keeps the attached one
+          priv: {
+            ...initialValues(d?.privateParamsSchema ?? [], p.privateParams),
+            ...(isWhitelist(p) ? { dataSecret: '' } : {}),
+          },
           ...(d ? {} : { rawPublic: p.publicParams }),
         };
       }),
@@ -210,22 +264,52 @@ function Builder({ claimId: editing }: { claimId?: string }) {
   const update = (uid: number, patch: Partial<Instance>) =>
     setInstances((list) => list.map((i) => (i.uid === uid ? { ...i, ...patch } : i)));
 
+  /** The keys the form shows for an instance (to place an API error beside its field). */
+  const shownKeys = (index: number, side: 'pub' | 'priv') => {
+    const d = instances[index] && byId.get(instances[index].pluginId);
+    const keys = (side === 'pub' ? d?.publicParamsSchema : d?.privateParamsSchema)?.map((f) => f.key) ?? [];
+    return side === 'priv' && instances[index] && isWhitelist(instances[index]) ? [...keys, 'list'] : keys;
+  };
+  /** Puts an error beside its field when it names one; returns whether it did. */
+  const showError = (message: string): boolean => {
+    const place = placeError(message, shownKeys);
+    if (place.kind === 'form') return false;
+    const next: FormErrors = { claim: {}, instance: {}, field: {} };
+    if (place.kind === 'claim') next.claim[place.field] = place.text;
+    else {
+      const inst = instances[place.index];
+      if (!inst) return false;
+      if (place.kind === 'instance') next.instance[inst.uid] = place.text;
+      else next.field[`${inst.uid}:${place.side}:${place.key === 'list' ? LIST_KEY : place.key}`] = place.text;
+    }
+    setErrors(next);
+    return true;
+  };
+
   const save = () =>
     run(async () => {
+      setErrors(NO_ERRORS);
       const plugins = instances.map((i) => {
         const d = byId.get(i.pluginId);
         // no description: public params as loaded, private params omitted (the server keeps them)
         const pinned = i.version ? { version: i.version } : {};
         if (!d) return { pluginId: i.pluginId, instanceId: i.instanceId, ...pinned, publicParams: i.rawPublic ?? {} };
+        // pasted text (a CSV, a list) becomes the addresses found in it
+        const lists = (v: Values): Values =>
+          isWhitelist(i) && typeof v[LIST_KEY] === 'string'
+            ? { ...v, [LIST_KEY]: addressListValue(v[LIST_KEY] as string, addrPrefix) }
+            : v;
+        let side: 'pub' | 'priv' = 'pub';
         try {
-          return {
-            pluginId: i.pluginId,
-            instanceId: i.instanceId,
-            ...pinned,
-            publicParams: buildParams(d?.publicParamsSchema ?? [], i.pub),
-            privateParams: buildParams(d?.privateParamsSchema ?? [], i.priv),
-          };
+          const publicParams = buildParams(d?.publicParamsSchema ?? [], lists(i.pub));
+          side = 'priv';
+          const privateParams = buildParams(d?.privateParamsSchema ?? [], lists(i.priv));
+          return { pluginId: i.pluginId, instanceId: i.instanceId, ...pinned, publicParams, privateParams };
         } catch (e) {
+          if (e instanceof FieldError) {
+            setErrors({ ...NO_ERRORS, field: { [`${i.uid}:${side}:${e.field}`]: e.message } });
+            throw new Error(`Check the highlighted field of ${i.instanceId}.`);
+          }
           throw new Error(`${i.instanceId}: ${(e as Error).message}`);
         }
       });
@@ -246,28 +330,38 @@ function Builder({ claimId: editing }: { claimId?: string }) {
         plugins,
         assignMethod,
       };
-      if (editing) {
-        try {
+      const send = async () => {
+        if (editing) {
+          try {
+            await call(
+              api.PUT('/api/v0/claims', {
+                body: {
+                  claims: [{ ...common, satisfyMethod: satisfyMethod ?? null, _expectedVersion: Number(version) }],
+                },
+              }),
+            );
+          } catch (e) {
+            if (e instanceof ApiFailure && e.status === 409)
+              throw new Error(
+                `Someone else saved this claim after you opened it. ${e.message}. Reload the claim to see their changes, then edit again.`,
+              );
+            throw e;
+          }
+        } else {
           await call(
-            api.PUT('/api/v0/claims', {
-              body: {
-                claims: [{ ...common, satisfyMethod: satisfyMethod ?? null, _expectedVersion: Number(version) }],
-              },
+            api.POST('/api/v0/claims', {
+              body: { claims: [{ ...common, ...(satisfyMethod ? { satisfyMethod } : {}) }] },
             }),
           );
-        } catch (e) {
-          if (e instanceof ApiFailure && e.status === 409)
-            throw new Error(
-              `Someone else saved this claim after you opened it. ${e.message}. Reload the claim to see their changes, then edit again.`,
-            );
-          throw e;
         }
-      } else {
-        await call(
-          api.POST('/api/v0/claims', {
-            body: { claims: [{ ...common, ...(satisfyMethod ? { satisfyMethod } : {}) }] },
-          }),
-        );
+      };
+      try {
+        await send();
+      } catch (e) {
+        // a field-level error goes beside its field, in words; the line at the bottom only points there
+        if (e instanceof ApiFailure && e.status === 400 && showError(e.message))
+          throw new Error('The claim was not saved: check the highlighted field.');
+        throw e;
       }
       go(`#/claims/view/${encodeURIComponent(claimId)}`);
     });
@@ -275,6 +369,7 @@ function Builder({ claimId: editing }: { claimId?: string }) {
   return (
     <section aria-labelledby="builder-title">
       <h1 id="builder-title">{editing ? `Edit ${editing}` : 'New claim'}</h1>
+      {!editing ? <TemplatePicker onApply={applyTemplate} /> : null}
       <form
         onSubmit={(e) => {
           e.preventDefault();
@@ -291,11 +386,13 @@ function Builder({ claimId: editing }: { claimId?: string }) {
               disabled={!!editing}
               value={claimId}
               onInput={(e) => setClaimId((e.currentTarget as HTMLInputElement).value)}
-              aria-describedby="claim-id-help"
+              aria-describedby={errors.claim.claimId ? 'claim-id-help claim-id-error' : 'claim-id-help'}
+              aria-invalid={errors.claim.claimId ? true : undefined}
             />
             <small id="claim-id-help" class="helper">
               Letters, digits, _ and -. The public page is /claim/{claimId || '…'}.
             </small>
+            {errors.claim.claimId ? <FieldErrorText id="claim-id-error" text={errors.claim.claimId} /> : null}
           </div>
           <div class="field">
             <label for="claim-name">Name</label>
@@ -303,8 +400,11 @@ function Builder({ claimId: editing }: { claimId?: string }) {
               id="claim-name"
               value={name}
               maxLength={512}
+              aria-describedby={errors.claim.name ? 'claim-name-error' : undefined}
+              aria-invalid={errors.claim.name ? true : undefined}
               onInput={(e) => setName((e.currentTarget as HTMLInputElement).value)}
             />
+            {errors.claim.name ? <FieldErrorText id="claim-name-error" text={errors.claim.name} /> : null}
           </div>
           <div class="field">
             <label for="claim-description">Description</label>
@@ -312,8 +412,13 @@ function Builder({ claimId: editing }: { claimId?: string }) {
               id="claim-description"
               rows={3}
               value={description}
+              aria-describedby={errors.claim.description ? 'claim-description-error' : undefined}
+              aria-invalid={errors.claim.description ? true : undefined}
               onInput={(e) => setDescription((e.currentTarget as HTMLTextAreaElement).value)}
             />
+            {errors.claim.description ? (
+              <FieldErrorText id="claim-description-error" text={errors.claim.description} />
+            ) : null}
           </div>
           <div class="field check">
             <input
@@ -344,6 +449,7 @@ function Builder({ claimId: editing }: { claimId?: string }) {
               ) : (
                 <p class="muted">This plugin has no form description; its params are kept as they are.</p>
               )}
+              {errors.instance[i.uid] ? <FieldErrorText id={`${prefix}-error`} text={errors.instance[i.uid]!} /> : null}
               <div class="field">
                 <label for={`${prefix}-instance`}>Instance ID</label>
                 <input
@@ -354,26 +460,42 @@ function Builder({ claimId: editing }: { claimId?: string }) {
                   onInput={(e) => update(i.uid, { instanceId: (e.currentTarget as HTMLInputElement).value })}
                 />
               </div>
-              {d?.publicParamsSchema.length ? (
-                <Fields
-                  fields={d.publicParamsSchema}
-                  values={i.pub}
-                  idPrefix={`${prefix}-pub`}
-                  onChange={(pub) => update(i.uid, { pub })}
+              {d && isWhitelist(i) ? (
+                <WhitelistFields
+                  d={d}
+                  instance={i}
+                  idPrefix={prefix}
+                  addressPrefix={addrPrefix}
+                  pubErrors={fieldError(i.uid, 'pub')}
+                  privErrors={fieldError(i.uid, 'priv')}
+                  onChange={(patch) => update(i.uid, patch)}
                 />
-              ) : null}
-              {d?.privateParamsSchema.length ? (
-                <div class="private">
-                  <h3>Private</h3>
-                  <Fields
-                    fields={d.privateParamsSchema}
-                    values={i.priv}
-                    idPrefix={`${prefix}-priv`}
-                    onChange={(priv) => update(i.uid, { priv })}
-                    secret
-                  />
-                </div>
-              ) : null}
+              ) : (
+                <>
+                  {d?.publicParamsSchema.length ? (
+                    <Fields
+                      fields={d.publicParamsSchema}
+                      values={i.pub}
+                      idPrefix={`${prefix}-pub`}
+                      errors={fieldError(i.uid, 'pub')}
+                      onChange={(pub) => update(i.uid, { pub })}
+                    />
+                  ) : null}
+                  {d?.privateParamsSchema.length ? (
+                    <div class="private">
+                      <h3>Private</h3>
+                      <Fields
+                        fields={d.privateParamsSchema}
+                        values={i.priv}
+                        idPrefix={`${prefix}-priv`}
+                        errors={fieldError(i.uid, 'priv')}
+                        onChange={(priv) => update(i.uid, { priv })}
+                        secret
+                      />
+                    </div>
+                  ) : null}
+                </>
+              )}
               {!d?.mandatory ? (
                 <button
                   type="button"
@@ -520,6 +642,76 @@ function Builder({ claimId: editing }: { claimId?: string }) {
   );
 }
 
+/** The whitelist's params: address lists that take any pasted text, and "one of my stores". */
+function WhitelistFields({
+  d,
+  instance: i,
+  idPrefix,
+  addressPrefix,
+  pubErrors,
+  privErrors,
+  onChange,
+}: {
+  d: PluginOption;
+  instance: Instance;
+  idPrefix: string;
+  addressPrefix: string | undefined;
+  pubErrors: Record<string, string>;
+  privErrors: Record<string, string>;
+  onChange: (patch: Partial<Instance>) => void;
+}) {
+  const pubRest = d.publicParamsSchema.filter((f) => f.key !== LIST_KEY);
+  const privRest = d.privateParamsSchema.filter((f) => f.key !== LIST_KEY && !STORE_KEYS.includes(f.key));
+  return (
+    <>
+      <AddressListEditor
+        id={`${idPrefix}-pub-list`}
+        label="Public list of addresses"
+        helper="Everyone can see this list. Leave it empty to use a private list or a store."
+        value={String(i.pub[LIST_KEY] ?? '')}
+        prefix={addressPrefix}
+        error={pubErrors[LIST_KEY]}
+        onChange={(text) => onChange({ pub: { ...i.pub, [LIST_KEY]: text } })}
+      />
+      <Fields
+        fields={pubRest}
+        values={i.pub}
+        idPrefix={`${idPrefix}-pub`}
+        errors={pubErrors}
+        onChange={(pub) => onChange({ pub })}
+      />
+      <div class="private">
+        <h3>Private</h3>
+        <AddressListEditor
+          id={`${idPrefix}-priv-list`}
+          label="Private list of addresses"
+          helper="Hidden from claimers."
+          value={String(i.priv[LIST_KEY] ?? '')}
+          prefix={addressPrefix}
+          error={privErrors[LIST_KEY]}
+          onChange={(text) => onChange({ priv: { ...i.priv, [LIST_KEY]: text } })}
+        />
+        <StorePicker
+          id={`${idPrefix}-store`}
+          values={i.priv}
+          error={privErrors.dynamicDataId ?? privErrors.useDynamicStore ?? privErrors.dataSecret}
+          onChange={(priv) => onChange({ priv })}
+        />
+        {privRest.length ? (
+          <Fields
+            fields={privRest}
+            values={i.priv}
+            idPrefix={`${idPrefix}-priv`}
+            errors={privErrors}
+            onChange={(priv) => onChange({ priv })}
+            secret
+          />
+        ) : null}
+      </div>
+    </>
+  );
+}
+
 /** Codes of a seed (SPEC §2.7): sha256hex("<seed>-<i>") followed by "-<i>". */
 function codesCsv(seed: string, count: number): string {
   const enc = new TextEncoder();
@@ -528,31 +720,117 @@ function codesCsv(seed: string, count: number): string {
   return rows.join('\n') + '\n';
 }
 
+/** Live lists: read again every 2 s while they change, backing off to 30 s while they do not; paused while the tab is hidden. */
+const POLL_MIN_MS = 2_000;
+const POLL_MAX_MS = 30_000;
+
+/** Calls `read` (which says whether anything changed) again and again while the page is open. */
+function usePolling(read: () => Promise<boolean>, deps: unknown[]) {
+  useEffect(() => {
+    let stopped = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let delay = POLL_MIN_MS;
+    const tick = async () => {
+      if (stopped) return;
+      if (document.visibilityState === 'visible') {
+        const changed = await read().catch(() => false);
+        delay = changed ? POLL_MIN_MS : Math.min(delay * 2, POLL_MAX_MS);
+      }
+      if (!stopped) timer = setTimeout(tick, delay);
+    };
+    const onVisible = () => {
+      if (document.visibilityState !== 'visible') return;
+      clearTimeout(timer);
+      delay = POLL_MIN_MS;
+      void tick();
+    };
+    timer = setTimeout(tick, delay);
+    document.addEventListener('visibilitychange', onVisible);
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+      document.removeEventListener('visibilitychange', onVisible);
+    };
+  }, deps);
+}
+
+/** An address as its owner knows it: the form they used, with a copy button, and the native form beside it when different. */
+function Claimer({ used, native }: { used: string; native: string }) {
+  return (
+    <span class="claimer">
+      <code data-testid="claimer-address">{used}</code> <CopyButton text={used} label="Copy" />
+      {used !== native ? (
+        <span class="muted other-form">
+          {' '}
+          also <code>{native}</code>
+        </span>
+      ) : null}
+    </span>
+  );
+}
+
 function ClaimView({ claimId, session }: { claimId: string; session: SessionInfo }) {
   const descriptions = useDescriptions(true);
   const [claim, setClaim] = useState<ClaimDoc | null>(null);
+  const [search, setSearch] = useState('');
+  const [filter, setFilter] = useState('');
   const { error, run } = useAction();
   const attempts = usePagedList<Attempt>(
     (bookmark) =>
       call(
         api.GET('/api/v0/claims/{claimId}/attempts', {
-          params: { path: { claimId }, query: { includeErrors: true, bookmark } },
+          params: {
+            path: { claimId },
+            query: { includeErrors: true, bookmark, ...(filter ? { address: filter } : {}) },
+          },
         }),
       ),
     run,
   );
+  const [refusals, setRefusals] = useState<Refusals | null>(null);
+  const readClaim = async () =>
+    (
+      await call(
+        api.GET('/api/v0/claim/{claimId}', { params: { path: { claimId }, query: { fetchPrivateParams: true } } }),
+      )
+    ).claim;
+  const readRefusals = async () =>
+    call(api.GET('/api/v0/claims/{claimId}/refusals', { params: { path: { claimId } } }));
   useEffect(() => {
-    void run(async () =>
-      setClaim(
-        (
-          await call(
-            api.GET('/api/v0/claim/{claimId}', { params: { path: { claimId }, query: { fetchPrivateParams: true } } }),
-          )
-        ).claim,
-      ),
-    );
-    void attempts.load();
+    void run(async () => setClaim(await readClaim()));
+    void run(async () => setRefusals(await readRefusals()));
   }, []);
+  useEffect(() => void attempts.load(), [filter]);
+  // live: the first page of attempts, the refused tries and the claim's counts, read again while
+  // open. What the page shows is kept in a ref, since one poll loop outlives many renders.
+  const shownNow = useRef({ attempt: '', total: -1, refusals: '' });
+  shownNow.current = {
+    attempt: attempts.docs?.[0]?.claimAttemptId ?? '',
+    total: attempts.total ?? -1,
+    refusals: refusals ? `${refusals.docs.length}:${refusals.docs[0]?.refusedAt ?? ''}` : '',
+  };
+  usePolling(async () => {
+    const [page, r, c] = await Promise.all([
+      call(
+        api.GET('/api/v0/claims/{claimId}/attempts', {
+          params: {
+            path: { claimId },
+            query: { includeErrors: true, bookmark: '', ...(filter ? { address: filter } : {}) },
+          },
+        }),
+      ),
+      readRefusals(),
+      readClaim(),
+    ]);
+    const now = shownNow.current;
+    const attemptsChanged = (page.docs[0]?.claimAttemptId ?? '') !== now.attempt || page.total !== now.total;
+    const refusalsChanged = `${r.docs.length}:${r.docs[0]?.refusedAt ?? ''}` !== now.refusals;
+    // a change replaces the list with its first page (pages added with "More" are read again on demand)
+    if (attemptsChanged) await attempts.refresh();
+    if (refusalsChanged) setRefusals(r);
+    setClaim(c);
+    return attemptsChanged || refusalsChanged;
+  }, [filter]);
   if (!claim) return <ErrorLine error={error} />;
   const byId = new Map((descriptions ?? []).map((d) => [d.pluginId, d]));
   const publicUrl = `${location.origin}/claim/${encodeURIComponent(claimId)}`;
@@ -591,9 +869,49 @@ function ClaimView({ claimId, session }: { claimId: string; session: SessionInfo
         })}
       </ul>
       <Simulate claim={claim} descriptions={descriptions ?? []} defaultAddress={session.address} />
-      <h2>Attempts {attempts.docs ? <span class="muted">({attempts.total})</span> : null}</h2>
+      <h2 id="attempts-title">
+        Attempts{' '}
+        {attempts.docs ? (
+          <span class="muted" data-testid="attempts-total">
+            ({attempts.total})
+          </span>
+        ) : null}
+      </h2>
+      <p class="muted">Updated live while this page is open.</p>
+      <form
+        class="row"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setFilter(search.trim());
+        }}
+      >
+        <div class="field grow">
+          <label for="attempt-search">Find an address (0x… or native form)</label>
+          <input
+            id="attempt-search"
+            value={search}
+            spellcheck={false}
+            onInput={(e) => setSearch((e.currentTarget as HTMLInputElement).value)}
+          />
+        </div>
+        <button type="submit" class="secondary">
+          Find
+        </button>
+        {filter ? (
+          <button
+            type="button"
+            class="link"
+            onClick={() => {
+              setSearch('');
+              setFilter('');
+            }}
+          >
+            Show all
+          </button>
+        ) : null}
+      </form>
       <ErrorLine error={error} />
-      {attempts.docs?.length === 0 ? <p>No attempts yet.</p> : null}
+      {attempts.docs?.length === 0 ? <p>{filter ? 'No attempts by this address.' : 'No attempts yet.'}</p> : null}
       {attempts.docs && attempts.docs.length > 0 ? (
         <div class="table-wrap">
           <table>
@@ -610,7 +928,7 @@ function ClaimView({ claimId, session }: { claimId: string; session: SessionInfo
                 <tr key={a.claimAttemptId}>
                   <td>{formatTime(a.attemptedAt)}</td>
                   <td>
-                    <code>{a.platformAddress}</code>
+                    <Claimer used={a.claimerAddress} native={a.platformAddress} />
                   </td>
                   <td>{a.success ? `claim #${a.claimNumber}` : <span class="error-text">{a.error}</span>}</td>
                 </tr>
@@ -620,6 +938,74 @@ function ClaimView({ claimId, session }: { claimId: string; session: SessionInfo
         </div>
       ) : null}
       <MoreButton list={attempts} label="More attempts" />
+      <RefusedTries claim={claim} refusals={refusals} descriptions={descriptions ?? []} />
+    </section>
+  );
+}
+
+type Refusals = paths['/api/v0/claims/{claimId}/refusals']['get']['responses'][200]['content']['application/json'];
+
+/** Refused completes (queued nothing, so not among the attempts) and the failed-guess counts. */
+function RefusedTries({
+  claim,
+  refusals,
+  descriptions,
+}: {
+  claim: ClaimDoc;
+  refusals: Refusals | null;
+  descriptions: PluginDescription[];
+}) {
+  const guesses = (claim as { _failedGuesses?: { total: number; lastHour: number } })._failedGuesses;
+  const names = new Map(descriptions.map((d) => [d.pluginId, d.metadata.name]));
+  return (
+    <section aria-labelledby="refused-title">
+      <h2 id="refused-title">Refused tries</h2>
+      <p class="muted">
+        Tries that a requirement refused are not attempts: nothing was queued. The last {refusals?.limit ?? 100} of this
+        claim are kept.
+      </p>
+      {guesses ? (
+        <p data-testid="failed-guesses">
+          Wrong passwords or codes: {guesses.total.toLocaleString()} in all, {guesses.lastHour.toLocaleString()} in the
+          last hour.
+        </p>
+      ) : null}
+      {refusals?.docs.length === 0 ? <p>No refused tries.</p> : null}
+      {refusals && refusals.docs.length > 0 ? (
+        <div class="table-wrap">
+          <table data-testid="refusals">
+            <caption class="sr-only">Refused tries, newest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">When</th>
+                <th scope="col">Address</th>
+                <th scope="col">Requirement</th>
+                <th scope="col">Why</th>
+              </tr>
+            </thead>
+            <tbody>
+              {refusals.docs.map((r, n) => (
+                <tr key={`${r.refusedAt}-${n}`}>
+                  <td>{formatTime(r.refusedAt)}</td>
+                  <td>
+                    <Claimer used={r.claimerAddress} native={r.platformAddress} />
+                  </td>
+                  <td>
+                    {r.instanceId ? (
+                      <>
+                        {names.get(r.pluginId) ?? r.pluginId} <code>{r.instanceId}</code>
+                      </>
+                    ) : (
+                      'The claim'
+                    )}
+                  </td>
+                  <td class="error-text">{r.error}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
     </section>
   );
 }

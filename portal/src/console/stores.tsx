@@ -1,6 +1,7 @@
 // Dynamic stores: create; add and remove addresses; CSV import (up to 100,000 addresses, sent
 // through the batch route 10,000 at a time, with progress); export; activity; the whitelist snippet.
 import { useEffect, useState } from 'preact/hooks';
+import { scanAddresses } from '../address-text.ts';
 import { api, call, formatTime, type paths } from '../api.ts';
 import { CopyButton, download, ErrorLine, MoreButton, useAction, usePagedList } from '../ui.tsx';
 
@@ -81,14 +82,6 @@ function MyStores() {
   );
 }
 
-/** Addresses in a CSV or plain list: every cell that looks like an address (0x… or bech32). */
-export function addressesIn(text: string): string[] {
-  const out: string[] = [];
-  for (const cell of text.split(/[\s,;"']+/))
-    if (/^(0x[0-9a-fA-F]{40}|[a-z]{1,20}1[02-9ac-hj-np-z]{38,90})$/.test(cell)) out.push(cell);
-  return out;
-}
-
 function StoreView({ id }: { id: string }) {
   const [store, setStore] = useState<Store | null>(null);
   const [address, setAddress] = useState('');
@@ -123,7 +116,7 @@ function StoreView({ id }: { id: string }) {
 
   const importFile = (file: File) =>
     run(async () => {
-      const addresses = addressesIn(await file.text());
+      const { addresses } = scanAddresses(await file.text());
       if (addresses.length === 0) throw new Error('No addresses found in the file.');
       if (addresses.length > MAX_IMPORT)
         throw new Error(
