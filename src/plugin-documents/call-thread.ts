@@ -142,15 +142,11 @@ const closedOutcome: CallOutcome = {
   error: 'Plugin endpoint could not be called: the egress client is closed',
 };
 
-const perContext = new WeakMap<AppContext, CallThread>();
-
-/** The call thread of one AppContext, created on first use and stopped with the context. */
-export function callThreadFor(ctx: AppContext): CallThread {
-  let thread = perContext.get(ctx);
+/** The call thread of one AppContext (`services.callThread`), created on first use and stopped with the context. */
+export function callThreadFor(ctx: Pick<AppContext, 'config' | 'services' | 'onClose'>): CallThread {
+  let thread = ctx.services.callThread;
   if (!thread) {
-    thread = new CallThread(egressOptionsOf(ctx));
-    perContext.set(ctx, thread);
-    const created = thread;
+    const created = (ctx.services.callThread = thread = new CallThread(egressOptionsOf(ctx)));
     ctx.onClose.push(() => created.close());
   }
   return thread;

@@ -175,7 +175,7 @@ registerCommand({
             : {}),
       };
       if (Object.keys(patch).length === 0) throw new UsageError('app update needs at least one change (see --help)');
-      return (await updateDeveloperApp(ctx.db, clientId, OPERATOR, patch, ctx.clock.now())).app;
+      return (await updateDeveloperApp(ctx, clientId, OPERATOR, patch, ctx.clock.now())).app;
     });
     print(appView(app));
   },
@@ -188,7 +188,7 @@ registerCommand({
     const { positionals } = parseArgs({ args, options: {}, strict: true, allowPositionals: true });
     const clientId = oneClientId(positionals, 'app rotate-secret');
     const r = await withOperator((ctx) =>
-      updateDeveloperApp(ctx.db, clientId, OPERATOR, { rotateClientSecret: true }, ctx.clock.now()),
+      updateDeveloperApp(ctx, clientId, OPERATOR, { rotateClientSecret: true }, ctx.clock.now()),
     );
     print({ client_id: r.app.clientId, client_secret: r.clientSecret });
   },
@@ -203,7 +203,7 @@ registerCommand({
     await withOperator(async (ctx) => {
       if (!(await getDeveloperApp(ctx.db, clientId)))
         throw new CommandFailure(`No developer app with client id ${clientId}`);
-      await deleteDeveloperApp(ctx.db, clientId, OPERATOR, ctx.clock.now());
+      await deleteDeveloperApp(ctx, clientId, OPERATOR, ctx.clock.now());
     });
     print({ client_id: clientId, deleted: true });
   },

@@ -283,7 +283,7 @@ export const signin: Capability = {
       async (request) => {
         const session = await requireSession(request, 'manageDeveloperApps');
         const { clientId, ...patch } = request.body;
-        const r = await updateDeveloperApp(ctx.db, clientId, session.platformAddress, patch, ctx.clock.now());
+        const r = await updateDeveloperApp(ctx, clientId, session.platformAddress, patch, ctx.clock.now());
         return { developerApp: appDoc(r.app), ...(r.clientSecret ? { clientSecret: r.clientSecret } : {}) };
       },
     );
@@ -300,7 +300,7 @@ export const signin: Capability = {
       },
       async (request) => {
         const session = await requireSession(request, 'manageDeveloperApps');
-        await deleteDeveloperApp(ctx.db, request.body.clientId, session.platformAddress, ctx.clock.now());
+        await deleteDeveloperApp(ctx, request.body.clientId, session.platformAddress, ctx.clock.now());
         return {};
       },
     );
