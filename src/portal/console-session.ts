@@ -44,6 +44,11 @@ export interface ConsoleTables {
   console_sessions: ConsoleSessionTable;
 }
 
+// Its tables join the database's type (db/schema.ts).
+declare module '../db/schema.ts' {
+  interface Database extends ConsoleTables {}
+}
+
 /** What the gate learned from the cookie. */
 export interface BrowserAuth {
   kind: 'session' | 'visitor';
