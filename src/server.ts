@@ -69,6 +69,10 @@ export async function buildApp(ctx: AppContext, { extend, ...opts }: BuildOption
     schemaController: { compilersFactory: { buildSerializer } },
     // while draining, requests on connections still open get our 503 (below), not Fastify's shape
     return503OnClosing: false,
+    // each capability's routes are a plugin (below) that may prepare its services first (the
+    // id_token key, the swap pools); on a loaded machine that outlasted avvio's 10 s default, which
+    // nothing imposed before the routes were plugins: a start waits for them as it always did
+    pluginTimeout: 0,
     ...opts,
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
   app.decorate('ctx', ctx);
