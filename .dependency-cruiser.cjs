@@ -6,30 +6,10 @@
 // stripping here before the imports are read: the installed TypeScript 7 has no JavaScript API
 // for the cruiser to use. Dynamic `import()` counts: it loads the module all the same.
 
-// Cycles known and tolerated until the work named in their reason removes them. Each is matched
-// by its exact set of modules: a new cycle, or one of these growing, fails the check.
-// A registry's cycles: `registry` loads `list`, whose side-effect imports run each capability's
-// `file`, which calls the registry's register function.
-const registryCycles = (registry, list, file, capabilities, reason) =>
-  capabilities.map((capability) => ({ reason, cycle: [registry, list, `src/${capability}/${file}`] }));
-
-const allowedCycles = [
-  ...registryCycles(
-    'src/worker/runtime.ts',
-    'src/worker/loops.ts',
-    'loops.ts',
-    ['claims', 'signin', 'chain', 'connections', 'webhooks'],
-    'loop registry (registerLoop). Ends when a capability is one object listed once, declaring its loops; ' +
-      'removing it now means editing the loops of signin/, connections/ and webhooks/, which other work changes.',
-  ),
-  ...registryCycles(
-    'src/cli.ts',
-    'src/commands.ts',
-    'cli.ts',
-    ['signin', 'claims', 'swap', 'plugin-documents', 'chain'],
-    'command registry (registerCommand). Ends the same way, each capability declaring its commands.',
-  ),
-];
+// No cycle is tolerated: the registries that closed one (loops and commands registering themselves
+// on import) gave way to one Capability object per folder, listed once in src/capabilities.ts.
+// Should a cycle ever have to be tolerated, list it here by its exact set of modules with its reason.
+const allowedCycles = [];
 
 module.exports = {
   forbidden: [

@@ -1,41 +1,62 @@
-// The capabilities the service is made of. Each is one folder holding its routes, its domain
-// logic and its storage; adding one is a folder plus one line here.
-import type { FastifyInstance } from 'fastify';
-import type { AppContext } from './context.ts';
-import { operations } from './ops/routes.ts';
-import { signin } from './signin/routes.ts';
-import { merkle } from './merkle/routes.ts';
-import { dynamicStores } from './stores/routes.ts';
-import { claims } from './claims/routes.ts';
-import { swap } from './swap/routes.ts';
-import { collections } from './chain/routes.ts';
-import { accounts } from './accounts/routes.ts';
-import { connections } from './connections/routes.ts';
-import { pluginDocuments } from './plugin-documents/routes.ts';
-import { webhooks } from './webhooks/routes.ts';
-import { integrations } from './integrations/routes.ts';
-import { portal } from './portal/routes.ts';
-import { linkedWallets } from './linked-wallets/routes.ts';
+// The capabilities the service is made of, each one object listed once. A capability is a folder
+// holding its routes, its domain logic and its storage; this list is the only place that names it
+// (docs/design.md, "Adding a capability"). Routes load when the HTTP service is built, so that the
+// CLI lists its commands without loading every route.
+import { chainCommands } from './chain/cli.ts';
+import { chainLoops } from './chain/loops.ts';
+import { claimCommands } from './claims/cli.ts';
+import { claimLoops } from './claims/loops.ts';
+import { connectionLoops } from './connections/loops.ts';
+import { pluginDocumentCommands } from './plugin-documents/cli.ts';
+import type { Capability } from './shared/capability.ts';
+import { signinCommands } from './signin/cli.ts';
+import { signinLoops } from './signin/loops.ts';
+import { swapCommands } from './swap/cli.ts';
+import type { BackgroundLoop } from './worker/runtime.ts';
+import { webhookLoops } from './webhooks/loops.ts';
 
-export interface Capability {
-  name: string;
-  /** Registers routes (and starts background jobs, registering their cleanup in ctx.onClose). */
-  register(app: FastifyInstance, ctx: AppContext): Promise<void> | void;
-}
-
-export const capabilities: Capability[] = [
-  operations,
-  signin,
-  dynamicStores,
-  claims,
-  merkle,
-  swap,
-  connections,
-  pluginDocuments,
-  webhooks,
-  accounts,
-  collections,
-  integrations,
-  linkedWallets,
-  portal,
+export const capabilities: readonly Capability[] = [
+  { name: 'operations', routes: async () => (await import('./ops/routes.ts')).operations },
+  {
+    name: 'signin',
+    routes: async () => (await import('./signin/routes.ts')).signin,
+    loops: signinLoops,
+    commands: signinCommands,
+  },
+  { name: 'dynamic stores', routes: async () => (await import('./stores/routes.ts')).dynamicStores },
+  {
+    name: 'claims',
+    routes: async () => (await import('./claims/routes.ts')).claims,
+    loops: claimLoops,
+    commands: claimCommands,
+  },
+  { name: 'merkle', routes: async () => (await import('./merkle/routes.ts')).merkle },
+  { name: 'swap', routes: async () => (await import('./swap/routes.ts')).swap, commands: swapCommands },
+  {
+    name: 'connections',
+    routes: async () => (await import('./connections/routes.ts')).connections,
+    loops: connectionLoops,
+  },
+  {
+    name: 'plugin documents',
+    routes: async () => (await import('./plugin-documents/routes.ts')).pluginDocuments,
+    commands: pluginDocumentCommands,
+  },
+  { name: 'webhooks', routes: async () => (await import('./webhooks/routes.ts')).webhooks, loops: webhookLoops },
+  { name: 'accounts', routes: async () => (await import('./accounts/routes.ts')).accounts },
+  {
+    name: 'collections',
+    routes: async () => (await import('./chain/routes.ts')).collections,
+    loops: chainLoops,
+    commands: chainCommands,
+  },
+  { name: 'integrations', routes: async () => (await import('./integrations/routes.ts')).integrations },
+  { name: 'linked wallets', routes: async () => (await import('./linked-wallets/routes.ts')).linkedWallets },
+  { name: 'portal', routes: async () => (await import('./portal/routes.ts')).portal },
 ];
+
+/** Every capability's background loops, in list order; a name used twice stops the start. */
+export const loops: readonly BackgroundLoop[] = capabilities.flatMap((c) => c.loops ?? []);
+for (const [i, loop] of loops.entries())
+  if (loops.findIndex((l) => l.name === loop.name) !== i)
+    throw new Error(`background loop "${loop.name}" declared twice`);

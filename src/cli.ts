@@ -7,42 +7,10 @@ import { ConfigError, describeDatabase, loadConfig, loadDotEnv, redactDatabaseUr
 // The service, the database layer and the API-key storage are imported when a command needs them:
 // `--help`, `--version` and usage errors answer without loading the service.
 import type { AppContext } from './context.ts';
-
-export class UsageError extends Error {}
-
-/** A failure that is not a usage error (an unknown id): its one line on stderr, exit 1. */
-export class CommandFailure extends Error {}
-
-export interface Command {
-  /** e.g. `api-key create`. */
-  name: string;
-  /** One line: the synopsis, then what it does (the command list shows these). */
-  usage: string;
-  /** More lines for `--help`: options, examples. */
-  details?: string;
-  /** Whether the command opens the database (then the CLI names it on stderr first); default true. */
-  usesDatabase?: boolean;
-  run(args: string[]): Promise<number | undefined>;
-}
+import { CommandFailure, UsageError, withContext, type Command } from './shared/command.ts';
+import type { BackgroundLoop } from './worker/runtime.ts';
 
 const print = (value: unknown) => process.stdout.write(JSON.stringify(value, null, 2) + '\n');
-
-/** Opens the database (migrated) for a one-shot command and closes it afterwards. */
-export async function withContext<T>(fn: (ctx: AppContext) => Promise<T>): Promise<T> {
-  const config = loadConfig();
-  const { createContext, createLogger } = await import('./context.ts');
-  // one-shot: no checkpointer thread; closing the connection checkpoints the WAL;
-  // warnings and audit lines go to stderr, so stdout stays one JSON document
-  const ctx = await createContext(
-    { ...config, logLevel: 'warn' },
-    { backgroundCheckpoints: false, log: createLogger({ logLevel: 'warn' }, 2) },
-  );
-  try {
-    return await fn(ctx);
-  } finally {
-    await ctx.close();
-  }
-}
 
 async function serve(): Promise<void> {
   const config = loadConfig();
@@ -228,11 +196,6 @@ const commands: Command[] = [
   },
 ];
 
-/** Capabilities add their commands here (e.g. `app create`, `worker`, `import-pools`). */
-export function registerCommand(command: Command): void {
-  commands.push(command);
-}
-
 const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
 
 function usage(): string {
@@ -301,7 +264,13 @@ function databaseProblem(err: unknown): string | null {
 }
 
 export async function main(argv: string[]): Promise<number> {
-  await import('./commands.ts');
+  // the capabilities' commands (`app create`, `worker`, `import-pools`, …) follow the CLI's own
+  const { capabilities } = await import('./capabilities.ts');
+  const loops: BackgroundLoop[] = [];
+  for (const c of capabilities) {
+    commands.push(...(c.commands ?? []));
+    loops.push(...(c.loops ?? []));
+  }
   const help = argv.includes('--help') || argv.includes('-h');
   if (argv[0] === '--version' || argv[0] === '-V') {
     process.stdout.write(VERSION + '\n');
@@ -332,7 +301,7 @@ export async function main(argv: string[]): Promise<number> {
   try {
     loadDotEnv();
     if (match.usesDatabase !== false) process.stderr.write(`Database: ${describeDatabase(loadConfig())}\n`);
-    const code = await match.run(argv.slice(match.name.split(' ').length));
+    const code = await match.run(argv.slice(match.name.split(' ').length), { loops });
     return code ?? 0;
   } catch (err) {
     if (err instanceof ConfigError || err instanceof CommandFailure) {

@@ -10,6 +10,20 @@ import { checkSecretKey } from './ops/secret-key-check.ts';
 import { setAddressPrefix } from './shared/addresses.ts';
 import { systemClock, type Clock } from './shared/clock.ts';
 import { createKeyring, type Keyring } from './shared/crypto.ts';
+import { noSessions, type SessionResolver } from './shared/session.ts';
+import type { CachedClaim } from './claims/model.ts';
+import { createWakeHub, type WakeHub } from './claims/queue-wakeup.ts';
+import type { PendingInsert } from './claims/attempts.ts';
+import type { TurnBatcher } from './shared/turn-batcher.ts';
+import type { Egress } from './egress/index.ts';
+import type { CallThread } from './plugin-documents/call-thread.ts';
+import type { CachedDocument } from './plugin-documents/cache.ts';
+import type { ChainClient } from './chain/client.ts';
+import type { MerkleService } from './merkle/service.ts';
+import type { CachedApp } from './signin/apps.ts';
+import type { ContractWallets } from './signin/contract-wallets.ts';
+import { createGroupCommit, type GroupCommit } from './signin/group-commit.ts';
+import type { KeyCache } from './signin/signing-keys.ts';
 
 export interface AppContext {
   config: Config;
@@ -22,11 +36,50 @@ export interface AppContext {
   clock: Clock;
   keyring: Keyring;
   log: FastifyBaseLogger;
-  /** The refused-tries log's buffer (claims/refusals.ts), made on first use. */
-  refusals?: RefusalLog;
   /** Cleanups registered by capabilities (timers, workers), run on close before the database. */
   onClose: Array<() => Promise<void> | void>;
   close(): Promise<void>;
+
+  // Per-deployment state: one of each per context, never shared between contexts (tests and
+  // benchmarks run several apps, each on its own database, in one process). Built here, in full.
+  /** Turns a bearer token into its session; the sign-in capability installs its own (none without it). */
+  sessionResolver: SessionResolver;
+  /** Claims read recently, by id (claims/model.ts). */
+  claimCache: Map<string, CachedClaim>;
+  /** Plugin documents as the claim engine reads them, by plugin id (plugin-documents/cache.ts). */
+  pluginDocumentCache: Map<string, CachedDocument>;
+  /** Developer apps' rows as the token endpoint authenticates them, by client id (signin/apps.ts). */
+  signinAppCache: Map<string, CachedApp>;
+  /** The id_token signing keys read so far and the private keys imported (signin/signing-keys.ts). */
+  signingKeys: KeyCache;
+  /** Wakes the claim queue's worker when attempts are queued (claims/queue-wakeup.ts). */
+  claimQueueWake: WakeHub;
+  /** The token endpoint's shared commits on SQLite (signin/group-commit.ts). */
+  signinCommits: GroupCommit;
+  /** Services that load heavy code or hold threads and sockets: see LazyServices. */
+  services: LazyServices;
+}
+
+/**
+ * Per-deployment services built on first use, each by its owner's accessor (named below), kept
+ * here and closed with the context. Built lazily so that a CLI command loads and starts only what
+ * it uses: viem, jose and undici cost up to a second to load, and some of these start threads.
+ */
+export interface LazyServices {
+  /** egress/index.ts `egressFor`: the one client for user-supplied URLs. */
+  egress?: Egress;
+  /** plugin-documents/call-thread.ts `callThreadFor`: the thread that makes custom plugins' calls. */
+  callThread?: CallThread;
+  /** chain/client.ts `chainClientFor` (only when CHAIN_REST_URL is set). */
+  chainClient?: ChainClient;
+  /** merkle/service.ts `merkleService`: the leaf signer, the tree cache and the build threads. */
+  merkle?: MerkleService;
+  /** claims/refusals.ts `refusalLog`: the refused-tries log's buffer, flushed on close. */
+  refusals?: RefusalLog;
+  /** signin/contract-wallets.ts: contract-wallet signature checks (only when EVM_RPC_URL is set). */
+  contractWallets?: ContractWallets;
+  /** claims/attempts.ts: attempts accepted in one turn, inserted by one statement. */
+  attemptInserts?: TurnBatcher<PendingInsert>;
 }
 
 /** Keys, tokens and secrets never reach the logs, wherever they appear. */
@@ -109,6 +162,15 @@ export async function createContext(
     keyring,
     log,
     onClose: [],
+    sessionResolver: noSessions,
+    claimCache: new Map(),
+    pluginDocumentCache: new Map(),
+    signinAppCache: new Map(),
+    // (signin/signing-keys.ts loads jose: the CLI loads it only for the commands that sign)
+    signingKeys: { rows: [], loadedAt: -Infinity, loading: null, imported: new Map() },
+    claimQueueWake: createWakeHub({ config, db: storage.db, log }),
+    signinCommits: createGroupCommit({ db: storage.db, sqlite: storage.sqlite }),
+    services: {},
     // once: a failed listen closes the context (server.ts) before its owner's own close
     close() {
       closing ??= (async () => {

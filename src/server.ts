@@ -9,7 +9,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { ErrorObject } from 'ajv';
 import { registerAccessTable, registerApiKeyGate } from './api-keys/gate.ts';
 import { registerMetrics } from './ops/metrics.ts';
-import { capabilities } from './capabilities.ts';
+import { capabilities, loops } from './capabilities.ts';
 import type { AppContext } from './context.ts';
 import { ApiError, type ErrorBody } from './shared/errors.ts';
 import { clientRequestId, installInputRules, routerErrorHandler, validationMessage } from './shared/http-input.ts';
@@ -69,6 +69,10 @@ export async function buildApp(ctx: AppContext, { extend, ...opts }: BuildOption
     schemaController: { compilersFactory: { buildSerializer } },
     // while draining, requests on connections still open get our 503 (below), not Fastify's shape
     return503OnClosing: false,
+    // each capability's routes are a plugin (below) that may prepare its services first (the
+    // id_token key, the swap pools); on a loaded machine that outlasted avvio's 10 s default, which
+    // nothing imposed before the routes were plugins: a start waits for them as it always did
+    pluginTimeout: 0,
     ...opts,
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
   app.decorate('ctx', ctx);
@@ -187,14 +191,20 @@ export async function buildApp(ctx: AppContext, { extend, ...opts }: BuildOption
       .code(404)
       .send({ errorMessage: `Route not found: ${request.method} ${request.url.split('?')[0].slice(0, 200)}` });
   });
-  for (const capability of capabilities) await capability.register(app, ctx);
+  for (const capability of capabilities) await capability.init?.(ctx);
+  // each capability's routes in their own encapsulated plugin: a hook or decoration one adds stays
+  // inside it, while the server's own above (gate, error handler, access table) reach every route
+  for (const capability of capabilities) {
+    const routes = await capability.routes?.();
+    if (routes) await app.register(async (scope) => routes.register(scope, ctx));
+  }
   // the probes that tests add are no routes of the service: they need no entry
   accessTable.allowUndeclared();
   await extend?.(app);
   await app.ready();
   releaseOnFailedListen(app, ctx);
   // serve runs the background loops in-process unless RUN_WORKER=false (then `platform worker` runs them)
-  if (ctx.config.runWorker) await startLoops(ctx);
+  if (ctx.config.runWorker) await startLoops(ctx, loops);
   return app;
 }
 

@@ -3,7 +3,7 @@
 // except for the owner-only views (signinRequests, allClaimActivity).
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { Capability } from '../capabilities.ts';
+import type { Routes } from '../shared/capability.ts';
 import { badRequest } from '../shared/errors.ts';
 import { AddressString, Bookmark, errorResponses } from '../shared/schemas.ts';
 import { getSession, requireSession } from '../shared/session.ts';
@@ -22,8 +22,7 @@ import {
 
 const tags = ['accounts'];
 
-export const accounts: Capability = {
-  name: 'accounts',
+export const accounts: Routes = {
   register(fastify, ctx) {
     const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
 

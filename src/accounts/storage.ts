@@ -14,6 +14,11 @@ export interface AccountTables {
   account_usernames: AccountUsernameTable;
 }
 
+// Its tables join the database's type (db/schema.ts).
+declare module '../db/schema.ts' {
+  interface Database extends AccountTables {}
+}
+
 type Db = DB | Tx;
 
 /**

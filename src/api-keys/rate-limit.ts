@@ -22,6 +22,13 @@ export interface RateLimitWindowTable {
   taken: number;
 }
 
+// Its table joins the database's type (db/schema.ts).
+declare module '../db/schema.ts' {
+  interface Database {
+    rate_limit_windows: RateLimitWindowTable;
+  }
+}
+
 const WINDOW_MS = 60_000;
 const MAX_TRACKED_BUCKETS = 100_000;
 

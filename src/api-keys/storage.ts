@@ -18,6 +18,13 @@ export interface ApiKeyTable {
   trusted_backend: Generated<number>;
 }
 
+// Its table joins the database's type (db/schema.ts).
+declare module '../db/schema.ts' {
+  interface Database {
+    api_keys: ApiKeyTable;
+  }
+}
+
 export interface ApiKeyInfo {
   id: string;
   label: string;

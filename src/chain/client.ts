@@ -457,23 +457,27 @@ export class ChainClient {
   }
 }
 
-const clients = new WeakMap<AppContext, ChainClient>();
+type Deployment = Pick<AppContext, 'config' | 'services' | 'onClose'>;
 
-/** The process's chain client for this context (closed with it), or null when CHAIN_REST_URL is unset. */
-export function chainClientFor(ctx: AppContext): ChainClient | null {
+/** The context's chain client (`services.chainClient`, closed with it), or null when CHAIN_REST_URL is unset. */
+export function chainClientFor(ctx: Deployment): ChainClient | null {
   if (!ctx.config.chainRestUrl) return null;
-  let client = clients.get(ctx);
+  let client = ctx.services.chainClient;
   if (!client) {
-    client = new ChainClient({ baseUrl: ctx.config.chainRestUrl, timeoutMs: ctx.config.chain.timeoutMs });
-    clients.set(ctx, client);
-    const c = client;
+    const c =
+      (ctx.services.chainClient =
+      client =
+        new ChainClient({
+          baseUrl: ctx.config.chainRestUrl,
+          timeoutMs: ctx.config.chain.timeoutMs,
+        }));
     ctx.onClose.push(() => c.close());
   }
   return client;
 }
 
 /** Like chainClientFor, for routes that cannot work without the chain: a 503 naming the variable. */
-export function requireChainClient(ctx: AppContext): ChainClient {
+export function requireChainClient(ctx: Deployment): ChainClient {
   const client = chainClientFor(ctx);
   if (!client) throw new ChainError(503, 'The chain is not configured: CHAIN_REST_URL is not set');
   return client;

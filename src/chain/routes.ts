@@ -3,7 +3,7 @@
 // API key (the gate). Documents are the chain's JSON: amounts and ranges stay decimal strings.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { Capability } from '../capabilities.ts';
+import type { Routes } from '../shared/capability.ts';
 import type { AppContext } from '../context.ts';
 import { notFound } from '../shared/errors.ts';
 import { toCanonical } from '../shared/addresses.ts';
@@ -76,8 +76,7 @@ async function existing(ctx: AppContext, collectionId: string) {
   return doc;
 }
 
-export const collections: Capability = {
-  name: 'collections',
+export const collections: Routes = {
   register(fastify, ctx) {
     const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
 

@@ -74,6 +74,11 @@ export interface ChainTables {
   chain_challenge_trackers: ChainChallengeTrackerTable;
 }
 
+// Its tables join the database's type (db/schema.ts).
+declare module '../db/schema.ts' {
+  interface Database extends ChainTables {}
+}
+
 const STATE_ID = 'indexer';
 /** Rows per multi-row INSERT (stays under both dialects' parameter limits). */
 const CHUNK = 200;

@@ -51,7 +51,7 @@ export async function attemptClaim(
   const claimerAddress = address === platformAddress ? '' : address;
   const { _expectedVersion: expectedVersion, _specificInstanceIds: specificInstanceIds, ...inputs } = body;
   const now = ctx.clock.now();
-  const claim = await loadClaim(ctx.db, ctx.keyring, claimId, now, { maxAgeMs: PRECHECK_MAX_AGE_MS });
+  const claim = await loadClaim(ctx.db, ctx, claimId, now, { maxAgeMs: PRECHECK_MAX_AGE_MS });
   if (!claim) throw notFound(`Claim ${claimId} not found`);
   for (const [key, input] of Object.entries(inputs)) {
     const instance = claim.plugins.find((p) => p.instanceId === key);
@@ -131,21 +131,19 @@ export async function attemptClaim(
 }
 
 type AttemptRow = Insertable<ClaimTables['claim_attempts']>;
-interface PendingInsert {
+/** An attempt waiting for its turn's insert (AppContext `services.attemptInserts`). */
+export interface PendingInsert {
   row: AttemptRow;
   resolve: () => void;
   reject: (e: unknown) => void;
 }
-const inserters = new WeakMap<AppContext, TurnBatcher<PendingInsert>>();
 
 /**
  * Group commit: attempts accepted in the same turn of the event loop are inserted by one
  * statement; each request answers only once its row is committed.
  */
 function insertAttempt(ctx: AppContext, row: AttemptRow): Promise<void> {
-  let inserter = inserters.get(ctx);
-  if (!inserter) inserters.set(ctx, (inserter = new TurnBatcher((batch) => void flushInserts(ctx, batch))));
-  const batcher = inserter;
+  const batcher = (ctx.services.attemptInserts ??= new TurnBatcher((batch) => void flushInserts(ctx, batch)));
   return new Promise((resolve, reject) => batcher.add({ row, resolve, reject }));
 }
 
@@ -192,7 +190,7 @@ export async function attemptStatus(
   if (row.status === 'queued') return out;
   out.success = row.status === 'success';
   if (out.success && session && row.claim_number >= 0) {
-    const claim = await loadClaim(ctx.db, ctx.keyring, row.claim_id, ctx.clock.now());
+    const claim = await loadClaim(ctx.db, ctx, row.claim_id, ctx.clock.now());
     if (claim && isOnChain(claim) && claim.seedCode) {
       const permitted =
         (session.platformAddress === row.platform_address && session.scopes.includes('completeClaims')) ||
@@ -221,7 +219,7 @@ export async function listAttempts(
   claimId: string,
   opts: { address?: string; includeErrors?: boolean; bookmark?: string },
 ): Promise<{ docs: AttemptListItem[]; bookmark: string; hasMore: boolean; total: number }> {
-  const claim = await loadClaim(ctx.db, ctx.keyring, claimId, ctx.clock.now());
+  const claim = await loadClaim(ctx.db, ctx, claimId, ctx.clock.now());
   if (!claim) throw notFound(`Claim ${claimId} not found`);
   const address = opts.address ? toCanonical(opts.address, 'address') : undefined;
   const filtered = () => {

@@ -138,7 +138,7 @@ async function buildClaim(
       throw badRequest(`${pp}.version must be a string of at most 32 characters`);
     const before = previous?.plugins.find((q) => q.instanceId === p.instanceId && q.pluginId === p.pluginId);
     const version = p.version ?? before?.version ?? '1';
-    const plugin = await resolvePlugin({ pluginId: p.pluginId, version }, { db: opts.db, keyring: opts.ctx.keyring });
+    const plugin = await resolvePlugin({ pluginId: p.pluginId, version }, { db: opts.db, app: opts.ctx });
     if (!plugin) {
       const which = p.version === undefined ? '' : ` version ${p.version}`;
       throw badRequest(
@@ -355,7 +355,7 @@ async function verifyNewLinks(
   const pending = new Map<string, { t: TrackerDetails; path: string }>();
   for (const [i, input] of inputs.entries()) {
     const path = `claims[${i}]`;
-    const previous = update ? await loadClaim(ctx.db, ctx.keyring, input.claimId, ctx.clock.now()) : null;
+    const previous = update ? await loadClaim(ctx.db, ctx, input.claimId, ctx.clock.now()) : null;
     if (update && (!previous || !canEdit(previous, actor))) continue; // the transaction answers 404 / 403
     const trackerInput = input.trackerDetails !== undefined ? input.trackerDetails : previous?.trackerDetails;
     if (trackerInput === null || trackerInput === undefined) continue;
@@ -427,7 +427,7 @@ export async function updateClaims(ctx: AppContext, actor: Actor, inputs: ClaimI
   try {
     await updateInTransaction(ctx, actor, inputs, await verifyNewLinks(ctx, actor, inputs, true));
   } finally {
-    for (const id of ids) forgetClaim(ctx.keyring, id);
+    for (const id of ids) forgetClaim(ctx, id);
   }
 }
 
@@ -441,7 +441,7 @@ async function updateInTransaction(
     for (const [i, input] of inputs.entries()) {
       const path = `claims[${i}]`;
       const now = ctx.clock.now();
-      const previous = await loadClaim(tx, ctx.keyring, input.claimId, now, { forUpdate: ctx.dialect === 'postgres' });
+      const previous = await loadClaim(tx, ctx, input.claimId, now, { forUpdate: ctx.dialect === 'postgres' });
       if (!previous) throw notFound(`Claim ${input.claimId} not found`);
       if (!canEdit(previous, actor))
         throw forbidden(`Only the creator or manager of claim ${input.claimId} may update it`);
@@ -502,7 +502,7 @@ export async function deleteClaims(ctx: AppContext, actor: Actor, claimIds: stri
   try {
     await deleteInTransaction(ctx, actor, claimIds);
   } finally {
-    for (const id of claimIds) forgetClaim(ctx.keyring, id);
+    for (const id of claimIds) forgetClaim(ctx, id);
   }
 }
 
@@ -510,7 +510,7 @@ async function deleteInTransaction(ctx: AppContext, actor: Actor, claimIds: stri
   await ctx.db.transaction().execute(async (tx) => {
     const now = ctx.clock.now();
     for (const claimId of new Set(claimIds)) {
-      const claim = await loadClaim(tx, ctx.keyring, claimId, now, { forUpdate: ctx.dialect === 'postgres' });
+      const claim = await loadClaim(tx, ctx, claimId, now, { forUpdate: ctx.dialect === 'postgres' });
       if (!claim) throw notFound(`Claim ${claimId} not found`);
       if (!canEdit(claim, actor)) throw forbidden(`Only the creator or manager of claim ${claimId} may delete it`);
       await tx

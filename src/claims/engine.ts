@@ -264,7 +264,7 @@ export async function statusWebhooks(
 export async function unpreparedInstances(
   claim: ClaimRecord,
   input: AttemptInput,
-  env: Pick<EvaluateEnv, 'db' | 'keyring' | 'replay'>,
+  env: Pick<EvaluateEnv, 'db' | 'app' | 'replay'>,
 ): Promise<string[]> {
   const out: string[] = [];
   const assigner = assignerOf(claim)?.instanceId;

@@ -1,23 +1,25 @@
 // The claim queue: resolves queued attempts in order (claims/queue.ts); and the guess-window sweep.
-import { registerLoop } from '../worker/runtime.ts';
+import type { BackgroundLoop } from '../worker/runtime.ts';
 import { GUESS_MINUTE_MS, sweepGuessBuckets } from './guess-throttle.ts';
 import { ClaimWorker } from './queue.ts';
 
-registerLoop({
-  name: 'claim-queue',
-  description: 'resolves queued claim attempts',
-  start: (ctx) => new ClaimWorker(ctx).start(),
-});
-
-// Guess-throttle buckets (claims/guess-throttle.ts) idle for an hour are deleted; per-claim totals stay.
-registerLoop({
-  name: 'guess-window-sweep',
-  description: 'deletes idle failed-guess buckets',
-  start(ctx) {
-    const timer = setInterval(() => {
-      sweepGuessBuckets(ctx).catch((err) => ctx.log.warn({ err }, 'guess bucket sweep failed'));
-    }, GUESS_MINUTE_MS);
-    timer.unref();
-    return { stop: () => clearInterval(timer) };
+export const claimLoops: BackgroundLoop[] = [
+  {
+    name: 'claim-queue',
+    description: 'resolves queued claim attempts',
+    start: (ctx) => new ClaimWorker(ctx).start(),
   },
-});
+
+  // Guess-throttle buckets (claims/guess-throttle.ts) idle for an hour are deleted; per-claim totals stay.
+  {
+    name: 'guess-window-sweep',
+    description: 'deletes idle failed-guess buckets',
+    start(ctx) {
+      const timer = setInterval(() => {
+        sweepGuessBuckets(ctx).catch((err) => ctx.log.warn({ err }, 'guess bucket sweep failed'));
+      }, GUESS_MINUTE_MS);
+      timer.unref();
+      return { stop: () => clearInterval(timer) };
+    },
+  },
+];

@@ -2,6 +2,7 @@
 // are cached per process and keyed by (version, lastUpdated): every change bumps the version, so
 // a hit needs one small query and no JSON parsing or decryption.
 import { sql } from 'kysely';
+import type { AppContext } from '../context.ts';
 import type { DB, Tx } from '../db/index.ts';
 import type { Keyring } from '../shared/crypto.ts';
 import type { JsonObject } from '../shared/json.ts';
@@ -134,29 +135,25 @@ export function claimToRow(c: ClaimRecord, keyring: Keyring, deletedAt: number |
 }
 
 const CACHE_MAX = 1000;
-interface Cached {
+/** An entry of AppContext.claimCache. */
+export interface CachedClaim {
   claim: ClaimRecord;
   /** When the version was last confirmed against the database (ms, monotonic). */
   checkedAt: number;
 }
-// one cache per deployment (keyed by its keyring), so apps on other databases never share entries
-const caches = new WeakMap<Keyring, Map<string, Cached>>();
-function cacheOf(keyring: Keyring): Map<string, Cached> {
-  let c = caches.get(keyring);
-  if (!c) caches.set(keyring, (c = new Map()));
-  return c;
-}
+// one cache per deployment (AppContext.claimCache), so apps on other databases never share entries
+type Deployment = Pick<AppContext, 'keyring' | 'claimCache'>;
 
-function remember(keyring: Keyring, c: ClaimRecord): void {
-  const cache = cacheOf(keyring);
+function remember(app: Deployment, c: ClaimRecord): void {
+  const cache = app.claimCache;
   cache.delete(c.claimId);
   cache.set(c.claimId, { claim: c, checkedAt: performance.now() });
   if (cache.size > CACHE_MAX) cache.delete(cache.keys().next().value as string);
 }
 
 /** Changes made in this process are seen at once; other processes' within `maxAgeMs`. */
-export function forgetClaim(keyring: Keyring, claimId: string): void {
-  cacheOf(keyring).delete(claimId);
+export function forgetClaim(app: Pick<AppContext, 'claimCache'>, claimId: string): void {
+  app.claimCache.delete(claimId);
 }
 
 export interface LoadOptions {
@@ -173,12 +170,12 @@ export interface LoadOptions {
 /** The live claim (not deleted, not an expired test claim), or null. */
 export async function loadClaim(
   db: DB | Tx,
-  keyring: Keyring,
+  app: Deployment,
   claimId: string,
   now: number,
   opts: LoadOptions = {},
 ): Promise<ClaimRecord | null> {
-  const cache = cacheOf(keyring);
+  const cache = app.claimCache;
   if (opts.maxAgeMs) {
     const c = cache.get(claimId);
     if (c && performance.now() - c.checkedAt <= opts.maxAgeMs)
@@ -197,7 +194,7 @@ export async function loadClaim(
     return hit.claim;
   }
   const row = await db.selectFrom('claims').selectAll().where('claim_id', '=', claimId).executeTakeFirstOrThrow();
-  const parsed = parseClaimRow(row, keyring);
-  remember(keyring, parsed);
+  const parsed = parseClaimRow(row, app.keyring);
+  remember(app, parsed);
   return parsed;
 }

@@ -3,7 +3,7 @@
 // (generated at create, stored encrypted) gives claim number n the code claimCode(seed, n).
 import type { DB, Tx } from '../db/index.ts';
 import { tryParseAddress } from '../shared/addresses.ts';
-import type { Keyring } from '../shared/crypto.ts';
+import type { AppContext } from '../context.ts';
 import { codeFor } from '../plugins/codes.ts';
 import { whitelistList } from '../plugins/whitelist.ts';
 import { isOnChain, loadClaim, maxUsesOf, trackerKey, type ClaimRecord, type TrackerDetails } from './model.ts';
@@ -53,16 +53,16 @@ function toOnChain(c: ClaimRecord | null): OnChainClaim | null {
 /** null: missing, deleted (or an expired test claim at `now`), or not on-chain. */
 export async function loadOnChainClaim(
   db: DB | Tx,
-  keyring: Keyring,
+  app: Pick<AppContext, 'keyring' | 'claimCache'>,
   claimId: string,
   now: number,
 ): Promise<OnChainClaim | null> {
-  return toOnChain(await loadClaim(db, keyring, claimId, now));
+  return toOnChain(await loadClaim(db, app, claimId, now));
 }
 
 export async function findOnChainClaimByTracker(
   db: DB | Tx,
-  keyring: Keyring,
+  app: Pick<AppContext, 'keyring' | 'claimCache'>,
   t: TrackerDetails,
   now: number,
 ): Promise<OnChainClaim | null> {
@@ -75,7 +75,7 @@ export async function findOnChainClaimByTracker(
     .where('deleted_at', 'is', null)
     .execute();
   for (const r of rows) {
-    const c = await loadOnChainClaim(db, keyring, r.claim_id, now);
+    const c = await loadOnChainClaim(db, app, r.claim_id, now);
     if (c) return c;
   }
   return null;

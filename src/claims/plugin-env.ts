@@ -19,7 +19,7 @@ export function pluginEnv(app: AppContext, now: number, db: DB | Tx = app.db): P
     app,
     now,
     claims: {
-      load: (claimId) => loadClaim(db, app.keyring, claimId, now),
+      load: (claimId) => loadClaim(db, app, claimId, now),
       successOf: (claimId, address) => successOf(app, claimId, address),
     },
   };
@@ -33,7 +33,7 @@ export async function successOf(
 ): Promise<{ successCount: number; claimNumbers: number[] }> {
   const platformAddress = toCanonical(address, 'address');
   const now = ctx.clock.now();
-  const claim = await loadClaim(ctx.db, ctx.keyring, claimId, now);
+  const claim = await loadClaim(ctx.db, ctx, claimId, now);
   if (!claim) throw notFound(`Claim ${claimId} not found`);
   if (!numUsesInstance(claim)) {
     const outcome = await evaluateAttempt(

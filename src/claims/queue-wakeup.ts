@@ -11,44 +11,40 @@ interface Wakeable {
   wake(): void;
 }
 
-interface WakeHub {
+/** One per context (AppContext.claimQueueWake): the worker of this process, and the batched NOTIFY. */
+export interface WakeHub {
   worker: Wakeable | null;
   notify: TurnBatcher<void>;
 }
 
-const hubs = new WeakMap<AppContext, WakeHub>();
-function hubOf(ctx: AppContext): WakeHub {
-  let h = hubs.get(ctx);
-  if (!h) {
-    const notify = new TurnBatcher<void>(() => {
-      sql`select pg_notify(${channelOf(ctx)}, '')`
-        .execute(ctx.db)
-        .catch((err) => ctx.log.warn({ err }, 'claim queue: notify failed'));
-    });
-    hubs.set(ctx, (h = { worker: null, notify }));
-  }
-  return h;
+export function createWakeHub(ctx: Pick<AppContext, 'config' | 'db' | 'log'>): WakeHub {
+  const notify = new TurnBatcher<void>(() => {
+    sql`select pg_notify(${channelOf(ctx)}, '')`
+      .execute(ctx.db)
+      .catch((err) => ctx.log.warn({ err }, 'claim queue: notify failed'));
+  });
+  return { worker: null, notify };
 }
 
 /** PostgreSQL notification channel, one per schema so deployments sharing a database stay apart. */
-function channelOf(ctx: AppContext): string {
+function channelOf(ctx: Pick<AppContext, 'config'>): string {
   const schema = ctx.config.databaseUrl ? new URL(ctx.config.databaseUrl).searchParams.get('schema') : null;
   return `platform_claims_${schema ?? 'public'}`;
 }
 
 /** The worker running in this process, woken directly by this process's enqueues. */
-export function setLocalWorker(ctx: AppContext, worker: Wakeable): void {
-  hubOf(ctx).worker = worker;
+export function setLocalWorker(ctx: Pick<AppContext, 'claimQueueWake'>, worker: Wakeable): void {
+  ctx.claimQueueWake.worker = worker;
 }
 
-export function clearLocalWorker(ctx: AppContext, worker: Wakeable): void {
-  const hub = hubOf(ctx);
+export function clearLocalWorker(ctx: Pick<AppContext, 'claimQueueWake'>, worker: Wakeable): void {
+  const hub = ctx.claimQueueWake;
   if (hub.worker === worker) hub.worker = null;
 }
 
 /** Called after an attempt is persisted: wakes the local worker, or tells other processes. */
-export function enqueued(ctx: AppContext): void {
-  const hub = hubOf(ctx);
+export function enqueued(ctx: Pick<AppContext, 'claimQueueWake' | 'dialect'>): void {
+  const hub = ctx.claimQueueWake;
   if (hub.worker) {
     hub.worker.wake();
     return;
@@ -60,7 +56,10 @@ export function enqueued(ctx: AppContext): void {
  * PostgreSQL: calls `wake` on each notification of the schema's channel, on a connection of its
  * own, until closed. A lost or refused connection is retried every second; polling covers the gap.
  */
-export function listenForEnqueues(ctx: AppContext, wake: () => void): { close(): Promise<void> } {
+export function listenForEnqueues(
+  ctx: Pick<AppContext, 'config' | 'log'>,
+  wake: () => void,
+): { close(): Promise<void> } {
   let closed = false;
   let listener: pg.Client | null = null;
   const start = async (): Promise<void> => {

@@ -230,7 +230,7 @@ export class ClaimWorker {
     let claim = batch.claims.get(row.claim_id);
     if (claim === undefined) {
       // the claim row lock serialises state writes with updates and with other lanes
-      claim = await loadClaim(tx, ctx.keyring, row.claim_id, now, { forUpdate: ctx.dialect === 'postgres' });
+      claim = await loadClaim(tx, ctx, row.claim_id, now, { forUpdate: ctx.dialect === 'postgres' });
       batch.claims.set(row.claim_id, claim);
     }
     let outcome: AttemptOutcome;
@@ -240,7 +240,7 @@ export class ClaimWorker {
       const payload = decodePayload(ctx.keyring, row.payload ?? '');
       const input = { ...payload, platformAddress: row.platform_address };
       const replay = { ...payload.replay, ...this.prepared.get(row.claim_attempt_id) };
-      if ((await unpreparedInstances(claim, input, { db: tx, keyring: ctx.keyring, replay })).length) {
+      if ((await unpreparedInstances(claim, input, { db: tx, app: ctx, replay })).length) {
         batch.toPrepare.push(row);
         return;
       }
@@ -289,7 +289,7 @@ export class ClaimWorker {
     const now = ctx.clock.now();
     await Promise.all(
       rows.map(async (row) => {
-        const claim = await loadClaim(ctx.db, ctx.keyring, row.claim_id, now);
+        const claim = await loadClaim(ctx.db, ctx, row.claim_id, now);
         if (!claim) return;
         const payload = decodePayload(ctx.keyring, row.payload ?? '');
         const input = { ...payload, platformAddress: row.platform_address };

@@ -158,7 +158,7 @@ export async function getClaimDocument(
   session: Session | null,
   opts: ReadOptions,
 ): Promise<ClaimDocument | null> {
-  const claim = await loadClaim(ctx.db, ctx.keyring, claimId, ctx.clock.now());
+  const claim = await loadClaim(ctx.db, ctx, claimId, ctx.clock.now());
   return claim ? renderClaim(ctx.db, claim, session, { ...opts, now: ctx.clock.now() }) : null;
 }
 

@@ -115,12 +115,12 @@ export class RefusalLog {
 
 /** The deployment's log, made on first use and flushed when the context closes. */
 export function refusalLog(ctx: AppContext): RefusalLog {
-  if (!ctx.refusals) {
+  if (!ctx.services.refusals) {
     const log = new RefusalLog(ctx);
-    ctx.refusals = log;
+    ctx.services.refusals = log;
     ctx.onClose.push(() => log.flush());
   }
-  return ctx.refusals;
+  return ctx.services.refusals;
 }
 
 export interface RefusalDoc {
@@ -138,7 +138,7 @@ export async function listRefusals(
   claimId: string,
   session: Session,
 ): Promise<{ docs: RefusalDoc[]; limit: number }> {
-  const claim = await loadClaim(ctx.db, ctx.keyring, claimId, ctx.clock.now());
+  const claim = await loadClaim(ctx.db, ctx, claimId, ctx.clock.now());
   if (!claim) throw notFound(`Claim ${claimId} not found`);
   if (!isCreatorOrManager(claim, session.platformAddress))
     throw forbidden(`Only the creator or manager of claim ${claimId} can read its refused tries`);

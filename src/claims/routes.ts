@@ -9,7 +9,7 @@
 //                         address with completeClaims or the creator / manager with
 //                         readPrivateClaimData.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { Capability } from '../capabilities.ts';
+import type { Routes } from '../shared/capability.ts';
 import { endUserIp } from '../api-keys/end-user-ip.ts';
 import { notFound } from '../shared/errors.ts';
 import { errorResponses } from '../shared/schemas.ts';
@@ -58,8 +58,7 @@ function instanceList(v: string | string[] | undefined): string[] {
     .filter(Boolean);
 }
 
-export const claims: Capability = {
-  name: 'claims',
+export const claims: Routes = {
   register(fastify, ctx) {
     const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
 

@@ -106,6 +106,11 @@ export interface ClaimTables {
   claim_refusals: ClaimRefusalTable;
 }
 
+// Its tables join the database's type (db/schema.ts).
+declare module '../db/schema.ts' {
+  interface Database extends ClaimTables {}
+}
+
 type Db = DB | Tx;
 
 /** Live = not soft-deleted and not an expired test claim. */

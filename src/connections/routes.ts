@@ -10,7 +10,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import type { Capability } from '../capabilities.ts';
+import type { Routes } from '../shared/capability.ts';
 import type { AppContext } from '../context.ts';
 import { sha256Hex } from '../shared/crypto.ts';
 import { ApiError, forbidden, notFound } from '../shared/errors.ts';
@@ -92,8 +92,7 @@ const CALLBACK_REFUSED = {
     "This link was started in another browser: this browser's binding cookie is for another link. Start again in this browser.",
 } as const;
 
-export const connections: Capability = {
-  name: 'connections',
+export const connections: Routes = {
   register(fastify, ctx) {
     const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
 

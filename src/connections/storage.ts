@@ -40,6 +40,11 @@ export interface ConnectionTables {
   social_connections: SocialConnectionTable;
 }
 
+// Its tables join the database's type (db/schema.ts).
+declare module '../db/schema.ts' {
+  interface Database extends ConnectionTables {}
+}
+
 export interface SocialConnection extends SocialIdentity {
   provider: ProviderId;
   linkedAt: number;

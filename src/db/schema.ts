@@ -4,34 +4,11 @@
 //   - booleans are integers 0/1;
 //   - JSON documents are `text` holding JSON;
 //   - amounts and UintRange bounds that may exceed 2^53 are decimal strings in `text`.
-import type { AccountTables } from '../accounts/storage.ts';
-import type { ApiKeyTable } from '../api-keys/storage.ts';
-import type { RateLimitWindowTable } from '../api-keys/rate-limit.ts';
-import type { ChainTables } from '../chain/storage.ts';
-import type { ClaimTables } from '../claims/storage.ts';
-import type { ConnectionTables } from '../connections/storage.ts';
-import type { PluginDocumentTables } from '../plugin-documents/storage.ts';
-import type { WebhookTables } from '../webhooks/outbox.ts';
-import type { SigninTables } from '../signin/storage.ts';
-import type { StoreTables } from '../stores/storage.ts';
-import type { SwapTables } from '../swap/storage.ts';
-import type { ConsoleTables } from '../portal/console-session.ts';
-import type { LinkedWalletTables } from '../linked-wallets/storage.ts';
-
-export interface Database
-  extends SigninTables,
-    StoreTables,
-    ClaimTables,
-    SwapTables,
-    ConnectionTables,
-    PluginDocumentTables,
-    WebhookTables,
-    AccountTables,
-    ChainTables,
-    ConsoleTables,
-    LinkedWalletTables {
-  api_keys: ApiKeyTable;
-  rate_limit_windows: RateLimitWindowTable;
+//
+// Each capability declares its own tables, next to their row types, by adding them to this interface
+// (`declare module '../db/schema.ts' { interface Database extends ClaimTables {} }`): this file
+// imports none of them, so no capability's types lead back here through the database handle.
+export interface Database {
   /** One row (id 1): a constant sealed with SECRET_KEY (src/ops/secret-key-check.ts). */
   secret_key_check: { id: number; sealed: string };
 }

@@ -406,22 +406,18 @@ function asEgressError(err: unknown): EgressError {
   return new EgressError('network', `the call failed (${detail})`);
 }
 
-const perContext = new WeakMap<AppContext, Egress>();
-
 /** The egress rules of a deployment's configuration (plain data: a worker thread can take them). */
-export const egressOptionsOf = (ctx: AppContext): Omit<EgressOptions, 'resolve'> => ({
+export const egressOptionsOf = (ctx: Pick<AppContext, 'config'>): Omit<EgressOptions, 'resolve'> => ({
   publicUrl: ctx.config.publicUrl,
   allowPrivateCidrs: ctx.config.egressAllowPrivateCidrs,
   extraCaPem: ctx.config.egressExtraCaPem,
 });
 
-/** The egress client of one AppContext, created on first use and closed with the context. */
-export function egressFor(ctx: AppContext): Egress {
-  let egress = perContext.get(ctx);
+/** The egress client of one AppContext (`services.egress`), created on first use and closed with the context. */
+export function egressFor(ctx: Pick<AppContext, 'config' | 'services' | 'onClose'>): Egress {
+  let egress = ctx.services.egress;
   if (!egress) {
-    egress = new Egress(egressOptionsOf(ctx));
-    perContext.set(ctx, egress);
-    const created = egress;
+    const created = (ctx.services.egress = egress = new Egress(egressOptionsOf(ctx)));
     ctx.onClose.push(() => created.close());
   }
   return egress;

@@ -5,7 +5,7 @@
 // Inside claims the service never calls this route: hosted plugins run in-process.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { Capability } from '../capabilities.ts';
+import type { Routes } from '../shared/capability.ts';
 import { pluginEnv } from '../claims/plugin-env.ts';
 import { DISPLAY_ONLY_PLUGIN_IDS } from '../plugins/displayOnly.ts';
 import { HOSTED_PLUGIN_IDS, hostedBaseId } from '../plugins/hosted.ts';
@@ -35,8 +35,7 @@ const CONTEXT_KEYS = new Set([
   'locale',
 ]);
 
-export const integrations: Capability = {
-  name: 'integrations',
+export const integrations: Routes = {
   register(fastify, ctx) {
     const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
     app.post(

@@ -4,7 +4,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import type { Capability } from '../capabilities.ts';
+import type { Routes } from '../shared/capability.ts';
 import { errorResponses } from '../shared/schemas.ts';
 import { requireSession, type Session } from '../shared/session.ts';
 import { completeLink, createLinkChallenge, LINK_PATH, listLinks, unlink } from './link.ts';
@@ -24,8 +24,7 @@ async function requireLinker(request: FastifyRequest): Promise<Session> {
   return request.browserAuth?.session ?? requireSession(request, LINKED_WALLETS_SCOPE);
 }
 
-export const linkedWallets: Capability = {
-  name: 'linked-wallets',
+export const linkedWallets: Routes = {
   register(fastify, ctx) {
     const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
 

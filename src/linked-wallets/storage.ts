@@ -37,6 +37,9 @@ export interface LinkedWalletTables {
   linked_wallet_requests: LinkedWalletRequestTable;
   linked_wallets: LinkedWalletTable;
 }
+declare module '../db/schema.ts' {
+  interface Database extends LinkedWalletTables {}
+}
 
 /** The live link of an address (as the linked wallet), or of links held by it (as an account). */
 export async function liveLinkOf(db: DB | Tx, platformAddress: string): Promise<LinkedWalletTable | undefined> {

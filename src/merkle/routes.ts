@@ -2,7 +2,7 @@
 // with leaf signatures (SPEC §4.15) and proofs (SPEC §4.16). Thin: validate, call the domain.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { Capability } from '../capabilities.ts';
+import type { Routes } from '../shared/capability.ts';
 import { AddressString, errorResponses } from '../shared/schemas.ts';
 import { requireSession } from '../shared/session.ts';
 import { challengeDetails, merkleProofInfo, reservedCodes } from './claims.ts';
@@ -100,8 +100,7 @@ const ProofResponse = Type.Object({
   ),
 });
 
-export const merkle: Capability = {
-  name: 'merkle',
+export const merkle: Routes = {
   register(fastify, ctx) {
     const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
     const service = merkleService(ctx);

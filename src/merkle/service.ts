@@ -1,4 +1,5 @@
-// Per-process merkle state: the leaf signer, the tree cache and the build threads, one of each per AppContext.
+// Per-process merkle state: the leaf signer, the tree cache and the build threads, one of each per
+// AppContext (`services.merkle`).
 import type { AppContext } from '../context.ts';
 import { BuildPool } from './build-pool.ts';
 import { TreeCache } from './cache.ts';
@@ -10,17 +11,14 @@ export interface MerkleService {
   builders: BuildPool;
 }
 
-const services = new WeakMap<AppContext, MerkleService>();
-
-export function merkleService(ctx: AppContext): MerkleService {
-  let service = services.get(ctx);
+export function merkleService(ctx: Pick<AppContext, 'config' | 'services' | 'onClose'>): MerkleService {
+  let service = ctx.services.merkle;
   if (!service) {
-    service = {
+    service = ctx.services.merkle = {
       signer: createLeafSigner(ctx.config.leafSignerKey),
       trees: new TreeCache(),
       builders: new BuildPool(ctx.config.merkleBuildThreads),
     };
-    services.set(ctx, service);
     const { trees, builders } = service;
     ctx.onClose.push(async () => {
       trees.clear();

@@ -1,7 +1,7 @@
 // Liveness and readiness for orchestrators; no API key. (Prometheus metrics: metrics.ts, installed by server.ts.)
 import { sql } from 'kysely';
 import { Type } from 'typebox';
-import type { Capability } from '../capabilities.ts';
+import type { Routes } from '../shared/capability.ts';
 import { indexerLag } from '../chain/status.ts';
 
 const Health = Type.Object({ status: Type.String() });
@@ -24,8 +24,7 @@ const Ready = Type.Object({
   ),
 });
 
-export const operations: Capability = {
-  name: 'operations',
+export const operations: Routes = {
   register(app, ctx) {
     app.get('/healthz', { schema: { tags: ['operations'], response: { 200: Health } } }, async () => ({
       status: 'ok',

@@ -1,9 +1,9 @@
-// Plugin documents as the claim engine reads them, cached per deployment (keyed by its keyring,
-// like the claim cache). Every write bumps the document's last_updated, so after a short trust
+// Plugin documents as the claim engine reads them, cached per deployment (AppContext's
+// pluginDocumentCache, like the claim cache). Every write bumps the document's last_updated, so after a short trust
 // window one small query confirms an entry; writes in this process drop it at once, and other
 // processes' writes are seen within TRUST_MS.
+import type { AppContext } from '../context.ts';
 import type { DB, Tx } from '../db/index.ts';
-import type { Keyring } from '../shared/crypto.ts';
 import type { PluginVersion } from './model.ts';
 import { versionFromRow, type PluginDocTable } from './storage.ts';
 
@@ -17,29 +17,25 @@ export interface ResolvedDocument {
   versions: Map<number, PluginVersion>;
 }
 
-interface Entry {
+/** An entry of AppContext.pluginDocumentCache. */
+export interface CachedDocument {
   value: ResolvedDocument;
   checkedAt: number;
 }
 
-const caches = new WeakMap<Keyring, Map<string, Entry>>();
-function cacheOf(keyring: Keyring): Map<string, Entry> {
-  let c = caches.get(keyring);
-  if (!c) caches.set(keyring, (c = new Map()));
-  return c;
-}
+type Deployment = Pick<AppContext, 'keyring' | 'pluginDocumentCache'>;
 
-export function forgetPlugin(keyring: Keyring, pluginId: string): void {
-  cacheOf(keyring).delete(pluginId);
+export function forgetPlugin(app: Pick<AppContext, 'pluginDocumentCache'>, pluginId: string): void {
+  app.pluginDocumentCache.delete(pluginId);
 }
 
 /** The live document with its versions and decrypted secret, or null. */
 export async function resolveDocument(
   db: DB | Tx,
-  keyring: Keyring,
+  app: Deployment,
   pluginId: string,
 ): Promise<ResolvedDocument | null> {
-  const cache = cacheOf(keyring);
+  const cache = app.pluginDocumentCache;
   const hit = cache.get(pluginId);
   if (hit && performance.now() - hit.checkedAt <= TRUST_MS) return hit.value;
   const row = await db
@@ -61,7 +57,7 @@ export async function resolveDocument(
   const value: ResolvedDocument = {
     doc,
     approvedUsers: JSON.parse(row.approved_users) as string[],
-    secret: keyring.decrypt(plugin_secret_enc),
+    secret: app.keyring.decrypt(plugin_secret_enc),
     versions: new Map(versions.map((v) => [v.version, versionFromRow(v)])),
   };
   cache.delete(pluginId);

@@ -11,6 +11,7 @@
 import { Worker } from 'node:worker_threads';
 import type { AppContext } from '../context.ts';
 import { egressOptionsOf, type EgressOptions, type EgressStats } from '../egress/index.ts';
+import { TurnBatcher } from '../shared/turn-batcher.ts';
 import type { CallContext, CallOutcome } from './call.ts';
 
 const WORKER_URL = new URL('./call-worker.ts', import.meta.url);
@@ -33,7 +34,8 @@ export class CallThread {
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
   private readonly statsWaiting = new Map<number, (s: EgressStats) => void>();
-  private outbox: Array<[number, CallContext, number]> = [];
+  // one message per turn: the calls of every request handled in this turn go together
+  private readonly outbox = new TurnBatcher<[number, CallContext, number]>((calls) => this.flush(calls));
   private closed = false;
 
   /** `options` must be cloneable: the thread builds its own egress client from them. */
@@ -45,9 +47,7 @@ export class CallThread {
   call(context: CallContext, now: number): Promise<CallOutcome> {
     if (this.closed) return Promise.resolve(closedOutcome);
     const id = this.nextId++;
-    // one message per turn: the calls of every request handled in this turn go together
-    if (this.outbox.length === 0) setImmediate(() => this.flush());
-    this.outbox.push([id, context, now]);
+    this.outbox.add([id, context, now]);
     return new Promise<CallOutcome>((resolve, reject) => this.pending.set(id, { resolve, reject }));
   }
 
@@ -76,9 +76,9 @@ export class CallThread {
     await this.terminate('the egress client is closed');
   }
 
-  private flush(): void {
-    const calls = this.outbox;
-    this.outbox = [];
+  private flush(batch: Array<[number, CallContext, number]>): void {
+    // calls settled meanwhile (the thread stopped: settleAll) are never sent, their attempts have their outcome
+    const calls = batch.filter(([id]) => this.pending.has(id));
     if (calls.length === 0) return;
     const worker = this.worker ?? this.spawn();
     worker.ref(); // calls in flight keep the process alive, like any pending request
@@ -126,7 +126,6 @@ export class CallThread {
 
   /** Every call in flight fails with `reason`, as a failed call (the attempt fails, clearly). */
   private settleAll(reason: string): void {
-    this.outbox = []; // not sent yet: never sent, as their attempts have their outcome
     const outcome: CallOutcome = { ok: false, error: `Plugin endpoint could not be called: ${reason}` };
     for (const p of this.pending.values()) p.resolve(outcome);
     this.pending.clear();
@@ -142,15 +141,11 @@ const closedOutcome: CallOutcome = {
   error: 'Plugin endpoint could not be called: the egress client is closed',
 };
 
-const perContext = new WeakMap<AppContext, CallThread>();
-
-/** The call thread of one AppContext, created on first use and stopped with the context. */
-export function callThreadFor(ctx: AppContext): CallThread {
-  let thread = perContext.get(ctx);
+/** The call thread of one AppContext (`services.callThread`), created on first use and stopped with the context. */
+export function callThreadFor(ctx: Pick<AppContext, 'config' | 'services' | 'onClose'>): CallThread {
+  let thread = ctx.services.callThread;
   if (!thread) {
-    thread = new CallThread(egressOptionsOf(ctx));
-    perContext.set(ctx, thread);
-    const created = thread;
+    const created = (ctx.services.callThread = thread = new CallThread(egressOptionsOf(ctx)));
     ctx.onClose.push(() => created.close());
   }
   return thread;

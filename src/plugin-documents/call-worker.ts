@@ -2,23 +2,18 @@
 // configuration, makes each signed call; outcomes of one turn go back in one message.
 import { parentPort, workerData } from 'node:worker_threads';
 import { Egress, type EgressOptions } from '../egress/index.ts';
+import { TurnBatcher } from '../shared/turn-batcher.ts';
 import { callEndpoint } from './call.ts';
 import type { FromCallThread, ToCallThread } from './call-thread.ts';
 
 const port = parentPort!;
 const egress = new Egress(workerData as EgressOptions);
 
-let outcomes: Extract<FromCallThread, { outcomes: unknown }>['outcomes'] = [];
-function send(entry: (typeof outcomes)[number]): void {
-  if (outcomes.length === 0) {
-    setImmediate(() => {
-      const batch = outcomes;
-      outcomes = [];
-      port.postMessage({ outcomes: batch } satisfies FromCallThread);
-    });
-  }
-  outcomes.push(entry);
-}
+// the outcomes of one turn go back in one message
+const outcomes = new TurnBatcher<Extract<FromCallThread, { outcomes: unknown }>['outcomes'][number]>((batch) =>
+  port.postMessage({ outcomes: batch } satisfies FromCallThread),
+);
+const send = (entry: Parameters<typeof outcomes.add>[0]) => outcomes.add(entry);
 
 port.on('message', (msg: ToCallThread) => {
   if ('stats' in msg) {

@@ -7,40 +7,15 @@ import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { registerCommand, UsageError, withContext } from '../cli.ts';
+import { UsageError, withContext, type Command } from '../shared/command.ts';
 import { ApiError } from '../shared/errors.ts';
 import { setReviewCompleted } from './documents.ts';
 import { createLocalTls } from './local-tls.ts';
 
-registerCommand({
-  name: 'plugin review',
-  usage: 'plugin review ID [--undo]  mark a plugin document reviewed (published when toPublish); --undo clears it',
-  async run(args) {
-    const { values, positionals } = parseArgs({
-      args,
-      options: { undo: { type: 'boolean' } },
-      allowPositionals: true,
-      strict: true,
-    });
-    if (positionals.length !== 1) throw new UsageError('plugin review needs exactly one plugin id');
-    const pluginId = positionals[0]!;
-    try {
-      const p = await withContext((ctx) => setReviewCompleted(ctx, pluginId, !values.undo));
-      process.stdout.write(
-        JSON.stringify({ pluginId: p.pluginId, toPublish: p.toPublish, reviewCompleted: p.reviewCompleted }) + '\n',
-      );
-    } catch (err) {
-      if (!(err instanceof ApiError)) throw err;
-      process.stderr.write(`${err.message}\n`);
-      return 1;
-    }
-  },
-});
-
 /** A path as a shell word (quoted when it holds anything but safe characters). */
 const shellWord = (s: string) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
 
-registerCommand({
+const endpointCert: Command = {
   name: 'plugin endpoint-cert',
   usage:
     'plugin endpoint-cert [--dir D] [--host H]…  make a local CA and a certificate for a plugin endpoint on this machine',
@@ -153,4 +128,32 @@ registerCommand({
       ].join('\n'),
     );
   },
-});
+};
+
+export const pluginDocumentCommands: Command[] = [
+  {
+    name: 'plugin review',
+    usage: 'plugin review ID [--undo]  mark a plugin document reviewed (published when toPublish); --undo clears it',
+    async run(args) {
+      const { values, positionals } = parseArgs({
+        args,
+        options: { undo: { type: 'boolean' } },
+        allowPositionals: true,
+        strict: true,
+      });
+      if (positionals.length !== 1) throw new UsageError('plugin review needs exactly one plugin id');
+      const pluginId = positionals[0]!;
+      try {
+        const p = await withContext((ctx) => setReviewCompleted(ctx, pluginId, !values.undo));
+        process.stdout.write(
+          JSON.stringify({ pluginId: p.pluginId, toPublish: p.toPublish, reviewCompleted: p.reviewCompleted }) + '\n',
+        );
+      } catch (err) {
+        if (!(err instanceof ApiError)) throw err;
+        process.stderr.write(`${err.message}\n`);
+        return 1;
+      }
+    },
+  },
+  endpointCert,
+];

@@ -211,7 +211,7 @@ export async function updatePlugin(ctx: AppContext, session: Session, input: Upd
       await tx.updateTable('plugin_docs').set(changes).where('plugin_id', '=', input.pluginId).execute();
     });
   } finally {
-    forgetPlugin(ctx.keyring, input.pluginId);
+    forgetPlugin(ctx, input.pluginId);
   }
   return (await loadPlugin(ctx.db, input.pluginId))!;
 }
@@ -227,7 +227,7 @@ export async function deletePlugin(ctx: AppContext, session: Session, pluginId: 
         .execute();
     });
   } finally {
-    forgetPlugin(ctx.keyring, pluginId);
+    forgetPlugin(ctx, pluginId);
   }
 }
 
@@ -246,7 +246,7 @@ export async function setReviewCompleted(
       .where('plugin_id', '=', pluginId)
       .execute();
   });
-  forgetPlugin(ctx.keyring, pluginId);
+  forgetPlugin(ctx, pluginId);
   return (await loadPlugin(ctx.db, pluginId))!;
 }
 

@@ -5,7 +5,7 @@
 // check the owner (creator or manager).
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { Capability } from '../capabilities.ts';
+import type { Routes } from '../shared/capability.ts';
 import { errorResponses } from '../shared/schemas.ts';
 import { getSession, requireSession } from '../shared/session.ts';
 import {
@@ -35,8 +35,7 @@ import {
 
 const tags = ['plugins'];
 
-export const pluginDocuments: Capability = {
-  name: 'plugin documents',
+export const pluginDocuments: Routes = {
   register(fastify, ctx) {
     const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
 

@@ -80,7 +80,7 @@ function pluginFor(pluginId: string, version: PluginVersion): AnyClaimPlugin {
   const needsSession = cfg.requiresSessions || cfg.requireSignIn === true;
 
   async function resolveLive(ctx: EvaluateContext): Promise<ResolvedDocument> {
-    const d = await resolveDocument(ctx.db, ctx.keyring, pluginId);
+    const d = await resolveDocument(ctx.db, ctx.app, pluginId);
     if (!d) throw new PluginGone(`Plugin ${pluginId} not found`);
     return d;
   }
@@ -164,8 +164,8 @@ function pluginFor(pluginId: string, version: PluginVersion): AnyClaimPlugin {
       ? { canAssignClaimNumbers: () => null, answersClaimNumber: true }
       : {}),
 
-    async validate(pub, priv, { path, creator, db, keyring }) {
-      const d = await resolveDocument(db, keyring, pluginId);
+    async validate(pub, priv, { path, creator, db, app }) {
+      const d = await resolveDocument(db, app, pluginId);
       if (!d) throw badRequest(`${path}.pluginId: unknown plugin "${pluginId}"`);
       if (!cfg.finalized && !isOwner(d, creator)) {
         throw badRequest(
@@ -209,7 +209,7 @@ function pluginFor(pluginId: string, version: PluginVersion): AnyClaimPlugin {
     ...(cfg.receiveStatusWebhook && cfg.verificationCall
       ? {
           async statusWebhook(ctx, status) {
-            const d = await resolveDocument(ctx.db, ctx.keyring, pluginId);
+            const d = await resolveDocument(ctx.db, ctx.app, pluginId);
             if (!d) return null;
             let inputs: JsonObject;
             try {
@@ -233,9 +233,9 @@ const built = new WeakMap<PluginVersion, AnyClaimPlugin>();
 
 /** Plugin documents as a plugin source: `pluginId` + pinned `version` → the version's plugin. */
 export const customPlugins: PluginSource = {
-  async resolve(pluginId, version, { db, keyring }) {
+  async resolve(pluginId, version, { db, app }) {
     if (!/^[1-9][0-9]{0,8}$/.test(version)) return undefined;
-    const d = await resolveDocument(db, keyring, pluginId);
+    const d = await resolveDocument(db, app, pluginId);
     const v = d?.versions.get(Number(version));
     if (!v) return undefined;
     let p = built.get(v);

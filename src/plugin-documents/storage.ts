@@ -51,6 +51,11 @@ export interface PluginDocumentTables {
   plugin_errors: PluginErrorTable;
 }
 
+// Its tables join the database's type (db/schema.ts).
+declare module '../db/schema.ts' {
+  interface Database extends PluginDocumentTables {}
+}
+
 type Db = DB | Tx;
 
 /** The plugin's secret (decrypted), or null for an unknown or deleted plugin. */

@@ -16,7 +16,7 @@ import { customInstructions, urlClicker } from './displayOnly.ts';
 import { transferTimes } from './transferTimes.ts';
 import type { DB, Tx } from '../db/index.ts';
 import { customPlugins } from '../plugin-documents/runtime.ts';
-import type { Keyring } from '../shared/crypto.ts';
+import type { AppContext } from '../context.ts';
 import { hostedBaseId } from './hosted.ts';
 import type { AnyClaimPlugin, PluginSource } from './types.ts';
 import { whitelist } from './whitelist.ts';
@@ -63,7 +63,7 @@ export const pluginIds = (): string[] => [...plugins.keys()];
 /** The plugin of an instance: a core plugin, else the pinned version of a plugin document. */
 export async function resolvePlugin(
   inst: { pluginId: string; version: string },
-  env: { db: DB | Tx; keyring: Keyring },
+  env: { db: DB | Tx; app: Pick<AppContext, 'keyring' | 'pluginDocumentCache'> },
 ): Promise<AnyClaimPlugin | undefined> {
   const core = plugins.get(inst.pluginId) ?? plugins.get(hostedBaseId(inst.pluginId) ?? '');
   if (core) return core;

@@ -203,7 +203,7 @@ export interface PluginSource {
   resolve(
     pluginId: string,
     version: string,
-    env: { db: DB | Tx; keyring: Keyring },
+    env: { db: DB | Tx; app: Pick<AppContext, 'keyring' | 'pluginDocumentCache'> },
   ): Promise<AnyClaimPlugin | undefined>;
 }
 

@@ -56,6 +56,11 @@ export interface ConsoleTables {
   console_links: ConsoleLinkTable;
 }
 
+// Its tables join the database's type (db/schema.ts).
+declare module '../db/schema.ts' {
+  interface Database extends ConsoleTables {}
+}
+
 /** What the gate learned from the cookie. */
 export interface BrowserAuth {
   kind: 'session' | 'visitor';

@@ -3,7 +3,7 @@
 // recent sign-ins for its owner, the core plugins' form descriptions, and the built pages.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { Capability } from '../capabilities.ts';
+import type { Routes } from '../shared/capability.ts';
 import { countActiveOwnedApiKeys, createApiKey, listOwnedApiKeys, revokeOwnedApiKey } from '../api-keys/storage.ts';
 import { badRequest, forbidden, notFound } from '../shared/errors.ts';
 import { Bookmark, errorResponses } from '../shared/schemas.ts';
@@ -74,8 +74,7 @@ const AppSignin = Type.Object({
   ),
 });
 
-export const portal: Capability = {
-  name: 'portal',
+export const portal: Routes = {
   register(fastify, ctx) {
     const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
     app.addSchema(SchemaField);

@@ -1,6 +1,7 @@
 // Bearer sessions, as every capability sees them. The sign-in capability issues tokens and
-// installs the resolver (`ctx.resolveSession`); routes call `requireSession` / `getSession`.
+// installs the resolver (`ctx.sessionResolver`); routes call `requireSession` / `getSession`.
 import type { FastifyRequest } from 'fastify';
+import type { AppContext } from '../context.ts';
 import type { Chain } from './addresses.ts';
 import { forbidden, unauthorized } from './errors.ts';
 
@@ -25,15 +26,12 @@ declare module 'fastify' {
   }
 }
 
-// Resolvers are kept per application context (several apps, each on its own database, can
-// live in one process: tests, benchmarks), keyed by the context object.
-// Without sign-in registered there are no sessions: every token resolves to null.
-const resolvers = new WeakMap<object, SessionResolver>();
-const noSessions: SessionResolver = async () => null;
+/** Without sign-in registered there are no sessions: every token resolves to null. */
+export const noSessions: SessionResolver = async () => null;
 
 /** Installed by the sign-in capability for its application context. */
-export function setSessionResolver(r: SessionResolver, ctx: object): void {
-  resolvers.set(ctx, r);
+export function setSessionResolver(r: SessionResolver, ctx: Pick<AppContext, 'sessionResolver'>): void {
+  ctx.sessionResolver = r;
 }
 
 export function bearerToken(request: FastifyRequest): string | null {
@@ -47,8 +45,7 @@ export function bearerToken(request: FastifyRequest): string | null {
 export function getSession(request: FastifyRequest): Promise<Session | null> {
   if (!request.sessionPromise) {
     const token = bearerToken(request);
-    const resolver = resolvers.get(request.server.ctx) ?? noSessions;
-    request.sessionPromise = token ? resolver(token) : Promise.resolve(null);
+    request.sessionPromise = token ? request.server.ctx.sessionResolver(token) : Promise.resolve(null);
   }
   return request.sessionPromise;
 }

@@ -1,6 +1,7 @@
 // Developer apps (OAuth clients). The client secret is shown once, at creation or rotation, and
 // stored only as its SHA-256 hex. Redirect URIs are matched by exact string comparison.
-import type { DB, DialectName } from '../db/index.ts';
+import type { AppContext } from '../context.ts';
+import type { DB } from '../db/index.ts';
 import { randomHex, safeEqual, sha256Hex } from '../shared/crypto.ts';
 import { badRequest, forbidden, notFound } from '../shared/errors.ts';
 import type { Keyring } from '../shared/crypto.ts';
@@ -131,27 +132,27 @@ export async function findAppRow(db: DB, clientId: string): Promise<SigninAppTab
  * sharing the database see them within that bound. Unknown clients are never cached.
  */
 export const CLIENT_CACHE_MS = 1000;
-const clientCache = new WeakMap<DB, Map<string, { row: SigninAppTable; at: number }>>();
+/** An entry of AppContext.signinAppCache. */
+export interface CachedApp {
+  row: SigninAppTable;
+  at: number;
+}
 
 export async function findAppRowCached(
-  db: DB,
-  dialect: DialectName,
+  ctx: Pick<AppContext, 'db' | 'dialect' | 'signinAppCache'>,
   clientId: string,
 ): Promise<SigninAppTable | undefined> {
-  let cache = clientCache.get(db);
-  if (!cache) clientCache.set(db, (cache = new Map()));
+  const cache = ctx.signinAppCache;
   const now = performance.now();
   const hit = cache.get(clientId);
   if (hit && now - hit.at <= CLIENT_CACHE_MS) return hit.row;
-  const row = (await db.executeQuery<SigninAppTable>(FIND_APP(dialect, [clientId]))).rows[0];
+  const row = (await ctx.db.executeQuery<SigninAppTable>(FIND_APP(ctx.dialect, [clientId]))).rows[0];
   if (row) {
     if (cache.size > 10_000) cache.clear();
     cache.set(clientId, { row, at: now });
   } else cache.delete(clientId);
   return row;
 }
-
-const forgetClient = (db: DB, clientId: string) => clientCache.get(db)?.delete(clientId);
 
 // A cached row serves many requests: its JSON lists are parsed once per row, not per request.
 const parsedLists = new WeakMap<SigninAppTable, { grantTypes: readonly string[]; redirectUris: readonly string[] }>();
@@ -199,12 +200,13 @@ export interface UpdateAppInput {
 }
 
 export async function updateDeveloperApp(
-  db: DB,
+  ctx: Pick<AppContext, 'db' | 'signinAppCache'>,
   clientId: string,
   actor: AppActor,
   patch: UpdateAppInput,
   now: number,
 ): Promise<{ app: DeveloperApp; clientSecret?: string }> {
+  const { db } = ctx;
   const row = await ownedRow(db, clientId, actor);
   const set: Partial<SigninAppTable> = { updated_at: now };
   if (patch.createdBy !== undefined) {
@@ -221,12 +223,18 @@ export async function updateDeveloperApp(
     set.client_secret_hash = sha256Hex(clientSecret);
   }
   await db.updateTable('signin_apps').set(set).where('client_id', '=', clientId).execute();
-  forgetClient(db, clientId);
+  ctx.signinAppCache.delete(clientId);
   return { app: toApp({ ...row, ...set }), ...(clientSecret ? { clientSecret } : {}) };
 }
 
 /** Deletes the app and revokes every authorization issued to it. */
-export async function deleteDeveloperApp(db: DB, clientId: string, actor: AppActor, now: number): Promise<void> {
+export async function deleteDeveloperApp(
+  ctx: Pick<AppContext, 'db' | 'signinAppCache'>,
+  clientId: string,
+  actor: AppActor,
+  now: number,
+): Promise<void> {
+  const { db } = ctx;
   await ownedRow(db, clientId, actor);
   await db.transaction().execute(async (tx) => {
     await tx
@@ -237,7 +245,7 @@ export async function deleteDeveloperApp(db: DB, clientId: string, actor: AppAct
       .execute();
     await tx.deleteFrom('signin_apps').where('client_id', '=', clientId).execute();
   });
-  forgetClient(db, clientId);
+  ctx.signinAppCache.delete(clientId);
 }
 
 export async function listDeveloperApps(db: DB, keyring: Keyring, owner: string, bookmark: string | undefined) {

@@ -84,7 +84,7 @@ interface Probe {
   reverted: boolean;
 }
 
-class ContractWallets {
+export class ContractWallets {
   private readonly accepted = new Map<string, { until: number; outcome: Promise<Outcome> }>();
   private chainChecked = false;
   private readonly ctx: AppContext;
@@ -209,13 +209,7 @@ class ContractWallets {
   }
 }
 
-const perContext = new WeakMap<AppContext, ContractWallets>();
-
+/** The context's contract-wallet checker (`services.contractWallets`), created on first use. */
 function contractWalletsOf(ctx: AppContext, rpc: EvmRpcConfig): ContractWallets {
-  let wallets = perContext.get(ctx);
-  if (!wallets) {
-    wallets = new ContractWallets(ctx, rpc, egressFor(ctx));
-    perContext.set(ctx, wallets);
-  }
-  return wallets;
+  return (ctx.services.contractWallets ??= new ContractWallets(ctx, rpc, egressFor(ctx)));
 }

@@ -10,7 +10,8 @@
 // batching there could order row locks badly), so it runs each job in its own transaction.
 import type { CompiledQuery, QueryResult } from 'kysely';
 import type { AppContext } from '../context.ts';
-import type { DB, Tx } from '../db/index.ts';
+import type { Tx } from '../db/index.ts';
+import { TurnBatcher } from '../shared/turn-batcher.ts';
 
 export type Program<T> = Generator<CompiledQuery, T, QueryResult<unknown>>;
 
@@ -30,19 +31,22 @@ async function runAsync<T>(program: Program<T>, tx: Tx): Promise<T> {
   return step.value;
 }
 
+type Runner = Pick<AppContext, 'sqlite' | 'db'>;
+
 /** Runs a program in one transaction: SQLite's fast path when the connection is free, else Kysely. */
-async function runTransaction<T>(ctx: AppContext, program: () => Program<T>): Promise<T> {
+async function runTransaction<T>(ctx: Runner, program: () => Program<T>): Promise<T> {
   const fast = ctx.sqlite?.transaction((run) => runSync(program(), run));
   return fast ? fast.value : ctx.db.transaction().execute((tx) => runAsync(program(), tx));
 }
 
-const queues = new WeakMap<DB, { jobs: Job<unknown>[]; scheduled: boolean }>();
+/** One per context (AppContext.signinCommits): the jobs of one turn share one commit. */
+export type GroupCommit = TurnBatcher<Job<unknown>>;
 
-async function flush(ctx: AppContext): Promise<void> {
-  const q = queues.get(ctx.db)!;
-  const jobs = q.jobs;
-  q.jobs = [];
-  q.scheduled = false;
+export function createGroupCommit(ctx: Runner): GroupCommit {
+  return new TurnBatcher((jobs) => void flush(ctx, jobs));
+}
+
+async function flush(ctx: Runner, jobs: Job<unknown>[]): Promise<void> {
   let results: unknown[];
   try {
     // the batch is itself a program: each job's statements in turn, in one transaction
@@ -65,16 +69,10 @@ async function flush(ctx: AppContext): Promise<void> {
 }
 
 /** Runs `program` in a transaction, sharing the commit with concurrent callers on SQLite. It may run twice (retried alone). */
-export function groupTransaction<T>(ctx: AppContext, program: () => Program<T>): Promise<T> {
+export function groupTransaction<T>(
+  ctx: Pick<AppContext, 'dialect' | 'sqlite' | 'db' | 'signinCommits'>,
+  program: () => Program<T>,
+): Promise<T> {
   if (ctx.dialect !== 'sqlite') return runTransaction(ctx, program);
-  let q = queues.get(ctx.db);
-  if (!q) queues.set(ctx.db, (q = { jobs: [], scheduled: false }));
-  const queue = q;
-  return new Promise<T>((resolve, reject) => {
-    queue.jobs.push({ program, resolve, reject } as Job<unknown>);
-    if (!queue.scheduled) {
-      queue.scheduled = true;
-      setImmediate(() => void flush(ctx));
-    }
-  });
+  return new Promise<T>((resolve, reject) => ctx.signinCommits.add({ program, resolve, reject } as Job<unknown>));
 }

@@ -3,7 +3,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import type { Capability } from '../capabilities.ts';
+import type { Routes } from '../shared/capability.ts';
 import { listConnections } from '../connections/storage.ts';
 import type { AppContext } from '../context.ts';
 import { badRequest, notFound } from '../shared/errors.ts';
@@ -110,8 +110,7 @@ export function installSessionResolver(ctx: AppContext): void {
   setSessionResolver(async (token) => (await lookupAccessToken(ctx, token))?.session ?? null, ctx);
 }
 
-export const signin: Capability = {
-  name: 'signin',
+export const signin: Routes = {
   async register(fastify, ctx) {
     installSessionResolver(ctx);
     // the id_token key exists, and is imported, before the first request (the first process to
@@ -283,7 +282,7 @@ export const signin: Capability = {
       async (request) => {
         const session = await requireSession(request, 'manageDeveloperApps');
         const { clientId, ...patch } = request.body;
-        const r = await updateDeveloperApp(ctx.db, clientId, session.platformAddress, patch, ctx.clock.now());
+        const r = await updateDeveloperApp(ctx, clientId, session.platformAddress, patch, ctx.clock.now());
         return { developerApp: appDoc(r.app), ...(r.clientSecret ? { clientSecret: r.clientSecret } : {}) };
       },
     );
@@ -300,7 +299,7 @@ export const signin: Capability = {
       },
       async (request) => {
         const session = await requireSession(request, 'manageDeveloperApps');
-        await deleteDeveloperApp(ctx.db, request.body.clientId, session.platformAddress, ctx.clock.now());
+        await deleteDeveloperApp(ctx, request.body.clientId, session.platformAddress, ctx.clock.now());
         return {};
       },
     );

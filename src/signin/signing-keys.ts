@@ -119,24 +119,17 @@ export async function rotateSigningKeys(ctx: AppContext): Promise<Rotation | nul
 // ---------------------------------------------------------------------------------------------
 // The per-process view: the rows (re-read every KEY_REFRESH_MS) and the private keys imported so far.
 
-interface KeyCache {
+/** One per context (AppContext.signingKeys). */
+export interface KeyCache {
   rows: KeyRow[];
   loadedAt: number;
   loading: Promise<KeyRow[]> | null;
   imported: Map<string, Promise<webcrypto.CryptoKey>>;
 }
 
-const caches = new WeakMap<AppContext, KeyCache>();
-
-function cacheOf(ctx: AppContext): KeyCache {
-  let c = caches.get(ctx);
-  if (!c) caches.set(ctx, (c = { rows: [], loadedAt: -Infinity, loading: null, imported: new Map() }));
-  return c;
-}
-
 /** The key rows, re-read when older than KEY_REFRESH_MS (one read in flight per process). */
 function currentRows(ctx: AppContext, now: number): KeyRow[] | Promise<KeyRow[]> {
-  const c = cacheOf(ctx);
+  const c = ctx.signingKeys;
   // fresh unless KEY_REFRESH_MS has passed, or the clock went back past the last read
   if (c.rows.length && now >= c.loadedAt && now - c.loadedAt < KEY_REFRESH_MS) return c.rows;
   c.loading ??= (async () => {
@@ -174,7 +167,7 @@ export interface Signer {
 export async function currentSigner(ctx: AppContext, now: number): Promise<Signer> {
   const rows = await currentRows(ctx, now);
   const row = rows[signerIndex(rows, now)];
-  const c = cacheOf(ctx);
+  const c = ctx.signingKeys;
   let key = c.imported.get(row.kid);
   if (!key) {
     key = importJWK(

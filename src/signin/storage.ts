@@ -95,4 +95,9 @@ export interface SigninTables {
   signin_signing_keys: SigninSigningKeyTable;
 }
 
+// Its tables join the database's type (db/schema.ts).
+declare module '../db/schema.ts' {
+  interface Database extends SigninTables {}
+}
+
 export const parseList = (json: string): string[] => JSON.parse(json) as string[];

@@ -117,7 +117,7 @@ export function clientCredentials(
 
 /** The authenticated client's app row; 401 invalid_client for an unknown client or a wrong or missing secret. */
 export async function authenticateClient(ctx: AppContext, creds: ClientCredentials): Promise<SigninAppTable> {
-  const app = await findAppRowCached(ctx.db, ctx.dialect, creds.clientId);
+  const app = await findAppRowCached(ctx, creds.clientId);
   if (!app || creds.clientSecret === undefined || !secretMatches(app, creds.clientSecret)) {
     const why = !app
       ? 'unknown client'

@@ -3,7 +3,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import type { Capability } from '../capabilities.ts';
+import type { Routes } from '../shared/capability.ts';
 import { errorResponses } from '../shared/schemas.ts';
 import { getSession, requireSession } from '../shared/session.ts';
 import {
@@ -49,8 +49,7 @@ async function caller(request: FastifyRequest, dataSecret: string | undefined): 
   return { session: await getSession(request), ...(dataSecret !== undefined ? { dataSecret } : {}) };
 }
 
-export const dynamicStores: Capability = {
-  name: 'dynamic stores',
+export const dynamicStores: Routes = {
   register(fastify, ctx) {
     const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
 

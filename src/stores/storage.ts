@@ -44,6 +44,11 @@ export interface StoreTables {
   dynamic_store_activity: DynamicStoreActivityTable;
 }
 
+// Its tables join the database's type (db/schema.ts).
+declare module '../db/schema.ts' {
+  interface Database extends StoreTables {}
+}
+
 export type StoreRow = DynamicStoreTable;
 type Db = DB | Tx;
 

@@ -1,7 +1,7 @@
 // HTTP surface of swap estimation: POST /api/v0/swap/estimate and its deprecated alias.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import type { Capability } from '../capabilities.ts';
+import type { Routes } from '../shared/capability.ts';
 import { errorResponses } from '../shared/schemas.ts';
 import { estimateSwap } from './estimate.ts';
 import { SwapService } from './service.ts';
@@ -103,8 +103,7 @@ export const EstimateResponseSchema = Type.Object({
 const DEPRECATED_ALIAS = '/api/v0/swaps/estimate';
 export const ESTIMATE_ROUTE = '/api/v0/swap/estimate';
 
-export const swap: Capability = {
-  name: 'swap',
+export const swap: Routes = {
   async register(app, ctx) {
     const svc = new SwapService(ctx);
     await svc.start();

@@ -23,6 +23,11 @@ export interface SwapTables {
   swap_import_state: SwapImportStateTable;
 }
 
+// Its tables join the database's type (db/schema.ts).
+declare module '../db/schema.ts' {
+  interface Database extends SwapTables {}
+}
+
 const STATE_ID = 'current';
 const CHUNK = 200;
 

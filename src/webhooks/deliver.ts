@@ -12,6 +12,7 @@ import { egressFor, EgressError } from '../egress/index.ts';
 import { signRequest } from '../egress/signature.ts';
 import { readPluginSecret } from '../plugin-documents/storage.ts';
 import { randomHex } from '../shared/crypto.ts';
+import { startPollLoop, type PollLoop } from '../shared/poll-loop.ts';
 import { leaseDue, payloadBytes, payloadHeaders, recordTry, type LeasedDelivery, type TryOutcome } from './outbox.ts';
 
 /** Deliveries in flight per endpoint origin, per process (below the egress pool's 32 connections). */
@@ -110,10 +111,6 @@ export function startDeliveries(
   const maxInFlight = opts.maxInFlight ?? MAX_IN_FLIGHT;
   const inFlight = new Map<string, number>();
   const running = new Set<Promise<void>>();
-  let stopped = false;
-  // a delivery that ended since the last lease: lease again before sleeping
-  let freed = false;
-  let wake: (() => void) | null = null;
 
   const start = (d: LeasedDelivery) => {
     inFlight.set(d.origin, (inFlight.get(d.origin) ?? 0) + 1);
@@ -124,47 +121,33 @@ export function startDeliveries(
         if (n === 0) inFlight.delete(d.origin);
         else inFlight.set(d.origin, n);
         running.delete(p);
-        freed = true;
-        wake?.();
+        // a freed slot: lease again now (a wake during a round skips the wait after it)
+        loop.wake();
       });
     running.add(p);
   };
 
-  const done = (async () => {
-    while (!stopped) {
-      freed = false;
-      let taken = 0;
-      try {
-        const leased = await leaseDue(ctx.db, ctx.dialect, owner, ctx.clock.now(), {
-          limit: maxInFlight - running.size,
-          perOrigin,
-          inFlight,
-        });
-        // started even when stopping: stop() waits for them, and their leases are not left to expire
-        for (const d of leased) start(d);
-        taken = leased.length;
-      } catch (err) {
-        ctx.log.error({ err }, 'webhook deliveries: pass failed');
-      }
-      if (stopped) break;
-      // more may be due (the lease was bounded) or a slot was freed meanwhile: lease again now
-      if ((taken > 0 && running.size < maxInFlight) || freed) continue;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => resolve(), pollMs);
-        wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
+  const loop: PollLoop = startPollLoop({
+    async round() {
+      const leased = await leaseDue(ctx.db, ctx.dialect, owner, ctx.clock.now(), {
+        limit: maxInFlight - running.size,
+        perOrigin,
+        inFlight,
       });
-      wake = null;
-    }
-    await Promise.all(running);
-  })();
+      // started even when stopping: stop() waits for them, and their leases are not left to expire
+      for (const d of leased) start(d);
+      // more may be due (the lease was bounded): lease again now while slots are free
+      return leased.length > 0 && running.size < maxInFlight ? 0 : pollMs;
+    },
+    onError(err) {
+      ctx.log.error({ err }, 'webhook deliveries: pass failed');
+      return pollMs;
+    },
+  });
   return {
     async stop() {
-      stopped = true;
-      (wake as (() => void) | null)?.();
-      await done;
+      await loop.stop();
+      await Promise.all(running);
     },
   };
 }

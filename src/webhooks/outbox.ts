@@ -51,6 +51,11 @@ export interface WebhookTables {
   webhook_deliveries: WebhookDeliveryTable;
 }
 
+// Its tables join the database's type (db/schema.ts).
+declare module '../db/schema.ts' {
+  interface Database extends WebhookTables {}
+}
+
 export interface NewDelivery {
   pluginId: string;
   claimId: string;

@@ -4,7 +4,7 @@
 //   POST /api/v0/plugins/deliveries/redeliver { deliveryId }  an immediate try, fresh schedule
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { Capability } from '../capabilities.ts';
+import type { Routes } from '../shared/capability.ts';
 import type { AppContext } from '../context.ts';
 import { isPluginOwner } from '../plugin-documents/storage.ts';
 import { conflict, forbidden, notFound } from '../shared/errors.ts';
@@ -75,8 +75,7 @@ async function readDelivery(ctx: AppContext, deliveryId: string) {
   return row ? deliveryView(row) : null;
 }
 
-export const webhooks: Capability = {
-  name: 'webhooks',
+export const webhooks: Routes = {
   register(fastify, ctx) {
     const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
 

@@ -1,5 +1,5 @@
 // One worker runtime for all background work. Each capability declares its loops in its own folder
-// (`<capability>/loops.ts`) and lists them once in `worker/loops.ts`. `serve` runs every loop unless
+// (`<capability>/loops.ts`) and in its Capability object (src/capabilities.ts). `serve` runs every loop unless
 // RUN_WORKER=false; `platform worker` runs them without HTTP. A loop must be safe with several
 // processes on one PostgreSQL: whatever it claims, it claims through the database (row leases,
 // `for update skip locked`, advisory locks), never through process memory.
@@ -17,25 +17,15 @@ export interface BackgroundLoop {
   start(ctx: AppContext): LoopHandle;
 }
 
-const loops: BackgroundLoop[] = [];
-
-export function registerLoop(loop: BackgroundLoop): void {
-  if (loops.some((l) => l.name === loop.name)) throw new Error(`background loop "${loop.name}" registered twice`);
-  loops.push(loop);
-}
-
-/** Every registered loop (the registrations load on first call). */
-export async function listLoops(): Promise<readonly BackgroundLoop[]> {
-  await import('./loops.ts');
-  return loops;
-}
-
 /**
- * Starts the named loops (all when `only` is absent); each is stopped when the context closes.
- * An unknown name is an error naming the known ones.
+ * Starts the named loops of `all` (every one when `only` is absent); each is stopped when the
+ * context closes. An unknown name is an error naming the known ones.
  */
-export async function startLoops(ctx: AppContext, only?: readonly string[]): Promise<string[]> {
-  const all = await listLoops();
+export async function startLoops(
+  ctx: AppContext,
+  all: readonly BackgroundLoop[],
+  only?: readonly string[],
+): Promise<string[]> {
   if (only) {
     const unknown = only.filter((n) => !all.some((l) => l.name === n));
     if (unknown.length)
@@ -58,11 +48,12 @@ export async function startLoops(ctx: AppContext, only?: readonly string[]): Pro
  */
 export async function runLoopsUntilSignal(
   ctx: AppContext,
+  all: readonly BackgroundLoop[],
   only: readonly string[] | undefined,
   says: { started: string; stopping: string },
 ): Promise<void> {
   try {
-    const started = await startLoops(ctx, only);
+    const started = await startLoops(ctx, all, only);
     ctx.log.info({ loops: started }, says.started);
   } catch (err) {
     await ctx.close();

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { createTestDatabase, type TestDatabase } from '../helpers/app.ts';
 import { runCli } from '../helpers/cli.ts';
 import { freePort } from '../helpers/process.ts';
-import { listLoops } from '../../src/worker/runtime.ts';
+import { loops } from '../../src/capabilities.ts';
 
 // A process still running after this long never ends on its own (the bug); runCli then kills it and
 // reports the exit code null.
@@ -111,7 +111,7 @@ describe('worker and migrate: usage errors', () => {
   after(() => db.drop());
 
   test('an empty --only, an unknown loop name (with or without --once) and --once with --only exit 2 naming --only', async () => {
-    const known = (await listLoops())
+    const known = loops
       .map((l) => l.name)
       .sort()
       .join(', ');

@@ -7,7 +7,8 @@ import { startApp, type TestApp } from '../helpers/app.ts';
 import { authorizeCode, createTestClient, testAccount } from '../helpers/signin.ts';
 import type { ManualClock } from '../../src/shared/clock.ts';
 import { DAY } from '../../src/signin/lifetimes.ts';
-import { listLoops, startLoops } from '../../src/worker/runtime.ts';
+import { loops } from '../../src/capabilities.ts';
+import { startLoops } from '../../src/worker/runtime.ts';
 
 const count = async (t: TestApp, table: 'signin_requests' | 'signin_authorizations') =>
   Number(
@@ -46,7 +47,7 @@ describe('the signin-cleanup loop', () => {
   });
 
   test('is listed under its name with what it does', async () => {
-    const loop = (await listLoops()).find((l) => l.name === 'signin-cleanup');
+    const loop = loops.find((l) => l.name === 'signin-cleanup');
     assert.ok(loop, 'registered as signin-cleanup');
     assert.match(loop.description, /sign-in requests, codes and tokens/);
   });
@@ -69,7 +70,7 @@ describe('the signin-cleanup loop', () => {
 
     mock.timers.enable({ apis: ['setInterval'] });
     const closeHandlers = t.ctx.onClose.length;
-    assert.deepEqual(await startLoops(t.ctx, ['signin-cleanup']), ['signin-cleanup']);
+    assert.deepEqual(await startLoops(t.ctx, loops, ['signin-cleanup']), ['signin-cleanup']);
     clock.advance(DAY + 60 * 60_000); // every row has ended, and its day of grace is over
 
     mock.timers.tick(59_999);
@@ -115,7 +116,7 @@ describe('the signin-cleanup loop', () => {
     mock.timers.enable({ apis: ['setInterval'] });
     const closeHandlers = t.ctx.onClose.length;
     try {
-      await startLoops(t.ctx, ['signin-cleanup']);
+      await startLoops(t.ctx, loops, ['signin-cleanup']);
       await t.ctx.db.schema.alterTable('signin_requests').renameTo('signin_requests_away').execute();
       try {
         mock.timers.tick(10 * 60_000); // both sweeps run, and both fail on the missing table
