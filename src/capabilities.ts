@@ -15,6 +15,7 @@ import { pluginDocuments } from './plugin-documents/routes.ts';
 import { webhooks } from './webhooks/routes.ts';
 import { integrations } from './integrations/routes.ts';
 import { portal } from './portal/routes.ts';
+import { eligibility } from './eligibility/routes.ts';
 
 export interface Capability {
   name: string;
@@ -35,5 +36,6 @@ export const capabilities: Capability[] = [
   accounts,
   collections,
   integrations,
+  eligibility,
   portal,
 ];

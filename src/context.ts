@@ -21,6 +21,8 @@ export interface AppContext {
   clock: Clock;
   keyring: Keyring;
   log: FastifyBaseLogger;
+  /** The eligibility index (src/eligibility/claim-index.ts), built on first use. */
+  eligibility?: object;
   /** Cleanups registered by capabilities (timers, workers), run on close before the database. */
   onClose: Array<() => Promise<void> | void>;
   close(): Promise<void>;

@@ -16,6 +16,7 @@ import type { SigninTables } from '../signin/storage.ts';
 import type { StoreTables } from '../stores/storage.ts';
 import type { SwapTables } from '../swap/storage.ts';
 import type { ConsoleTables } from '../portal/console-session.ts';
+import type { EligibilityTables } from '../eligibility/storage.ts';
 
 export interface Database
   extends SigninTables,
@@ -27,7 +28,8 @@ export interface Database
     WebhookTables,
     AccountTables,
     ChainTables,
-    ConsoleTables {
+    ConsoleTables,
+    EligibilityTables {
   api_keys: ApiKeyTable;
   rate_limit_windows: RateLimitWindowTable;
   /** One row (id 1): a constant sealed with SECRET_KEY (src/ops/secret-key-check.ts). */

@@ -17,6 +17,11 @@ const MAX_CACHE = 100_000;
 
 const cache = new Map<string, { pass: boolean; expires: number }>();
 
+/** Forgets the kept results of these addresses (the indexer committed a block changing their balances). */
+export function dropMinBadgeResults(addresses: ReadonlySet<string>): void {
+  for (const key of cache.keys()) if (addresses.has(key.split('|')[1])) cache.delete(key);
+}
+
 export const minBadge: ClaimPlugin<Pub> = {
   id: 'min-badge',
   duplicatesAllowed: true,

@@ -24,6 +24,7 @@ import * as m0019 from './0019_connection_binding.ts';
 import * as m0020 from './0020_guess_buckets.ts';
 import * as m0021 from './0021_webhook_delivery_origin.ts';
 import * as m0022 from './0022_signin_openid.ts';
+import * as m0024 from './0024_eligibility.ts';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -47,6 +48,7 @@ const migrations: Record<string, Migration> = {
   '0020_guess_buckets': m0020,
   '0021_webhook_delivery_origin': m0021,
   '0022_signin_openid': m0022,
+  '0024_eligibility': m0024,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
