@@ -18,6 +18,7 @@ import type { Session } from '../shared/session.ts';
 import {
   eligibilityIndex,
   entryOf,
+  timeSlot,
   type EligibilityIndex,
   type ClaimEntry,
   type InputKind,
@@ -231,8 +232,9 @@ async function baseline(
   now: number,
 ): Promise<AttemptOutcome> {
   const kept = e.baseline[which];
-  if (kept) return kept;
+  const t = BigInt(now);
+  if (kept && kept.since <= t && (kept.until === null || t < kept.until)) return kept.outcome;
   const outcome = await evaluate(ctx, e, index.nobody, null, which === 1, now, which !== 2);
-  e.baseline[which] = outcome;
+  e.baseline[which] = { outcome, ...timeSlot(e.boundaries, now) };
   return outcome;
 }

@@ -25,6 +25,7 @@ import { mustOwnBadges } from '../plugins/mustOwnBadges.ts';
 import { numUses } from '../plugins/numUses.ts';
 import { collectionsOf, parseRequirement } from '../plugins/ownership.ts';
 import { password } from '../plugins/password.ts';
+import { transferTimes } from '../plugins/transferTimes.ts';
 import { findPlugin } from '../plugins/registry.ts';
 import { whitelist, whitelistList } from '../plugins/whitelist.ts';
 import { parseClaimRow, type ClaimRecord } from '../claims/model.ts';
@@ -48,7 +49,27 @@ export interface ClaimEntry {
   /** Whitelist instances whose list or store membership is private. */
   privateInstances: string[];
   /** The verdict for an address that holds nothing: [inputs assumed given, private lists assumed passed too, nothing assumed]. */
-  baseline: [AttemptOutcome | undefined, AttemptOutcome | undefined, AttemptOutcome | undefined];
+  baseline: [Kept | undefined, Kept | undefined, Kept | undefined];
+  /** The times (UNIX ms) at which a time window of the claim opens or closes, ascending. */
+  boundaries: bigint[];
+}
+
+/** A kept verdict, valid while the time lies in [since, until) (between two boundaries of the claim's windows). */
+export interface Kept {
+  outcome: AttemptOutcome;
+  since: bigint;
+  until: bigint | null;
+}
+
+/** The stretch between two of the claim's time boundaries that holds `now`. */
+export function timeSlot(boundaries: bigint[], now: number): { since: bigint; until: bigint | null } {
+  const t = BigInt(now);
+  let since = -1n;
+  for (const b of boundaries) {
+    if (b > t) return { since, until: b };
+    since = b;
+  }
+  return { since, until: null };
 }
 
 const ADDRESS_INDEPENDENT = new Set<unknown>([numUses, halt, anonymous, urlClicker, customInstructions]);
@@ -221,7 +242,9 @@ export function entryOf(claim: ClaimRecord, stateAddresses: string[], known: Rea
     inputs: [],
     privateInstances: [],
     baseline: [undefined, undefined, undefined],
+    boundaries: [],
   };
+  const boundaries = new Set<bigint>();
   const addresses = new Set(e.addresses);
   for (const inst of claim.plugins) {
     const core = findPlugin(inst.pluginId) ?? findPlugin(hostedBaseId(inst.pluginId) ?? '');
@@ -252,6 +275,12 @@ export function entryOf(claim: ClaimRecord, stateAddresses: string[], known: Rea
       } catch {
         e.live = true;
       }
+    } else if (core === transferTimes) {
+      // the verdict changes only when a window opens (start) or closes (end + 1)
+      for (const r of (inst.publicParams.transferTimes ?? []) as Array<{ start: string; end: string }>) {
+        boundaries.add(BigInt(r.start));
+        boundaries.add(BigInt(r.end) + 1n);
+      }
     } else if (OUTBOUND.has(core)) {
       e.unknown ??= 'outboundCall';
     } else {
@@ -260,6 +289,7 @@ export function entryOf(claim: ClaimRecord, stateAddresses: string[], known: Rea
     }
   }
   e.addresses = [...addresses];
+  e.boundaries = [...boundaries].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   e.collections = [...new Set(e.collections)];
   return e;
 }

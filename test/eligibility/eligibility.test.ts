@@ -465,6 +465,21 @@ describe('eligibility', () => {
     );
   });
 
+  test('a time window closing shows in the next answer (the kept answer holds only between its boundaries)', async () => {
+    const claimId = ids.get('time window open')!;
+    const clock = t.clock as ManualClock;
+    assert.equal((await answer({ address: nobody, claimIds: [claimId] })).docs[0].state, 'eligible');
+    clock.set(NOW + 1000);
+    assert.equal((await answer({ address: nobody, claimIds: [claimId] })).docs[0].state, 'eligible');
+    clock.set(NOW + 1001);
+    assert.equal(
+      (await answer({ address: nobody, claimIds: [claimId] })).docs[0].error,
+      'We are currently outside the approved time window.',
+    );
+    clock.set(NOW);
+    assert.equal((await answer({ address: nobody, claimIds: [claimId] })).docs[0].state, 'eligible');
+  });
+
   test('bad input: a clear 400 naming what is wrong', async () => {
     const bad = await eligibility({ address: 'nope' });
     assert.equal(bad.statusCode, 400);
