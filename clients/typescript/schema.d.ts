@@ -3816,6 +3816,8 @@ export interface paths {
                         includeOutbound?: boolean;
                         /** Opaque cursor; '' for the first page */
                         bookmark?: string;
+                        /** Answers per page (default 25) */
+                        pageSize?: number;
                     };
                 };
             };

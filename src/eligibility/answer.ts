@@ -29,11 +29,12 @@ import { addressStateKeys, readFootprint } from './storage.ts';
 export const STATES = ['eligible', 'afterInput', 'notEligible', 'claimed', 'unknown'] as const;
 export type EligibilityState = (typeof STATES)[number];
 export const MAX_CLAIM_IDS = 100;
+export const MAX_PAGE_SIZE = 1000;
 /** Claims with an outbound call evaluated per request when the caller asks (`includeOutbound`). */
 export const MAX_OUTBOUND_PER_REQUEST = 5;
 /** Claims looked at per request, and engine runs per request, when a `states` filter skips many. */
-export const MAX_SCAN = 5000;
-export const MAX_EVALUATIONS = 100;
+export const MAX_SCAN = 10_000;
+export const MAX_EVALUATIONS = 200;
 export const CHECKED_AT_CLAIM_TIME = 'Checked at claim time';
 
 export interface EligibilityQuery {
@@ -44,6 +45,7 @@ export interface EligibilityQuery {
   states?: EligibilityState[];
   includeOutbound?: boolean;
   bookmark?: string;
+  pageSize?: number;
 }
 
 export interface EligibilityDoc {
@@ -76,6 +78,7 @@ export async function answerEligibility(
   if (q.claimIds && q.claimIds.length > MAX_CLAIM_IDS)
     throw badRequest(`claimIds must hold at most ${MAX_CLAIM_IDS} claim ids`);
   const scope = `eligibility:${address}:${JSON.stringify([q.claimIds ?? null, q.collectionId ?? null, q.category ?? null, q.states ?? null, q.includeOutbound === true])}`;
+  const pageSize = q.pageSize ?? DEFAULT_PAGE_SIZE;
   const cursor = decodeBookmark(ctx.keyring, scope, q.bookmark, 1);
   const after = cursor ? String(cursor[0]) : null;
   const index = eligibilityIndex(ctx);
@@ -144,7 +147,7 @@ export async function answerEligibility(
     if (claim.testExpiresAt !== null && claim.testExpiresAt <= now) continue;
     if (q.collectionId !== undefined && claim.collectionId !== q.collectionId) continue;
     if (q.category !== undefined && !claim.details.categories.includes(q.category)) continue;
-    if (docs.length === DEFAULT_PAGE_SIZE || scanned >= MAX_SCAN || evaluations >= MAX_EVALUATIONS) {
+    if (docs.length === pageSize || scanned >= MAX_SCAN || evaluations >= MAX_EVALUATIONS) {
       hasMore = true;
       break;
     }
@@ -168,15 +171,30 @@ export async function answerEligibility(
         outcome = await baseline(ctx, index, e, hide ? 1 : 0, now);
         if (!outcome.success) outcome = { ...outcome, error: outcome.error.split(index.nobody).join(address) };
       } else {
-        evaluations++;
-        outcome = await evaluate(ctx, e, address, attemptSession, hide, now);
+        const keep = !e.live && !e.unknown && index.entries.get(id) === e;
+        const variant = hide ? 'hide' : 'show';
+        const kept = keep ? index.verdict(address, e, variant, now) : undefined;
+        if (kept) outcome = kept;
+        else {
+          evaluations++;
+          outcome = await evaluate(ctx, e, address, attemptSession, hide, now);
+          if (keep) index.keepVerdict(address, e, variant, now, outcome);
+        }
       }
       // under a satisfyMethod the claim may pass without the input: ask the engine again without it
       let needsInput = e.inputs.length > 0;
       if (outcome.success && needsInput && claim.satisfyMethod && !hide) {
         const without = fromBaseline
           ? await baseline(ctx, index, e, 2, now)
-          : await evaluate(ctx, e, address, attemptSession, false, now, false);
+          : await withoutInputs(
+              ctx,
+              index,
+              e,
+              address,
+              attemptSession,
+              now,
+              !e.live && !e.unknown && index.entries.get(id) === e,
+            );
         if (without.success) needsInput = false;
       }
       doc = stateOf(base, outcome, hide, needsInput ? e.inputs : null);
@@ -236,5 +254,21 @@ async function baseline(
   if (kept && kept.since <= t && (kept.until === null || t < kept.until)) return kept.outcome;
   const outcome = await evaluate(ctx, e, index.nobody, null, which === 1, now, which !== 2);
   e.baseline[which] = { outcome, ...timeSlot(e.boundaries, now) };
+  return outcome;
+}
+
+async function withoutInputs(
+  ctx: AppContext,
+  index: EligibilityIndex,
+  e: ClaimEntry,
+  address: string,
+  session: AttemptSession | null,
+  now: number,
+  keep: boolean,
+): Promise<AttemptOutcome> {
+  const kept = keep ? index.verdict(address, e, 'bare', now) : undefined;
+  if (kept) return kept;
+  const outcome = await evaluate(ctx, e, address, session, false, now, false);
+  if (keep) index.keepVerdict(address, e, 'bare', now, outcome);
   return outcome;
 }

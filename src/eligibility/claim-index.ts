@@ -75,6 +75,8 @@ export function timeSlot(boundaries: bigint[], now: number): { since: bigint; un
 const ADDRESS_INDEPENDENT = new Set<unknown>([numUses, halt, anonymous, urlClicker, customInstructions]);
 const OUTBOUND = new Set<unknown>([minBadge, githubContributions]);
 const CHANGE_BATCH = 5000;
+/** Addresses whose verdicts are kept (the oldest goes first). */
+const MAX_ADDRESSES = 10_000;
 /** PostgreSQL hands sequence numbers out before commit: re-read this many back for late commits. */
 const PG_LOOKBACK = 64;
 
@@ -90,6 +92,16 @@ export class EligibilityIndex {
   private seen = new Set<number>();
   private syncing: Promise<void> | null = null;
   private known = new Set<string>();
+  /**
+   * The engine's verdicts for addresses on claims whose keys they touch, by address then claim id:
+   * valid while the claim's entry is the same object (its row and state unchanged), the time stays
+   * between the same two boundaries, and no balance or store membership of the address that the
+   * claim reads changed (those changes drop them).
+   */
+  private readonly verdicts = new Map<
+    string,
+    Map<string, { entry: ClaimEntry; variant: string; outcome: AttemptOutcome; since: bigint; until: bigint | null }>
+  >();
 
   private readonly ctx: Pick<AppContext, 'db' | 'keyring' | 'dialect'>;
 
@@ -132,7 +144,10 @@ export class EligibilityIndex {
       else if (c.kind === 'collection') {
         this.known.add(c.k1);
         for (const id of this.byCollection.get(c.k1) ?? []) claims.add(id);
-      } else if (c.kind === 'balance') balanceAddresses.add(c.k1);
+      } else if (c.kind === 'balance') {
+        balanceAddresses.add(c.k1);
+        this.forgetVerdicts(c.k1, this.byCollection.get(c.k2));
+      } else if (c.kind === 'member') this.forgetVerdicts(c.k1, this.byStore.get(c.k2));
     }
     for (const s of this.seen) if (s <= this.watermark - lookback) this.seen.delete(s);
     // a block changed these addresses' balances: hosted plugins' cached verdicts for them go now
@@ -140,8 +155,31 @@ export class EligibilityIndex {
     if (claims.size) await this.reload([...claims]);
   }
 
+  /** A kept verdict of one address, if still valid for this entry (same claim row and state), view and time. */
+  verdict(address: string, e: ClaimEntry, variant: string, now: number): AttemptOutcome | undefined {
+    const v = this.verdicts.get(address)?.get(e.claim.claimId);
+    if (!v || v.entry !== e || v.variant !== variant) return undefined;
+    const t = BigInt(now);
+    return v.since <= t && (v.until === null || t < v.until) ? v.outcome : undefined;
+  }
+
+  keepVerdict(address: string, e: ClaimEntry, variant: string, now: number, outcome: AttemptOutcome): void {
+    let m = this.verdicts.get(address);
+    if (!m) {
+      if (this.verdicts.size >= MAX_ADDRESSES) this.verdicts.delete(this.verdicts.keys().next().value as string);
+      this.verdicts.set(address, (m = new Map()));
+    }
+    m.set(e.claim.claimId, { entry: e, variant, outcome, ...timeSlot(e.boundaries, now) });
+  }
+
+  private forgetVerdicts(address: string, claimIds: Iterable<string> | undefined): void {
+    const m = this.verdicts.get(address);
+    if (m && claimIds) for (const id of claimIds) m.delete(id);
+  }
+
   private async rebuild(): Promise<void> {
     const mark = await latestChange(this.ctx.db);
+    this.verdicts.clear();
     for (const id of [...this.entries.keys()]) this.remove(id);
     this.known = new Set(
       (await this.ctx.db.selectFrom('chain_collections').select('collection_id').execute()).map((r) => r.collection_id),

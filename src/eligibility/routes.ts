@@ -5,7 +5,7 @@ import type { Capability } from '../capabilities.ts';
 import { ClaimId } from '../claims/schemas.ts';
 import { getSession } from '../shared/session.ts';
 import { AddressString, Bookmark, errorResponses } from '../shared/schemas.ts';
-import { MAX_CLAIM_IDS, answerEligibility, STATES, type EligibilityQuery } from './answer.ts';
+import { MAX_CLAIM_IDS, MAX_PAGE_SIZE, answerEligibility, STATES, type EligibilityQuery } from './answer.ts';
 
 const State = Type.Union([
   Type.Literal('eligible'),
@@ -36,6 +36,9 @@ const Body = Type.Object(
       }),
     ),
     bookmark: Type.Optional(Bookmark),
+    pageSize: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: MAX_PAGE_SIZE, description: 'Answers per page (default 25)' }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -430,6 +430,17 @@ describe('eligibility', () => {
     assert.equal(added.statusCode, 200, added.body);
     const after = await answer({ address: stranger.platformAddress, claimIds: [storeClaim] }, owner.accessToken);
     assert.equal(after.docs[0].state, 'eligible');
+    // the kept verdict of a member goes when it leaves the store
+    const removed = await t.request('POST', '/api/v0/storeActions/single', {
+      token: owner.accessToken,
+      body: { dynamicDataId: store, actionName: 'remove', payload: { address: stranger.platformAddress } },
+    });
+    assert.equal(removed.statusCode, 200, removed.body);
+    const left = await answer(
+      { address: stranger.platformAddress, states: ['eligible', 'notEligible'], pageSize: 100 },
+      owner.accessToken,
+    );
+    assert.equal(left.docs.find((d) => d.claimId === storeClaim)?.error, 'User not in whitelist');
 
     // a new searchable claim that names the stranger, then halting it
     const claimId = newClaimId();

@@ -4,7 +4,8 @@
 // indexes that let one address's footprint (its stores, its claim numbers) be read directly.
 //
 // kinds: 'claim' (k1 = claim id; the row or its state changed), 'store' (k1 = dynamic data id),
-// 'collection' (k1 = collection id), 'balance' (k1 = address, k2 = collection id).
+// 'collection' (k1 = collection id), 'balance' (k1 = address, k2 = collection id), 'member' (k1 =
+// address, k2 = dynamic data id: added to or removed from a store).
 import { sql, type Kysely } from 'kysely';
 import { SqliteAdapter } from 'kysely';
 
@@ -14,6 +15,7 @@ const WATCHED: Array<{ table: string; kind: string; k1: string; k2?: string; ops
   { table: 'dynamic_stores', kind: 'store', k1: 'dynamic_data_id', ops: ['INSERT', 'UPDATE', 'DELETE'] },
   { table: 'chain_collections', kind: 'collection', k1: 'collection_id', ops: ['INSERT', 'UPDATE'] },
   { table: 'chain_balances', kind: 'balance', k1: 'address', k2: 'collection_id', ops: ['INSERT', 'UPDATE'] },
+  { table: 'dynamic_store_members', kind: 'member', k1: 'address', k2: 'dynamic_data_id', ops: ['INSERT', 'DELETE'] },
 ];
 
 export async function up(db: Kysely<any>): Promise<void> {
