@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Capability } from '../capabilities.ts';
 import { ClaimId } from '../claims/schemas.ts';
+import { startChangeReader } from './loops.ts';
 import { getSession } from '../shared/session.ts';
 import { AddressString, Bookmark, errorResponses } from '../shared/schemas.ts';
 import { MAX_CLAIM_IDS, MAX_PAGE_SIZE, answerEligibility, STATES, type EligibilityQuery } from './answer.ts';
@@ -70,6 +71,7 @@ const Response = Type.Object({ docs: Type.Array(Doc), bookmark: Type.String(), h
 export const eligibility: Capability = {
   name: 'eligibility',
   register(fastify, ctx) {
+    startChangeReader(ctx);
     const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
     app.post(
       '/api/v0/eligibility',

@@ -4,4 +4,3 @@ import '../signin/loops.ts';
 import '../chain/loops.ts';
 import '../connections/loops.ts';
 import '../webhooks/loops.ts';
-import '../eligibility/loops.ts';
