@@ -35,6 +35,8 @@ export const MAX_OUTBOUND_PER_REQUEST = 5;
 /** Claims looked at per request, and engine runs per request, when a `states` filter skips many. */
 export const MAX_SCAN = 10_000;
 export const MAX_EVALUATIONS = 200;
+/** Claims answered at once within a request. */
+const CONCURRENCY = 8;
 export const CHECKED_AT_CLAIM_TIME = 'Checked at claim time';
 
 export interface EligibilityQuery {
@@ -140,26 +142,21 @@ export async function answerEligibility(
   let last: string | null = null;
   let hasMore = false;
   let scanned = 0;
-  for (let i = start; i < order.length; i++) {
-    const id = order[i];
-    const e = named?.get(id) ?? index.entries.get(id)!;
+  const passes = (e: ClaimEntry) =>
+    !(e.claim.testExpiresAt !== null && e.claim.testExpiresAt <= now) &&
+    (q.collectionId === undefined || e.claim.collectionId === q.collectionId) &&
+    (q.category === undefined || e.claim.details.categories.includes(q.category));
+  const entryAt = (i: number) => named?.get(order[i]) ?? index.entries.get(order[i])!;
+  // One claim's answer. Its checks and counters run before its first await, so claims answered
+  // together (below) share the outbound budget in claim order.
+  const answerOne = async (id: string, e: ClaimEntry): Promise<EligibilityDoc> => {
     const claim = e.claim;
-    if (claim.testExpiresAt !== null && claim.testExpiresAt <= now) continue;
-    if (q.collectionId !== undefined && claim.collectionId !== q.collectionId) continue;
-    if (q.category !== undefined && !claim.details.categories.includes(q.category)) continue;
-    if (docs.length === pageSize || scanned >= MAX_SCAN || evaluations >= MAX_EVALUATIONS) {
-      hasMore = true;
-      break;
-    }
-    scanned++;
-    last = id;
     const base = { claimId: id, name: claim.details.metadata.name };
     const numbers = footprint.claimNumbers.get(id);
-    let doc: EligibilityDoc;
     if (numbers && numUsesInstance(claim)) {
-      doc = { ...base, state: 'claimed', successCount: numbers.length, claimNumbers: numbers };
+      return { ...base, state: 'claimed', successCount: numbers.length, claimNumbers: numbers };
     } else if (e.unknown && !(q.includeOutbound && outbound < MAX_OUTBOUND_PER_REQUEST)) {
-      doc = { ...base, state: 'unknown', reason: e.unknown, message: UNKNOWN_TEXT[e.unknown] };
+      return { ...base, state: 'unknown', reason: e.unknown, message: UNKNOWN_TEXT[e.unknown] };
     } else {
       if (e.unknown) outbound++;
       const privileged =
@@ -197,9 +194,31 @@ export async function answerEligibility(
             );
         if (without.success) needsInput = false;
       }
-      doc = stateOf(base, outcome, hide, needsInput ? e.inputs : null);
+      return stateOf(base, outcome, hide, needsInput ? e.inputs : null);
     }
-    if (!wanted || wanted.has(doc.state)) docs.push(doc);
+  };
+
+  // claims are answered CONCURRENCY at a time (PostgreSQL runs their reads on several connections)
+  let i = start;
+  for (;;) {
+    if (docs.length >= pageSize || scanned >= MAX_SCAN || evaluations >= MAX_EVALUATIONS) {
+      while (i < order.length && !passes(entryAt(i))) i++;
+      hasMore = i < order.length;
+      break;
+    }
+    const chunk: Array<{ id: string; e: ClaimEntry }> = [];
+    while (i < order.length && chunk.length < Math.min(CONCURRENCY, pageSize - docs.length)) {
+      const e = entryAt(i);
+      if (passes(e)) chunk.push({ id: order[i], e });
+      i++;
+    }
+    if (chunk.length === 0) break;
+    const answers = await Promise.all(chunk.map((c) => answerOne(c.id, c.e)));
+    for (const doc of answers) {
+      scanned++;
+      last = doc.claimId;
+      if (!wanted || wanted.has(doc.state)) docs.push(doc);
+    }
   }
   return {
     docs,
