@@ -52,6 +52,7 @@ export const capabilities: readonly Capability[] = [
   },
   { name: 'integrations', routes: async () => (await import('./integrations/routes.ts')).integrations },
   { name: 'linked wallets', routes: async () => (await import('./linked-wallets/routes.ts')).linkedWallets },
+  { name: 'eligibility', routes: async () => (await import('./eligibility/routes.ts')).eligibility },
   { name: 'portal', routes: async () => (await import('./portal/routes.ts')).portal },
 ];
 

@@ -3,6 +3,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import pino from 'pino';
 import type { RefusalLog } from './claims/refusals.ts';
+import type { EligibilityIndex } from './eligibility/claim-index.ts';
 import type { Config } from './config.ts';
 import { openStorage, type DB, type DialectName, type SqliteFastPath, type Storage } from './db/index.ts';
 import { migrateToLatest } from './db/migrations/index.ts';
@@ -74,6 +75,8 @@ export interface LazyServices {
   chainClient?: ChainClient;
   /** merkle/service.ts `merkleService`: the leaf signer, the tree cache and the build threads. */
   merkle?: MerkleService;
+  /** eligibility/claim-index.ts `eligibilityIndex`: the eligibility index, built by its first answer. */
+  eligibility?: EligibilityIndex;
   /** claims/refusals.ts `refusalLog`: the refused-tries log's buffer, flushed on close. */
   refusals?: RefusalLog;
   /** signin/contract-wallets.ts: contract-wallet signature checks (only when EVM_RPC_URL is set). */

@@ -3986,6 +3986,91 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v0/eligibility": {
+        parameters: { query?: never; header?: never; path?: never; cookie?: never };
+        get?: never;
+        put?: never;
+        post: /** What an address can claim now, and why not, claim by claim (paginated) */
+        {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** 0x… EVM address or native bech32 address */
+                        address: string;
+                        /** Only these claims (searchable or not) */
+                        claimIds?: (string)[];
+                        /** Only claims linked to this collection */
+                        collectionId?: string;
+                        /** Only claims listing this category */
+                        category?: string;
+                        /** Only answers in these states (a page may then hold fewer) */
+                        states?: ("eligible" | "afterInput" | "notEligible" | "claimed" | "unknown")[];
+                        /** Also evaluate claims whose check needs an outbound call or a custom plugin (at most 5 per request); otherwise they are "unknown" */
+                        includeOutbound?: boolean;
+                        /** Opaque cursor; '' for the first page */
+                        bookmark?: string;
+                        /** Answers per page (default 25) */
+                        pageSize?: number;
+                    };
+                };
+            };
+            responses: {
+                200: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": {
+                            docs: ({
+                                claimId: string;
+                                name: string;
+                                state: "eligible" | "afterInput" | "notEligible" | "claimed" | "unknown";
+                                inputs?: ({
+                                    instanceId: string;
+                                    pluginId: string;
+                                    kind: "password" | "code" | "custom";
+                                })[];
+                                error?: string;
+                                successCount?: number;
+                                claimNumbers?: (number)[];
+                                reason?: "customPlugin" | "outboundCall" | "privateList";
+                                message?: string;
+                            })[];
+                            bookmark: string;
+                            hasMore: boolean;
+                        };
+                    };
+                };
+                400: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                401: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                403: {
+                    headers: { [name: string]: unknown };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v0/integrations/query/{pluginId}": {
         parameters: { query?: never; header?: never; path?: never; cookie?: never };
         get?: never;

@@ -53,6 +53,11 @@ export interface EvaluateEnv extends AttemptRun {
   /** State reads (default: the database through `db`); the worker layers its batch's writes on top. */
   readState?: (claimId: string, instanceId: string, key: string) => Promise<unknown>;
   claimNumberUsed?: (claimId: string, claimNumber: number) => Promise<boolean>;
+  /**
+   * Instances counted as passing without running them (eligibility: an input not given yet, a
+   * private list not to be revealed). An assumed assigner assigns no claim number.
+   */
+  assumePassed?: ReadonlySet<string>;
 }
 
 export async function evaluateAttempt(
@@ -91,6 +96,10 @@ export async function evaluateAttempt(
   const results = new Map<string, PluginResult>();
   await Promise.all(
     toRun.map(async (inst) => {
+      if (env.assumePassed?.has(inst.instanceId)) {
+        results.set(inst.instanceId, { success: true });
+        return;
+      }
       const plugin = await resolvePlugin(inst, env);
       if (!plugin) {
         results.set(inst.instanceId, { success: false, error: `Unknown plugin: ${inst.pluginId}` });
@@ -102,7 +111,7 @@ export async function evaluateAttempt(
       results.set(inst.instanceId, result);
     }),
   );
-  const outcome = await conclude(claim, results, mandatory, env.mode, numberUsed);
+  const outcome = await conclude(claim, results, mandatory, env.mode, numberUsed, env.assumePassed);
   // a wrong password or code counts as a failed guess (guess-throttle.ts), whatever error is shown;
   // a right one that cannot be used (a used code) does not
   const wrong = (r: PluginResult | undefined) => r?.success === false && !r.rightAnswer;
@@ -122,6 +131,7 @@ async function conclude(
   mandatory: Set<string>,
   mode: EvaluateEnv['mode'],
   numberUsed: (claimId: string, claimNumber: number) => Promise<boolean>,
+  assumed?: ReadonlySet<string>,
 ): Promise<AttemptOutcome> {
   const assigner = assignerOf(claim);
   const numUses = numUsesInstance(claim);
@@ -164,7 +174,7 @@ async function conclude(
   }
 
   let claimNumber: number | null = null;
-  if (numUses && assigner) {
+  if (numUses && assigner && !assumed?.has(assigner.instanceId)) {
     const n = results.get(assigner.instanceId)?.claimNumber;
     const maxUses = maxUsesOf(claim) ?? 0;
     if (n === undefined) return { success: false, error: 'Claim number not found', status: 400 };

@@ -23,6 +23,19 @@ const MAX_CACHE = 100_000;
 
 const cache = new Map<string, { pass: boolean; expires: number }>();
 
+/** Forgets the kept results of these addresses (the indexer committed a block changing their balances). */
+export function dropMinBadgeResults(addresses: ReadonlySet<string>): void {
+  // the key's middle part is the holders, joined with '+' when linked wallets are combined
+  for (const key of cache.keys())
+    if (
+      key
+        .split('|')[1]!
+        .split('+')
+        .some((a) => addresses.has(a))
+    )
+      cache.delete(key);
+}
+
 export const minBadge: ClaimPlugin<Pub> = {
   id: 'min-badge',
   duplicatesAllowed: true,

@@ -141,6 +141,9 @@ export const ACCESS = {
   'POST /api/v0/claims/simulate/:claimId/:address': optionalSession({
     note: 'a claim with an initiatedBy plugin needs a session of the claiming address holding completeClaims',
   }),
+  'POST /api/v0/eligibility': optionalSession({
+    note: "private lists and private store membership are answered only to a session of the address or of the claim's creator or manager; others see `unknown` (checked at claim time)",
+  }),
   'GET /api/v0/claims/status/:claimAttemptId': optionalSession({
     console: 'visitor',
     note: '`code` only for the claiming address holding completeClaims, or the creator or manager holding readPrivateClaimData',

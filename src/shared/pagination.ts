@@ -22,6 +22,10 @@ export interface Page<Row> {
 
 type Cursor = (string | number)[];
 
+/** A bookmark for a list that pages in memory (its scope binds it to that list). */
+export const encodeBookmark = (keyring: Keyring, scope: string, values: Cursor): string =>
+  encode(keyring, scope, values);
+
 function encode(keyring: Keyring, scope: string, values: Cursor): string {
   const payload = Buffer.from(JSON.stringify(values)).toString('base64url');
   return `${payload}.${keyring.sign(`${scope}|${payload}`)}`;

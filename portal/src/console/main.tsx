@@ -14,6 +14,7 @@ import { ClaimsPage } from './claims.tsx';
 import { StoresPage } from './stores.tsx';
 import { PluginsPage } from './plugins.tsx';
 import { AccountPage } from './account.tsx';
+import { EligiblePage } from './eligible.tsx';
 
 const PAGES = [
   ['keys', 'API keys'],
@@ -22,6 +23,7 @@ const PAGES = [
   ['stores', 'Dynamic stores'],
   ['plugins', 'Plugins'],
   ['account', 'Account'],
+  ['eligible', 'What can I claim?'],
 ] as const;
 
 // Back from linking a social account (?connected= or ?connectionError=): the account page says how it went.
@@ -187,6 +189,7 @@ function Console() {
         {page === 'stores' && <StoresPage route={route.slice(1)} />}
         {page === 'plugins' && <PluginsPage route={route.slice(1)} />}
         {page === 'account' && <AccountPage session={session} />}
+        {page === 'eligible' && <EligiblePage session={session} />}
       </main>
     </>
   );

@@ -1,0 +1,293 @@
+// One address's eligibility over many claims (POST /api/v0/eligibility). Each claim's state is the
+// claim engine's own verdict, as simulate gives it: for an address that touches none of the
+// claim's keys, the claim's address-independent verdict kept by the index (claim-index.ts); for
+// any other, the engine run for the address. Inputs not given yet (passwords, codes) and private
+// lists the caller may not see are counted as passing without running them, which turns a
+// success into "eligible after input" or "checked at claim time".
+import type { AppContext } from '../context.ts';
+import type { AttemptOutcome } from '../claims/engine.ts';
+import { evaluateAttempt } from '../claims/engine.ts';
+import { isCreatorOrManager } from '../claims/documents.ts';
+import { loadClaim, numUsesInstance } from '../claims/model.ts';
+import { pluginEnv } from '../claims/plugin-env.ts';
+import type { AttemptSession } from '../plugins/types.ts';
+import { toCanonical } from '../shared/addresses.ts';
+import { badRequest } from '../shared/errors.ts';
+import { DEFAULT_PAGE_SIZE, decodeBookmark, encodeBookmark } from '../shared/pagination.ts';
+import type { Session } from '../shared/session.ts';
+import {
+  eligibilityIndex,
+  entryOf,
+  timeSlot,
+  type EligibilityIndex,
+  type ClaimEntry,
+  type InputKind,
+  type UnknownReason,
+} from './claim-index.ts';
+import { addressStateKeys, readFootprint } from './storage.ts';
+
+export const STATES = ['eligible', 'afterInput', 'notEligible', 'claimed', 'unknown'] as const;
+export type EligibilityState = (typeof STATES)[number];
+export const MAX_CLAIM_IDS = 100;
+export const MAX_PAGE_SIZE = 1000;
+/** Claims with an outbound call evaluated per request when the caller asks (`includeOutbound`). */
+export const MAX_OUTBOUND_PER_REQUEST = 5;
+/** Claims looked at per request, and engine runs per request, when a `states` filter skips many. */
+export const MAX_SCAN = 10_000;
+export const MAX_EVALUATIONS = 200;
+/** Claims answered at once within a request. */
+const CONCURRENCY = 8;
+export const CHECKED_AT_CLAIM_TIME = 'Checked at claim time';
+
+export interface EligibilityQuery {
+  address: string;
+  claimIds?: string[];
+  collectionId?: string;
+  category?: string;
+  states?: EligibilityState[];
+  includeOutbound?: boolean;
+  bookmark?: string;
+  pageSize?: number;
+}
+
+export interface EligibilityDoc {
+  claimId: string;
+  name: string;
+  state: EligibilityState;
+  /** afterInput: the inputs still to give. */
+  inputs?: Array<{ instanceId: string; pluginId: string; kind: InputKind }>;
+  /** notEligible: the first failing requirement, as simulate words it. */
+  error?: string;
+  /** claimed */
+  successCount?: number;
+  claimNumbers?: number[];
+  /** unknown */
+  reason?: UnknownReason | 'privateList';
+  message?: string;
+}
+
+const UNKNOWN_TEXT: Record<UnknownReason, string> = {
+  customPlugin: 'A custom plugin decides at claim time (its simulation calls its endpoint).',
+  outboundCall: 'Checking it needs an outbound call (the chain or another service); it is checked at claim time.',
+};
+
+export async function answerEligibility(
+  ctx: AppContext,
+  q: EligibilityQuery,
+  session: Session | null,
+): Promise<{ docs: EligibilityDoc[]; bookmark: string; hasMore: boolean }> {
+  const address = toCanonical(q.address, 'address');
+  if (q.claimIds && q.claimIds.length > MAX_CLAIM_IDS)
+    throw badRequest(`claimIds must hold at most ${MAX_CLAIM_IDS} claim ids`);
+  const scope = `eligibility:${address}:${JSON.stringify([q.claimIds ?? null, q.collectionId ?? null, q.category ?? null, q.states ?? null, q.includeOutbound === true])}`;
+  const pageSize = q.pageSize ?? DEFAULT_PAGE_SIZE;
+  const cursor = decodeBookmark(ctx.keyring, scope, q.bookmark, 1);
+  const after = cursor ? String(cursor[0]) : null;
+  const index = eligibilityIndex(ctx);
+  const [, footprint] = await Promise.all([index.sync(), readFootprint(ctx.db, address)]);
+  const now = ctx.clock.now();
+
+  const candidates = new Set<string>(index.byAddress.get(address) ?? []);
+  for (const c of footprint.collections) for (const id of index.byCollection.get(c) ?? []) candidates.add(id);
+  for (const s of footprint.stores) for (const id of index.byStore.get(s) ?? []) candidates.add(id);
+  for (const id of footprint.claimNumbers.keys()) candidates.add(id);
+
+  // named claims: searchable or not, each as its own entry
+  let order: string[];
+  let named: Map<string, ClaimEntry> | null = null;
+  if (q.claimIds) {
+    order = [...new Set(q.claimIds)].sort();
+    named = new Map();
+    const missing = order.filter((id) => !index.entries.has(id));
+    const keys = missing.length ? await addressStateKeys(ctx.db, missing) : new Map<string, string[]>();
+    const known = new Set(
+      missing.length
+        ? (await ctx.db.selectFrom('chain_collections').select('collection_id').execute()).map((r) => r.collection_id)
+        : [],
+    );
+    for (const id of order) {
+      const e = index.entries.get(id);
+      if (e) named.set(id, e);
+      else {
+        const claim = await loadClaim(ctx.db, ctx, id, now);
+        if (claim) {
+          const entry = entryOf(claim, keys.get(id) ?? [], known);
+          named.set(id, entry);
+          candidates.add(id); // not kept by the index: no stored address-independent verdict
+        }
+      }
+    }
+    order = order.filter((id) => named!.has(id));
+  } else order = index.sortedIds();
+
+  let start = 0;
+  if (after !== null) {
+    let lo = 0;
+    let hi = order.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (order[mid] <= after) lo = mid + 1;
+      else hi = mid;
+    }
+    start = lo;
+  }
+
+  const attemptSession: AttemptSession | null = session
+    ? { platformAddress: session.platformAddress, scopes: [...session.scopes] }
+    : null;
+  const wanted = q.states ? new Set(q.states) : null;
+  const docs: EligibilityDoc[] = [];
+  let outbound = 0;
+  let evaluations = 0;
+  let last: string | null = null;
+  let hasMore = false;
+  let scanned = 0;
+  const passes = (e: ClaimEntry) =>
+    !(e.claim.testExpiresAt !== null && e.claim.testExpiresAt <= now) &&
+    (q.collectionId === undefined || e.claim.collectionId === q.collectionId) &&
+    (q.category === undefined || e.claim.details.categories.includes(q.category));
+  const entryAt = (i: number) => named?.get(order[i]) ?? index.entries.get(order[i])!;
+  // One claim's answer. Its checks and counters run before its first await, so claims answered
+  // together (below) share the outbound budget in claim order.
+  const answerOne = async (id: string, e: ClaimEntry): Promise<EligibilityDoc> => {
+    const claim = e.claim;
+    const base = { claimId: id, name: claim.details.metadata.name };
+    const numbers = footprint.claimNumbers.get(id);
+    if (numbers && numUsesInstance(claim)) {
+      return { ...base, state: 'claimed', successCount: numbers.length, claimNumbers: numbers };
+    } else if (e.unknown && !(q.includeOutbound && outbound < MAX_OUTBOUND_PER_REQUEST)) {
+      return { ...base, state: 'unknown', reason: e.unknown, message: UNKNOWN_TEXT[e.unknown] };
+    } else {
+      if (e.unknown) outbound++;
+      const privileged =
+        session !== null && (session.platformAddress === address || isCreatorOrManager(claim, session.platformAddress));
+      const hide = e.privateInstances.length > 0 && !privileged;
+      let outcome: AttemptOutcome;
+      const fromBaseline = !e.live && !e.unknown && !candidates.has(id);
+      if (fromBaseline) {
+        outcome = await baseline(ctx, index, e, hide ? 1 : 0, now);
+        if (!outcome.success) outcome = { ...outcome, error: outcome.error.split(index.nobody).join(address) };
+      } else {
+        const keep = !e.live && !e.unknown && index.entries.get(id) === e;
+        const variant = hide ? 'hide' : 'show';
+        const kept = keep ? index.verdict(address, e, variant, now) : undefined;
+        if (kept) outcome = kept;
+        else {
+          evaluations++;
+          outcome = await evaluate(ctx, e, address, attemptSession, hide, now);
+          if (keep) index.keepVerdict(address, e, variant, now, outcome);
+        }
+      }
+      // under a satisfyMethod the claim may pass without the input: ask the engine again without it
+      let needsInput = e.inputs.length > 0;
+      if (outcome.success && needsInput && claim.satisfyMethod && !hide) {
+        const without = fromBaseline
+          ? await baseline(ctx, index, e, 2, now)
+          : await withoutInputs(
+              ctx,
+              index,
+              e,
+              address,
+              attemptSession,
+              now,
+              !e.live && !e.unknown && index.entries.get(id) === e,
+            );
+        if (without.success) needsInput = false;
+      }
+      return stateOf(base, outcome, hide, needsInput ? e.inputs : null);
+    }
+  };
+
+  // claims are answered CONCURRENCY at a time (PostgreSQL runs their reads on several connections)
+  let i = start;
+  for (;;) {
+    if (docs.length >= pageSize || scanned >= MAX_SCAN || evaluations >= MAX_EVALUATIONS) {
+      while (i < order.length && !passes(entryAt(i))) i++;
+      hasMore = i < order.length;
+      break;
+    }
+    const chunk: Array<{ id: string; e: ClaimEntry }> = [];
+    while (i < order.length && chunk.length < Math.min(CONCURRENCY, pageSize - docs.length)) {
+      const e = entryAt(i);
+      if (passes(e)) chunk.push({ id: order[i], e });
+      i++;
+    }
+    if (chunk.length === 0) break;
+    const answers = await Promise.all(chunk.map((c) => answerOne(c.id, c.e)));
+    for (const doc of answers) {
+      scanned++;
+      last = doc.claimId;
+      if (!wanted || wanted.has(doc.state)) docs.push(doc);
+    }
+  }
+  return {
+    docs,
+    hasMore,
+    bookmark: hasMore && last !== null ? encodeBookmark(ctx.keyring, scope, [last]) : '',
+  };
+}
+
+function stateOf(
+  base: { claimId: string; name: string },
+  o: AttemptOutcome,
+  hide: boolean,
+  inputs: ClaimEntry['inputs'] | null,
+): EligibilityDoc {
+  if (!o.success) return { ...base, state: 'notEligible', error: o.error };
+  if (hide) return { ...base, state: 'unknown', reason: 'privateList', message: CHECKED_AT_CLAIM_TIME };
+  if (inputs) return { ...base, state: 'afterInput', inputs };
+  return { ...base, state: 'eligible' };
+}
+
+function assumed(e: ClaimEntry, hide: boolean, inputs: boolean): Set<string> {
+  const s = new Set(inputs ? e.inputs.map((i) => i.instanceId) : []);
+  if (hide) for (const id of e.privateInstances) s.add(id);
+  return s;
+}
+
+function evaluate(
+  ctx: AppContext,
+  e: ClaimEntry,
+  address: string,
+  session: AttemptSession | null,
+  hide: boolean,
+  now: number,
+  inputs = true,
+): Promise<AttemptOutcome> {
+  return evaluateAttempt(
+    e.claim,
+    { platformAddress: address, inputs: {}, expectedVersion: -1, session },
+    { ...pluginEnv(ctx, now), mode: 'simulate', claimAttemptId: '', assumePassed: assumed(e, hide, inputs) },
+  );
+}
+
+async function baseline(
+  ctx: AppContext,
+  index: EligibilityIndex,
+  e: ClaimEntry,
+  which: 0 | 1 | 2,
+  now: number,
+): Promise<AttemptOutcome> {
+  const kept = e.baseline[which];
+  const t = BigInt(now);
+  if (kept && kept.since <= t && (kept.until === null || t < kept.until)) return kept.outcome;
+  const outcome = await evaluate(ctx, e, index.nobody, null, which === 1, now, which !== 2);
+  e.baseline[which] = { outcome, ...timeSlot(e.boundaries, now) };
+  return outcome;
+}
+
+async function withoutInputs(
+  ctx: AppContext,
+  index: EligibilityIndex,
+  e: ClaimEntry,
+  address: string,
+  session: AttemptSession | null,
+  now: number,
+  keep: boolean,
+): Promise<AttemptOutcome> {
+  const kept = keep ? index.verdict(address, e, 'bare', now) : undefined;
+  if (kept) return kept;
+  const outcome = await evaluate(ctx, e, address, session, false, now, false);
+  if (keep) index.keepVerdict(address, e, 'bare', now, outcome);
+  return outcome;
+}
