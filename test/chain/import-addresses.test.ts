@@ -48,7 +48,7 @@ function snapshot() {
   };
 }
 
-describe('import-chain: addresses in either form are stored native', { timeout: 120_000 }, () => {
+describe('import-chain: addresses in either form are stored native', () => {
   let t: TestApp;
   let database: TestDatabase;
   let dir: string;

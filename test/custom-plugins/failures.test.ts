@@ -12,6 +12,7 @@ import { freePort } from '../helpers/process.ts';
 import { createPlugin, owner, startPluginApp, updatePlugin, versionConfig } from '../helpers/plugins.ts';
 import type { SignedIn } from '../helpers/signin.ts';
 import { attempt, claimWithPlugins, completeAndWait, numUses, randomAddress } from '../claims/helpers.ts';
+import { PATIENCE_MS } from '../helpers/patience.ts';
 
 const custom = (pluginId: string, version = '1', instanceId = 'cp') => ({
   pluginId,
@@ -299,7 +300,7 @@ describe('custom plugins: failures, errors, versions, webhooks', () => {
       assert.equal(failed.success, false);
       assert.equal(failed.error, 'two is refused');
       const webhooks = () => hooks.requests.filter((r) => r.json._attemptStatus !== 'executing');
-      const until = Date.now() + 10_000;
+      const until = Date.now() + PATIENCE_MS;
       while (webhooks().length < 2 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
       const byAttempt = new Map(webhooks().map((r) => [r.json.claimAttemptId as string, r.json]));
       assert.equal(webhooks().length, 2, 'one delivery per resolved attempt');

@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { startApp, type TestApp } from '../helpers/app.ts';
+import { PATIENCE_MS } from '../helpers/patience.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -34,7 +35,7 @@ describe('README quickstart', () => {
     const r = await promisify(execFile)('bash', ['-euo', 'pipefail', '-c', script], {
       cwd: root,
       encoding: 'utf8',
-      timeout: 90_000,
+      timeout: PATIENCE_MS,
       env: { ...process.env, ...t.database.env, PLATFORM_URL: t.url, LOG_LEVEL: 'warn' },
     }).catch((err: { code?: number; stdout?: string; stderr?: string }) =>
       assert.fail(`quickstart failed (${err.code}):\n${err.stdout}\n${err.stderr}`),

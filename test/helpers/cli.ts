@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { PATIENCE_MS } from './patience.ts';
 
 export const ROOT = join(import.meta.dirname, '..', '..');
 export const BIN = join(ROOT, 'bin', 'platform.js');
@@ -12,11 +13,13 @@ export interface CliResult {
   stderr: string;
 }
 
-/** `opts.cwd`: where the CLI runs (it reads `.env` from there); `opts.node`: another Node binary. */
+/**
+ * `timeoutMs` only turns a hung process into a failure (it is killed, `code` null): leave it at
+ * PATIENCE_MS, no slow machine reaches it. `opts.cwd`: where the CLI runs (it reads `.env` from there); `opts.node`: another Node binary. */
 export function runCli(
   args: string[],
   env: Record<string, string> = {},
-  timeoutMs = 30_000,
+  timeoutMs = PATIENCE_MS,
   opts: { cwd?: string; node?: string } = {},
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
