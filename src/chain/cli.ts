@@ -4,13 +4,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { UsageError, registerCommand, withContext } from '../cli.ts';
 import { loadConfig } from '../config.ts';
-import { createContext } from '../context.ts';
-import { runLoopsUntilSignal } from '../worker/runtime.ts';
-import { chainClientFor } from './client.ts';
-import { importSnapshot, parseSnapshot, SnapshotError } from './import.ts';
-import { CHAIN_INDEXER_LOOP } from './loops.ts';
-import { indexerLag } from './status.ts';
-import { readIndexState } from './storage.ts';
+// Heavy modules are imported by the command that runs, so `--help` and other commands load little.
 
 const print = (value: unknown) => process.stdout.write(JSON.stringify(value, null, 2) + '\n');
 
@@ -19,6 +13,11 @@ registerCommand({
   usage: 'indexer                       follow chain blocks into the read model (only this loop)',
   async run(args) {
     parseArgs({ args, options: {}, strict: true });
+    const [{ createContext }, { runLoopsUntilSignal }, { CHAIN_INDEXER_LOOP }] = await Promise.all([
+      import('../context.ts'),
+      import('../worker/runtime.ts'),
+      import('./loops.ts'),
+    ]);
     const ctx = await createContext(loadConfig());
     if (!ctx.config.chainRestUrl) {
       await ctx.close();
@@ -37,6 +36,11 @@ registerCommand({
   usage: 'indexer status                print indexed height, chain height and lag',
   async run(args) {
     parseArgs({ args, options: {}, strict: true });
+    const [{ chainClientFor }, { indexerLag }, { readIndexState }] = await Promise.all([
+      import('./client.ts'),
+      import('./status.ts'),
+      import('./storage.ts'),
+    ]);
     const out = await withContext(async (ctx) => {
       const state = await readIndexState(ctx.db);
       const client = chainClientFor(ctx);
@@ -71,6 +75,7 @@ registerCommand({
     const { positionals } = parseArgs({ args, options: {}, strict: true, allowPositionals: true });
     if (positionals.length !== 1) throw new UsageError('import-chain needs exactly one FILE');
     const file = positionals[0];
+    const { importSnapshot, parseSnapshot, SnapshotError } = await import('./import.ts');
     let snapshot;
     try {
       snapshot = parseSnapshot(JSON.parse(readFileSync(file, 'utf8')));

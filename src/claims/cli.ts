@@ -4,9 +4,7 @@
 import { parseArgs } from 'node:util';
 import { registerCommand, UsageError } from '../cli.ts';
 import { loadConfig } from '../config.ts';
-import { createContext } from '../context.ts';
-import { listLoops, runLoopsUntilSignal } from '../worker/runtime.ts';
-import { drainQueue } from './queue.ts';
+// Heavy modules are imported by the command that runs, so `--help` and other commands load little.
 
 /** `--only a,b`: at least one name, each a known loop. */
 async function onlyLoops(value: string): Promise<string[]> {
@@ -15,6 +13,7 @@ async function onlyLoops(value: string): Promise<string[]> {
     .map((s) => s.trim())
     .filter(Boolean);
   if (names.length === 0) throw new UsageError('worker --only needs at least one loop name (comma-separated)');
+  const { listLoops } = await import('../worker/runtime.ts');
   const known = (await listLoops()).map((l) => l.name).sort();
   const unknown = names.filter((n) => !known.includes(n));
   if (unknown.length)
@@ -39,6 +38,11 @@ registerCommand({
     });
     const only = values.only === undefined ? undefined : await onlyLoops(values.only);
     if (values.once && only) throw new UsageError('worker --once drains the claim queue and takes no --only');
+    const [{ createContext }, { runLoopsUntilSignal }, { drainQueue }] = await Promise.all([
+      import('../context.ts'),
+      import('../worker/runtime.ts'),
+      import('./queue.ts'),
+    ]);
     const ctx = await createContext(loadConfig());
     if (values.once) {
       try {

@@ -3,7 +3,7 @@
 import { parseArgs } from 'node:util';
 import { registerCommand, UsageError, withContext } from '../cli.ts';
 import { ApiError } from '../shared/errors.ts';
-import { setReviewCompleted } from './documents.ts';
+// Heavy modules are imported by the command that runs, so `--help` and other commands load little.
 
 registerCommand({
   name: 'plugin review',
@@ -17,6 +17,7 @@ registerCommand({
     });
     if (positionals.length !== 1) throw new UsageError('plugin review needs exactly one plugin id');
     const pluginId = positionals[0]!;
+    const { setReviewCompleted } = await import('./documents.ts');
     try {
       const p = await withContext((ctx) => setReviewCompleted(ctx, pluginId, !values.undo));
       process.stdout.write(

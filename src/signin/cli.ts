@@ -7,19 +7,8 @@ import { CommandFailure, registerCommand, UsageError, withContext } from '../cli
 import type { AppContext } from '../context.ts';
 import { toCanonical } from '../shared/addresses.ts';
 import { ApiError } from '../shared/errors.ts';
-import {
-  createDeveloperApp,
-  deleteDeveloperApp,
-  getDeveloperApp,
-  GRANT_TYPES,
-  listAllDeveloperApps,
-  OPERATOR,
-  updateDeveloperApp,
-  type DeveloperApp,
-  type GrantType,
-  type UpdateAppInput,
-} from './apps.ts';
-import { createOperatorToken, listOperatorTokens, parseDuration, revokeOperatorToken } from './operator-tokens.ts';
+// The app and token storage (and the query builder under them) are imported by the command that runs.
+import type { DeveloperApp, GrantType, UpdateAppInput } from './apps.ts';
 import { SCOPE_IDS } from './scopes.ts';
 
 const print = (value: unknown) => process.stdout.write(JSON.stringify(value, null, 2) + '\n');
@@ -69,6 +58,7 @@ registerCommand({
     '--owner ADDRESS       hand the app to a wallet (0x… or native address): it can then manage it over HTTP',
   ].join('\n'),
   async run(args) {
+    const { createDeveloperApp, GRANT_TYPES } = await import('./apps.ts');
     const { values } = parseArgs({
       args,
       options: {
@@ -117,6 +107,7 @@ registerCommand({
   name: 'app list',
   usage: 'app list [--owner ADDRESS]    list developer apps (never their secrets)',
   async run(args) {
+    const { listAllDeveloperApps } = await import('./apps.ts');
     const { values } = parseArgs({ args, options: { owner: { type: 'string' } }, strict: true });
     print(
       (
@@ -139,6 +130,7 @@ registerCommand({
     '--owner ADDRESS       hand the app to a wallet; --no-owner takes it back to the operator',
   ].join('\n'),
   async run(args) {
+    const apps = await import('./apps.ts');
     const { values, positionals } = parseArgs({
       args,
       options: {
@@ -175,7 +167,7 @@ registerCommand({
             : {}),
       };
       if (Object.keys(patch).length === 0) throw new UsageError('app update needs at least one change (see --help)');
-      return (await updateDeveloperApp(ctx.db, clientId, OPERATOR, patch, ctx.clock.now())).app;
+      return (await apps.updateDeveloperApp(ctx.db, clientId, apps.OPERATOR, patch, ctx.clock.now())).app;
     });
     print(appView(app));
   },
@@ -185,10 +177,11 @@ registerCommand({
   name: 'app rotate-secret',
   usage: 'app rotate-secret CLIENT_ID   replace the client secret (new one printed once; the old one stops working)',
   async run(args) {
+    const apps = await import('./apps.ts');
     const { positionals } = parseArgs({ args, options: {}, strict: true, allowPositionals: true });
     const clientId = oneClientId(positionals, 'app rotate-secret');
     const r = await withOperator((ctx) =>
-      updateDeveloperApp(ctx.db, clientId, OPERATOR, { rotateClientSecret: true }, ctx.clock.now()),
+      apps.updateDeveloperApp(ctx.db, clientId, apps.OPERATOR, { rotateClientSecret: true }, ctx.clock.now()),
     );
     print({ client_id: r.app.clientId, client_secret: r.clientSecret });
   },
@@ -198,12 +191,13 @@ registerCommand({
   name: 'app delete',
   usage: 'app delete CLIENT_ID          delete a developer app and revoke every session issued to it',
   async run(args) {
+    const apps = await import('./apps.ts');
     const { positionals } = parseArgs({ args, options: {}, strict: true, allowPositionals: true });
     const clientId = oneClientId(positionals, 'app delete');
     await withOperator(async (ctx) => {
-      if (!(await getDeveloperApp(ctx.db, clientId)))
+      if (!(await apps.getDeveloperApp(ctx.db, clientId)))
         throw new CommandFailure(`No developer app with client id ${clientId}`);
-      await deleteDeveloperApp(ctx.db, clientId, OPERATOR, ctx.clock.now());
+      await apps.deleteDeveloperApp(ctx.db, clientId, apps.OPERATOR, ctx.clock.now());
     });
     print({ client_id: clientId, deleted: true });
   },
@@ -222,6 +216,7 @@ registerCommand({
     "Creation and revocation are logged; 'platform token revoke ID' ends it at once.",
   ].join('\n'),
   async run(args) {
+    const { createOperatorToken, parseDuration } = await import('./operator-tokens.ts');
     const { values } = parseArgs({
       args,
       options: {
@@ -266,6 +261,7 @@ registerCommand({
   name: 'token list',
   usage: 'token list                    list operator tokens (never their values)',
   async run(args) {
+    const { listOperatorTokens } = await import('./operator-tokens.ts');
     parseArgs({ args, options: {}, strict: true });
     print(await withOperator((ctx) => listOperatorTokens(ctx)));
   },
@@ -275,6 +271,7 @@ registerCommand({
   name: 'token revoke',
   usage: 'token revoke ID               revoke an operator token at once',
   async run(args) {
+    const { revokeOperatorToken } = await import('./operator-tokens.ts');
     const { positionals } = parseArgs({ args, options: {}, strict: true, allowPositionals: true });
     if (positionals.length !== 1) throw new UsageError('token revoke needs exactly one token id');
     const id = positionals[0];

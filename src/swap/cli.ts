@@ -4,9 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { UsageError, registerCommand, withContext } from '../cli.ts';
-import { formatDec } from './dec.ts';
-import { PoolFormatError, parsePoolsDocument } from './pools.ts';
-import { replaceImportedPools } from './storage.ts';
+// Heavy modules are imported by the command that runs, so `--help` and other commands load little.
 
 registerCommand({
   name: 'import-pools',
@@ -15,6 +13,11 @@ registerCommand({
     const { positionals } = parseArgs({ args, options: {}, strict: true, allowPositionals: true });
     if (positionals.length !== 1) throw new UsageError('import-pools needs exactly one FILE');
     const file = positionals[0];
+    const [{ formatDec }, { PoolFormatError, parsePoolsDocument }, { replaceImportedPools }] = await Promise.all([
+      import('./dec.ts'),
+      import('./pools.ts'),
+      import('./storage.ts'),
+    ]);
     let doc: unknown;
     try {
       doc = JSON.parse(readFileSync(file, 'utf8'));
