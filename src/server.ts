@@ -174,7 +174,8 @@ export async function buildApp(ctx: AppContext, { extend, ...opts }: BuildOption
       security: [{ apiKey: [] }],
     },
     // a route that names no answer description gets the meaning of its status code, not "Default Response"
-    transformObject: ({ openapiObject }) => describeStatuses(openapiObject),
+    transformObject: (document) =>
+      'openapiObject' in document ? describeStatuses(document.openapiObject) : document.swaggerObject,
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
