@@ -6,7 +6,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startApp, type TestApp } from '../helpers/app.ts';
-import { runCli } from '../helpers/cli.ts';
+import { runCliInProcess } from '../helpers/cli.ts';
 import { startHttpsEndpoint, type HttpsEndpoint } from '../helpers/https-endpoint.ts';
 import { freePort } from '../helpers/process.ts';
 import { createPlugin, owner, startPluginApp, updatePlugin, versionConfig } from '../helpers/plugins.ts';
@@ -232,7 +232,7 @@ describe('custom plugins: failures, errors, versions, webhooks', () => {
     // published (toPublish + the operator's review): anyone may use a finalized version
     const carol = await owner(t);
     assert.equal((await updatePlugin(t, alice.accessToken, { pluginId: finalized, toPublish: true })).statusCode, 200);
-    const review = await runCli(['plugin', 'review', finalized], t.database.env);
+    const review = await runCliInProcess(['plugin', 'review', finalized], t.database.env);
     assert.equal(review.code, 0, review.stderr);
     await new Promise((r) => setTimeout(r, 1100)); // another process's change is seen within the cache's trust window (1 s)
     await claimWithPlugins(t, carol.accessToken, [numUses(3), custom(finalized)]);
