@@ -4,7 +4,7 @@
 //     exactly 100 successes, claim numbers 0–99 each once, no 5xx;
 //   - the same against 50 codes: every code used exactly once;
 //   - the worker process SIGKILLed under load and restarted: every accepted attempt resolves once.
-// The SPEC asks this of PostgreSQL; it runs on SQLite too (processes share the file).
+// Several processes on one database are a PostgreSQL deployment's shape; it runs on SQLite too (processes share the file).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';

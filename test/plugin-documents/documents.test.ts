@@ -40,7 +40,7 @@ describe('plugin documents', () => {
     ...extra,
   });
 
-  test('create needs a session with managePlugins; the document has every SPEC §2.10 field', async () => {
+  test('create needs a session with managePlugins; the document has every docs/plugins-platform.md field', async () => {
     const id = newPluginId();
     const anon = await t.request('POST', '/api/v0/plugins', { body: body(id) });
     assert.equal(anon.statusCode, 401, anon.body);
