@@ -1,7 +1,8 @@
 // The operator CLI (`platform <command>`). Output meant for scripts is one JSON document on stdout;
 // diagnostics go to stderr. Exit codes: 0 success, 1 failure, 2 usage error.
-import { readFileSync } from 'node:fs';
-import { resolve, sep } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ConfigError, describeDatabase, loadConfig, loadDotEnv, redactDatabaseUrl, type Config } from './config.ts';
 // The service, the database layer and the API-key storage are imported when a command needs them:
@@ -76,6 +77,14 @@ function listenProblem(
   return null;
 }
 
+/** How to start the CLI here: `./platform` from a checkout (its path when elsewhere), else the bin itself (a container). */
+function cliCommand(): string {
+  const script = fileURLToPath(new URL('../platform', import.meta.url));
+  if (!existsSync(script)) return 'node bin/platform.js';
+  const path = relative(process.cwd(), script);
+  return path === 'platform' ? './platform' : script;
+}
+
 /** What an operator needs after `serve`: where it listens, the docs, the database, how to get a key. */
 function printBanner(ctx: AppContext, address: ReturnType<import('node:net').Server['address']>) {
   const { config } = ctx;
@@ -95,7 +104,7 @@ function printBanner(ctx: AppContext, address: ReturnType<import('node:net').Ser
       `  API docs:   ${url}/docs  (OpenAPI: ${url}/openapi.json)`,
       `  Database:   ${database}`,
       `  Data dir:   ${config.dataDir}`,
-      `  API key:    npx platform api-key create --label <name>  (run with the same .env / DATA_DIR / DATABASE_URL as this server)`,
+      `  API key:    ${cliCommand()} api-key create --label <name>  (run with the same .env / DATA_DIR / DATABASE_URL as this server)`,
       ...testOnlyEgressLines(config),
       '',
     ].join('\n'),
@@ -264,18 +273,19 @@ function databaseProblem(err: unknown): string | null {
 }
 
 export async function main(argv: string[]): Promise<number> {
-  // the capabilities' commands (`app create`, `worker`, `import-pools`, …) follow the CLI's own
-  const { capabilities } = await import('./capabilities.ts');
-  const loops: BackgroundLoop[] = [];
-  for (const c of capabilities) {
-    commands.push(...(c.commands ?? []));
-    loops.push(...(c.loops ?? []));
-  }
-  const help = argv.includes('--help') || argv.includes('-h');
   if (argv[0] === '--version' || argv[0] === '-V') {
     process.stdout.write(VERSION + '\n');
     return 0;
   }
+  // the capabilities' commands (`app create`, `worker`, `import-pools`, …) follow the CLI's own
+  // (added once: tests call main() many times in one process)
+  const { capabilities } = await import('./capabilities.ts');
+  const loops: BackgroundLoop[] = [];
+  for (const c of capabilities) {
+    for (const command of c.commands ?? []) if (!commands.includes(command)) commands.push(command);
+    loops.push(...(c.loops ?? []));
+  }
+  const help = argv.includes('--help') || argv.includes('-h');
   if (argv.length === 0 || argv[0] === 'help' || (help && (argv[0] === '--help' || argv[0] === '-h'))) {
     process.stdout.write(usage());
     return argv.length === 0 ? 2 : 0;

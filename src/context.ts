@@ -123,7 +123,9 @@ export function createLogger(config: Pick<Config, 'logLevel'>, destination: 1 | 
         err: pino.stdSerializers.err,
       },
     },
-    destination === 2 ? pino.destination(2) : undefined,
+    // stderr through process.stderr (synchronous for files and pipes), so a caller that runs the CLI
+    // in-process (the tests) sees these lines where it sees the rest of the command's stderr
+    destination === 2 ? process.stderr : undefined,
   ) as unknown as FastifyBaseLogger;
 }
 

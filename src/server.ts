@@ -177,6 +177,9 @@ export async function buildApp(ctx: AppContext, { extend, ...opts }: BuildOption
       },
       security: [{ apiKey: [] }],
     },
+    // a route that names no answer description gets the meaning of its status code, not "Default Response"
+    transformObject: (document) =>
+      'openapiObject' in document ? describeStatuses(document.openapiObject) : document.swaggerObject,
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
@@ -224,4 +227,31 @@ function releaseOnFailedListen(app: App, ctx: AppContext): void {
       throw err;
     }
   }) as unknown as App['listen'];
+}
+
+/** What each status code means across the API, for answers whose route gives no description of its own. */
+const STATUS_MEANINGS: Record<string, string> = {
+  '200': 'Success',
+  '302': 'A redirect (Location names where)',
+  '400': 'The request is invalid: errorMessage names the field or the rule',
+  '401': 'Missing, unknown or revoked credentials (API key, bearer token or console session)',
+  '403': 'The credentials are valid but may not do this (scope, owner, CSRF token or origin)',
+  '404': 'No such resource (or one the caller may not see)',
+  '409': 'A conflict with the current state: a stale version, a taken name or id, a state that forbids it',
+  '413': 'The request body is larger than BODY_LIMIT',
+  '415': 'The content type is not JSON (or form data where the route takes it)',
+  '424': 'A service this call depends on failed (a chain or an RPC endpoint): errorMessage names it',
+  '429': 'Too many requests: retry after the Retry-After header',
+  '502': 'An upstream service answered badly or not in time',
+  '503': 'The database cannot be reached (or the service is shutting down): retry after Retry-After',
+};
+
+function describeStatuses<T>(openapi: T): T {
+  const paths = (openapi as { paths?: Record<string, Record<string, { responses?: Record<string, any> }>> }).paths;
+  for (const item of Object.values(paths ?? {}))
+    for (const operation of Object.values(item))
+      for (const [status, response] of Object.entries(operation?.responses ?? {}))
+        if (response && response.description === 'Default Response' && STATUS_MEANINGS[status])
+          response.description = STATUS_MEANINGS[status];
+  return openapi;
 }

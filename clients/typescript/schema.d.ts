@@ -5415,7 +5415,7 @@ export interface paths {
     };
     "/api/v0/plugins/core": {
         parameters: { query?: never; header?: never; path?: never; cookie?: never };
-        get: /** Form descriptions of the core plugins (SPEC §2.10 schema fields); GET /api/v0/plugin/{id} never returns core ids */
+        get: /** Form descriptions of the core plugins (the fields a claim form asks for each one); GET /api/v0/plugin/{id} never returns core ids */
         {
             parameters: {
                 query?: never;
@@ -7433,7 +7433,8 @@ export interface paths {
     };
     "/healthz": {
         parameters: { query?: never; header?: never; path?: never; cookie?: never };
-        get: {
+        get: /** Liveness: the process answers HTTP */
+        {
             parameters: {
                 query?: never;
                 header?: never;
@@ -7462,7 +7463,8 @@ export interface paths {
     };
     "/readyz": {
         parameters: { query?: never; header?: never; path?: never; cookie?: never };
-        get: {
+        get: /** Readiness: the database answers (503 otherwise); the chain indexer's lag when it runs */
+        {
             parameters: {
                 query?: never;
                 header?: never;
@@ -7549,8 +7551,11 @@ export interface paths {
 export interface components {
     schemas: {
         "def-0": {
+            /** What went wrong, in words; a schema failure names the field */
             errorMessage: string;
+            /** A machine-readable code, where the route defines one */
             error?: string;
+            /** Present when the credentials (API key, session) were the problem */
             unauthorized?: true;
             [key: string]: unknown;
         };

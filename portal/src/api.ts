@@ -72,7 +72,7 @@ export function usableVersion(doc: PluginDoc, owner: boolean): PluginVersion | u
   return (owner ? doc.versions : finalized).at(-1) ?? finalized.at(-1);
 }
 
-/** A document's version as a form description (its schema fields have the SPEC §2.10 shape). */
+/** A document's version as a form description (its schema fields have the shape docs/plugins-platform.md describes). */
 export function describeVersion(doc: PluginDoc, v: PluginVersion): PluginOption {
   const meta = doc.metadata as { name?: string; description?: string };
   return {

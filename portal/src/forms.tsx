@@ -1,4 +1,4 @@
-// Forms rendered from plugin descriptions (SPEC §2.10 schema fields). Nothing here knows a plugin:
+// Forms rendered from plugin descriptions (docs/plugins-platform.md schema fields). Nothing here knows a plugin:
 // a field's type picks the control; dotted keys address nested params; values convert to the
 // JSON the API takes (numbers, UNIX ms, UintRange[] of UNIX ms, string lists).
 import type { SchemaField } from './api.ts';
@@ -289,7 +289,7 @@ export function FieldErrorText({ id, text }: { id: string; text: string }) {
   );
 }
 
-/** SPEC §2.10 customDetailsDisplay: `{{key}}` replaced by public param values. */
+/** docs/plugins-platform.md customDetailsDisplay: `{{key}}` replaced by public param values. */
 export function detailsText(template: string, publicParams: Record<string, unknown>): string {
   return template.replace(/\{\{\s*([\w.]+)\s*\}\}/g, (_, key: string) => {
     const v = key

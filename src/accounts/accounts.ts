@@ -84,7 +84,7 @@ export function assertOwner(session: Session | null, address: string, viewType: 
   if (!session.scopes.includes(ACCOUNT_SCOPE)) throw forbidden(`${path}: ${rule}; the session lacks that scope.`);
 }
 
-/** The accounts asked for, in order, each with the pages of its views (SPEC §2.12, §4.27). */
+/** The accounts asked for, in order, each with the pages of its views (docs/chain-data.md). */
 export async function fetchAccounts(
   ctx: AppContext,
   session: Session | null,

@@ -1,4 +1,4 @@
-// Account views (SPEC §2.12): each view type pages one list of documents about one account and
+// Account views (docs/chain-data.md): each view type pages one list of documents about one account and
 // says where those documents land in the account (`signinRequests`, `claimActivity`, ...). Views
 // held by this service's own tables are read here; the chain-backed ones read the indexer's read
 // model (src/chain/account-views.ts) through ./chain-views.ts.

@@ -1,4 +1,4 @@
-// `POST /api/v0/collections` (SPEC §4.23): each requested collection with the pages of the views
+// `POST /api/v0/collections` (docs/chain-data.md): each requested collection with the pages of the views
 // it asks for. Documents land in the array of their type, `views[viewId]` lists their `_docId`s
 // with the page's bookmark (reference note §6.2). Market views are empty pages: see docs/chain-data.md.
 import type { AppContext } from '../context.ts';

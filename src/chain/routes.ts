@@ -1,4 +1,4 @@
-// Collection routes over the chain read model: the batch `POST /api/v0/collections` (SPEC §4.23)
+// Collection routes over the chain read model: the batch `POST /api/v0/collections` (docs/chain-data.md)
 // and the SDK-style reads of one collection, each a thin view of the same model. All need the
 // API key (the gate). Documents are the chain's JSON: amounts and ranges stay decimal strings.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';

@@ -1,5 +1,5 @@
 // Read side of the chain read model: documents in the reference client's shapes (note §6.1,
-// SPEC §2.12) and the paged views over them (SPEC §4.27, signed keyset bookmarks). Every view is
+// docs/chain-data.md) and the paged views over them (docs/api.md, signed keyset bookmarks). Every view is
 // newest first unless `oldestFirst`; `address` narrows a view to one participant.
 import type { AppContext } from '../context.ts';
 import { toCanonical } from '../shared/addresses.ts';
@@ -16,7 +16,7 @@ export interface ViewOptions {
   address?: string;
 }
 
-/** Keys of `userPermissions` an owner document always carries (SPEC §2.12). */
+/** Keys of `userPermissions` an owner document always carries (docs/chain-data.md). */
 const USER_PERMISSION_KEYS = [
   'canUpdateOutgoingApprovals',
   'canUpdateIncomingApprovals',
@@ -64,7 +64,7 @@ export function collectionDocFromRow(r: {
   };
 }
 
-/** Owner document exactly as SPEC §2.12 lists it. */
+/** Owner document exactly as docs/chain-data.md lists it. */
 export function ownerDoc(
   collectionId: string,
   address: string,

@@ -56,7 +56,7 @@ export async function attemptClaim(
   for (const [key, input] of Object.entries(inputs)) {
     const instance = claim.plugins.find((p) => p.instanceId === key);
     if (!instance) throw badRequest(`body has unknown field "${key}" (not an instance id of claim ${claimId})`);
-    // Unknown fields are refused here too; a wrong type is the plugin's own error (SPEC §7 texts).
+    // Unknown fields are refused here too; a wrong type is the plugin's own error (docs/plugins.md texts).
     if (input !== null && typeof input === 'object' && !Array.isArray(input)) {
       // core plugins declare their input fields; plugin documents check inputs against their own schema
       const plugin = findPlugin(instance.pluginId);

@@ -70,7 +70,7 @@ export async function evaluateAttempt(
   if (input.expectedVersion !== -1 && input.expectedVersion !== claim.version) {
     return { success: false, error: versionMismatchError(input.expectedVersion, claim.version), status: 409 };
   }
-  // A paused claim says so, whatever else would fail (SPEC §3: every attempt fails with `Claim halted`).
+  // A paused claim says so, whatever else would fail (docs/claims.md: every attempt fails with `Claim halted`).
   if (claim.plugins.some((p) => p.pluginId === 'halt')) return { success: false, error: HALTED, status: 400 };
   const assigner = assignerOf(claim);
   const mandatory = new Set<string>();

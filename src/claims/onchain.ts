@@ -27,7 +27,7 @@ export interface OnChainClaim {
   whitelistAddresses: string[];
 }
 
-/** SPEC §2.7: lowercase hex SHA-256 of `<seed>-<i>`, followed by `-<i>`. */
+/** docs/onchain-claims.md: lowercase hex SHA-256 of `<seed>-<i>`, followed by `-<i>`. */
 export function claimCode(seedCode: string, index: number): string {
   return codeFor(seedCode, index);
 }

@@ -1,4 +1,4 @@
-// Claim routes (SPEC §4.4–4.14). Thin: parse, call the domain function, shape the answer.
+// Claim routes (docs/claims.md). Thin: parse, call the domain function, shape the answer.
 // Every route needs the API key (the gate). Sessions (Authorization: Bearer):
 //   complete / simulate   a session for the claiming address with completeClaims, only when the
 //                         claim has an initiatedBy plugin;

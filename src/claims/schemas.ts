@@ -1,4 +1,4 @@
-// Request and response schemas of the claim routes (SPEC §4.4–4.14). Plugin params are objects
+// Request and response schemas of the claim routes (docs/claims.md). Plugin params are objects
 // here; each plugin checks its own params (a 400 naming the field).
 import { Type } from 'typebox';
 import { AddressString, Bookmark, MAX_PATH_PARAM_LENGTH, UintRangeSchema } from '../shared/schemas.ts';

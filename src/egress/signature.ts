@@ -1,4 +1,4 @@
-// Signed outbound calls (SPEC §4.25): X-Platform-Signature is the lowercase hex HMAC-SHA256,
+// Signed outbound calls (docs/plugins-platform.md): X-Platform-Signature is the lowercase hex HMAC-SHA256,
 // keyed with the plugin secret, of `<timestamp>.<exact body bytes>`; X-Platform-Timestamp is
 // that timestamp (UNIX ms); X-Platform-Version is 1.
 import { createHmac } from 'node:crypto';

@@ -1,5 +1,5 @@
 // POST /api/v0/integrations/query/{pluginId}: a hosted plugin answered directly, with the same flat
-// body a custom plugin's endpoint receives (SPEC §4.25): the params' keys plus `platformAddress` /
+// body a custom plugin's endpoint receives (docs/plugins-platform.md): the params' keys plus `platformAddress` /
 // `ethAddress` and the context fields. It answers like such an endpoint: 200 `{}` to pass, a non-200
 // with `{ message }` to fail, so a creator can try a configuration before putting it in a claim.
 // Inside claims the service never calls this route: hosted plugins run in-process.
@@ -16,7 +16,7 @@ import { ApiError, badRequest, notFound } from '../shared/errors.ts';
 import type { JsonObject } from '../shared/json.ts';
 import { errorResponses } from '../shared/schemas.ts';
 
-/** Body keys that are context, not params (SPEC §4.25's reserved keys). */
+/** Body keys that are context, not params (docs/plugins-platform.md's reserved keys). */
 const CONTEXT_KEYS = new Set([
   'pluginSecret',
   'version',

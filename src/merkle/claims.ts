@@ -1,4 +1,4 @@
-// Reserved codes, proofs and challenge details of on-chain claims (SPEC §4.15, §4.16). Claims come
+// Reserved codes, proofs and challenge details of on-chain claims (docs/onchain-claims.md). Claims come
 // from the claims capability (src/claims/onchain.ts); trees come from the per-process cache.
 import type { AppContext } from '../context.ts';
 import { loadClaim } from '../claims/model.ts';
@@ -68,7 +68,7 @@ export interface ReservedCodes {
   leafSignatures: string[];
 }
 
-/** SPEC §4.15: the codes of every claim number the address won, in claim-number order, each signed. */
+/** docs/onchain-claims.md: the codes of every claim number the address won, in claim-number order, each signed. */
 export async function reservedCodes(
   ctx: AppContext,
   session: Session,
@@ -129,7 +129,7 @@ async function claimOfTracker(ctx: AppContext, tracker: TrackerDetails): Promise
 }
 
 /**
- * SPEC §4.16. Code trees: `claimCodes` must hold the preimage of every leaf. Address trees:
+ * docs/onchain-claims.md. Code trees: `claimCodes` must hold the preimage of every leaf. Address trees:
  * `platformAddress` is required and every leaf must be its SHA-256. A leaf that is not in the
  * tree is answered with `isValidProof: false` (never another leaf's proof).
  */

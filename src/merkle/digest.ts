@@ -67,7 +67,7 @@ export class TreeHasher extends _SHA256 {
 
   /**
    * Leaf of code `index` of a claim: sha256(code), code = sha256hex(prefix ‖ index) ‖ "-" ‖ index,
-   * where `prefix` is the UTF-8 of "<seed>-" (SPEC §2.7). The code is written as ASCII straight
+   * where `prefix` is the UTF-8 of "<seed>-" (docs/onchain-claims.md). The code is written as ASCII straight
    * into the message buffer: no intermediate strings.
    */
   hashCodeInto(prefix: Uint8Array, index: number, dst: DataView, off: number): void {

@@ -1,5 +1,5 @@
 // What a tree's leaves are made of, as plain data so a build can be split across worker threads:
-//   codes:   leaf i = sha256(code i), code i = sha256hex("<seed>-<i>") + "-<i>" (SPEC §2.7)
+//   codes:   leaf i = sha256(code i), code i = sha256hex("<seed>-<i>") + "-<i>" (docs/onchain-claims.md)
 //   strings: leaf i = sha256(UTF-8 of values[i - first]): native addresses, or codes given as text
 import { NODE_BYTES, viewOf, type TreeHasher } from './digest.ts';
 

@@ -1,5 +1,5 @@
 // Merkle routes: the leaf signer's address, an on-chain claim's challenge details, reserved codes
-// with leaf signatures (SPEC §4.15) and proofs (SPEC §4.16). Thin: validate, call the domain.
+// with leaf signatures (docs/onchain-claims.md) and proofs (docs/onchain-claims.md). Thin: validate, call the domain.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Routes } from '../shared/capability.ts';

@@ -30,7 +30,7 @@ export interface ProofStep {
   onRight: boolean;
 }
 
-/** One entry of `allProofDetails` (SPEC §2.7). */
+/** One entry of `allProofDetails` (docs/onchain-claims.md). */
 export interface ProofDetails {
   proofObj: ProofStep[];
   isValidProof: boolean;

@@ -26,12 +26,24 @@ const Ready = Type.Object({
 
 export const operations: Routes = {
   register(app, ctx) {
-    app.get('/healthz', { schema: { tags: ['operations'], response: { 200: Health } } }, async () => ({
-      status: 'ok',
-    }));
+    app.get(
+      '/healthz',
+      {
+        schema: { tags: ['operations'], summary: 'Liveness: the process answers HTTP', response: { 200: Health } },
+      },
+      async () => ({
+        status: 'ok',
+      }),
+    );
     app.get(
       '/readyz',
-      { schema: { tags: ['operations'], response: { 200: Ready, 503: Type.Ref('ErrorResponse') } } },
+      {
+        schema: {
+          tags: ['operations'],
+          summary: "Readiness: the database answers (503 otherwise); the chain indexer's lag when it runs",
+          response: { 200: Ready, 503: Type.Ref('ErrorResponse') },
+        },
+      },
       async (_req, reply) => {
         try {
           await sql`select 1`.execute(ctx.db);

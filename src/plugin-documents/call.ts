@@ -1,4 +1,4 @@
-// The signed call to a custom plugin's endpoint (SPEC §4.25): the flat JSON body, header fields
+// The signed call to a custom plugin's endpoint (docs/plugins-platform.md): the flat JSON body, header fields
 // as headers, the X-Platform-* signature headers, one deadline for the whole exchange and a cap
 // on the response, all through the one egress module. Every failure comes back as a sentence fit
 // for the attempt's error and the plugin's error record.
@@ -31,7 +31,7 @@ export interface CallContext {
 }
 
 /**
- * The request: the flat body (schema values first, then the context fields of the SPEC's table)
+ * The request: the flat body (schema values first, then the context fields docs/plugins-platform.md lists)
  * and the header fields, which leave the body. Keys are unique across the schemas (validation).
  */
 export function buildRequest(c: CallContext): { body: JsonObject; headers: Record<string, string> } {

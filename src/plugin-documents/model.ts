@@ -1,4 +1,4 @@
-// Plugin documents as the service sees them (SPEC §2.10): the document, its versions and their
+// Plugin documents as the service sees them (docs/plugins-platform.md): the document, its versions and their
 // config. The stored config of a version is exactly `VersionConfig`; `version`, `finalized` and
 // the timestamps live in their own columns.
 export const FIELD_TYPES = ['string', 'number', 'boolean', 'date', 'url', 'ownershipRequirements'] as const;

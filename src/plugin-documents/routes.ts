@@ -1,4 +1,4 @@
-// Plugin document routes (SPEC §4.17–4.20) on the reference client's paths and bodies. Thin:
+// Plugin document routes (docs/plugins-platform.md) on the reference client's paths and bodies. Thin:
 // parse, call the domain function, shape the answer. Who may call each route is declared in
 // src/shared/access.ts and checked before the handler: create, update, delete and the error log
 // need a session holding managePlugins, and so does fetch with returnSensitiveData; the handlers

@@ -1,4 +1,4 @@
-// Request and response schemas of the plugin document routes (SPEC §2.10, §4.17–4.20), on the
+// Request and response schemas of the plugin document routes (docs/plugins-platform.md), on the
 // reference client's body shapes. Structure is checked here; the rules that span fields
 // (reserved and duplicate keys, options against types, the endpoint URL) are in validation.ts.
 import { Type, type Static } from 'typebox';
@@ -97,7 +97,7 @@ const configProps = {
   customDetailsDisplay: Type.Optional(Type.String({ maxLength: 4096 })),
   finalized: Type.Optional(Type.Boolean({ description: 'Lock this version (immutable from then on)' })),
 };
-/** A version's config as sent: every field of SPEC §2.10 except `version` (assigned). */
+/** A version's config as sent: every field docs/plugins-platform.md lists except `version` (assigned). */
 export const VersionConfigBody = Type.Object(configProps, { additionalProperties: false });
 export type VersionConfigInput = Static<typeof VersionConfigBody>;
 

@@ -1,4 +1,4 @@
-// The rules of plugin documents that span fields (SPEC §2.10, §4.25): schema fields and their
+// The rules of plugin documents that span fields (docs/plugins-platform.md): schema fields and their
 // options, reserved and repeated keys, header fields, customDetailsDisplay, the verification
 // call, the preset's companions; and the check of param / input values against a schema, used by
 // the custom plugin runtime. Every problem is a 400 naming the field.
@@ -7,7 +7,7 @@ import type { JsonObject } from '../plugins/types.ts';
 import type { HardcodedInput, SchemaField, VersionConfig } from './model.ts';
 import type { VersionConfigInput } from './schemas.ts';
 
-/** Keys a schema may not use: the request's own fields and the signature headers (SPEC §4.25). */
+/** Keys a schema may not use: the request's own fields and the signature headers (docs/plugins-platform.md). */
 export const RESERVED_KEYS = [
   'pluginSecret',
   'version',

@@ -11,7 +11,7 @@ export const anonymous: ClaimPlugin = {
   requiresSession: false,
   validate: noParams,
   async evaluate({ platformAddress }) {
-    // Text as the SPEC gives it (§7), brand word included.
+    // The reference client's text, brand word included (docs/plugins.md).
     if (platformAddress !== nullAddress()) return { success: false, error: 'BitBadges address must be anonymous' };
     return { success: true };
   },

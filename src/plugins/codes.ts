@@ -10,7 +10,7 @@ import type { ClaimPlugin, StoredStateEntry } from './types.ts';
 export const MAX_NUM_CODES = 10_000_000;
 export const MAX_CODES_LIST = 100_000;
 
-/** Claim code format (SPEC §2.7): lowercase hex SHA-256 of `<seed>-<i>`, then `-<i>`. */
+/** Claim code format (docs/onchain-claims.md): lowercase hex SHA-256 of `<seed>-<i>`, then `-<i>`. */
 export const codeFor = (seedCode: string, index: number): string => `${sha256Hex(`${seedCode}-${index}`)}-${index}`;
 
 interface Pub {
@@ -87,7 +87,7 @@ export const codes: ClaimPlugin<Pub, Priv> = {
     }
     return {
       publicParams: compact({ numCodes, hideCurrentState: optBool(p, 'hideCurrentState', `${path}.publicParams`) }),
-      // the seed wins when both are given (SPEC §2.8), so a list beside it is not kept
+      // the seed wins when both are given (docs/plugins.md), so a list beside it is not kept
       privateParams: seedCode !== undefined ? { seedCode } : { codes: list },
     };
   },

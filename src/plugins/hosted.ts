@@ -1,4 +1,4 @@
-// The hosted plugins (SPEC §2.9): plugins of the service itself, listed as plugin documents (seeded
+// The hosted plugins (docs/hosted-plugins.md): plugins of the service itself, listed as plugin documents (seeded
 // by migration 0016, in English and Spanish) and run in-process. A localised id (`min-badge-es`)
 // runs the same plugin as the bare one.
 export const HOSTED_PLUGIN_IDS = [

@@ -102,7 +102,7 @@ export interface StatusWebhook {
 
 export interface PluginResult {
   success: boolean;
-  /** Exact error text when failing (SPEC §7). */
+  /** Exact error text when failing (docs/plugins.md). */
   error?: string;
   /** HTTP status a failing simulation answers with (default 400). */
   status?: number;

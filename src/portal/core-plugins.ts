@@ -1,9 +1,9 @@
-// Form descriptions of the core plugins, in the SPEC §2.10 vocabulary (schema fields with key,
+// Form descriptions of the core plugins, in the vocabulary of docs/plugins-platform.md (schema fields with key,
 // label, type, required, helper, options, arrayField, defaultValue). The console's claim builder
 // and the public claim page render only from these (GET /api/v0/plugins/core), so a plugin added
 // with a description appears in the UI without UI changes.
 //
-// Two conventions beyond SPEC §2.10, both needed to describe the core plugins' params:
+// Two conventions beyond the schema fields of docs/plugins-platform.md, both needed to describe the core plugins' params:
 //  - a `key` with dots names a nested field (`list.addresses` is publicParams.list.addresses);
 //  - type `dateRanges`: UintRange[] of UNIX ms (transferTimes), rendered as pairs of date pickers.
 //    Like `ownershipRequirements` for hosted plugins, it is a structured type the forms know.

@@ -509,7 +509,7 @@ export const portal: Routes = {
         schema: {
           tags: ['plugins'],
           summary:
-            'Form descriptions of the core plugins (SPEC §2.10 schema fields); GET /api/v0/plugin/{id} never returns core ids',
+            'Form descriptions of the core plugins (the fields a claim form asks for each one); GET /api/v0/plugin/{id} never returns core ids',
           response: { 200: Type.Object({ plugins: Type.Array(Type.Ref('PluginDescription')) }) },
         },
       },

@@ -1,4 +1,4 @@
-// Bookmark pagination (SPEC §4.27), shared by every list route. A bookmark is an opaque keyset
+// Bookmark pagination (docs/api.md), shared by every list route. A bookmark is an opaque keyset
 // cursor: the sort-key values of the last row returned, signed so it cannot be forged or edited,
 // and bound to the list it came from. `''` asks for the first page; `hasMore` is exact because
 // one row beyond the page is fetched, so a client never gets a trailing empty page.

@@ -3,9 +3,11 @@ import { Type, type TSchema } from 'typebox';
 
 export const ErrorResponse = Type.Object(
   {
-    errorMessage: Type.String(),
-    error: Type.Optional(Type.String()),
-    unauthorized: Type.Optional(Type.Literal(true)),
+    errorMessage: Type.String({ description: 'What went wrong, in words; a schema failure names the field' }),
+    error: Type.Optional(Type.String({ description: 'A machine-readable code, where the route defines one' })),
+    unauthorized: Type.Optional(
+      Type.Literal(true, { description: 'Present when the credentials (API key, session) were the problem' }),
+    ),
   },
   { $id: 'ErrorResponse', additionalProperties: true },
 );

@@ -1,4 +1,4 @@
-// Lifetimes of everything the sign-in flow issues (SPEC §8; RFC 6749 §4.1.2 recommends ≤ 10 min codes).
+// Lifetimes of everything the sign-in flow issues (docs/security.md; RFC 6749 §4.1.2 recommends ≤ 10 min codes).
 export const MINUTE = 60_000;
 export const DAY = 24 * 60 * MINUTE;
 
@@ -10,7 +10,7 @@ export const CODE_TTL_MS = 10 * MINUTE;
 export const DEFAULT_ISSUED_AT_WINDOW_MS = 10 * MINUTE;
 export const ACCESS_TOKEN_TTL_MS = DAY;
 export const REFRESH_TOKEN_TTL_MS = 60 * DAY;
-// Each refresh rotation resets both expirations (SPEC §3). An absolute end of the token family is
+// Each refresh rotation resets both expirations (docs/signin.md). An absolute end of the token family is
 // optional: SIGNIN_SESSION_MAX_AGE_DAYS (config.ts), off by default.
 /** An id_token (OpenID Connect): it proves a sign-in to the client, which keeps its own session. */
 export const ID_TOKEN_TTL_MS = 60 * MINUTE;

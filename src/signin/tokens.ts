@@ -210,7 +210,7 @@ function tokenPair(
   const refreshVerifier = random.slice(64);
   const accessToken = `${authorizationId}.${accessVerifier}`;
   const refreshToken = `${authorizationId}.${refreshVerifier}`;
-  // both lifetimes count from now (rotation resets them, SPEC §3), within the family's end if any
+  // both lifetimes count from now (rotation resets them, docs/signin.md), within the family's end if any
   const accessExpiresAt = Math.min(now + ACCESS_TOKEN_TTL_MS, familyExpiresAt ?? Infinity);
   const refreshExpiresAt = Math.min(now + REFRESH_TOKEN_TTL_MS, familyExpiresAt ?? Infinity);
   // column order of CONSUME_CODE / ROTATE: access_hash, access_scopes, access_expires_at, refresh_hash, refresh_expires_at

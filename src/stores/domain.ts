@@ -1,4 +1,4 @@
-// Dynamic stores: hosted address lists edited by add/remove actions (SPEC §2.11, §4.21, §4.22,
+// Dynamic stores: hosted address lists edited by add/remove actions (docs/stores.md,
 // §4.26). Plain functions over the storage module; routes are thin wrappers around these.
 //
 // Edits apply synchronously inside one transaction: when an action route answers, every claim

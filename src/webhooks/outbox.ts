@@ -1,4 +1,4 @@
-// The status webhook outbox (SPEC §4.25, §6, §8). A resolved attempt enqueues one delivery per
+// The status webhook outbox (docs/egress-and-webhooks.md). A resolved attempt enqueues one delivery per
 // instance whose plugin version has receiveStatusWebhook, in the transaction that records the
 // attempt's result, so a delivery exists exactly when the result does. The `webhook-deliveries`
 // loop (deliver.ts) sends due rows.

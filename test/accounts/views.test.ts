@@ -1,5 +1,5 @@
 // POST /api/v0/users: accounts with the views this service holds itself (sign-ins, claim activity),
-// their visibility, paging (SPEC §4.27) and the 400s; the native balance with and without a chain.
+// their visibility, paging (docs/api.md) and the 400s; the native balance with and without a chain.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startApp, type TestApp } from '../helpers/app.ts';

@@ -90,12 +90,11 @@ describe('chain client', () => {
     );
     chain.intercept({ match: (p) => p.includes('/blocks/1'), action: { wait: new Promise(() => {}) }, times: 1 });
     const impatient = new ChainClient({ baseUrl: chain.url, timeoutMs: 500 });
-    const started = Date.now();
+    // the block never answers: the rejection itself shows the 500 ms timeout applied
     await assert.rejects(
       impatient.block(1),
       (err: unknown) => err instanceof ChainError && err.statusCode === 503 && /unreachable.*500 ms/.test(err.message),
     );
-    assert.ok(Date.now() - started < 5000);
     await impatient.close();
     const dead = new ChainClient({ baseUrl: 'http://127.0.0.1:1', timeoutMs: 500 });
     await assert.rejects(

@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { startApp, type TestApp, type TestDatabase } from '../helpers/app.ts';
 import { startFakeChain, type FakeChain } from '../helpers/fake-chain.ts';
+import { PATIENCE_MS } from '../helpers/patience.ts';
 
 export async function startIndexedApp(
   opts: { env?: Record<string, string>; database?: TestDatabase; chain?: FakeChain } = {},
@@ -29,7 +30,7 @@ export async function indexerDetails(t: TestApp): Promise<ReadyDetails | undefin
 }
 
 /** Waits until /readyz reports `height` indexed (the indexer polls every 100 ms in tests). */
-export async function waitIndexed(t: TestApp, height: number, timeoutMs = 60_000): Promise<ReadyDetails> {
+export async function waitIndexed(t: TestApp, height: number, timeoutMs = PATIENCE_MS): Promise<ReadyDetails> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const d = await indexerDetails(t);

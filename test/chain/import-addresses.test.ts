@@ -7,7 +7,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestDatabase, startApp, type TestApp, type TestDatabase } from '../helpers/app.ts';
-import { runCli } from '../helpers/cli.ts';
+import { runCliInProcess } from '../helpers/cli.ts';
 import { addressOf, bal, balanceStore, collectionDoc } from '../helpers/fake-chain.ts';
 import { evmAddressOf } from '../../src/shared/addresses.ts';
 import { viewPage } from './helpers.ts';
@@ -48,7 +48,7 @@ function snapshot() {
   };
 }
 
-describe('import-chain: addresses in either form are stored native', { timeout: 120_000 }, () => {
+describe('import-chain: addresses in either form are stored native', () => {
   let t: TestApp;
   let database: TestDatabase;
   let dir: string;
@@ -60,7 +60,7 @@ describe('import-chain: addresses in either form are stored native', { timeout: 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'chain-import-'));
     database = createTestDatabase();
-    const res = await runCli(['import-chain', write('snapshot.json', snapshot())], database.env);
+    const res = await runCliInProcess(['import-chain', write('snapshot.json', snapshot())], database.env);
     assert.equal(res.code, 0, res.stderr);
     t = await startApp({ database });
   });
@@ -117,7 +117,7 @@ describe('import-chain: addresses in either form are stored native', { timeout: 
     for (const [field, spoil] of cases) {
       const s = snapshot();
       spoil(s);
-      const res = await runCli(['import-chain', write('bad.json', s)], database.env);
+      const res = await runCliInProcess(['import-chain', write('bad.json', s)], database.env);
       assert.equal(res.code, 1, field);
       const escaped = field.replace(/[[\].]/g, '\\$&');
       assert.match(

@@ -42,7 +42,7 @@ describe('chain indexer from genesis', () => {
     await chain.close();
   });
 
-  test('owners are the chain balance stores of the holders, as SPEC §2.12 owner documents', async () => {
+  test('owners are the chain balance stores of the holders, as the owner documents of docs/chain-data.md', async () => {
     const { collection, view } = await viewPage(t, '1', { viewType: 'owners', oldestFirst: true });
     assert.deepEqual(view.ids, [`1:${A}`, `1:${B}`, `1:${C}`]);
     assert.equal(view.type, 'owners');

@@ -9,6 +9,7 @@ import { createTestDatabase, startApp, type TestApp } from '../helpers/app.ts';
 import { BIN, runCli } from '../helpers/cli.ts';
 import { addressOf, bal, collectionDoc, messageEvent, startFakeChain, type FakeChain } from '../helpers/fake-chain.ts';
 import { indexerDetails, waitIndexed } from './helpers.ts';
+import { PATIENCE_MS } from '../helpers/patience.ts';
 
 interface Proc {
   child: ChildProcess;
@@ -67,7 +68,7 @@ async function allIds(t: TestApp, path: string, key: string): Promise<string[]> 
   }
 }
 
-describe('indexer processes on one database', { timeout: 300_000 }, () => {
+describe('indexer processes on one database', () => {
   let t: TestApp;
   let chain: FakeChain;
   let env: Record<string, string>;
@@ -103,12 +104,12 @@ describe('indexer processes on one database', { timeout: 300_000 }, () => {
     const first = await startIndexer(env);
     procs.push(first);
     try {
-      const until = Date.now() + 60_000;
+      const until = Date.now() + PATIENCE_MS;
       while (!chain.requests.some((r) => r.height === 12 && r.path.includes('/get_balance/'))) {
         if (Date.now() > until) throw new Error('the indexer never reached block 12');
         await new Promise((r) => setTimeout(r, 20));
       }
-      await waitIndexed(t, 11, 60_000); // everything before the held block commits; 12 cannot
+      await waitIndexed(t, 11); // everything before the held block commits; 12 cannot
       await first.kill('SIGKILL');
       assert.equal((await indexerDetails(t))!.indexedHeight, 11, 'the held block was not committed');
     } finally {
@@ -119,7 +120,7 @@ describe('indexer processes on one database', { timeout: 300_000 }, () => {
     const mark = chain.requests.length;
     const second = await startIndexer(env);
     procs.push(second);
-    await waitIndexed(t, 20, 60_000);
+    await waitIndexed(t, 20);
     const blockReads = chain.requests
       .slice(mark)
       .map((r) => /\/blocks\/(\d+)$/.exec(r.path)?.[1])
@@ -142,7 +143,7 @@ describe('indexer processes on one database', { timeout: 300_000 }, () => {
     const b = await startIndexer(env);
     procs.push(a, b);
     mintBlocks(chain, 21, 25);
-    await waitIndexed(t, 25, 60_000);
+    await waitIndexed(t, 25);
     const status = JSON.parse((await runCli(['indexer', 'status'], env)).stdout);
     assert.equal(status.indexedHeight, 25);
     assert.equal(status.lag, 0);
@@ -152,7 +153,7 @@ describe('indexer processes on one database', { timeout: 300_000 }, () => {
 
     await holder.kill('SIGKILL');
     mintBlocks(chain, 26, 30);
-    await waitIndexed(t, 30, 60_000); // after the lease (1.5 s) expires
+    await waitIndexed(t, 30); // after the lease (1.5 s) expires
     const after = JSON.parse((await runCli(['indexer', 'status'], env)).stdout);
     assert.equal(Number(String(after.leaseHolder).split(':').at(-2)), other.child.pid);
     const activity = await allIds(t, '/api/v0/collection/1/activity', 'activity');

@@ -59,7 +59,7 @@ function snapshot() {
   };
 }
 
-describe('indexing from an imported snapshot; view paging', { timeout: 300_000 }, () => {
+describe('indexing from an imported snapshot; view paging', () => {
   let t: TestApp;
   let chain: FakeChain;
   let database: TestDatabase;
@@ -222,7 +222,7 @@ describe('indexing from an imported snapshot; view paging', { timeout: 300_000 }
   });
 });
 
-describe('import-chain while an indexer runs', { timeout: 300_000 }, () => {
+describe('import-chain while an indexer runs', () => {
   test('the running indexer loses its lease, resumes after the snapshot height, and the old model is gone', async () => {
     const chain = await startFakeChain();
     const { t } = await startIndexedApp({ chain });

@@ -255,7 +255,7 @@ describe('claim attempts', () => {
       const ids = [];
       for (let i = 0; i < 5; i++)
         ids.push((await attempt(t, 'complete', claimId, randomAddress())).json().claimAttemptId);
-      for (const id of ids) assert.equal((await resolved(t, id, undefined, 20_000)).success, true, stderr);
+      for (const id of ids) assert.equal((await resolved(t, id)).success, true, stderr);
     } finally {
       const closed = new Promise((r) => child.once('close', r));
       child.kill('SIGTERM');

@@ -94,7 +94,7 @@ describe('claims engine', () => {
       ],
       { satisfyMethod: { type: 'OR', conditions: ['pw', 'h'] } },
     );
-    // halt pauses the claim whatever the success logic or the instances named (SPEC §3)
+    // halt pauses the claim whatever the success logic or the instances named (docs/claims.md)
     for (const only of [['pw'], ['h']]) {
       const b = await attempt(t, 'simulate', or, randomAddress(), {
         _specificInstanceIds: only,

@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import type { TestApp } from '../helpers/app.ts';
 import { signIn, type SignedIn } from '../helpers/signin.ts';
 import { toPlatformAddress } from '../../src/shared/addresses.ts';
+import { PATIENCE_MS } from '../helpers/patience.ts';
 
 export const ALL_SCOPES = [
   'completeClaims',
@@ -81,7 +82,7 @@ export async function status(t: TestApp, id: string, token?: string) {
 }
 
 /** Polls the status route until the attempt resolves. */
-export async function resolved(t: TestApp, id: string, token?: string, timeoutMs = 10_000) {
+export async function resolved(t: TestApp, id: string, token?: string, timeoutMs = PATIENCE_MS) {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const s = await status(t, id, token);

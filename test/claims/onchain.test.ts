@@ -49,7 +49,7 @@ describe('on-chain claims', () => {
     approverAddress: '',
   });
 
-  test('claimCode follows SPEC §2.7', () => {
+  test('claimCode follows docs/onchain-claims.md', () => {
     const seed = 'ab'.repeat(32);
     const expected = createHash('sha256').update(`${seed}-7`).digest('hex') + '-7';
     assert.equal(claimCode(seed, 7), expected);

@@ -178,7 +178,6 @@ describe('connections in a browser', () => {
     const key = generatePrivateKey();
     const context = await walletContext(browser, key);
     const tab = await context.newPage();
-    tab.setDefaultTimeout(20_000);
     await tab.goto(`${base}/`);
     await tab.click('#signin-evm');
     await tab.getByRole('heading', { name: 'API keys' }).waitFor();

@@ -16,6 +16,7 @@ import { CallThread } from '../../src/plugin-documents/call-thread.ts';
 import type { CallContext } from '../../src/plugin-documents/call.ts';
 import type { PluginVersion } from '../../src/plugin-documents/model.ts';
 import { toPlatformAddress } from '../../src/shared/addresses.ts';
+import { PATIENCE_MS } from '../helpers/patience.ts';
 
 const version = (uri: string) =>
   ({
@@ -222,7 +223,7 @@ describe('plugin call thread', () => {
         CA: testCertificates().caPem,
         CONTEXT: JSON.stringify(context(endpoint.url, toPlatformAddress(randomBytes(20)))),
       },
-      timeout: 20_000,
+      timeout: PATIENCE_MS,
     });
     let stdout = '';
     let stderr = '';

@@ -6,12 +6,13 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startApp, type TestApp } from '../helpers/app.ts';
-import { runCli } from '../helpers/cli.ts';
+import { runCliInProcess } from '../helpers/cli.ts';
 import { startHttpsEndpoint, type HttpsEndpoint } from '../helpers/https-endpoint.ts';
 import { freePort } from '../helpers/process.ts';
 import { createPlugin, owner, startPluginApp, updatePlugin, versionConfig } from '../helpers/plugins.ts';
 import type { SignedIn } from '../helpers/signin.ts';
 import { attempt, claimWithPlugins, completeAndWait, numUses, randomAddress } from '../claims/helpers.ts';
+import { PATIENCE_MS } from '../helpers/patience.ts';
 
 const custom = (pluginId: string, version = '1', instanceId = 'cp') => ({
   pluginId,
@@ -231,7 +232,7 @@ describe('custom plugins: failures, errors, versions, webhooks', () => {
     // published (toPublish + the operator's review): anyone may use a finalized version
     const carol = await owner(t);
     assert.equal((await updatePlugin(t, alice.accessToken, { pluginId: finalized, toPublish: true })).statusCode, 200);
-    const review = await runCli(['plugin', 'review', finalized], t.database.env);
+    const review = await runCliInProcess(['plugin', 'review', finalized], t.database.env);
     assert.equal(review.code, 0, review.stderr);
     await new Promise((r) => setTimeout(r, 1100)); // another process's change is seen within the cache's trust window (1 s)
     await claimWithPlugins(t, carol.accessToken, [numUses(3), custom(finalized)]);
@@ -299,7 +300,7 @@ describe('custom plugins: failures, errors, versions, webhooks', () => {
       assert.equal(failed.success, false);
       assert.equal(failed.error, 'two is refused');
       const webhooks = () => hooks.requests.filter((r) => r.json._attemptStatus !== 'executing');
-      const until = Date.now() + 10_000;
+      const until = Date.now() + PATIENCE_MS;
       while (webhooks().length < 2 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
       const byAttempt = new Map(webhooks().map((r) => [r.json.claimAttemptId as string, r.json]));
       assert.equal(webhooks().length, 2, 'one delivery per resolved attempt');

@@ -150,12 +150,11 @@ describe('egress client: edges', () => {
       res.write('only a few bytes, then nothing'); // the rest never comes
     });
     try {
-      const t0 = Date.now();
       await assert.rejects(
         e.request({ url: `https://127.0.0.1:${s.port}/declared`, timeoutMs: 5000 }),
         egressError('too-large', /exceeds 1048576 bytes/),
       );
-      assert.ok(Date.now() - t0 < 4000, 'refused before the deadline');
+      // the body never comes: a call that waited for it would end in a timeout, not 'too-large'
     } finally {
       await s.close();
     }

@@ -2,6 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestDatabase, startApp, type TestApp, type TestDatabase } from '../helpers/app.ts';
 import { runCli } from '../helpers/cli.ts';
+import { PATIENCE_MS } from '../helpers/patience.ts';
 
 describe('operator CLI', () => {
   let db: TestDatabase;
@@ -88,7 +89,7 @@ describe('serve', () => {
     });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
-    const deadline = Date.now() + 60_000; // generous: a loaded machine starts slowly
+    const deadline = Date.now() + PATIENCE_MS; // however slowly a loaded machine starts
     let ok = false;
     while (Date.now() < deadline) {
       try {

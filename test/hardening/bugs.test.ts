@@ -161,7 +161,7 @@ describe('request bodies', () => {
   });
 });
 
-describe('refresh rotation resets expirations (SPEC §3)', () => {
+describe('refresh rotation resets expirations (docs/signin.md)', () => {
   const refreshBody = (client: { clientId: string; clientSecret: string }, refresh_token: string) => ({
     grant_type: 'refresh_token',
     refresh_token,

@@ -5,7 +5,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestDatabase, startApp, type TestApp, type TestDatabase } from '../helpers/app.ts';
-import { cliJson, runCli } from '../helpers/cli.ts';
+import { cliJson, runCliInProcess } from '../helpers/cli.ts';
 import type { SignedIn } from '../helpers/signin.ts';
 import { ManualClock } from '../../src/shared/clock.ts';
 import { claimCode } from '../../src/claims/onchain.ts';
@@ -214,7 +214,7 @@ describe('guessing through a backend', () => {
     t = await startApp({ clock, env: { GUESS_LIMIT_PER_MINUTE: '100' } });
     m = await manager(t);
     trusted = cliJson(
-      await runCli(['api-key', 'create', '--label', 'claims backend', '--trusted-backend'], t.database.env),
+      await runCliInProcess(['api-key', 'create', '--label', 'claims backend', '--trusted-backend'], t.database.env),
     );
   });
   after(() => t.close());
@@ -237,10 +237,10 @@ describe('guessing through a backend', () => {
   test('the CLI marks a key as a trusted backend; api-key list shows the mark', async () => {
     assert.match(trusted.id, /^key_[0-9a-f]{16}$/);
     assert.equal((trusted as unknown as { trustedBackend: boolean }).trustedBackend, true);
-    const plain = cliJson(await runCli(['api-key', 'create', '--label', 'plain'], t.database.env));
+    const plain = cliJson(await runCliInProcess(['api-key', 'create', '--label', 'plain'], t.database.env));
     assert.equal(plain.trustedBackend, false);
     const list: Array<{ id: string; trustedBackend: boolean }> = cliJson(
-      await runCli(['api-key', 'list'], t.database.env),
+      await runCliInProcess(['api-key', 'list'], t.database.env),
     );
     assert.equal(list.find((k) => k.id === trusted.id)?.trustedBackend, true);
     assert.equal(list.find((k) => k.id === plain.id)?.trustedBackend, false);

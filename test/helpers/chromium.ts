@@ -3,16 +3,21 @@
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { privateKeyToAccount } from 'viem/accounts';
+import { PATIENCE_MS } from './patience.ts';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
-/** `extraArgs`: more Chromium switches, for one test file's needs. */
-export function launchChromium(extraArgs: readonly string[] = []): Promise<Browser> {
+/**
+ * Chromium with no wall-clock limit tuned to a fast machine: every context and page it opens waits
+ * up to PATIENCE_MS (Playwright's default is 30 s per action, which a loaded machine can reach).
+ * `extraArgs`: more Chromium switches, for one test file's needs.
+ */
+export async function launchChromium(extraArgs: readonly string[] = []): Promise<Browser> {
   if (!existsSync(CHROMIUM))
     throw new Error(
       `Chromium not found at ${CHROMIUM}: install Debian's package (apt-get install -y chromium); .ci/run does this.`,
     );
-  return chromium.launch({
+  const browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: [
       '--headless',
@@ -25,7 +30,23 @@ export function launchChromium(extraArgs: readonly string[] = []): Promise<Brows
       '--disable-sync',
       ...extraArgs,
     ],
+    timeout: PATIENCE_MS,
   });
+  const newContext = browser.newContext.bind(browser);
+  browser.newContext = async (...args) => {
+    const context = await newContext(...args);
+    context.setDefaultTimeout(PATIENCE_MS);
+    context.setDefaultNavigationTimeout(PATIENCE_MS);
+    return context;
+  };
+  const newPage = browser.newPage.bind(browser);
+  browser.newPage = async (...args) => {
+    const page = await newPage(...args);
+    page.setDefaultTimeout(PATIENCE_MS);
+    page.setDefaultNavigationTimeout(PATIENCE_MS);
+    return page;
+  };
+  return browser;
 }
 
 /**

@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { BIN, ROOT } from './cli.ts';
+import { PATIENCE_MS } from './patience.ts';
 
 export interface ServiceProcess {
   child: ChildProcess;
@@ -44,7 +45,7 @@ export async function startService(
   child.stderr!.on('data', (d) => (err += d));
   const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + (opts.timeoutMs ?? 60_000); // generous: a loaded machine starts slowly
+  const deadline = Date.now() + (opts.timeoutMs ?? PATIENCE_MS); // however slowly a loaded machine starts
   for (;;) {
     if (child.exitCode !== null) throw new Error(`service exited with ${child.exitCode}: ${err}`);
     try {

@@ -1,5 +1,5 @@
 // POST /api/v0/integrations/query/{pluginId}: the address a check runs for. A plugin that checks an
-// address (its document's verificationCall.passAddress, SPEC §2.9) needs one; an invalid one is
+// address (its document's verificationCall.passAddress, docs/hosted-plugins.md) needs one; an invalid one is
 // named by the field it came in.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';

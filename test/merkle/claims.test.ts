@@ -13,6 +13,7 @@ import { collectionDoc, startFakeChain, type FakeChain } from '../helpers/fake-c
 import { signIn, type SignedIn } from '../helpers/signin.ts';
 import { toPlatformAddress, tryParseAddress } from '../../src/shared/addresses.ts';
 import { merkleService } from '../../src/merkle/service.ts';
+import { PATIENCE_MS } from '../helpers/patience.ts';
 
 const sha256 = (data: Buffer | string): Buffer => createHash('sha256').update(data).digest();
 const sha256Hex = (data: string) => sha256(data).toString('hex');
@@ -116,7 +117,7 @@ describe('on-chain claims: reserved codes, leaf signatures, merkle proofs', () =
     });
     assert.equal(res.statusCode, 200, res.body);
     const { claimAttemptId } = res.json();
-    const until = Date.now() + 10_000;
+    const until = Date.now() + PATIENCE_MS;
     for (;;) {
       const s = await t.request('GET', `/api/v0/claims/status/${claimAttemptId}`);
       if (s.json().success !== undefined) {

@@ -12,10 +12,11 @@ import { createTestDatabase, type TestDatabase } from '../helpers/app.ts';
 import { runCli } from '../helpers/cli.ts';
 import { freePort } from '../helpers/process.ts';
 import { loops } from '../../src/capabilities.ts';
+import { PATIENCE_MS } from '../helpers/patience.ts';
 
-// A process still running after this long never ends on its own (the bug); runCli then kills it and
-// reports the exit code null.
-const HANG_MS = 25_000;
+// A process still running after this long never ends on its own (the bug): runCli then kills it and
+// reports the exit code null. No slow machine reaches it.
+const HANG_MS = PATIENCE_MS;
 
 /** stderr without the `Database: …` line the CLI prints before a command that opens the database. */
 const problem = (stderr: string) =>

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { createTestDatabase, TEST_DB, type TestDatabase } from '../helpers/app.ts';
 import { ROOT, runCli } from '../helpers/cli.ts';
 import { startService } from '../helpers/process.ts';
+import { PATIENCE_MS } from '../helpers/patience.ts';
 
 const VERSION = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version as string;
 
@@ -32,7 +33,7 @@ describe('one configuration for CLI and server: .env', () => {
   });
 
   test('a key created from the .env directory works on a server started from there; both name the same database', async () => {
-    const created = await runCli(['api-key', 'create', '--label', 'from dotenv'], {}, 30_000, { cwd: dir });
+    const created = await runCli(['api-key', 'create', '--label', 'from dotenv'], {}, PATIENCE_MS, { cwd: dir });
     assert.equal(created.code, 0, created.stderr);
     const key = JSON.parse(created.stdout).key as string; // stdout is still exactly one JSON document
     const expected =
@@ -70,7 +71,7 @@ describe('one configuration for CLI and server: .env', () => {
   test('the real environment wins over .env', async () => {
     const other = mkdtempSync(join(tmpdir(), 'platform-env-'));
     try {
-      const r = await runCli(['api-key', 'list'], { DATA_DIR: other, DATABASE_URL: '' }, 30_000, { cwd: dir });
+      const r = await runCli(['api-key', 'list'], { DATA_DIR: other, DATABASE_URL: '' }, PATIENCE_MS, { cwd: dir });
       assert.equal(r.code, 0, r.stderr);
       assert.match(
         r.stderr,
@@ -127,7 +128,7 @@ describe('help, version and one-line errors', () => {
       [...n.split(' '), '-h'],
     ]);
     for (let i = 0; i < runs.length; i += 4) {
-      const results = await Promise.all(runs.slice(i, i + 4).map((args) => runCli(args, env, 60_000)));
+      const results = await Promise.all(runs.slice(i, i + 4).map((args) => runCli(args, env)));
       results.forEach((r, j) => {
         const args = runs[i + j];
         assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
@@ -138,7 +139,7 @@ describe('help, version and one-line errors', () => {
   });
 
   test('serve --help prints the usage and exits instead of starting a server', async () => {
-    const r = await runCli(['serve', '--help'], { PORT: '1' }, 10_000);
+    const r = await runCli(['serve', '--help'], { PORT: '1' });
     assert.equal(r.code, 0);
     assert.match(r.stdout, /^Usage: platform serve/);
   });
@@ -177,7 +178,7 @@ describe('help, version and one-line errors', () => {
 describe('start-up failures in one line', () => {
   test('an unreachable DATABASE_URL is named, without its password, and the command exits 1', async () => {
     for (const args of [['api-key', 'list'], ['serve']]) {
-      const r = await runCli(args, { DATABASE_URL: 'postgres://ops:hunter2@127.0.0.1:1/platform', PORT: '0' }, 20_000);
+      const r = await runCli(args, { DATABASE_URL: 'postgres://ops:hunter2@127.0.0.1:1/platform', PORT: '0' });
       assert.equal(r.code, 1, `${args.join(' ')}: ${r.stderr}`);
       const lines = r.stderr.split('\n').filter((l) => l && !l.startsWith('Database: '));
       assert.equal(lines.length, 1, r.stderr);
@@ -203,7 +204,7 @@ describe('start-up failures in one line', () => {
   test('a Node older than 24 gets one line saying so', {
     skip: systemNode ? false : 'no Node older than 24 on this machine',
   }, async () => {
-    const r = await runCli(['api-key', 'list'], {}, 10_000, { node: systemNode! });
+    const r = await runCli(['api-key', 'list'], {}, PATIENCE_MS, { node: systemNode! });
     assert.equal(r.code, 1);
     assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
     assert.match(r.stderr, /needs Node\.js 24 or newer; this is Node\.js \d+\./);

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { createTestDatabase, type TestDatabase } from '../helpers/app.ts';
 import { ROOT } from '../helpers/cli.ts';
 import { startService } from '../helpers/process.ts';
+import { PATIENCE_MS } from '../helpers/patience.ts';
 
 const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8').replace(/\\\n\s*/g, ' ');
 const lines = dockerfile
@@ -68,7 +69,7 @@ describe('the container image, without Docker', () => {
         execFile(
           argv[0],
           argv.slice(1),
-          { env: { ...process.env, PORT: String(service.port) }, timeout: 10_000 },
+          { env: { ...process.env, PORT: String(service.port) }, timeout: PATIENCE_MS },
           (err) => resolve(err ? ((err as { code?: number }).code ?? 1) : 0),
         );
       });
@@ -84,7 +85,7 @@ describe('the container image, without Docker', () => {
       execFile(
         argv[0],
         argv.slice(1),
-        { env: { ...process.env, PORT: String(service.port) }, timeout: 10_000 },
+        { env: { ...process.env, PORT: String(service.port) }, timeout: PATIENCE_MS },
         (err) => resolve(err !== null),
       ),
     );

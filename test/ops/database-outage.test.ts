@@ -9,6 +9,7 @@ import pg from 'pg';
 import { createTestDatabase, TEST_DATABASE_URL, TEST_DB, type TestDatabase } from '../helpers/app.ts';
 import { runCli } from '../helpers/cli.ts';
 import { startService, type ServiceProcess } from '../helpers/process.ts';
+import { PATIENCE_MS } from '../helpers/patience.ts';
 
 describe('database outage (PostgreSQL)', {
   skip: TEST_DB !== 'postgres' && 'PostgreSQL only: SQLite has no connections to lose',
@@ -49,7 +50,7 @@ describe('database outage (PostgreSQL)', {
     assert.ok((await cutConnections()) > 0, 'the service had connections to cut');
     await new Promise((r) => setTimeout(r, 500));
     assert.equal(svc.child.exitCode, null, `the service exited: ${svc.stderr()}`);
-    const deadline = Date.now() + 10_000;
+    const deadline = Date.now() + PATIENCE_MS;
     let status = 0;
     while (Date.now() < deadline && status !== 200) {
       status = (await fetch(`${svc.url}/readyz`)).status;

@@ -4,12 +4,12 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestDatabase, type TestDatabase } from '../helpers/app.ts';
-import { runCli } from '../helpers/cli.ts';
+import { runCliInProcess } from '../helpers/cli.ts';
 import { startService, type ServiceProcess } from '../helpers/process.ts';
 import { loadConfig } from '../../src/config.ts';
 
 async function apiKey(db: TestDatabase): Promise<string> {
-  const r = await runCli(['api-key', 'create', '--label', 'rate'], db.env);
+  const r = await runCliInProcess(['api-key', 'create', '--label', 'rate'], db.env);
   assert.equal(r.code, 0, r.stderr);
   return JSON.parse(r.stdout).key;
 }

@@ -8,13 +8,14 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { TEST_DATABASE_URL } from '../helpers/app.ts';
 import { ROOT } from '../helpers/cli.ts';
+import { PATIENCE_MS } from '../helpers/patience.ts';
 
 function testCommand(args: string[], env: Record<string, string>) {
   const r = spawnSync(process.execPath, [join(ROOT, 'scripts', 'test.mjs'), ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     encoding: 'utf8',
-    timeout: 120_000,
+    timeout: PATIENCE_MS,
   });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }

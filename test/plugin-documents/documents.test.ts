@@ -5,7 +5,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TestApp } from '../helpers/app.ts';
-import { runCli } from '../helpers/cli.ts';
+import { runCliInProcess } from '../helpers/cli.ts';
 import type { SignedIn } from '../helpers/signin.ts';
 import { signIn } from '../helpers/signin.ts';
 import {
@@ -40,7 +40,7 @@ describe('plugin documents', () => {
     ...extra,
   });
 
-  test('create needs a session with managePlugins; the document has every SPEC §2.10 field', async () => {
+  test('create needs a session with managePlugins; the document has every docs/plugins-platform.md field', async () => {
     const id = newPluginId();
     const anon = await t.request('POST', '/api/v0/plugins', { body: body(id) });
     assert.equal(anon.statusCode, 401, anon.body);
@@ -364,10 +364,10 @@ describe('plugin documents', () => {
     };
     assert.deepEqual((await search(`searchValue=${tag}`)).plugins, [], 'not reviewed yet');
 
-    const cli = await runCli(['plugin', 'review', listed], t.database.env);
+    const cli = await runCliInProcess(['plugin', 'review', listed], t.database.env);
     assert.equal(cli.code, 0, cli.stderr);
     assert.deepEqual(JSON.parse(cli.stdout), { pluginId: listed, toPublish: true, reviewCompleted: true });
-    const missing = await runCli(['plugin', 'review', 'no-such-plugin'], t.database.env);
+    const missing = await runCliInProcess(['plugin', 'review', 'no-such-plugin'], t.database.env);
     assert.equal(missing.code, 1);
     assert.match(missing.stderr, /not found/);
 

@@ -1,5 +1,5 @@
 // The eight core plugins through the public routes: each one's pass, and every error text of
-// SPEC §7, exactly. Failures are checked on simulate (nothing is written) and, where state
+// docs/plugins.md, exactly. Failures are checked on simulate (nothing is written) and, where state
 // matters, through complete and the queue.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// What each core plugin accepts at claim creation, to the exact message: its flags as the SPEC
+// What each core plugin accepts at claim creation, to the exact message: its flags as docs/plugins.md's
 // table gives them (duplicates, on-demand use), its known fields, and every bound on both sides.
 // Written against the mutants `npm run mutate -- src/plugins` left alive (docs/contributing.md).
 import { after, before, describe, test } from 'node:test';
@@ -53,7 +53,7 @@ describe('core plugin params', () => {
     { pluginId, instanceId: 'x', ...params },
   ];
 
-  test('duplicates: allowed for all but numUses and anonymous (SPEC §2.8)', async () => {
+  test('duplicates: allowed for all but numUses and anonymous (docs/plugins.md)', async () => {
     for (const id of Object.keys(minimal)) {
       const plugins =
         id === 'numUses'

@@ -24,7 +24,7 @@ describe('plugin reference (docs/plugins.md)', () => {
   after(() => t.close());
 
   test('has an example for every core plugin, and each is accepted as written', async () => {
-    // the eight core plugins of SPEC §2.8 (hosted and social plugins have their own documents)
+    // the eight core plugins of docs/plugins.md (hosted and social plugins have their own documents)
     const core = ['numUses', 'codes', 'password', 'transferTimes', 'initiatedBy', 'whitelist', 'halt', 'anonymous'];
     const ids = new Set(examples.map((e) => e.pluginId));
     assert.deepEqual([...ids].sort(), [...core].sort());

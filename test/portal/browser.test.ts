@@ -19,6 +19,7 @@ import { PORTAL_DIST } from '../../src/portal/static.ts';
 import { freePort } from '../helpers/process.ts';
 import { launchChromium } from '../helpers/chromium.ts';
 import { DESKTOP, keplrContext, walletContext } from '../helpers/browser-wallet.ts';
+import { PATIENCE_MS } from '../helpers/patience.ts';
 
 const SHOTS = process.env.PORTAL_SCREENSHOTS ?? join(tmpdir(), 'platform-portal-screenshots');
 const OWNER_KEY = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d' as const; // Hardhat #1, public test key
@@ -60,7 +61,7 @@ describe('web portal in a browser', () => {
     owner = await (await walletContext(browser, OWNER_KEY)).newPage();
     claimer = await (await walletContext(browser, generatePrivateKey())).newPage();
     for (const page of [owner, claimer]) {
-      page.setDefaultTimeout(10_000);
+      page.setDefaultTimeout(PATIENCE_MS);
       page.on('pageerror', (err) => console.error(`page error: ${err.message}`));
       page.on('console', (m) => m.type() === 'error' && console.error(`console: ${m.text()}`));
     }
@@ -132,7 +133,7 @@ describe('web portal in a browser', () => {
       mimeType: 'text/csv',
       buffer: Buffer.from(rows.join('\n')),
     });
-    await owner.getByText('Imported 2,000 addresses.').waitFor({ timeout: 30_000 });
+    await owner.getByText('Imported 2,000 addresses.').waitFor({ timeout: PATIENCE_MS });
     assert.equal(await owner.getByTestId('store-size').innerText(), '2000');
     assert.equal(await owner.getByTestId('import-count').innerText(), '2,000 / 2,000');
     const snippet = JSON.parse(await owner.locator('pre').innerText()) as {
@@ -182,7 +183,7 @@ describe('web portal in a browser', () => {
     await claimer.getByTestId('live-check').filter({ hasText: 'You meet every requirement.' }).waitFor();
     await audit(claimer, 'claim-page-connected');
     await claimer.click('#claim-button');
-    await claimer.getByTestId('claim-place').waitFor({ timeout: 20_000 });
+    await claimer.getByTestId('claim-place').waitFor({ timeout: PATIENCE_MS });
     assert.equal(await claimer.getByTestId('claim-place').innerText(), 'You were #1 of 10.');
     await audit(claimer, 'claim-page-claimed');
     // the owner sees the attempt
@@ -357,7 +358,7 @@ describe('web portal in a browser', () => {
   test('a Keplr-style wallet signs in to the console with its native address (ADR-36)', async () => {
     const { context, address } = await keplrContext(browser, 'platform-1');
     const page = await context.newPage();
-    page.setDefaultTimeout(10_000);
+    page.setDefaultTimeout(PATIENCE_MS);
     await page.goto(`${base}/`);
     await page.click('#signin-keplr');
     await page.getByRole('heading', { name: 'API keys' }).waitFor();

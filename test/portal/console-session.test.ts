@@ -360,7 +360,7 @@ describe('console session', () => {
     assert.equal(second.pagination.hasMore, false);
   });
 
-  test('GET /api/v0/plugins/core describes every core plugin with SPEC §2.10 schema fields', async () => {
+  test('GET /api/v0/plugins/core describes every core plugin with docs/plugins-platform.md schema fields', async () => {
     const res = await t.request('GET', '/api/v0/plugins/core');
     assert.equal(res.statusCode, 200);
     const plugins = res.json().plugins as Array<{
@@ -400,7 +400,7 @@ describe('console session', () => {
       ['code'],
     );
     assert.equal(by.transferTimes.publicParamsSchema[0].type, 'dateRanges');
-    // and GET /api/v0/plugin/{id} still never returns them (SPEC §4.17)
+    // and GET /api/v0/plugin/{id} still never returns them (docs/plugins-platform.md)
     const single = await t.request('GET', '/api/v0/plugin/numUses');
     assert.equal(single.statusCode, 404);
   });

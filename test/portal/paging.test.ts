@@ -18,6 +18,7 @@ import { DEFAULT_PAGE_SIZE } from '../../src/shared/pagination.ts';
 import { consoleRequest, consoleSignIn, type ConsoleSignIn } from './helpers.ts';
 import { freePort } from '../helpers/process.ts';
 import { launchChromium } from '../helpers/chromium.ts';
+import { PATIENCE_MS } from '../helpers/patience.ts';
 
 // GET /api/v0/claims/mine (src/portal/routes.ts, "25 per page") and GET /api/v0/claims/{claimId}/attempts
 // (src/claims/attempts.ts) both page with paginate's default size.
@@ -57,7 +58,7 @@ describe('paged console lists in a browser ("More …")', () => {
     const [name, value] = session.cookie.split('=');
     await context.addCookies([{ name, value, url: base, httpOnly: true, sameSite: 'Strict' }]);
     const page = await context.newPage();
-    page.setDefaultTimeout(10_000);
+    page.setDefaultTimeout(PATIENCE_MS);
     page.on('pageerror', (err) => console.error(`page error: ${err.message}`));
     page.on('console', (m) => m.type() === 'error' && console.error(`console: ${m.text()}`));
     return { session, page };

@@ -31,7 +31,7 @@ export const FULL_PERMISSIONS = Object.fromEntries(
 export const chainCollection = (id: string, manager: string, over: Record<string, unknown> = {}) =>
   collectionDoc(id, manager, { collectionPermissions: FULL_PERMISSIONS, collectionApprovals: [], ...over });
 
-describe('reference client: collections and accounts', { timeout: 120_000 }, () => {
+describe('reference client: collections and accounts', () => {
   let chain: FakeChain;
   let t: TestApp;
   let alice: SignedIn;

@@ -11,7 +11,7 @@ import { signIn, type SignedIn } from '../helpers/signin.ts';
 import { newClaimId, numUses } from '../claims/helpers.ts';
 import { refusal, sdkClient, type SdkClient } from './sdk.ts';
 
-describe('reference client: claims', { timeout: 180_000 }, () => {
+describe('reference client: claims', () => {
   let t: TestApp;
   let ep: HttpsEndpoint;
   let alice: SignedIn;

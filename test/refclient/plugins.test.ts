@@ -31,7 +31,7 @@ const metadata = (name: string) => ({
   createdBy: 'tester',
 });
 
-describe('reference client: plugin documents', { timeout: 120_000 }, () => {
+describe('reference client: plugin documents', () => {
   let t: TestApp;
   let ep: HttpsEndpoint;
   let alice: SignedIn;

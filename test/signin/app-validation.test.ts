@@ -5,7 +5,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestDatabase, startApp, type TestApp, type TestDatabase } from '../helpers/app.ts';
-import { cliJson, runCli } from '../helpers/cli.ts';
+import { cliJson, runCliInProcess } from '../helpers/cli.ts';
 import { authorizeCode, codeExchangeBody, signIn, type SignedIn } from '../helpers/signin.ts';
 
 const APPS = '/api/v0/developerApps';
@@ -78,20 +78,20 @@ describe('developer app validation and ownership', () => {
 
   test('the limits the route schema does not see first: 20 URIs of at most 2,048 characters (CLI)', async () => {
     const many = Array.from({ length: 21 }, (_, i) => ['--redirect-uri', `https://a.example/cb${i}`]).flat();
-    const tooMany = await runCli(['app', 'create', '--name', 'Many', ...many], db.env);
+    const tooMany = await runCliInProcess(['app', 'create', '--name', 'Many', ...many], db.env);
     assert.equal(tooMany.code, 2);
     assert.match(tooMany.stderr, /Invalid redirectUris: at most 20 redirect URIs/);
-    const twenty = await runCli(['app', 'create', '--name', 'Twenty', ...many.slice(0, 40)], db.env);
+    const twenty = await runCliInProcess(['app', 'create', '--name', 'Twenty', ...many.slice(0, 40)], db.env);
     assert.equal(twenty.code, 0, twenty.stderr);
 
     const base = 'https://a.example/';
-    const long = await runCli(
+    const long = await runCliInProcess(
       ['app', 'create', '--name', 'Long', '--redirect-uri', base + 'x'.repeat(2049 - base.length)],
       db.env,
     );
     assert.equal(long.code, 2);
     assert.match(long.stderr, /Invalid redirectUris\[0\]: longer than 2048 characters/);
-    const atLimit = await runCli(
+    const atLimit = await runCliInProcess(
       ['app', 'create', '--name', 'At Limit', '--redirect-uri', base + 'x'.repeat(2048 - base.length)],
       db.env,
     );
@@ -202,7 +202,8 @@ describe('developer app validation and ownership', () => {
     assert.equal(await exchange(second), 200);
 
     // another process (the CLI) rotates: the cached row serves for at most a second
-    const third = cliJson(await runCli(['app', 'rotate-secret', client.clientId], db.env)).client_secret as string;
+    const third = cliJson(await runCliInProcess(['app', 'rotate-secret', client.clientId], db.env))
+      .client_secret as string;
     await new Promise((r) => setTimeout(r, 1100));
     assert.equal(await exchange(second), 401, 'the row cached before the rotation expired');
     assert.equal(await exchange(third), 200);

@@ -2,7 +2,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestDatabase, startApp, type TestApp, type TestDatabase } from '../helpers/app.ts';
-import { runCli } from '../helpers/cli.ts';
+import { runCliInProcess } from '../helpers/cli.ts';
 import { authorizeCode, codeExchangeBody, signIn, type TestClient } from '../helpers/signin.ts';
 import { sha256Hex } from '../../src/shared/crypto.ts';
 
@@ -16,7 +16,7 @@ describe('platform app create', () => {
   after(() => t.close());
 
   test('prints { client_id, client_secret, redirect_uris }; the secret is stored only as a hash and works', async () => {
-    const r = await runCli(
+    const r = await runCliInProcess(
       [
         'app',
         'create',
@@ -57,13 +57,16 @@ describe('platform app create', () => {
   });
 
   test('bad input is a usage error naming the problem', async () => {
-    const noName = await runCli(['app', 'create', '--redirect-uri', 'https://x.example/cb'], db.env);
+    const noName = await runCliInProcess(['app', 'create', '--redirect-uri', 'https://x.example/cb'], db.env);
     assert.equal(noName.code, 2);
     assert.match(noName.stderr, /--name/);
-    const badUri = await runCli(['app', 'create', '--name', 'X', '--redirect-uri', 'http://evil.example/cb'], db.env);
+    const badUri = await runCliInProcess(
+      ['app', 'create', '--name', 'X', '--redirect-uri', 'http://evil.example/cb'],
+      db.env,
+    );
     assert.equal(badUri.code, 2);
     assert.match(badUri.stderr, /https/);
-    const badGrant = await runCli(['app', 'create', '--name', 'X', '--grant-type', 'password'], db.env);
+    const badGrant = await runCliInProcess(['app', 'create', '--name', 'X', '--grant-type', 'password'], db.env);
     assert.equal(badGrant.code, 2);
   });
 });

@@ -16,6 +16,7 @@ import { startApp, type TestApp } from '../helpers/app.ts';
 import { basicAuth, createTestClient, type TestClient } from '../helpers/signin.ts';
 import { freePort } from '../helpers/process.ts';
 import { injectEvmWallet, launchChromium } from '../helpers/chromium.ts';
+import { PATIENCE_MS } from '../helpers/patience.ts';
 
 const TEST_KEY = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d' as const; // Hardhat #1, public test key
 const wallet = privateKeyToAccount(TEST_KEY);
@@ -110,7 +111,7 @@ describe('browser sign-in', () => {
     assert.match(await page.locator('#scopes').innerText(), /Complete Claims[\s\S]*Read Private Claim Data/);
 
     await Promise.all([
-      page.waitForURL((u) => u.href.startsWith(callbackUrl), { timeout: 20_000 }),
+      page.waitForURL((u) => u.href.startsWith(callbackUrl), { timeout: PATIENCE_MS }),
       page.click('#evm'),
     ]);
     assert.equal(await page.locator('#done').innerText(), 'Signed in');
@@ -175,7 +176,7 @@ describe('browser sign-in', () => {
       `${base()}/signin/authorize?${new URLSearchParams({ response_type: 'code', client_id: client.clientId })}`,
     );
     await page.click('#evm');
-    await page.locator('#code').waitFor({ state: 'visible', timeout: 20_000 });
+    await page.locator('#code').waitFor({ state: 'visible', timeout: PATIENCE_MS });
     const code = (await page.locator('#code').innerText()).trim();
     assert.match(code, /^[0-9a-f]{64}$/);
     const res = await fetch(`${base()}/api/v0/signin/token`, {
@@ -203,7 +204,7 @@ describe('browser sign-in', () => {
     });
     await page.goto(`${base()}/signin/authorize?${q}`);
     await Promise.all([
-      page.waitForURL((u) => u.href.startsWith(callbackUrl), { timeout: 20_000 }),
+      page.waitForURL((u) => u.href.startsWith(callbackUrl), { timeout: PATIENCE_MS }),
       page.click('#native'),
     ]);
     const cb = callbacks.at(-1)!;

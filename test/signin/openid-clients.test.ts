@@ -22,6 +22,7 @@ import { cliJson, runCli } from '../helpers/cli.ts';
 import { freePort } from '../helpers/process.ts';
 import { createTestClient, testAccount, type TestAccount, type TestClient } from '../helpers/signin.ts';
 import type { ManualClock } from '../../src/shared/clock.ts';
+import { PATIENCE_MS } from '../helpers/patience.ts';
 
 const HOUR = 3600_000;
 
@@ -116,7 +117,7 @@ describe('OpenID Connect with stock clients through the authorize page in Chromi
       await injectEvmWallet(page, user.privateKey, signed);
       await page.goto(authorizationUrl);
       await Promise.all([
-        page.waitForURL((u) => u.href.startsWith(callbackOrigin), { timeout: 30_000 }),
+        page.waitForURL((u) => u.href.startsWith(callbackOrigin), { timeout: PATIENCE_MS }),
         page.click('#evm'),
       ]);
       assert.equal(signed.length, 1);

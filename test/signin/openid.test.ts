@@ -390,9 +390,7 @@ describe('OpenID Connect: processes starting together on one database share one 
 
   test("two `platform serve` processes started at once create one key; an id_token of one verifies with the other's JWKS", async () => {
     // generous: two services starting at once on a loaded machine; whichever started is stopped after
-    const started = await Promise.allSettled(
-      [0, 1].map(() => startService({ ...db.env, PUBLIC_URL: ISSUER }, { timeoutMs: 100_000 })),
-    );
+    const started = await Promise.allSettled([0, 1].map(() => startService({ ...db.env, PUBLIC_URL: ISSUER })));
     for (const s of started) if (s.status === 'fulfilled') services.push(s.value);
     for (const s of started) if (s.status === 'rejected') throw s.reason;
     const [a, b] = await Promise.all(

@@ -51,7 +51,7 @@ describe('sessions', () => {
     assert.equal((await t.request('GET', '/api/v0/test/whoami', { token: s.refreshToken })).statusCode, 401);
   });
 
-  test('auth/status answers SPEC §2.3 exactly, signed in or not', async () => {
+  test('auth/status answers docs/signin.md exactly, signed in or not', async () => {
     const s = await signIn(t, { scopes: ['completeClaims', 'readPrivateClaimData'] });
     const res = await t.request('POST', '/api/v0/auth/status', { token: s.accessToken, body: {} });
     assert.equal(res.statusCode, 200, res.body);

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
 import { sql } from 'kysely';
 import { createTestDatabase, startApp, TEST_DB, type TestApp, type TestDatabase } from '../helpers/app.ts';
-import { runCli } from '../helpers/cli.ts';
+import { runCliInProcess } from '../helpers/cli.ts';
 import {
   authorizeCode,
   basicAuth,
@@ -444,7 +444,7 @@ describe('refresh_token refusals', () => {
   });
 
   test('an operator token (no refresh token of its own) cannot refresh, and the revoke endpoint revokes it', async () => {
-    const minted = await runCli(
+    const minted = await runCliInProcess(
       ['token', 'create', '--address', testAccount().address, '--scopes', 'manageClaims', '--expires', '1d'],
       db.env,
     );

@@ -38,7 +38,7 @@ describe('token endpoint: authorization_code', () => {
   });
   after(() => t.close());
 
-  test('success: SPEC §2.2 plus expires_in and scope, Bearer, no-store', async () => {
+  test('success: docs/signin.md plus expires_in and scope, Bearer, no-store', async () => {
     const { code, client, account } = await authorizeCode(t, { scopes: ['completeClaims', 'manageClaims'] });
     const res = await t.request('POST', TOKEN, { body: codeExchangeBody(client, code) });
     assert.equal(res.statusCode, 200, res.body);
@@ -365,7 +365,7 @@ describe('token endpoint: authorization_code', () => {
         .statusCode,
       200,
     );
-    // the API key is required (SPEC §5); even that refusal is not cacheable
+    // the API key is required (docs/signin.md); even that refusal is not cacheable
     const noKey = await t.request('POST', TOKEN, { apiKey: null, body: codeExchangeBody(client, code) });
     assert.equal(noKey.statusCode, 401);
     assert.equal(noKey.headers['cache-control'], 'no-store');
@@ -670,7 +670,7 @@ describe('expiry under a controllable clock', () => {
     );
   });
 
-  test('access tokens live one day, refresh tokens 60 days; each rotation resets both (SPEC §3)', async () => {
+  test('access tokens live one day, refresh tokens 60 days; each rotation resets both (docs/signin.md)', async () => {
     const { code, client } = await authorizeCode(t);
     const granted = clock.now();
     const tokens = (await t.request('POST', TOKEN, { body: codeExchangeBody(client, code) })).json();

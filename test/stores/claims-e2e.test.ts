@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { startApp, type TestApp } from '../helpers/app.ts';
 import { createStore, randomAddress, signInUser, type CreatedStore, type User } from './helpers.ts';
+import { PATIENCE_MS } from '../helpers/patience.ts';
 
 const claimId = () => `store${randomBytes(8).toString('hex')}`;
 
@@ -60,7 +61,7 @@ describe('dynamic stores attached to claims (whitelist plugin)', () => {
       return { success: false, error: res.json().errorMessage };
     }
     const { claimAttemptId } = res.json();
-    const until = Date.now() + 10_000;
+    const until = Date.now() + PATIENCE_MS;
     for (;;) {
       const s = await t.request('GET', `/api/v0/claims/status/${claimAttemptId}`);
       assert.equal(s.statusCode, 200, s.body);

@@ -15,7 +15,7 @@ describe('dynamic store documents', () => {
   });
   after(() => t.close());
 
-  test('create answers { doc } with the SPEC fields, the secret, and canonical owner addresses', async () => {
+  test('create answers { doc } with every documented field, the secret, and canonical owner addresses', async () => {
     (t.clock as ManualClock).advance(5000);
     const res = await t.request('POST', '/api/v0/dynamicStores', {
       token: owner.token,

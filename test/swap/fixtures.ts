@@ -2,6 +2,7 @@
 // RNG, random pool sets, and small local HTTP servers speaking the chain REST and Skip Go formats.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { PATIENCE_MS } from '../helpers/patience.ts';
 
 export type AssetSpec = [denom: string, amount: bigint | string | number, weight?: bigint | string | number];
 
@@ -233,7 +234,7 @@ export async function startSkipServer(
 /** Waits until `fn` returns a truthy value (polling), or fails after `ms`. */
 export async function eventually<T>(
   fn: () => Promise<T | undefined | null | false>,
-  ms = 10_000,
+  ms = PATIENCE_MS,
   what = 'condition',
 ): Promise<T> {
   const deadline = Date.now() + ms;

@@ -6,7 +6,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestDatabase, startApp, type TestApp, type TestDatabase } from '../helpers/app.ts';
-import { runCli } from '../helpers/cli.ts';
+import { runCliInProcess } from '../helpers/cli.ts';
 import { parseAddress } from '../../src/shared/addresses.ts';
 import { balancerOutGivenIn } from '../../src/swap/balancer.ts';
 import { parseDec } from '../../src/swap/dec.ts';
@@ -75,7 +75,7 @@ describe('import-pools (CLI) reaching a running service', () => {
       params: { taker_fee_params: { default_taker_fee: '0.001000000000000000' } },
       denom_pair_taker_fees: [{ token_in_denom: 'uusdc', token_out_denom: 'uusdt', taker_fee: '0.000500000000000000' }],
     };
-    const r = await runCli(['import-pools', file('pools.json', doc)], db.env);
+    const r = await runCliInProcess(['import-pools', file('pools.json', doc)], db.env);
     assert.equal(r.code, 0, r.stderr);
     const out = JSON.parse(r.stdout);
     assert.equal(out.imported, 2);
@@ -118,7 +118,7 @@ describe('import-pools (CLI) reaching a running service', () => {
   });
 
   test('a later import replaces the set; the service follows', async () => {
-    const r = await runCli(
+    const r = await runCliInProcess(
       [
         'import-pools',
         file('pools2.json', [
@@ -152,7 +152,7 @@ describe('import-pools (CLI) reaching a running service', () => {
   });
 
   test('without CHAIN_REST_URL a tokenization route carries no compliance fields (the check cannot run)', async () => {
-    const r = await runCli(
+    const r = await runCliInProcess(
       [
         'import-pools',
         file('pools3.json', {
@@ -180,7 +180,7 @@ describe('import-pools (CLI) reaching a running service', () => {
   });
 
   test('bad files fail with a message and change nothing; usage errors exit 2', async () => {
-    const bad = await runCli(
+    const bad = await runCliInProcess(
       [
         'import-pools',
         file('bad.json', {
@@ -196,7 +196,7 @@ describe('import-pools (CLI) reaching a running service', () => {
     );
     assert.equal(bad.code, 1);
     assert.match(bad.stderr, /pools\[0\]\.pool_assets\[0\]\.token\.amount must be an unsigned integer string/);
-    const fee = await runCli(
+    const fee = await runCliInProcess(
       [
         'import-pools',
         file('fee.json', {
@@ -216,7 +216,7 @@ describe('import-pools (CLI) reaching a running service', () => {
     );
     assert.equal(fee.code, 1);
     assert.match(fee.stderr, /swap_fee must be below 1/);
-    const dup = await runCli(
+    const dup = await runCliInProcess(
       [
         'import-pools',
         file('dup.json', {
@@ -236,13 +236,13 @@ describe('import-pools (CLI) reaching a running service', () => {
     );
     assert.equal(dup.code, 1);
     assert.match(dup.stderr, /pool id 1 appears twice/);
-    const notJson = await runCli(['import-pools', file('x.json', '{nope')], db.env);
+    const notJson = await runCliInProcess(['import-pools', file('x.json', '{nope')], db.env);
     assert.equal(notJson.code, 1);
     assert.match(notJson.stderr, /not valid JSON/);
-    const missing = await runCli(['import-pools', join(dir, 'missing.json')], db.env);
+    const missing = await runCliInProcess(['import-pools', join(dir, 'missing.json')], db.env);
     assert.equal(missing.code, 1);
     assert.match(missing.stderr, /cannot read the file \(ENOENT\)/);
-    const usage = await runCli(['import-pools'], db.env);
+    const usage = await runCliInProcess(['import-pools'], db.env);
     assert.equal(usage.code, 2);
     assert.match(usage.stderr, /import-pools needs exactly one FILE/);
     const rows = await t.ctx.db.selectFrom('swap_pools').select('pool_id').execute();

@@ -10,10 +10,11 @@ import { freePort } from '../helpers/process.ts';
 import type { ManualClock } from '../../src/shared/clock.ts';
 import { deliverDue, PER_ORIGIN, startDeliveries } from '../../src/webhooks/deliver.ts';
 import { egressTestEnv, enqueue, insertPlugin, newDelivery } from './helpers.ts';
+import { PATIENCE_MS } from '../helpers/patience.ts';
 
 const until = async (what: string, cond: () => boolean | Promise<boolean>) => {
   // generous: only a loop that never gets there fails, however loaded the machine
-  const giveUpAt = Date.now() + 60_000;
+  const giveUpAt = Date.now() + PATIENCE_MS;
   while (!(await cond())) {
     if (Date.now() > giveUpAt) assert.fail(`still waiting for: ${what}`);
     await new Promise((r) => setTimeout(r, 10));

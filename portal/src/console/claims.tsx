@@ -712,7 +712,7 @@ function WhitelistFields({
   );
 }
 
-/** Codes of a seed (SPEC §2.7): sha256hex("<seed>-<i>") followed by "-<i>". */
+/** Codes of a seed (docs/onchain-claims.md): sha256hex("<seed>-<i>") followed by "-<i>". */
 function codesCsv(seed: string, count: number): string {
   const enc = new TextEncoder();
   const rows = ['index,code'];

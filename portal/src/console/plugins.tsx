@@ -342,7 +342,7 @@ function VersionEditor({
           fields={config[key] ?? []}
           onChange={(f) => {
             const next: Partial<VersionConfig> = { [key]: f };
-            // a plugin with user inputs must say so (SPEC §2.10 requiresUserInputs)
+            // a plugin with user inputs must say so (docs/plugins-platform.md requiresUserInputs)
             if (key === 'userInputsSchema') next.requiresUserInputs = f.length > 0;
             set(next);
           }}

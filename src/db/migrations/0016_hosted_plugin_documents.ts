@@ -1,4 +1,4 @@
-// Hosted plugins as plugin documents (issue 13, SPEC §2.9): one finalized, published, reviewed
+// Hosted plugins as plugin documents (issue 13, docs/hosted-plugins.md): one finalized, published, reviewed
 // document per hosted plugin and locale (`<id>` in English, `<id>-es` in Spanish), owned by the
 // null address, so they are readable through the plugin routes and listed in search. The service
 // runs them in-process (plugins/registry.ts); `{base_url}` in their URI reads as PUBLIC_URL. They
