@@ -15,6 +15,7 @@ import pg from 'pg';
 import { Pool } from 'undici';
 import { toPlatformAddress } from '../src/shared/addresses.ts';
 import { benchDatabases, fmt, load, percentile, startChild } from './lib/harness.ts';
+import { record } from './lib/record.ts';
 
 const SERVE = process.argv[2] === '--serve';
 
@@ -183,6 +184,9 @@ async function main(): Promise<void> {
       console.log(
         `100 claims/colls.  (${tag}) ${fmt(multi.perSecond)} resolved/s  ratio to simulate ${fmt(multi.perSecond / sim.rps, 2)}${multi.rejected ? `  REJECTED ${multi.rejected}` : ''}`,
       );
+      record(`hot claim resolved / simulate rate (${db.name})`, hot.perSecond / sim.rps, { goal: 0.8 });
+      record(`100 claims resolved / simulate rate (${db.name})`, multi.perSecond / sim.rps);
+      record(`complete→resolved p50 (${db.name})`, lat.p50, { better: 'lower', unit: 'ms' });
       console.log(
         `complete→resolved  (${tag}) p50 ${fmt(lat.p50, 1)} ms  p99 ${fmt(lat.p99, 1)} ms  (goal p50 < 50 ms: ${lat.p50 < 50 ? 'met' : 'NOT met'}; reference: 1–5 s)`,
       );
