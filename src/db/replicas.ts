@@ -17,7 +17,7 @@
 import pg from 'pg';
 import { Kysely, PostgresDialect } from 'kysely';
 import type { FastifyBaseLogger } from 'fastify';
-import type { DB } from './index.ts';
+import { pgTypes, type DB } from './index.ts';
 import type { Database } from './schema.ts';
 
 interface Replica {
@@ -86,6 +86,8 @@ export function openReplicas(opts: {
       max: 10,
       // a replica that does not answer must not hold a read for long: the primary takes it
       connectionTimeoutMillis: 2000,
+      // the same type parsing as the primary's pool: int8 columns read as numbers on both
+      types: pgTypes,
       ...(schema ? { options: `-c search_path="${schema}"` } : {}),
     });
     pool.on('connect', (client) => client.on('error', () => {}));

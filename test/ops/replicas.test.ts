@@ -158,8 +158,15 @@ describe('read replicas (a real streaming replica)', { skip, timeout: 600_000 },
     const { accessToken } = await manager(t);
     const claimId = await claimWithPlugins(t, accessToken, [numUses(5)], { metadata: { name: 'kept' } });
     await caughtUp(Date.now());
+    const reads = ctx.replicas!.counts.replicaReads;
+    const viaReplica = await t.request('GET', `/api/v0/claim/${claimId}`);
+    assert.equal(viaReplica.statusCode, 200, viaReplica.body);
+    assert.ok(ctx.replicas!.counts.replicaReads > reads);
     standby.stop('immediate');
     const fallbacks = ctx.replicas!.counts.fallbacks;
+    const viaPrimary = await t.request('GET', `/api/v0/claim/${claimId}`);
+    assert.equal(viaPrimary.statusCode, 200, viaPrimary.body);
+    assert.deepEqual(viaPrimary.json(), viaReplica.json(), 'the same document from either server');
     assert.equal(await claimName(claimId), 'kept');
     const search = await t.request('GET', '/api/v0/claims/search?searchValue=kept');
     assert.equal(search.statusCode, 200, search.body);
