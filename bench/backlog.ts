@@ -25,6 +25,7 @@ import { attemptClaim } from '../src/claims/attempts.ts';
 import { ClaimWorker } from '../src/claims/queue.ts';
 import type { AppContext } from '../src/context.ts';
 import { toPlatformAddress } from '../src/shared/addresses.ts';
+import { record } from './lib/record.ts';
 
 const FULL = process.argv.includes('--full');
 const BASELINE = 2000;
@@ -105,6 +106,7 @@ async function main(): Promise<void> {
       console.log(
         `ratio       (${name}) ${fmt(big.perSecond / before.perSecond, 2)} backlog / small queue on a small table (goal ≈ 1) = queue length ${fmt(big.perSecond / after.perSecond, 2)} × table size ${fmt(after.perSecond / before.perSecond, 2)}`,
       );
+      record(`backlog of ${BACKLOG} / small queue (${db.name})`, big.perSecond / before.perSecond, { goal: 0.9 });
     } finally {
       await ctx.close();
       await database.drop();

@@ -15,6 +15,7 @@ import pg from 'pg';
 import { Pool } from 'undici';
 import { toPlatformAddress } from '../src/shared/addresses.ts';
 import { benchDatabases, fmt, load, percentile, startChild } from './lib/harness.ts';
+import { record } from './lib/record.ts';
 
 const SERVE = process.argv[2] === '--serve';
 
@@ -109,6 +110,71 @@ async function throughput(c: Client, claimIds: string[], n: number): Promise<{ p
   return { perSecond: (n - rejected) / ((performance.now() - t0) / 1000), rejected };
 }
 
+/**
+ * PostgreSQL: what the database did during `fn`, per resolved attempt. Commits and rows come from
+ * pg_stat_database for this database only (keep it private to the benchmark: TEST_DATABASE_URL),
+ * WAL bytes from pg_current_wal_lsn() (the whole server: other databases' writes count too, so it
+ * is an upper bound on a shared server), and lock waits from sampling pg_stat_activity every 20 ms
+ * (sessions of this database waiting for a lock: row locks of the hot claim's lane, mostly).
+ */
+async function databaseWork<T>(
+  url: string,
+  fn: () => Promise<T & { perSecond: number; rejected: number }>,
+  attempts: number,
+): Promise<{ result: T & { perSecond: number; rejected: number }; line: string; perAttempt: Record<string, number> }> {
+  const admin = new pg.Client({ connectionString: url.replace(/[?&]schema=[^&]*/, '') });
+  await admin.connect();
+  const snap = async () => {
+    await admin.query('select pg_stat_clear_snapshot()');
+    const r = await admin.query(
+      `select xact_commit::float8 as commits, xact_rollback::float8 as rollbacks,
+              (tup_inserted + tup_updated + tup_deleted)::float8 as written, (tup_returned + tup_fetched)::float8 as read,
+              pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::float8 as wal
+         from pg_stat_database where datname = current_database()`,
+    );
+    return r.rows[0] as Record<string, number>;
+  };
+  const before = await snap();
+  let sampling = true;
+  let samples = 0;
+  let waiting = 0;
+  const sampler = (async () => {
+    const s = new pg.Client({ connectionString: url.replace(/[?&]schema=[^&]*/, '') });
+    await s.connect();
+    while (sampling) {
+      const r = await s.query(
+        "select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'",
+      );
+      waiting += r.rows[0].n;
+      samples++;
+      await new Promise((res) => setTimeout(res, 20));
+    }
+    await s.end();
+  })();
+  const result = await fn();
+  sampling = false;
+  await sampler;
+  // statistics reach pg_stat_database when a backend reports them (at least every second when idle)
+  await new Promise((res) => setTimeout(res, 1500));
+  const after = await snap();
+  await admin.end();
+  const resolved = attempts - result.rejected;
+  const per = (k: string) => (after[k]! - before[k]!) / resolved;
+  const perAttempt = {
+    commits: per('commits'),
+    rollbacks: per('rollbacks'),
+    rowsWritten: per('written'),
+    rowsRead: per('read'),
+    walBytes: per('wal'),
+    lockWaiters: samples ? waiting / samples : 0,
+  };
+  const line =
+    `per resolved attempt: ${fmt(perAttempt.commits, 2)} commits, ${fmt(perAttempt.rollbacks, 2)} rollbacks, ` +
+    `${fmt(perAttempt.rowsWritten, 1)} rows written, ${fmt(perAttempt.rowsRead, 1)} rows read, ` +
+    `≤ ${fmt(perAttempt.walBytes)} WAL bytes (whole server); sessions waiting on a lock: ${fmt(perAttempt.lockWaiters, 2)} on average`;
+  return { result, line, perAttempt };
+}
+
 async function latency(c: Client, n: number): Promise<{ p50: number; p99: number }> {
   const samples: number[] = [];
   for (let i = 0; i < n; i++) {
@@ -166,12 +232,14 @@ async function main(): Promise<void> {
       await load({ url: simUrl, method: 'POST', body: simBody, headers: simHeaders, seconds: 1 });
       const sim = await load({ url: simUrl, method: 'POST', body: simBody, headers: simHeaders, seconds: SECONDS });
       await throughput(c, ['hot'], 300); // warm-up
-      const hot = await throughput(c, ['hot'], ATTEMPTS);
-      const multi = await throughput(
-        c,
-        Array.from({ length: 100 }, (_, i) => `multi${i}`),
-        ATTEMPTS,
-      );
+      const dbUrl = database.env.DATABASE_URL;
+      const measured = async (ids: string[]) => {
+        if (!dbUrl) return { ...(await throughput(c, ids, ATTEMPTS)), work: null };
+        const w = await databaseWork(dbUrl, () => throughput(c, ids, ATTEMPTS), ATTEMPTS);
+        return { ...w.result, work: w };
+      };
+      const hot = await measured(['hot']);
+      const multi = await measured(Array.from({ length: 100 }, (_, i) => `multi${i}`));
       const lat = await latency(c, 200);
       const tag = db.name.padEnd(8);
       console.log(
@@ -183,6 +251,21 @@ async function main(): Promise<void> {
       console.log(
         `100 claims/colls.  (${tag}) ${fmt(multi.perSecond)} resolved/s  ratio to simulate ${fmt(multi.perSecond / sim.rps, 2)}${multi.rejected ? `  REJECTED ${multi.rejected}` : ''}`,
       );
+      if (hot.work) console.log(`  hot claim, database work ${hot.work.line}`);
+      if (multi.work) console.log(`  100 claims, database work ${multi.work.line}`);
+      for (const [label, w] of [
+        ['hot claim', hot.work],
+        ['100 claims', multi.work],
+      ] as const) {
+        if (!w) continue;
+        record(`${label}, commits per resolved attempt (${db.name})`, w.perAttempt.commits, { better: 'lower' });
+        record(`${label}, rows written per resolved attempt (${db.name})`, w.perAttempt.rowsWritten, {
+          better: 'lower',
+        });
+      }
+      record(`hot claim resolved / simulate rate (${db.name})`, hot.perSecond / sim.rps, { goal: 0.8 });
+      record(`100 claims resolved / simulate rate (${db.name})`, multi.perSecond / sim.rps);
+      record(`complete→resolved p50 (${db.name})`, lat.p50, { better: 'lower', unit: 'ms' });
       console.log(
         `complete→resolved  (${tag}) p50 ${fmt(lat.p50, 1)} ms  p99 ${fmt(lat.p99, 1)} ms  (goal p50 < 50 ms: ${lat.p50 < 50 ? 'met' : 'NOT met'}; reference: 1–5 s)`,
       );

@@ -12,6 +12,7 @@ import { rootCertificates } from 'node:tls';
 import { testCertificates } from '../test/helpers/https-endpoint.ts';
 import { Egress } from '../src/egress/index.ts';
 import { fmt, median, percentile, startChild } from './lib/harness.ts';
+import { record } from './lib/record.ts';
 
 const FULL = process.argv.includes('--full');
 const N = FULL ? 20_000 : 2_000;
@@ -122,6 +123,7 @@ async function main(): Promise<void> {
     console.log(
       `  ${CONCURRENCY} in flight     baseline ${fmt(median(rpsBase))} calls/s   egress ${fmt(median(rpsEgress))} calls/s   ratio ${fmt(median(rpsEgress) / median(rpsBase), 2)} (median of ${rounds} rounds)`,
     );
+    record(`egress / plain calls, rate with ${CONCURRENCY} in flight`, median(rpsEgress) / median(rpsBase));
     console.log(
       `  TLS handshakes per 1,000 calls after warm-up: ${fmt((handshakes / calls) * 1000, 2)} (${handshakes} over ${fmt(calls)} calls)`,
     );

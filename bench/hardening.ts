@@ -9,6 +9,7 @@ import { performance } from 'node:perf_hooks';
 import Fastify from 'fastify';
 import { MAX_JSON_DEPTH, jsonDepthExceeds } from '../src/shared/http-input.ts';
 import { median } from './lib/harness.ts';
+import { record } from './lib/record.ts';
 
 const full = process.argv.includes('--full');
 const roundMs = full ? 2000 : 300;
@@ -111,5 +112,6 @@ for (const [name, body] of bodies) {
   console.log(
     `${name.padEnd(40)} parse ${median(parseUs).toFixed(2).padStart(9)} µs  scan+parse ${median(cappedUs).toFixed(2).padStart(9)} µs  time ratio ${median(ratios).toFixed(3)}  (scan alone ${scan.toFixed(2)} µs)`,
   );
+  record(`depth scan + parse / parse alone, ${name}`, median(ratios), { better: 'lower' });
 }
 void sink;

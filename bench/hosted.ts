@@ -15,6 +15,7 @@ import { balancesFromJson } from '../src/shared/balances.ts';
 import { createTestDatabase } from '../test/helpers/app.ts';
 import { addressOf, bal, balanceStore, collectionDoc, startFakeChain } from '../test/helpers/fake-chain.ts';
 import { percentile } from './lib/harness.ts';
+import { record } from './lib/record.ts';
 
 const { values } = parseArgs({ options: { n: { type: 'string', default: '2000' } } });
 const N = Number(values.n);
@@ -109,6 +110,8 @@ console.log(
 console.log(
   `  ratio (p50 baseline / p50 read model): ${(percentile(baseline, 50) / percentile(ours, 50)).toFixed(1)}x  (goal >= 20x, p50 < 1 ms)`,
 );
+record('must-own-badges, chain reads / read model, p50', percentile(baseline, 50) / percentile(ours, 50), { goal: 20 });
+record('must-own-badges, read model p50', percentile(ours, 50), { better: 'lower', unit: 'ms' });
 
 await client.close();
 await ctx.close();

@@ -13,6 +13,7 @@ import { loadConfig } from '../src/config.ts';
 import { createContext } from '../src/context.ts';
 import { buildApp } from '../src/server.ts';
 import { createApiKey } from '../src/api-keys/storage.ts';
+import { record } from './lib/record.ts';
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
 const requests = Number(process.env.BENCH_REQUESTS ?? 4000);
@@ -74,6 +75,7 @@ async function inProcess() {
         `${`${a.name} (${db.name})`.padEnd(44)} ${fmt(m, 1).padStart(6)} µs/req` +
           (a === apps[0] ? '' : `  ${m - base >= 0 ? '+' : ''}${fmt(m - base, 1)} µs (${fmt(m / base, 2)}x baseline)`),
       );
+      if (a !== apps[0]) record(`${a.name} / baseline, CPU per request (${db.name})`, m / base, { better: 'lower' });
     }
     for (const a of apps) {
       await a.app.close();
@@ -129,6 +131,7 @@ async function overHttp() {
           (t === base ? '' : `  rate ${fmt(median(paired), 2)}x baseline [${paired.map((r) => fmt(r, 2)).join(' ')}]`) +
           (t.failed ? `  FAILED REQUESTS: ${t.failed}` : ''),
       );
+      if (t !== base) record(`${t.name} / baseline, rate over HTTP`, median(paired));
     }
   }
 }

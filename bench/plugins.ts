@@ -16,6 +16,7 @@ import { Pool } from 'undici';
 import { toPlatformAddress } from '../src/shared/addresses.ts';
 import { testCertificates } from '../test/helpers/https-endpoint.ts';
 import { benchDatabases, cpuSeconds, fmt, percentile, startChild, threadCpuSeconds } from './lib/harness.ts';
+import { record } from './lib/record.ts';
 
 const SERVE = process.argv[2] === '--serve';
 const ENDPOINT = process.argv[2] === '--endpoint';
@@ -292,6 +293,8 @@ async function main(): Promise<void> {
         console.log(
           `ratio              (${tag}) ${fmt(ratio, 2)}, median of ${ROUNDS} rounds (${roundRatios.map((r) => fmt(r, 2)).join(' ')})  (goal >= 0.6: ${ratio >= 0.6 ? 'met' : 'NOT met'}); service CPU ratio ${fmt(cpuRatio, 2)}`,
         );
+        record(`custom plugin / core-only rate (${db.name})`, ratio, { goal: 0.6 });
+        record(`custom plugin added p50 (${db.name})`, added, { better: 'lower', unit: 'ms', goal: 3 });
         console.log(`added p50 latency  (${tag}) ${fmt(added, 2)} ms  (goal < 3 ms: ${added < 3 ? 'met' : 'NOT met'})`);
         console.log(
           `TLS handshakes     (${tag}) ${fmt(handshakesPer1000, 2)} per 1,000 attempts after warm-up (${calls} endpoint calls; goal ~0)`,

@@ -24,6 +24,7 @@ import { createDeveloperApp } from '../src/signin/apps.ts';
 import { CODE_TTL_MS } from '../src/signin/lifetimes.ts';
 import type { SigninAuthorizationTable } from '../src/signin/storage.ts';
 import { randomHex, sha256Hex } from '../src/shared/crypto.ts';
+import { record } from './lib/record.ts';
 
 const N = Number(process.env.BENCH_N ?? 3000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
@@ -584,6 +585,16 @@ async function main() {
   console.log(
     `  goal: >= 2x oidc-provider's rate for an exchange returning an id_token: ${idRatio >= 2 ? 'met' : 'NOT met'} (${idRatio.toFixed(2)}x)`,
   );
+  record('code exchange / oidc-provider, rate (sqlite)', ratio, { goal: 3 });
+  record(
+    'refresh rotation / oidc-provider, rate (sqlite)',
+    median(refresh.get(a)!.rate) / median(refresh.get(b)!.rate),
+  );
+  record('exchange with id_token / oidc-provider, rate (sqlite)', idRatio, { goal: 2 });
+  record('exchange with id_token, server CPU (sqlite)', median(withIdToken.get(a)!.cpuUs), {
+    better: 'lower',
+    unit: 'µs/req',
+  });
 }
 
 /**

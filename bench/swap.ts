@@ -23,6 +23,7 @@ import { allRoutes, bestQuote, findCandidateRoutes } from '../src/swap/router.ts
 import { SwapService } from '../src/swap/service.ts';
 import { validateEstimate } from '../src/swap/validate.ts';
 import { randInt, randomPools, rng } from '../test/swap/fixtures.ts';
+import { record } from './lib/record.ts';
 
 const POOLS = 1_000;
 const DENOMS = 200;
@@ -128,6 +129,10 @@ async function scenario(name: string, hubs: number): Promise<void> {
       worst = Math.min(worst, ratio);
     }
   }
+  record(`candidate search shortfall, worst, ${hubs ? 'hub-and-spoke' : 'uniform'}`, 1 - worst, {
+    better: 'lower',
+    goal: 0.001,
+  });
   fastT.sort((x, y) => x - y);
   bruteT.sort((x, y) => x - y);
   shortfalls.sort((x, y) => x - y);
@@ -138,6 +143,8 @@ async function scenario(name: string, hubs: number): Promise<void> {
   console.log(
     `  estimate (validate + candidate routes + exact quotes + messages): p50 ${ms(p50)}  p99 ${ms(p99)}  max ${ms(times[times.length - 1])}`,
   );
+  const tag = hubs ? 'hub-and-spoke' : 'uniform';
+  record(`estimate p99, ${tag}`, p99, { better: 'lower', unit: 'ms', goal: tag === 'hub-and-spoke' ? 2 : undefined });
   console.log(`    goal p50 < 1 ms: ${p50 < 1 ? 'met' : 'MISSED'}; goal p99 < 10 ms: ${p99 < 10 ? 'met' : 'MISSED'}`);
   console.log(
     `    ${ok} quoted, ${[...errors].map(([m, n]) => `${n} "${m}"`).join(', ') || 'no errors'}; route cache ${svc.routes.hits} hits / ${svc.routes.misses} misses`,

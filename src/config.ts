@@ -22,6 +22,13 @@ export interface Config {
   host: string;
   /** postgres://… when set; otherwise SQLite in `dataDir`. */
   databaseUrl: string | null;
+  /**
+   * DATABASE_REPLICA_URL: streaming replicas of the PostgreSQL primary (comma-separated) that serve
+   * read-only work (db/replicas.ts); empty when none.
+   */
+  databaseReplicaUrls: string[];
+  /** REPLICA_MAX_LAG_MS: a replica further behind the primary than this serves no reads. */
+  replicaMaxLagMs: number;
   dataDir: string;
   logLevel: LogLevel;
   /** 32 bytes; master secret from which encryption and signing keys are derived. */
@@ -220,11 +227,29 @@ function cidrList(env: Env, name: string): string[] {
   return entries;
 }
 
+/** DATABASE_REPLICA_URL: one or more postgres:// URLs, comma-separated; only beside a PostgreSQL DATABASE_URL. */
+function replicaUrls(env: Env, databaseUrl: string | null): string[] {
+  const raw = str(env, 'DATABASE_REPLICA_URL');
+  if (raw === null) return [];
+  if (databaseUrl === null)
+    throw new ConfigError('DATABASE_REPLICA_URL', 'needs DATABASE_URL: replicas are of a PostgreSQL primary');
+  const urls = raw
+    .split(',')
+    .map((u) => u.trim())
+    .filter(Boolean);
+  urls.forEach((u, i) => {
+    if (url({ DATABASE_REPLICA_URL: u }, 'DATABASE_REPLICA_URL', ['postgres:', 'postgresql:']) === null)
+      throw new ConfigError('DATABASE_REPLICA_URL', `entry ${i + 1} is empty`);
+  });
+  return urls;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = int(env, 'PORT', 3000, 0, 65535);
   const host = str(env, 'HOST') ?? '127.0.0.1';
   const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
   const dataDir = resolve(str(env, 'DATA_DIR') ?? './data');
+  const databaseReplicaUrls = replicaUrls(env, databaseUrl);
   const logLevel = (str(env, 'LOG_LEVEL') ?? 'info') as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')} (got "${logLevel}")`);
@@ -251,6 +276,8 @@ export function loadConfig(env: Env = process.env): Config {
     port,
     host,
     databaseUrl,
+    databaseReplicaUrls,
+    replicaMaxLagMs: int(env, 'REPLICA_MAX_LAG_MS', 5000, 100, 3_600_000),
     dataDir,
     logLevel,
     secretKey,

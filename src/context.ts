@@ -7,6 +7,7 @@ import type { EligibilityIndex } from './eligibility/claim-index.ts';
 import type { Config } from './config.ts';
 import { openStorage, type DB, type DialectName, type SqliteFastPath, type Storage } from './db/index.ts';
 import { migrateToLatest } from './db/migrations/index.ts';
+import { openReplicas, type ReplicaRouter } from './db/replicas.ts';
 import { checkSecretKey } from './ops/secret-key-check.ts';
 import { setAddressPrefix } from './shared/addresses.ts';
 import { systemClock, type Clock } from './shared/clock.ts';
@@ -34,6 +35,8 @@ export interface AppContext {
   sqlite?: SqliteFastPath;
   /** PostgreSQL only: the connection pool behind `db` (for metrics). */
   pool?: Storage['pool'];
+  /** PostgreSQL with DATABASE_REPLICA_URL: read replicas for read-only work (db/replicas.ts, `forReads`). */
+  replicas?: ReplicaRouter;
   clock: Clock;
   keyring: Keyring;
   log: FastifyBaseLogger;
@@ -156,6 +159,16 @@ export async function createContext(
     if (!opts.storage) await storage.close();
     throw err;
   }
+  const replicas =
+    storage.pool && config.databaseReplicaUrls.length
+      ? openReplicas({
+          primary: storage.pool,
+          urls: config.databaseReplicaUrls,
+          ...(storage.schema ? { schema: storage.schema } : {}),
+          maxLagMs: config.replicaMaxLagMs,
+          log,
+        })
+      : undefined;
   let closing: Promise<void> | undefined;
   const ctx: AppContext = {
     config,
@@ -163,6 +176,7 @@ export async function createContext(
     dialect: storage.dialect,
     ...(storage.sqlite ? { sqlite: storage.sqlite } : {}),
     ...(storage.pool ? { pool: storage.pool } : {}),
+    ...(replicas ? { replicas } : {}),
     clock: opts.clock ?? systemClock,
     keyring,
     log,
@@ -180,6 +194,7 @@ export async function createContext(
     close() {
       closing ??= (async () => {
         for (const fn of ctx.onClose.splice(0).reverse()) await fn();
+        await replicas?.close();
         await storage.close();
       })();
       return closing;

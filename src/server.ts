@@ -96,6 +96,9 @@ export async function buildApp(ctx: AppContext, { extend, ...opts }: BuildOption
     draining = true;
     done();
   });
+  // Unknown paths under /api/ pass the API-key gate before anything else, as every known /api/
+  // route does: a caller without a key learns nothing about routes. One app-wide onRequest hook
+  // does all three (each hook costs every request a step of Fastify's hook runner).
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     if (draining) {
@@ -105,6 +108,8 @@ export async function buildApp(ctx: AppContext, { extend, ...opts }: BuildOption
         .send({ errorMessage: 'The service is shutting down; retry shortly' });
       return;
     }
+    if (request.is404 && apiKeyGate !== undefined && request.url.startsWith('/api/'))
+      return apiKeyGate(request, reply, done);
     done();
   });
 
@@ -185,9 +190,7 @@ export async function buildApp(ctx: AppContext, { extend, ...opts }: BuildOption
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   apiKeyGate = registerApiKeyGate(app, ctx);
-  // Unknown paths under /api/ still need a key (checked first, in installInputRules): a caller
-  // without one learns nothing about routes.
-  installInputRules(app, apiKeyGate);
+  installInputRules(app);
   app.decorateRequest('sessionPromise', undefined);
   app.setNotFoundHandler((request, reply) => {
     reply

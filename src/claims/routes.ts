@@ -23,6 +23,7 @@ import {
   type AttemptBody as AttemptBodyType,
 } from './attempts.ts';
 import { createClaims, deleteClaims, updateClaims, type ClaimInput } from './documents.ts';
+import { forReads } from '../db/replicas.ts';
 import { getClaimDocument, searchClaims } from './read.ts';
 import { listRefusals, REFUSALS_PER_CLAIM } from './refusals.ts';
 import {
@@ -133,7 +134,7 @@ export const claims: Routes = {
           response: { 200: AttemptsResponse, ...errorResponses(400, 404) },
         },
       },
-      async (request) => listAttempts(ctx, request.params.claimId, request.query),
+      async (request) => listAttempts(forReads(ctx), request.params.claimId, request.query),
     );
 
     app.get(
@@ -165,7 +166,7 @@ export const claims: Routes = {
       },
       async (request) => {
         const q = request.query;
-        const claim = await getClaimDocument(ctx, request.params.claimId, await getSession(request), {
+        const claim = await getClaimDocument(forReads(ctx), request.params.claimId, await getSession(request), {
           fetchAllClaimedUsers: q.fetchAllClaimedUsers ?? false,
           fetchPrivateParams: q.fetchPrivateParams ?? false,
           privateStatesToFetch: instanceList(q.privateStatesToFetch),
@@ -189,7 +190,7 @@ export const claims: Routes = {
         const session = await getSession(request);
         const claims = [];
         for (const item of request.body.claimsToFetch) {
-          const claim = await getClaimDocument(ctx, item.claimId, session, {
+          const claim = await getClaimDocument(forReads(ctx), item.claimId, session, {
             fetchAllClaimedUsers: item.fetchAllClaimedUsers ?? false,
             fetchPrivateParams: item.fetchPrivateParams ?? false,
             privateStatesToFetch: item.privateStatesToFetch ?? [],
@@ -214,7 +215,7 @@ export const claims: Routes = {
       },
       async (request) => {
         const page = await searchClaims(
-          ctx,
+          forReads(ctx),
           request.query.searchValue ?? '',
           request.query.bookmark,
           await getSession(request),

@@ -229,7 +229,7 @@ export function openSqlite(dataDir: string, file = 'platform.sqlite', opts: Stor
 
 // int8 (bigint) columns hold UNIX ms and counters, all far below 2^53: read them as numbers.
 // numeric stays a string so no amount is rounded.
-const pgTypes = {
+export const pgTypes = {
   getTypeParser(oid: number, format?: 'text' | 'binary') {
     if (oid === 20) return (v: string) => Number(v);
     return pg.types.getTypeParser(oid, format);

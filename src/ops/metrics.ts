@@ -11,7 +11,7 @@
 import { createServer, type Server } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
-import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { AppContext } from '../context.ts';
 import { indexerLag } from '../chain/status.ts';
 import { safeEqual, sha256Hex } from '../shared/crypto.ts';
@@ -162,6 +162,35 @@ export function createMetrics(ctx: AppContext) {
     registers: [registry],
   });
 
+  // read replicas (DATABASE_REPLICA_URL): only exported when configured
+  const replicaMetrics = ctx.replicas
+    ? {
+        up: new Gauge({
+          name: 'platform_db_replica_up',
+          help: 'Whether a read replica answers its probes (1) or not (0), by position in DATABASE_REPLICA_URL',
+          labelNames: ['replica'],
+          registers: [registry],
+        }),
+        staleness: new Gauge({
+          name: 'platform_db_replica_staleness_seconds',
+          help: 'How far behind the primary a read replica may be, from its last probe (reads skip it past REPLICA_MAX_LAG_MS)',
+          labelNames: ['replica'],
+          registers: [registry],
+        }),
+        reads: new Counter({
+          name: 'platform_db_replica_reads_total',
+          help: 'Read-only connections taken from a read replica',
+          registers: [registry],
+        }),
+        fallbacks: new Counter({
+          name: 'platform_db_replica_fallbacks_total',
+          help: 'Read-only connections taken from the primary because no replica could serve (down or too far behind)',
+          registers: [registry],
+        }),
+        counted: { replicaReads: 0, fallbacks: 0 },
+      }
+    : null;
+
   /** Reads the database-backed gauges; called once per scrape. */
   async function refresh(): Promise<void> {
     const queue = await safely(
@@ -195,6 +224,17 @@ export function createMetrics(ctx: AppContext) {
     if (indexer) {
       indexerAge.set({ table: 'chain_index_state' }, ageSeconds(ctx.clock.now(), indexer.updatedAt));
       indexerBlocks.set({ table: 'chain_index_state' }, indexer.lag);
+    }
+    if (ctx.replicas && replicaMetrics) {
+      const m = replicaMetrics;
+      for (const r of ctx.replicas.status()) {
+        m.up.set({ replica: String(r.index) }, r.up ? 1 : 0);
+        if (r.stalenessMs !== null) m.staleness.set({ replica: String(r.index) }, r.stalenessMs / 1000);
+      }
+      const { replicaReads, fallbacks } = ctx.replicas.counts;
+      m.reads.inc(replicaReads - m.counted.replicaReads);
+      m.fallbacks.inc(fallbacks - m.counted.fallbacks);
+      m.counted = { replicaReads, fallbacks };
     }
     if (ctx.pool) {
       pool.set({ state: 'total' }, ctx.pool.totalCount);

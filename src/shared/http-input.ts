@@ -125,12 +125,10 @@ export function validationMessage(request: FastifyRequest, err: FastifyError): s
 /**
  * Installs the body rules: JSON parsed with a depth cap (empty = `{}`), no text/plain, form bodies
  * only on routes with `config.formBody` (the form parser itself is registered by the caller), no
- * body at all on GET or HEAD. `gate` runs first on unknown /api/ paths, as on known ones.
+ * body at all on GET or HEAD. (The API-key gate runs first on unknown /api/ paths, as on known
+ * ones: server.ts's one app-wide onRequest hook calls it.)
  */
-export function installInputRules(
-  app: FastifyInstance,
-  gate: (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => void,
-): void {
+export function installInputRules(app: FastifyInstance): void {
   app.removeContentTypeParser(['application/json', 'text/plain']);
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
@@ -160,20 +158,16 @@ export function installInputRules(
   });
 
   // Path parameters, the query string and form bodies: small, checked on every request.
+  // U+0000 reaches path parameters and the query only percent-encoded (the HTTP parser refuses a raw
+  // one), so a URL without `%00` skips their walk: one indexOf per request instead of two walks.
   app.addHook('preValidation', (request, _reply, done) => {
+    const inUrl = request.url.includes('%00');
     const at =
-      nulPath(request.params, 'params') ??
-      nulPath(request.query, 'querystring') ??
+      (inUrl ? (nulPath(request.params, 'params') ?? nulPath(request.query, 'querystring')) : null) ??
       (request.body !== null && typeof request.body === 'object' && request.routeOptions.config.formBody
         ? nulPath(request.body, 'body')
         : null);
     done(at ? new ApiError(400, nulMessage(at)) : undefined);
-  });
-
-  // Unknown /api/ paths pass the API-key gate before anything else, as every known /api/ route does.
-  app.addHook('onRequest', (request, reply, done) => {
-    if (request.is404 && request.url.startsWith('/api/')) return gate(request, reply, done);
-    done();
   });
 
   app.addHook('preParsing', (request, _reply, payload, done) => {

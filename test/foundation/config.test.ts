@@ -47,5 +47,23 @@ describe('configuration', () => {
     bad({ BODY_LIMIT: '10' }, 'BODY_LIMIT', /from 1024/);
     bad({ LEAF_SIGNER_KEY: 'zz' }, 'LEAF_SIGNER_KEY', /64 hex/);
     bad({ PUBLIC_URL: 'ftp://x' }, 'PUBLIC_URL', /http or https/);
+    bad({ DATABASE_REPLICA_URL: 'postgres://r/db' }, 'DATABASE_REPLICA_URL', /needs DATABASE_URL/);
+    const primary = { DATABASE_URL: 'postgres://p/db' };
+    bad({ ...primary, DATABASE_REPLICA_URL: 'postgres://r/db,mysql://x' }, 'DATABASE_REPLICA_URL', /postgres/);
+    bad({ ...primary, REPLICA_MAX_LAG_MS: '5' }, 'REPLICA_MAX_LAG_MS', /from 100/);
+  });
+
+  test('DATABASE_REPLICA_URL: one or more replicas, comma-separated; none by default', () => {
+    const one = loadConfig({ DATA_DIR: dir(), DATABASE_URL: 'postgres://p/db' });
+    assert.deepEqual(one.databaseReplicaUrls, []);
+    assert.equal(one.replicaMaxLagMs, 5000);
+    const two = loadConfig({
+      DATA_DIR: dir(),
+      DATABASE_URL: 'postgres://p/db',
+      DATABASE_REPLICA_URL: ' postgres://r1/db , postgresql://r2/db?schema=s ',
+      REPLICA_MAX_LAG_MS: '2000',
+    });
+    assert.deepEqual(two.databaseReplicaUrls, ['postgres://r1/db', 'postgresql://r2/db?schema=s']);
+    assert.equal(two.replicaMaxLagMs, 2000);
   });
 });
