@@ -116,6 +116,33 @@ describe('combineLinkedWallets', () => {
     assert.equal(await simulate(justOver, user.platformAddress), notEnough('5-10', 2n * BIG + 1n));
   });
 
+  test('the eligibility answer counts linked wallets as simulate does', async () => {
+    const combined = await claimWithPlugins(t, owner.accessToken, [numUses(10), mob(ownership(5, 10, 2n * BIG), true)]);
+    const plain = await claimWithPlugins(t, owner.accessToken, [numUses(10), mob(ownership(5, 10, 2n * BIG))]);
+    const ask = async (address: string) => {
+      const res = await t.request('POST', '/api/v0/eligibility', {
+        body: { address, claimIds: [combined, plain, before5to10] },
+      });
+      assert.equal(res.statusCode, 200, res.body);
+      return Object.fromEntries(
+        (res.json().docs as Array<{ claimId: string; state: string; error?: string }>).map((d) => [
+          d.claimId === combined ? 'combined' : d.claimId === plain ? 'plain' : 'before',
+          d.error ? `${d.state}: ${d.error}` : d.state,
+        ]),
+      );
+    };
+    assert.deepEqual(await ask(user.platformAddress), {
+      combined: 'eligible',
+      plain: `notEligible: ${notEnough('5-10', 2n * BIG)}`,
+      before: `notEligible: ${notEnough('5-10', 2n * BIG)}`,
+    });
+    assert.deepEqual(await ask(wallet.platformAddress), {
+      combined: `notEligible: ${ELSEWHERE}`,
+      plain: `notEligible: ${notEnough('5-10', 2n * BIG)}`,
+      before: `notEligible: ${notEnough('5-10', 2n * BIG)}`,
+    });
+  });
+
   test('a link made after the claim was created does not count', async () => {
     assert.equal(await simulate(before5to10, user.platformAddress), notEnough('5-10', 2n * BIG));
     // and the wallet, unlinked when that claim was created, counts its own holdings there
