@@ -9,7 +9,7 @@
 // included, which this script does not count: time `npm ci` yourself on a clean clone).
 //
 //   node bench/north-star.ts                   a private SQLite database, a fresh service on loopback
-//   NORTH_STAR_CSV_PASTE=1 node bench/north-star.ts   paste the raw CSV (once the whitelist editor reads CSV)
+//   NORTH_STAR_CSV_PASTE=0 node bench/north-star.ts   paste the extracted addresses instead of the raw CSV
 //
 // The console's forms are changing: every selector the script uses is in SELECTORS below, and the
 // steps that will change with the claim builder's CSV paste and templates are marked there.
@@ -42,10 +42,9 @@ const SELECTORS = {
   passwordFieldset: 'fieldset[data-plugin=password]',
   passwordLabel: 'Password *',
   whitelistFieldset: 'fieldset[data-plugin=whitelist]',
-  // DEPENDS ON THE CLAIM BUILDER WORK: today this box takes one address per line, so pasteCsv()
-  // below extracts the addresses from the CSV first (what a person does by hand today). Once the
-  // editor takes a CSV (addresses found in any column, duplicates merged, a count shown), run with
-  // NORTH_STAR_CSV_PASTE=1 (or make WHITELIST_TAKES_CSV true) and the raw CSV is pasted.
+  // The whitelist editor takes any text (addresses found in any column, duplicates merged, a count
+  // shown): the raw CSV is pasted. NORTH_STAR_CSV_PASTE=0 pastes only the extracted addresses, as a
+  // person had to before the editor read CSV.
   whitelistBoxLabel: 'Public list of addresses',
   saveClaim: '#save-claim',
   // claim page (/claim/{id})
@@ -59,7 +58,7 @@ const SELECTORS = {
   // reloads the page (harmless once the list updates by itself).
   attemptsTable: 'table',
 };
-const WHITELIST_TAKES_CSV = process.env.NORTH_STAR_CSV_PASTE === '1';
+const WHITELIST_TAKES_CSV = process.env.NORTH_STAR_CSV_PASTE !== '0';
 
 const attemptRow = (page: Page, addresses: string[]) =>
   page.locator(`${SELECTORS.attemptsTable} tr`, {
