@@ -4,6 +4,8 @@ import type { FastifyBaseLogger } from 'fastify';
 import pino from 'pino';
 import type { RefusalLog } from './claims/refusals.ts';
 import type { EligibilityIndex } from './eligibility/claim-index.ts';
+import type { MinBadgeResult } from './plugins/minBadge.ts';
+import type { CachedContributors } from './plugins/githubContributions.ts';
 import type { Config } from './config.ts';
 import { openStorage, type DB, type DialectName, type SqliteFastPath, type Storage } from './db/index.ts';
 import { migrateToLatest } from './db/migrations/index.ts';
@@ -52,6 +54,10 @@ export interface AppContext {
   claimCache: Map<string, CachedClaim>;
   /** Plugin documents as the claim engine reads them, by plugin id (plugin-documents/cache.ts). */
   pluginDocumentCache: Map<string, CachedDocument>;
+  /** min-badge verdicts kept 10–60 s, by chain, holders and minimum (plugins/minBadge.ts). */
+  minBadgeResults: Map<string, MinBadgeResult>;
+  /** GitHub contributor lists kept 5 minutes, by API and repository (plugins/githubContributions.ts). */
+  githubContributors: Map<string, CachedContributors>;
   /** Developer apps' rows as the token endpoint authenticates them, by client id (signin/apps.ts). */
   signinAppCache: Map<string, CachedApp>;
   /** The id_token signing keys read so far and the private keys imported (signin/signing-keys.ts). */
@@ -185,6 +191,8 @@ export async function createContext(
     claimCache: new Map(),
     pluginDocumentCache: new Map(),
     signinAppCache: new Map(),
+    minBadgeResults: new Map(),
+    githubContributors: new Map(),
     // (signin/signing-keys.ts loads jose: the CLI loads it only for the commands that sign)
     signingKeys: { rows: [], loadedAt: -Infinity, loading: null, imported: new Map() },
     claimQueueWake: createWakeHub({ config, db: storage.db, log }),

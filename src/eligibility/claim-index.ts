@@ -103,9 +103,9 @@ export class EligibilityIndex {
     Map<string, { entry: ClaimEntry; variant: string; outcome: AttemptOutcome; since: bigint; until: bigint | null }>
   >();
 
-  private readonly ctx: Pick<AppContext, 'db' | 'keyring' | 'dialect'>;
+  private readonly ctx: Pick<AppContext, 'db' | 'keyring' | 'dialect' | 'minBadgeResults'>;
 
-  constructor(ctx: Pick<AppContext, 'db' | 'keyring' | 'dialect'>) {
+  constructor(ctx: Pick<AppContext, 'db' | 'keyring' | 'dialect' | 'minBadgeResults'>) {
     this.ctx = ctx;
   }
 
@@ -151,7 +151,7 @@ export class EligibilityIndex {
     }
     for (const s of this.seen) if (s <= this.watermark - lookback) this.seen.delete(s);
     // a block changed these addresses' balances: hosted plugins' cached verdicts for them go now
-    if (balanceAddresses.size) dropMinBadgeResults(balanceAddresses);
+    if (balanceAddresses.size) dropMinBadgeResults(this.ctx, balanceAddresses);
     if (claims.size) await this.reload([...claims]);
   }
 
@@ -252,7 +252,7 @@ export async function dropChangedBalances(ctx: AppContext, mark: number): Promis
   if (mark < 0) return latestChange(ctx.db);
   const changes = await changesAfter(ctx.db, mark, CHANGE_BATCH);
   const addresses = new Set(changes.filter((c) => c.kind === 'balance').map((c) => c.k1));
-  if (addresses.size) dropMinBadgeResults(addresses);
+  if (addresses.size) dropMinBadgeResults(ctx, addresses);
   return changes.length ? changes[changes.length - 1].seq : mark;
 }
 

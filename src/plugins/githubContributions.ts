@@ -23,10 +23,14 @@ export const CACHE_MS = 5 * 60_000;
 const MAX_PAGES = 10;
 const REPO = /^[A-Za-z0-9_.-]{1,100}\/[A-Za-z0-9_.-]{1,100}$/;
 
-type Contributors = Map<string, number>; // account id → contributions
+export type Contributors = Map<string, number>; // account id → contributions
 class GithubError extends Error {}
 
-const cache = new Map<string, { expires: number; list: Promise<Contributors> }>();
+/** A repository's contributors, kept on the context (`githubContributors`) for CACHE_MS. */
+export interface CachedContributors {
+  expires: number;
+  list: Promise<Contributors>;
+}
 
 /** A page of the contributors list is about 100 kB; GitHub's answers are far below this cap. */
 const MAX_PAGE_BYTES = 4 * 1024 * 1024;
@@ -97,6 +101,7 @@ async function fetchContributors(
 }
 
 function contributors(
+  cache: Map<string, CachedContributors>,
   egress: Pick<Egress, 'request'>,
   cfg: ConnectionsConfig,
   repository: string,
@@ -142,7 +147,13 @@ export const githubContributions: ClaimPlugin<Pub> = {
     const { repository, minContributions = 1 } = ctx.publicParams;
     let list: Contributors;
     try {
-      list = await contributors(egressFor(ctx.app), ctx.app.config.connections, repository, ctx.now);
+      list = await contributors(
+        ctx.app.githubContributors,
+        egressFor(ctx.app),
+        ctx.app.config.connections,
+        repository,
+        ctx.now,
+      );
     } catch (err) {
       if (err instanceof GithubError) return { success: false, error: err.message };
       throw err;

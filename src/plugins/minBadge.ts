@@ -6,6 +6,7 @@
 // With `combineLinkedWallets: true` the balances of the wallets linked to the claimer are summed
 // (plugins/linked.ts), and the result is kept per group of addresses.
 import { chainClientFor } from '../chain/client.ts';
+import type { AppContext } from '../context.ts';
 import { badRequest } from '../shared/errors.ts';
 import { combineParam, holdersOf, LINKED_ELSEWHERE } from './linked.ts';
 import { asObject, onlyKeys } from './params.ts';
@@ -21,10 +22,15 @@ export const FAIL_TTL_MS = 10_000;
 const UNIT = 1_000_000_000n;
 const MAX_CACHE = 100_000;
 
-const cache = new Map<string, { pass: boolean; expires: number }>();
+/** A verdict kept on the context (`minBadgeResults`), by chain, holders and minimum. */
+export interface MinBadgeResult {
+  pass: boolean;
+  expires: number;
+}
 
 /** Forgets the kept results of these addresses (the indexer committed a block changing their balances). */
-export function dropMinBadgeResults(addresses: ReadonlySet<string>): void {
+export function dropMinBadgeResults(ctx: Pick<AppContext, 'minBadgeResults'>, addresses: ReadonlySet<string>): void {
+  const cache = ctx.minBadgeResults;
   // the key's middle part is the holders, joined with '+' when linked wallets are combined
   for (const key of cache.keys())
     if (
@@ -60,6 +66,7 @@ export const minBadge: ClaimPlugin<Pub> = {
     const holders = await holdersOf(ctx);
     if (!holders) return { success: false, error: LINKED_ELSEWHERE };
     const key = `${client.baseUrl}|${holders.join('+')}|${ctx.publicParams.minBalance}`;
+    const cache = ctx.app.minBadgeResults;
     const hit = cache.get(key);
     if (hit && hit.expires > ctx.now)
       return hit.pass ? { success: true } : { success: false, error: 'Insufficient balance' };
