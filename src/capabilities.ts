@@ -1,33 +1,28 @@
 // The capabilities the service is made of, each one object listed once. A capability is a folder
 // holding its routes, its domain logic and its storage; this list is the only place that names it
-// (docs/design.md, "Adding a capability"). Routes load when the HTTP service is built, so that the
-// CLI lists its commands without loading every route.
+// (docs/design.md, "Adding a capability"). Routes and loops load when they are needed, so that the
+// CLI lists its commands without loading the service (test/foundation/bin.test.ts checks it).
 import { chainCommands } from './chain/cli.ts';
-import { chainLoops } from './chain/loops.ts';
 import { claimCommands } from './claims/cli.ts';
-import { claimLoops } from './claims/loops.ts';
-import { connectionLoops } from './connections/loops.ts';
 import { pluginDocumentCommands } from './plugin-documents/cli.ts';
 import type { Capability } from './shared/capability.ts';
 import { signinCommands } from './signin/cli.ts';
-import { signinLoops } from './signin/loops.ts';
 import { swapCommands } from './swap/cli.ts';
 import type { BackgroundLoop } from './worker/runtime.ts';
-import { webhookLoops } from './webhooks/loops.ts';
 
 export const capabilities: readonly Capability[] = [
   { name: 'operations', routes: async () => (await import('./ops/routes.ts')).operations },
   {
     name: 'signin',
     routes: async () => (await import('./signin/routes.ts')).signin,
-    loops: signinLoops,
+    loops: async () => (await import('./signin/loops.ts')).signinLoops,
     commands: signinCommands,
   },
   { name: 'dynamic stores', routes: async () => (await import('./stores/routes.ts')).dynamicStores },
   {
     name: 'claims',
     routes: async () => (await import('./claims/routes.ts')).claims,
-    loops: claimLoops,
+    loops: async () => (await import('./claims/loops.ts')).claimLoops,
     commands: claimCommands,
   },
   { name: 'merkle', routes: async () => (await import('./merkle/routes.ts')).merkle },
@@ -35,19 +30,23 @@ export const capabilities: readonly Capability[] = [
   {
     name: 'connections',
     routes: async () => (await import('./connections/routes.ts')).connections,
-    loops: connectionLoops,
+    loops: async () => (await import('./connections/loops.ts')).connectionLoops,
   },
   {
     name: 'plugin documents',
     routes: async () => (await import('./plugin-documents/routes.ts')).pluginDocuments,
     commands: pluginDocumentCommands,
   },
-  { name: 'webhooks', routes: async () => (await import('./webhooks/routes.ts')).webhooks, loops: webhookLoops },
+  {
+    name: 'webhooks',
+    routes: async () => (await import('./webhooks/routes.ts')).webhooks,
+    loops: async () => (await import('./webhooks/loops.ts')).webhookLoops,
+  },
   { name: 'accounts', routes: async () => (await import('./accounts/routes.ts')).accounts },
   {
     name: 'collections',
     routes: async () => (await import('./chain/routes.ts')).collections,
-    loops: chainLoops,
+    loops: async () => (await import('./chain/loops.ts')).chainLoops,
     commands: chainCommands,
   },
   { name: 'integrations', routes: async () => (await import('./integrations/routes.ts')).integrations },
@@ -57,7 +56,10 @@ export const capabilities: readonly Capability[] = [
 ];
 
 /** Every capability's background loops, in list order; a name used twice stops the start. */
-export const loops: readonly BackgroundLoop[] = capabilities.flatMap((c) => c.loops ?? []);
-for (const [i, loop] of loops.entries())
-  if (loops.findIndex((l) => l.name === loop.name) !== i)
-    throw new Error(`background loop "${loop.name}" declared twice`);
+export async function loadLoops(): Promise<readonly BackgroundLoop[]> {
+  const loops = (await Promise.all(capabilities.map((c) => c.loops?.() ?? []))).flat();
+  for (const [i, loop] of loops.entries())
+    if (loops.findIndex((l) => l.name === loop.name) !== i)
+      throw new Error(`background loop "${loop.name}" declared twice`);
+  return loops;
+}

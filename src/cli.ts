@@ -9,7 +9,6 @@ import { ConfigError, describeDatabase, loadConfig, loadDotEnv, redactDatabaseUr
 // `--help`, `--version` and usage errors answer without loading the service.
 import type { AppContext } from './context.ts';
 import { CommandFailure, UsageError, withContext, type Command } from './shared/command.ts';
-import type { BackgroundLoop } from './worker/runtime.ts';
 
 const print = (value: unknown) => process.stdout.write(JSON.stringify(value, null, 2) + '\n');
 
@@ -279,12 +278,9 @@ export async function main(argv: string[]): Promise<number> {
   }
   // the capabilities' commands (`app create`, `worker`, `import-pools`, …) follow the CLI's own
   // (added once: tests call main() many times in one process)
-  const { capabilities } = await import('./capabilities.ts');
-  const loops: BackgroundLoop[] = [];
-  for (const c of capabilities) {
+  const { capabilities, loadLoops } = await import('./capabilities.ts');
+  for (const c of capabilities)
     for (const command of c.commands ?? []) if (!commands.includes(command)) commands.push(command);
-    loops.push(...(c.loops ?? []));
-  }
   const help = argv.includes('--help') || argv.includes('-h');
   if (argv.length === 0 || argv[0] === 'help' || (help && (argv[0] === '--help' || argv[0] === '-h'))) {
     process.stdout.write(usage());
@@ -311,7 +307,7 @@ export async function main(argv: string[]): Promise<number> {
   try {
     loadDotEnv();
     if (match.usesDatabase !== false) process.stderr.write(`Database: ${describeDatabase(loadConfig())}\n`);
-    const code = await match.run(argv.slice(match.name.split(' ').length), { loops });
+    const code = await match.run(argv.slice(match.name.split(' ').length), { loops: loadLoops });
     return code ?? 0;
   } catch (err) {
     if (err instanceof ConfigError || err instanceof CommandFailure) {

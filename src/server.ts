@@ -9,7 +9,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { ErrorObject } from 'ajv';
 import { registerAccessTable, registerApiKeyGate } from './api-keys/gate.ts';
 import { registerMetrics } from './ops/metrics.ts';
-import { capabilities, loops } from './capabilities.ts';
+import { capabilities, loadLoops } from './capabilities.ts';
 import type { AppContext } from './context.ts';
 import { ApiError, type ErrorBody } from './shared/errors.ts';
 import { clientRequestId, installInputRules, routerErrorHandler, validationMessage } from './shared/http-input.ts';
@@ -210,7 +210,7 @@ export async function buildApp(ctx: AppContext, { extend, ...opts }: BuildOption
   await app.ready();
   releaseOnFailedListen(app, ctx);
   // serve runs the background loops in-process unless RUN_WORKER=false (then `platform worker` runs them)
-  if (ctx.config.runWorker) await startLoops(ctx, loops);
+  if (ctx.config.runWorker) await startLoops(ctx, await loadLoops());
   return app;
 }
 

@@ -3,14 +3,18 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { UsageError, withContext, type Command } from '../shared/command.ts';
-import { loadConfig } from '../config.ts';
-import { createContext } from '../context.ts';
-import { runLoopsUntilSignal } from '../worker/runtime.ts';
-import { chainClientFor } from './client.ts';
-import { importSnapshot, parseSnapshot, SnapshotError } from './import.ts';
-import { CHAIN_INDEXER_LOOP, chainLoops } from './loops.ts';
-import { indexerLag } from './status.ts';
-import { readIndexState } from './storage.ts';
+
+// Loaded by the command that runs, so `--help` and the other commands load little.
+const load = async () => ({
+  ...(await import('../config.ts')),
+  ...(await import('../context.ts')),
+  ...(await import('../worker/runtime.ts')),
+  ...(await import('./client.ts')),
+  ...(await import('./import.ts')),
+  ...(await import('./loops.ts')),
+  ...(await import('./status.ts')),
+  ...(await import('./storage.ts')),
+});
 
 const print = (value: unknown) => process.stdout.write(JSON.stringify(value, null, 2) + '\n');
 
@@ -19,6 +23,7 @@ export const chainCommands: Command[] = [
     name: 'indexer',
     usage: 'indexer                       follow chain blocks into the read model (only this loop)',
     async run(args) {
+      const { loadConfig, createContext, runLoopsUntilSignal, CHAIN_INDEXER_LOOP, chainLoops } = await load();
       parseArgs({ args, options: {}, strict: true });
       const ctx = await createContext(loadConfig());
       if (!ctx.config.chainRestUrl) {
@@ -37,6 +42,7 @@ export const chainCommands: Command[] = [
     name: 'indexer status',
     usage: 'indexer status                print indexed height, chain height and lag',
     async run(args) {
+      const { chainClientFor, indexerLag, readIndexState } = await load();
       parseArgs({ args, options: {}, strict: true });
       const out = await withContext(async (ctx) => {
         const state = await readIndexState(ctx.db);
@@ -69,6 +75,7 @@ export const chainCommands: Command[] = [
     name: 'import-chain',
     usage: 'import-chain FILE             replace the chain read model with a snapshot (JSON) at a height',
     async run(args) {
+      const { importSnapshot, parseSnapshot, SnapshotError } = await load();
       const { positionals } = parseArgs({ args, options: {}, strict: true, allowPositionals: true });
       if (positionals.length !== 1) throw new UsageError('import-chain needs exactly one FILE');
       const file = positionals[0];

@@ -3,10 +3,15 @@
 // several: every loop shares its work with other processes through the database.
 import { parseArgs } from 'node:util';
 import { UsageError, type Command } from '../shared/command.ts';
-import { loadConfig } from '../config.ts';
-import { createContext } from '../context.ts';
-import { runLoopsUntilSignal, type BackgroundLoop } from '../worker/runtime.ts';
-import { drainQueue } from './queue.ts';
+import type { BackgroundLoop } from '../worker/runtime.ts';
+
+// Loaded by the command that runs, so `--help` and the other commands load little.
+const load = async () => ({
+  ...(await import('../config.ts')),
+  ...(await import('../context.ts')),
+  ...(await import('../worker/runtime.ts')),
+  ...(await import('./queue.ts')),
+});
 
 /** `--only a,b`: at least one name, each a known loop. */
 function onlyLoops(value: string, loops: readonly BackgroundLoop[]): string[] {
@@ -32,7 +37,9 @@ export const claimCommands: Command[] = [
       '--only a,b            run only the named loops (an unknown name is refused, naming the known ones)',
       '--once                drain the claim queue, print {"resolved": n} and exit; runs no loop, so takes no --only',
     ].join('\n'),
-    async run(args, { loops }) {
+    async run(args, env) {
+      const { loadConfig, createContext, runLoopsUntilSignal, drainQueue } = await load();
+      const loops = await env.loops();
       const { values } = parseArgs({
         args,
         options: { once: { type: 'boolean' }, only: { type: 'string' } },

@@ -9,8 +9,12 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { UsageError, withContext, type Command } from '../shared/command.ts';
 import { ApiError } from '../shared/errors.ts';
-import { setReviewCompleted } from './documents.ts';
-import { createLocalTls } from './local-tls.ts';
+
+// Loaded by the command that runs, so `--help` and the other commands load little.
+const load = async () => ({
+  ...(await import('./documents.ts')),
+  ...(await import('./local-tls.ts')),
+});
 
 /** A path as a shell word (quoted when it holds anything but safe characters). */
 const shellWord = (s: string) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
@@ -32,6 +36,7 @@ const endpointCert: Command = {
   ].join('\n'),
   usesDatabase: false,
   async run(args) {
+    const { createLocalTls } = await load();
     const { values } = parseArgs({
       args,
       options: {
@@ -135,6 +140,7 @@ export const pluginDocumentCommands: Command[] = [
     name: 'plugin review',
     usage: 'plugin review ID [--undo]  mark a plugin document reviewed (published when toPublish); --undo clears it',
     async run(args) {
+      const { setReviewCompleted } = await load();
       const { values, positionals } = parseArgs({
         args,
         options: { undo: { type: 'boolean' } },

@@ -19,7 +19,7 @@ export interface Capability {
    */
   routes?: () => Promise<Routes>;
   /** Background loops: `serve` (unless RUN_WORKER=false) and `platform worker` run them. */
-  loops?: readonly BackgroundLoop[];
+  loops?: () => Promise<readonly BackgroundLoop[]>;
   /** CLI commands (`platform <name> …`). */
   commands?: readonly Command[];
   /** Runs when the HTTP service is built, before any capability's routes (installs per-context services). */

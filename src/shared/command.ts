@@ -11,8 +11,8 @@ export class CommandFailure extends Error {}
 
 /** What the CLI hands a command besides its arguments. */
 export interface CommandEnv {
-  /** Every capability's background loops (`platform worker` runs them). */
-  loops: readonly BackgroundLoop[];
+  /** Loads every capability's background loops (`platform worker` runs them). */
+  loops: () => Promise<readonly BackgroundLoop[]>;
 }
 
 export interface Command {

@@ -9,20 +9,12 @@ import { CommandFailure, UsageError, withContext, type Command } from '../shared
 import type { AppContext } from '../context.ts';
 import { toCanonical } from '../shared/addresses.ts';
 import { ApiError } from '../shared/errors.ts';
-import {
-  createDeveloperApp,
-  deleteDeveloperApp,
-  getDeveloperApp,
-  GRANT_TYPES,
-  listAllDeveloperApps,
-  OPERATOR,
-  updateDeveloperApp,
-  type DeveloperApp,
-  type GrantType,
-  type UpdateAppInput,
-} from './apps.ts';
+import type { DeveloperApp, GrantType, UpdateAppInput } from './apps.ts';
 import { createOperatorToken, listOperatorTokens, parseDuration, revokeOperatorToken } from './operator-tokens.ts';
 import { SCOPE_IDS } from './scopes.ts';
+
+// Loaded by the command that runs, so `--help` and the other commands load little.
+const load = () => import('./apps.ts');
 
 const print = (value: unknown) => process.stdout.write(JSON.stringify(value, null, 2) + '\n');
 
@@ -72,6 +64,7 @@ export const signinCommands: Command[] = [
       '--owner ADDRESS       hand the app to a wallet (0x… or native address): it can then manage it over HTTP',
     ].join('\n'),
     async run(args) {
+      const { createDeveloperApp, GRANT_TYPES } = await load();
       const { values } = parseArgs({
         args,
         options: {
@@ -120,6 +113,7 @@ export const signinCommands: Command[] = [
     name: 'app list',
     usage: 'app list [--owner ADDRESS]    list developer apps (never their secrets)',
     async run(args) {
+      const { listAllDeveloperApps } = await load();
       const { values } = parseArgs({ args, options: { owner: { type: 'string' } }, strict: true });
       print(
         (
@@ -142,6 +136,8 @@ export const signinCommands: Command[] = [
       '--owner ADDRESS       hand the app to a wallet; --no-owner takes it back to the operator',
     ].join('\n'),
     async run(args) {
+      const apps = await load();
+      const { updateDeveloperApp } = apps;
       const { values, positionals } = parseArgs({
         args,
         options: {
@@ -178,7 +174,7 @@ export const signinCommands: Command[] = [
               : {}),
         };
         if (Object.keys(patch).length === 0) throw new UsageError('app update needs at least one change (see --help)');
-        return (await updateDeveloperApp(ctx, clientId, OPERATOR, patch, ctx.clock.now())).app;
+        return (await updateDeveloperApp(ctx, clientId, apps.OPERATOR, patch, ctx.clock.now())).app;
       });
       print(appView(app));
     },
@@ -188,10 +184,12 @@ export const signinCommands: Command[] = [
     name: 'app rotate-secret',
     usage: 'app rotate-secret CLIENT_ID   replace the client secret (new one printed once; the old one stops working)',
     async run(args) {
+      const apps = await load();
+      const { updateDeveloperApp } = apps;
       const { positionals } = parseArgs({ args, options: {}, strict: true, allowPositionals: true });
       const clientId = oneClientId(positionals, 'app rotate-secret');
       const r = await withOperator((ctx) =>
-        updateDeveloperApp(ctx, clientId, OPERATOR, { rotateClientSecret: true }, ctx.clock.now()),
+        updateDeveloperApp(ctx, clientId, apps.OPERATOR, { rotateClientSecret: true }, ctx.clock.now()),
       );
       print({ client_id: r.app.clientId, client_secret: r.clientSecret });
     },
@@ -201,12 +199,14 @@ export const signinCommands: Command[] = [
     name: 'app delete',
     usage: 'app delete CLIENT_ID          delete a developer app and revoke every session issued to it',
     async run(args) {
+      const apps = await load();
+      const { deleteDeveloperApp, getDeveloperApp } = apps;
       const { positionals } = parseArgs({ args, options: {}, strict: true, allowPositionals: true });
       const clientId = oneClientId(positionals, 'app delete');
       await withOperator(async (ctx) => {
         if (!(await getDeveloperApp(ctx.db, clientId)))
           throw new CommandFailure(`No developer app with client id ${clientId}`);
-        await deleteDeveloperApp(ctx, clientId, OPERATOR, ctx.clock.now());
+        await deleteDeveloperApp(ctx, clientId, apps.OPERATOR, ctx.clock.now());
       });
       print({ client_id: clientId, deleted: true });
     },

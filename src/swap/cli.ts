@@ -4,15 +4,20 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { UsageError, withContext, type Command } from '../shared/command.ts';
-import { formatDec } from './dec.ts';
-import { PoolFormatError, parsePoolsDocument } from './pools.ts';
-import { replaceImportedPools } from './storage.ts';
+
+// Loaded by the command that runs, so `--help` and the other commands load little.
+const load = async () => ({
+  ...(await import('./dec.ts')),
+  ...(await import('./pools.ts')),
+  ...(await import('./storage.ts')),
+});
 
 export const swapCommands: Command[] = [
   {
     name: 'import-pools',
     usage: 'import-pools FILE             replace the swap pools with FILE (chain REST pools JSON)',
     async run(args) {
+      const { formatDec, PoolFormatError, parsePoolsDocument, replaceImportedPools } = await load();
       const { positionals } = parseArgs({ args, options: {}, strict: true, allowPositionals: true });
       if (positionals.length !== 1) throw new UsageError('import-pools needs exactly one FILE');
       const file = positionals[0];

@@ -100,10 +100,10 @@ describe('./platform (the CLI without npx)', () => {
       );
     const version = await loaded(['--version']);
     assert.deepEqual(heavy(version), []);
-    assert.ok(!version.some((u) => u.endsWith('/src/commands.ts')), 'the version needs no command');
+    assert.ok(!version.some((u) => u.endsWith('/src/capabilities.ts')), 'the version needs no command');
     const help = await loaded(['--help']);
     assert.ok(
-      help.some((u) => u.endsWith('/src/commands.ts')),
+      help.some((u) => u.endsWith('/src/capabilities.ts')),
       'the command list is read',
     );
     assert.deepEqual(heavy(help), []);

@@ -11,8 +11,10 @@ import { join } from 'node:path';
 import { createTestDatabase, type TestDatabase } from '../helpers/app.ts';
 import { runCli } from '../helpers/cli.ts';
 import { freePort } from '../helpers/process.ts';
-import { loops } from '../../src/capabilities.ts';
+import { loadLoops } from '../../src/capabilities.ts';
 import { PATIENCE_MS } from '../helpers/patience.ts';
+
+const loops = await loadLoops();
 
 // A process still running after this long never ends on its own (the bug): runCli then kills it and
 // reports the exit code null. No slow machine reaches it.

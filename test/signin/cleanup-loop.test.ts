@@ -7,8 +7,10 @@ import { startApp, type TestApp } from '../helpers/app.ts';
 import { authorizeCode, createTestClient, testAccount } from '../helpers/signin.ts';
 import type { ManualClock } from '../../src/shared/clock.ts';
 import { DAY } from '../../src/signin/lifetimes.ts';
-import { loops } from '../../src/capabilities.ts';
+import { loadLoops } from '../../src/capabilities.ts';
 import { startLoops } from '../../src/worker/runtime.ts';
+
+const loops = await loadLoops();
 
 const count = async (t: TestApp, table: 'signin_requests' | 'signin_authorizations') =>
   Number(
