@@ -355,7 +355,7 @@ describe('authorize page edges', () => {
           str('prompt', 64),
         ],
         security: [],
-        responses: { 200: { description: 'Default Response' } },
+        responses: { 200: { description: 'Success' } },
       },
     });
   });
