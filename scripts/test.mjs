@@ -130,6 +130,9 @@ for (const db of dbs) {
       // a safety net only: no test is meant to come near it, however loaded the machine (a test's own
       // waits end when their condition holds; test/helpers/patience.ts)
       '--test-timeout=1800000',
+      // a file whose setup failed may leave a server or a timer open: once its tests have ended, it
+      // exits instead of holding the run open
+      '--test-force-exit',
       ...(files.length ? files : ['test/**/*.test.ts']),
     ],
     { stdio: 'inherit', env: { ...process.env, TEST_DB: db, TEST_DEFER_SCHEMA_DROP: db === 'postgres' ? '1' : '0' } },

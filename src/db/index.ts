@@ -7,11 +7,15 @@ import pg from 'pg';
 import {
   CompiledQuery,
   Kysely,
+  sql,
   PostgresDialect,
   SqliteDialect,
   SqliteDriver,
   type DatabaseConnection,
+  type DatabaseIntrospector,
   type Dialect,
+  type SchemaMetadata,
+  type TableMetadata,
   type QueryResult,
   type Transaction,
 } from 'kysely';
@@ -20,6 +24,37 @@ import { startCheckpointer, type Checkpointer } from './checkpointer.ts';
 import type { Database } from './schema.ts';
 
 export type { Database } from './schema.ts';
+
+/**
+ * Kysely's PostgreSQL introspection lists every table of every schema, and fails when another
+ * schema's table is dropped while it reads (`relation "<other>.<table>" does not exist`): processes
+ * migrating their own schemas of one database at once (the tests do, with a schema per file)
+ * then fail each other's migrations. The migrator only asks whether its own tables exist, so the
+ * introspection here lists the tables of the connection's own schema (`search_path`) only.
+ */
+class SearchPathIntrospector implements DatabaseIntrospector {
+  readonly #db: Kysely<unknown>;
+  constructor(db: Kysely<unknown>) {
+    this.#db = db;
+  }
+  async getSchemas(): Promise<SchemaMetadata[]> {
+    const r = await sql<{ name: string }>`select nspname as name from pg_namespace`.execute(this.#db);
+    return r.rows;
+  }
+  async getTables(): Promise<TableMetadata[]> {
+    const r = await sql<{ name: string; schema: string; is_view: boolean }>`
+      select c.relname as name, n.nspname as schema, c.relkind = 'v' as is_view
+      from pg_class c join pg_namespace n on n.oid = c.relnamespace
+      where n.nspname = current_schema() and c.relkind in ('r', 'v', 'p', 'f')`.execute(this.#db);
+    return r.rows.map((t) => ({ name: t.name, schema: t.schema, isView: t.is_view, isForeign: false, columns: [] }));
+  }
+}
+
+class SearchPathPostgresDialect extends PostgresDialect {
+  override createIntrospector(db: Kysely<any>): DatabaseIntrospector {
+    return new SearchPathIntrospector(db);
+  }
+}
 export type DB = Kysely<Database>;
 export type Tx = Transaction<Database>;
 export type DialectName = 'sqlite' | 'postgres';
@@ -272,7 +307,7 @@ export async function openPostgres(databaseUrl: string, poolSize = 10, opts: Sto
     opts.onConnectionError ?? ((err: Error) => process.emitWarning(`database connection lost: ${err.message}`));
   pool.on('connect', (client) => client.on('error', lost));
   pool.on('error', () => {});
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new SearchPathPostgresDialect({ pool }) });
   return { db, dialect: 'postgres', pool, ...(schema ? { schema } : {}), close: () => db.destroy() };
 }
 
