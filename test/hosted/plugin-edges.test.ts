@@ -148,15 +148,15 @@ describe('hosted plugin edges', () => {
   test('min-badge: a failure is kept for less than 10 s: read again at exactly 10 s', async () => {
     const who = randomAddress();
     chain.nativeBalances.set(who, '0');
-    const claimId = await accepted([numUses(5), plugin('min-badge', { minBalance: 3 })]);
-    assert.deepEqual(await simulate(claimId, who), fails('Insufficient balance'));
-    chain.nativeBalances.set(who, (3n * WHOLE).toString());
-    // a second service on the same chain shares the plugin's result window but not the chain client's cache
+    // a service of its own, with a clock of its own: its kept results are its own (per deployment)
     const other = await startApp({ manualClock: true, env: { CHAIN_REST_URL: chain.url, CHAIN_TIMEOUT_MS: '1000' } });
     try {
       const clock = other.clock as ManualClock;
+      clock.set(NOW);
       const otherOwner = await manager(other);
       const same = await accepted([numUses(5), plugin('min-badge', { minBalance: 3 })], other, otherOwner.accessToken);
+      assert.deepEqual(await simulate(same, who, {}, other), fails('Insufficient balance'));
+      chain.nativeBalances.set(who, (3n * WHOLE).toString());
       clock.set(NOW + 9_999);
       assert.deepEqual(await simulate(same, who, {}, other), fails('Insufficient balance'), 'kept until 10 s');
       clock.set(NOW + 10_000);
