@@ -76,6 +76,21 @@ const AppSignin = Type.Object({
 
 export const portal: Routes = {
   register(fastify, ctx) {
+    /** The console session's answer (ConsoleSessionInfo) for a signed-in session. */
+    const signedIn = (
+      who: { address: string; platformAddress: string; chain: string; scopes: string[] },
+      expiresAt: number,
+      sessionId: string,
+    ) => ({
+      signedIn: true,
+      address: who.address,
+      platformAddress: who.platformAddress,
+      chain: who.chain,
+      scopes: who.scopes,
+      expiresAt: String(expiresAt),
+      csrfToken: csrfTokenFor(ctx, sessionId),
+      nativeChainId: ctx.config.signinNativeChainId,
+    });
     const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
     app.addSchema(SchemaField);
     app.addSchema(PluginDescription);
@@ -123,16 +138,8 @@ export const portal: Routes = {
         if (!created) throw badRequest('This sign-in request was already used. Start a new sign-in.');
         setSessionCookie(ctx, reply, created.cookie, SESSION_TTL_MS);
         reply.header('cache-control', 'no-store');
-        return {
-          signedIn: true,
-          address: req.address,
-          platformAddress: req.platform_address,
-          chain: req.chain,
-          scopes,
-          expiresAt: String(created.expiresAt),
-          csrfToken: csrfTokenFor(ctx, created.sessionId),
-          nativeChainId: ctx.config.signinNativeChainId,
-        };
+        const who = { address: req.address, platformAddress: req.platform_address, chain: req.chain, scopes };
+        return signedIn(who, created.expiresAt, created.sessionId);
       },
     );
 
@@ -155,16 +162,7 @@ export const portal: Routes = {
         const { who, created } = await useConsoleLink(ctx, request.body.token);
         setSessionCookie(ctx, reply, created.cookie, SESSION_TTL_MS);
         reply.header('cache-control', 'no-store');
-        return {
-          signedIn: true,
-          address: who.address,
-          platformAddress: who.platformAddress,
-          chain: who.chain,
-          scopes: who.scopes,
-          expiresAt: String(created.expiresAt),
-          csrfToken: csrfTokenFor(ctx, created.sessionId),
-          nativeChainId: ctx.config.signinNativeChainId,
-        };
+        return signedIn(who, created.expiresAt, created.sessionId);
       },
     );
 
@@ -193,16 +191,7 @@ export const portal: Routes = {
             csrfToken: '',
             nativeChainId,
           };
-        return {
-          signedIn: true,
-          address: s.address,
-          platformAddress: s.platformAddress,
-          chain: s.chain,
-          scopes: s.scopes,
-          expiresAt: String(s.expiresAt),
-          csrfToken: csrfTokenFor(ctx, auth.id),
-          nativeChainId,
-        };
+        return signedIn(s, s.expiresAt, auth.id);
       },
     );
 
