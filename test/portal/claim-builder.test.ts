@@ -136,10 +136,10 @@ describe('claim builder and claimers in the console (browser)', () => {
       mimeType: 'text/csv',
       buffer: Buffer.from(`address\n${b.address}\n${c.platformAddress}\n`),
     });
-    assert.equal(
-      await page.locator('fieldset[data-plugin=whitelist] [data-testid=address-count]').nth(1).innerText(),
-      '2 addresses will be saved.',
-    );
+    const uploadedCount = page.locator('fieldset[data-plugin=whitelist] [data-testid=address-count]').nth(1);
+    // the browser reads the file asynchronously: wait until the editor has counted it
+    await uploadedCount.filter({ hasNotText: 'No addresses yet.' }).waitFor();
+    assert.equal(await uploadedCount.innerText(), '2 addresses will be saved.');
     await saveAndOpen('csv-upload');
     const priv = (await claimDoc('csv-upload')).plugins.find((p) => p.pluginId === 'whitelist')!.privateParams.list;
     assert.deepEqual(priv.addresses, [b.platformAddress, c.platformAddress]);
