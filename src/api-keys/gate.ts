@@ -52,6 +52,12 @@ export type ApiKeyGate = (request: FastifyRequest, reply: unknown, done: Done) =
 export function registerApiKeyGate(app: FastifyInstance, ctx: AppContext): ApiKeyGate {
   const ttl = ctx.config.apiKeyCacheMs;
   const verified = new Map<string, { id: string; trusted: boolean; at: number }>();
+  // Requests presenting a key that is not verified yet share one lookup: without this, every
+  // request in flight when the cache entry expires looked the key up, and each one that found the
+  // last use a minute old wrote it (a burst of updates of one row, waiting on each other's lock).
+  const lookups = new Map<string, Promise<{ id: string; trusted: boolean }>>();
+  // The last use this process wrote, per key id, so that it writes at most once a minute itself.
+  const touched = new Map<string, number>();
   // Limits per key and per client IP (rate-limit.ts): shared by all processes on PostgreSQL.
   const keyLimit = ctx.config.rateLimitPerMinute > 0 ? createRateLimiter(ctx, ctx.config.rateLimitPerMinute) : null;
   const ipLimit =
@@ -64,7 +70,13 @@ export function registerApiKeyGate(app: FastifyInstance, ctx: AppContext): ApiKe
     }
     // Last use for the console's key list: a write at most once a minute per key, off the request path.
     const now = ctx.clock.now();
-    if (key.last_used_at === null || now - key.last_used_at >= LAST_USE_RESOLUTION_MS) {
+    const lastUse = Math.max(
+      key.last_used_at ?? Number.NEGATIVE_INFINITY,
+      touched.get(key.id) ?? Number.NEGATIVE_INFINITY,
+    );
+    if (now - lastUse >= LAST_USE_RESOLUTION_MS) {
+      if (touched.size >= 10_000) touched.clear(); // bounded like `verified`
+      touched.set(key.id, now);
       touchApiKey(ctx.db, key.id, now).catch((err: unknown) => ctx.log.warn({ err }, 'could not record API key use'));
     }
     const trusted = Number(key.trusted_backend) === 1;
@@ -95,7 +107,12 @@ export function registerApiKeyGate(app: FastifyInstance, ctx: AppContext): ApiKe
     // hashes; this map lives in process memory for at most API_KEY_CACHE_MS per entry).
     const cached = verified.get(header);
     if (cached && Date.now() - cached.at <= ttl) return admit(request, cached.id, done, cached.trusted);
-    check(header).then((key) => admit(request, key.id, done, key.trusted), done);
+    let lookup = lookups.get(header);
+    if (!lookup) {
+      lookup = check(header).finally(() => lookups.delete(header));
+      lookups.set(header, lookup);
+    }
+    lookup.then((key) => admit(request, key.id, done, key.trusted), done);
   };
   // Callback-style hook: with a key verified within the TTL and budget in hand, the request passes
   // synchronously, without a promise. The IP limit comes first, so floods of bad keys are limited too.

@@ -1,7 +1,48 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
 import { startApp, type TestApp } from '../helpers/app.ts';
 import { createApiKey, revokeApiKey } from '../../src/api-keys/storage.ts';
+
+/** Counts each write of an API key's last use into test_key_touches (a trigger on api_keys). */
+async function countKeyTouches(t: TestApp): Promise<void> {
+  const { db } = t.ctx;
+  await sql`create table test_key_touches (key_id text not null)`.execute(db);
+  if (t.ctx.dialect === 'sqlite') {
+    await sql`create trigger test_key_touched after update of last_used_at on api_keys
+      begin insert into test_key_touches values (new.id); end`.execute(db);
+    return;
+  }
+  await sql`create function test_key_touched() returns trigger language plpgsql as $$
+      begin insert into test_key_touches values (new.id); return new; end $$`.execute(db);
+  await sql`create trigger test_key_touched after update of last_used_at on api_keys
+      for each row execute function test_key_touched()`.execute(db);
+}
+
+/**
+ * Returns once every statement the app had queued has finished: SQLite runs them in order on its
+ * one connection; on PostgreSQL all 10 pooled connections are held at once, which the pool grants
+ * only after the earlier requests for a connection (first come, first served) are done.
+ */
+async function afterQueuedStatements(t: TestApp): Promise<void> {
+  if (t.ctx.dialect === 'sqlite') {
+    await sql`select 1`.execute(t.ctx.db);
+    return;
+  }
+  let held = 0;
+  let release!: () => void;
+  const all = new Promise<void>((r) => {
+    release = r;
+  });
+  await Promise.all(
+    Array.from({ length: 10 }, () =>
+      t.ctx.db.connection().execute(async () => {
+        if (++held === 10) release();
+        await all;
+      }),
+    ),
+  );
+}
 
 describe('API-key gate', () => {
   let t: TestApp;
@@ -63,6 +104,20 @@ describe('API-key gate', () => {
     assert.equal(unknown.statusCode, 401);
     assert.equal((await t.request('GET', '/api/v0/no-such-route')).statusCode, 404);
     assert.equal((await t.request('GET', '/no-such-page', { apiKey: null })).statusCode, 404);
+  });
+
+  test("requests in flight together with one key record the key's use once, not once each", async () => {
+    await countKeyTouches(t);
+    const { id, key } = await createApiKey(t.ctx.db, 'busy', t.clock.now());
+    const codes = await Promise.all(
+      Array.from({ length: 20 }, async () => (await t.request('GET', '/api/v0/ping', { apiKey: key })).statusCode),
+    );
+    assert.deepEqual(new Set(codes), new Set([200]));
+    await afterQueuedStatements(t);
+    const touches = await sql<{ n: number }>`select count(*) as n from test_key_touches where key_id = ${id}`.execute(
+      t.ctx.db,
+    );
+    assert.equal(Number(touches.rows[0]!.n), 1, 'one write of the last use, however many requests were in flight');
   });
 
   test('operational routes need no key', async () => {
