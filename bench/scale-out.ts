@@ -109,6 +109,8 @@ async function privateCluster(bin: string): Promise<Cluster> {
     'pg_stat_statements.track = top',
     'log_lock_waits = on',
     "deadlock_timeout = '10ms'",
+    // the statement that waited, after each lock-wait line
+    "log_min_error_statement = 'log'",
   ];
   writeFileSync(
     join(data, 'postgresql.conf'),
@@ -405,6 +407,8 @@ interface Work {
   walFlushes: number;
   lockWaitsLogged: number | null;
   lockWaitMs: number | null;
+  /** Waits over 10 ms by lock and by the statement that waited (the first words of it). */
+  lockWaitsBy: Map<string, number>;
   lockWaitersAvg: number;
   lockWaitersMax: number;
   /** Statements that insert accepted attempts (a group commit inserts several in one). */
@@ -513,9 +517,23 @@ async function measured<T extends { accepted: number }>(
       : Math.max(0, after.counters[k] - before.counters[k] - idle[k] * settle);
   let lockWaitsLogged: number | null = null;
   let lockWaitMs: number | null = null;
+  const lockWaitsBy = new Map<string, number>();
   if (cluster.logFile) {
     const log = readFileSync(cluster.logFile).subarray(logStart).toString('utf8');
     lockWaitsLogged = (log.match(/still waiting for \w+ on /g) ?? []).length;
+    // "[pid] LOG:  process pid still waiting for ShareLock on transaction 2 after 10.1 ms", then the
+    // same pid's DETAIL and STATEMENT lines
+    const lines = log.split('\n');
+    lines.forEach((line, i) => {
+      const m = /\[(\d+)\] LOG:\s+process \d+ still waiting for (\w+) on (advisory lock|\w+)/.exec(line);
+      if (!m) return;
+      const statement = lines
+        .slice(i + 1, i + 6)
+        .map((l) => new RegExp(`\\[${m[1]}\\] STATEMENT:\\s+(.*)`).exec(l)?.[1])
+        .find(Boolean);
+      const key = `${m[2]} on ${m[3]}: ${(statement ?? '?').replace(/\s+/g, ' ').slice(0, 90)}`;
+      lockWaitsBy.set(key, (lockWaitsBy.get(key) ?? 0) + 1);
+    });
     lockWaitMs = 0;
     for (const m of log.matchAll(/acquired \w+ on .*? after ([\d.]+) ms/g)) lockWaitMs += Number(m[1]);
   }
@@ -543,6 +561,7 @@ async function measured<T extends { accepted: number }>(
       walFlushes: d('walFlushes'),
       lockWaitsLogged,
       lockWaitMs,
+      lockWaitsBy,
       lockWaitersAvg: samples ? waiting / samples : 0,
       lockWaitersMax: maxWaiting,
       acceptInserts: calls(/^insert into "claim_attempts"/),
@@ -774,6 +793,7 @@ async function main(): Promise<number> {
           `${label}            ${fmt(t.perSecond)} resolved/s  (complete p50 ${fmt(t.p50, 1)} ms, p99 ${fmt(t.p99, 1)} ms)${t.accepted < N ? `  REJECTED ${N - t.accepted}` : ''}`,
         );
         console.log(`  per resolved attempt: ${workLine(t.work, t.accepted, cluster)}`);
+        for (const [what, n] of t.work.lockWaitsBy) console.log(`    ${String(n).padStart(4)} lock waits: ${what}`);
         if (VERBOSE)
           for (const s of t.work.top)
             console.log(`    ${fmt(s.calls / t.accepted, 3).padStart(6)} × ${s.query.slice(0, 150)}`);
