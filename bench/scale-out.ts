@@ -15,8 +15,9 @@
 //
 // The benchmark starts its own PostgreSQL cluster (initdb into .tmp/, a free port,
 // pg_stat_statements, log_lock_waits with a 10 ms deadlock_timeout), so the counts and the WAL are
-// this benchmark's alone. Without initdb (PG_BIN, default /usr/lib/postgresql/15/bin, or on PATH)
-// it uses the server of TEST_DATABASE_URL instead and says what that costs.
+// this benchmark's alone. Without initdb (PG_BIN, else /usr/lib/postgresql/15/bin or pg_config's;
+// PG_BIN=none forces this) it uses a schema per configuration in the database of TEST_DATABASE_URL
+// and says what that costs (the server's counters then include other databases' work).
 //
 // Knobs: BENCH_CONFIGS (default 1,2,4: serve processes), BENCH_WORKERS (worker processes per
 // configuration; default as many as serve processes), BENCH_N (attempts per throughput run,
@@ -66,8 +67,8 @@ function freePort(): Promise<number> {
 interface Cluster {
   /** Superuser URL of a database the benchmark's own queries use (not measured). */
   adminUrl: string;
-  /** URL of database `name` on the same server. */
-  urlOf(name: string): string;
+  /** A fresh database for one configuration: its URL, the name its statistics go by, and its removal. */
+  create(name: string): Promise<{ url: string; datname: string; drop(): Promise<void> }>;
   /** The server log, for lock-wait lines (private cluster only). */
   logFile: string | null;
   private: boolean;
@@ -76,13 +77,15 @@ interface Cluster {
 }
 
 function findPgBin(): string | null {
-  const candidates = [process.env.PG_BIN, '/usr/lib/postgresql/15/bin'];
+  // PG_BIN, when set, is the only place looked at (PG_BIN=none uses the TEST_DATABASE_URL server)
+  if (process.env.PG_BIN) return existsSync(join(process.env.PG_BIN, 'initdb')) ? process.env.PG_BIN : null;
+  const candidates = ['/usr/lib/postgresql/15/bin'];
   try {
     candidates.push(execFileSync('pg_config', ['--bindir'], { stdio: 'pipe' }).toString().trim());
   } catch {
     // no pg_config on PATH
   }
-  for (const dir of candidates) if (dir && existsSync(join(dir, 'initdb'))) return dir;
+  for (const dir of candidates) if (existsSync(join(dir, 'initdb'))) return dir;
   return null;
 }
 
@@ -121,7 +124,14 @@ async function privateCluster(bin: string): Promise<Cluster> {
   let stopped = false;
   const cluster: Cluster = {
     adminUrl: `${base}/postgres`,
-    urlOf: (name) => `${base}/${name}`,
+    async create(name) {
+      await sql(`${base}/postgres`, `create database ${name}`);
+      return {
+        url: `${base}/${name}`,
+        datname: name,
+        drop: async () => void (await sql(`${base}/postgres`, `drop database if exists ${name} with (force)`)),
+      };
+    },
     logFile,
     private: true,
     statements: true,
@@ -143,11 +153,6 @@ async function privateCluster(bin: string): Promise<Cluster> {
 async function sharedServer(): Promise<Cluster> {
   const url = new URL(process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test');
   url.search = '';
-  const urlOf = (name: string) => {
-    const u = new URL(url);
-    u.pathname = `/${name}`;
-    return u.toString();
-  };
   let statements = false;
   try {
     await sql(url.toString(), 'create extension if not exists pg_stat_statements');
@@ -156,7 +161,29 @@ async function sharedServer(): Promise<Cluster> {
   } catch {
     // not loaded (shared_preload_libraries): no statement counts
   }
-  return { adminUrl: url.toString(), urlOf, logFile: null, private: false, statements, stop() {} };
+  // a schema per configuration in that database (its statistics are the whole database's)
+  const datname = url.pathname.slice(1);
+  const create = async (name: string) => {
+    const u = new URL(url);
+    u.searchParams.set('schema', name);
+    return {
+      url: u.toString(),
+      datname,
+      drop: async () => void (await sql(url.toString(), `drop schema if exists "${name}" cascade`)),
+    };
+  };
+  return { adminUrl: url.toString(), create, logFile: null, private: false, statements, stop() {} };
+}
+
+/** A client of an application database URL, which may name its schema (`?schema=`, as DATABASE_URL does). */
+function appClient(url: string): pg.Client {
+  const u = new URL(url);
+  const schema = u.searchParams.get('schema');
+  u.searchParams.delete('schema');
+  return new pg.Client({
+    connectionString: u.toString(),
+    ...(schema ? { options: `-c search_path="${schema}"` } : {}),
+  });
 }
 
 async function sql<T = Record<string, any>>(url: string, text: string, values: unknown[] = []): Promise<T[]> {
@@ -591,14 +618,16 @@ async function idleRates(
 
 function workLine(w: Work, resolved: number, cluster: Cluster): string {
   const per = (x: number, digits: number) => fmt(x / resolved, digits);
+  // the whole server's counters: on a shared server other databases' writes count too
+  const bound = cluster.private ? '' : '≤ ';
   return (
     [
       w.statements === null ? 'statements n/a' : `${per(w.statements, 2)} statements`,
       `${per(w.transactions, 2)} transactions`,
       `${per(w.commits, 2)} commits`,
-      `${per(w.writeTransactions, 2)} write transactions`,
-      `${per(w.walFlushes, 3)} WAL flushes`,
-      `${cluster.private ? '' : '≤ '}${per(w.walBytes, 0)} WAL bytes`,
+      `${bound}${per(w.writeTransactions, 2)} write transactions`,
+      `${bound}${per(w.walFlushes, 3)} WAL flushes`,
+      `${bound}${per(w.walBytes, 0)} WAL bytes`,
       w.lockWaitsLogged === null
         ? `lock waiters ${fmt(w.lockWaitersAvg, 2)} avg`
         : `row/lock waits > 10 ms: ${w.lockWaitsLogged} (${fmt(w.lockWaitMs ?? 0, 0)} ms in all), waiters ${fmt(w.lockWaitersAvg, 2)} avg / ${w.lockWaitersMax} max`,
@@ -611,8 +640,8 @@ function workLine(w: Work, resolved: number, cluster: Cluster): string {
 }
 
 /** Every accepted attempt resolved once; no claim number used twice; nothing resolved that was not accepted. */
-async function exactlyOnce(url: string, accepted: Set<string>): Promise<{ ok: boolean; line: string }> {
-  const c = new pg.Client({ connectionString: url });
+export async function exactlyOnce(url: string, accepted: Set<string>): Promise<{ ok: boolean; line: string }> {
+  const c = appClient(url);
   await c.connect();
   try {
     const rows = (await c.query('select claim_attempt_id as id, status from claim_attempts')).rows as Array<{
@@ -657,7 +686,7 @@ async function exactlyOnce(url: string, accepted: Set<string>): Promise<{ ok: bo
       ledger.matching === ledger.successes;
     const line = ok
       ? `pass: ${fmt(accepted.size)} accepted attempts, each resolved once (success); ${fmt(ledger.numbers)} claim numbers, none twice`
-      : `FAIL: ${fmt(accepted.size)} accepted; ${missing} missing, ${unresolved} not resolved, ${unknown} resolved without a 200, ` +
+      : `FAIL: ${fmt(accepted.size)} accepted; ${missing} missing, ${unresolved} not resolved, ${unknown} recorded without a 200 to the client, ` +
         `${failures} failed; claim numbers used twice: ${dupNumbers.n}; attempts with two ledger rows: ${dupLedger.n}; ` +
         `ledger rows ${ledger.numbers}, successes ${ledger.successes}, matching ${ledger.matching}`;
     return { ok, line };
@@ -681,14 +710,14 @@ interface ConfigResult {
 
 async function runConfig(cluster: Cluster, serveCount: number): Promise<ConfigResult> {
   const workerCount = WORKERS ?? serveCount;
-  const db = `scale_${serveCount}_${randomBytes(3).toString('hex')}`;
-  await sql(cluster.adminUrl, `create database ${db}`);
-  const url = cluster.urlOf(db);
-  const dataDir = join(ROOT, '.tmp', `${db}-data`);
+  const name = `scale_${serveCount}_${randomBytes(3).toString('hex')}`;
+  const database = await cluster.create(name);
+  const { url, datname: db } = database;
+  const dataDir = join(ROOT, '.tmp', `${name}-data`);
   mkdirSync(dataDir, { recursive: true });
   const procs: Proc[] = [];
   let client: Client | null = null;
-  const queueClient = new pg.Client({ connectionString: url });
+  const queueClient = appClient(url);
   const admin = new pg.Client({ connectionString: cluster.adminUrl });
   try {
     const key = await setUp(url, dataDir);
@@ -744,7 +773,7 @@ async function runConfig(cluster: Cluster, serveCount: number): Promise<ConfigRe
     await admin.end().catch(() => undefined);
     await client?.close();
     await Promise.all(procs.map((p) => p.stop()));
-    await sql(cluster.adminUrl, `drop database if exists ${db} with (force)`).catch(() => undefined);
+    await database.drop().catch(() => undefined);
     rmSync(dataDir, { recursive: true, force: true });
   }
 }
@@ -766,7 +795,7 @@ async function main(): Promise<number> {
   } else {
     cluster = await sharedServer();
     console.log(
-      `  initdb not found (set PG_BIN): using the server of TEST_DATABASE_URL; WAL bytes count other databases too (upper bound), ` +
+      `  initdb not found (set PG_BIN): using the server of TEST_DATABASE_URL; write transactions, WAL flushes and WAL bytes count other databases too (upper bounds), ` +
         `lock waits are sampled only${cluster.statements ? '' : ', no statement counts (pg_stat_statements not loaded)'}`,
     );
   }
@@ -862,4 +891,5 @@ async function main(): Promise<number> {
   return 0;
 }
 
-process.exitCode = await main();
+// imported (for its exactly-once check), it runs nothing
+if (import.meta.main) process.exitCode = await main();
