@@ -17,8 +17,12 @@ import { createApiKey } from '../../src/api-keys/storage.ts';
 import { createTestDatabase, TEST_DB, type TestApp, type TestDatabase } from '../helpers/app.ts';
 import { admin, PG_BIN, startStandby, type Standby } from '../helpers/standby.ts';
 import { attempt, claimWithPlugins, manager, numUses, randomAddress } from '../claims/helpers.ts';
+import { addressOf, collectionDoc, messageEvent, startFakeChain, type FakeChain } from '../helpers/fake-chain.ts';
+import { waitIndexed } from '../chain/helpers.ts';
 
 const MAX_LAG_MS = 3000;
+/** The bound of the second process: long enough that its replica serves through every paused step. */
+const PATIENT_LAG_MS = 600_000;
 const METRICS_TOKEN = 'replica-test-metrics-token';
 
 const skip =
@@ -46,40 +50,38 @@ describe('read replicas (a real streaming replica)', { skip, timeout: 600_000 },
   let t: TestApp;
   const logLines: Array<Record<string, unknown>> = [];
 
-  before(async () => {
-    standby = await startStandby();
-    database = createTestDatabase('postgres');
+  /** A second process on the same database with a long bound: its replica reads survive a slow machine. */
+  let patient: { ctx: AppContext; app: App; t: TestApp };
+  let chain: FakeChain;
+
+  async function open(env: Record<string, string>, log: FastifyBaseLogger, db: TestDatabase) {
     const config = loadConfig({
       LOG_LEVEL: 'info',
       PORT: '0',
-      ...database.env,
+      ...db.env,
       DATABASE_REPLICA_URL: standby.url,
-      REPLICA_MAX_LAG_MS: String(MAX_LAG_MS),
       METRICS_TOKEN,
+      CHAIN_REST_URL: chain.url,
+      CHAIN_POLL_INTERVAL_MS: '100',
+      CHAIN_TIMEOUT_MS: '2000',
+      ...env,
     });
-    const sink = new Writable({
-      write(chunk, _enc, cb) {
-        for (const line of String(chunk).split('\n').filter(Boolean)) logLines.push(JSON.parse(line));
-        cb();
-      },
-    });
-    const log = pino({ level: 'info' }, sink) as unknown as FastifyBaseLogger;
-    ctx = await createContext(config, { log });
-    app = await buildApp(ctx);
-    const { key } = await createApiKey(ctx.db, 'test', ctx.clock.now());
-    t = {
-      app,
-      ctx,
+    const c = await createContext(config, { log });
+    const a = await buildApp(c);
+    const { key } = await createApiKey(c.db, 'test', c.clock.now());
+    const tt: TestApp = {
+      app: a,
+      ctx: c,
       config,
-      clock: ctx.clock,
+      clock: c.clock,
       apiKey: key,
       url: '',
-      database,
+      database: db,
       request(method, path, o = {}) {
         const headers: Record<string, string> = { ...o.headers };
         if (o.apiKey !== null) headers['x-api-key'] = o.apiKey ?? key;
         if (o.token) headers.authorization = `Bearer ${o.token}`;
-        return app.inject({
+        return a.inject({
           method: method as 'GET',
           url: path,
           headers,
@@ -88,21 +90,45 @@ describe('read replicas (a real streaming replica)', { skip, timeout: 600_000 },
       },
       close: async () => {},
     };
+    return { ctx: c, app: a, t: tt };
+  }
+
+  before(async () => {
+    standby = await startStandby();
+    chain = await startFakeChain();
+    database = createTestDatabase('postgres');
+    const sink = new Writable({
+      write(chunk, _enc, cb) {
+        for (const line of String(chunk).split('\n').filter(Boolean)) logLines.push(JSON.parse(line));
+        cb();
+      },
+    });
+    const log = pino({ level: 'info' }, sink) as unknown as FastifyBaseLogger;
+    ({ ctx, app, t } = await open({ REPLICA_MAX_LAG_MS: String(MAX_LAG_MS) }, log, database));
+    // no loops: the first process runs the indexer and the claim worker
+    patient = await open(
+      { REPLICA_MAX_LAG_MS: String(PATIENT_LAG_MS), RUN_WORKER: 'false', LOG_LEVEL: 'silent' },
+      pino({ level: 'silent' }) as unknown as FastifyBaseLogger,
+      database,
+    );
   });
 
   after(async () => {
+    await patient?.app.close();
+    await patient?.ctx.close();
     await app?.close();
     await ctx?.close();
+    await chain?.close();
     await database?.drop();
     standby?.stop('immediate');
     if (standby) rmSync(standby.dir, { recursive: true, force: true });
   });
 
   /** Until the replica holds every commit made before `since` (router's view, from its probes). */
-  const caughtUp = (since: number) =>
+  const caughtUp = (since: number, c: AppContext = ctx) =>
     waitFor('the replica to catch up', async () => {
-      await ctx.replicas!.probe();
-      const [r] = ctx.replicas!.status();
+      await c.replicas!.probe();
+      const [r] = c.replicas!.status();
       return r.serving && r.stalenessMs !== null && Date.now() - r.stalenessMs >= since;
     });
   const replica = (sql: string) => admin(standby.url, (c) => c.query(sql));
@@ -154,6 +180,131 @@ describe('read replicas (a real streaming replica)', { skip, timeout: 600_000 },
     assert.equal(await claimName(claimId), 'second', 'caught up again, the replica serves the new name');
   });
 
+  test('a claim read on the replica does not stand in for the primary: a complete of the version just written is accepted', async () => {
+    const p = patient.t;
+    const { accessToken } = await manager(t);
+    const claimId = await claimWithPlugins(t, accessToken, [numUses(10)], { metadata: { name: 'v0' } });
+    await caughtUp(Date.now(), patient.ctx);
+    await replica('select pg_wal_replay_pause()');
+    try {
+      const res = await p.request('PUT', '/api/v0/claims', {
+        token: accessToken,
+        body: { claims: [{ claimId, metadata: { name: 'v1' }, _expectedVersion: 0 }] },
+      });
+      assert.equal(res.statusCode, 200, res.body);
+      // the replica still holds version 0, and serves it
+      const read = await p.request('GET', `/api/v0/claim/${claimId}`);
+      assert.equal(read.statusCode, 200, read.body);
+      assert.equal(read.json().claim.version, '0');
+      assert.equal(read.json().claim.metadata.name, 'v0');
+      // the complete's pre-check reads the primary's version 1, not the replica's copy just read
+      const done = await attempt(p, 'complete', claimId, randomAddress(), { _expectedVersion: 1 });
+      assert.equal(done.statusCode, 200, done.body);
+    } finally {
+      await replica('select pg_wal_replay_resume()');
+    }
+  });
+
+  test('account and collection views, ownership checks, simulate and eligibility read the replica; complete reads the primary', async () => {
+    const p = patient.t;
+    const counts = patient.ctx.replicas!.counts;
+    const MANAGER = addressOf(100);
+    const A = addressOf(1);
+    const B = addressOf(2);
+    const range = (s: number, e = s) => ({ start: String(s), end: String(e) });
+    chain.setCollection('1', collectionDoc('1', MANAGER));
+    chain.addBlock([
+      chain.tx([messageEvent({ msgType: 'universal_update_collection', collectionId: '1', sender: MANAGER })]),
+    ]);
+    await waitIndexed(
+      t,
+      chain.addBlock([chain.transfer({ collectionId: '1', from: 'Mint', to: A, tokenId: 1, amount: 10 })]),
+    );
+    const requirement = {
+      assets: [
+        {
+          chain: 'BitBadges',
+          collectionId: '1',
+          assetIds: [range(1)],
+          ownershipTimes: [],
+          mustOwnAmounts: range(1, 100),
+        },
+      ],
+    };
+    const own = {
+      pluginId: 'must-own-badges',
+      instanceId: 'own',
+      publicParams: { ownershipRequirements: requirement },
+      privateParams: {},
+    };
+    const { accessToken } = await manager(t);
+    const gated = await claimWithPlugins(t, accessToken, [numUses(10), own], { showInSearchResults: true });
+    const completed = await claimWithPlugins(t, accessToken, [numUses(10), own]);
+    await caughtUp(Date.now(), patient.ctx);
+
+    const ok = async (method: string, path: string, body?: unknown) => {
+      const res = await p.request(method, path, body === undefined ? {} : { body });
+      assert.equal(res.statusCode, 200, `${method} ${path}: ${res.body}`);
+      return res.json();
+    };
+    const eligibility = (body: Record<string, unknown>) => ok('POST', '/api/v0/eligibility', body);
+    // what B looks like, through every newly routed read
+    const snapshot = async () => ({
+      owners: (await ok('GET', '/api/v0/collection/1/owners')).owners,
+      activity: (await ok('GET', '/api/v0/collection/1/activity')).activity,
+      balance: await ok('GET', `/api/v0/collection/1/balance/${B}`),
+      tokens: (await ok('GET', `/api/v0/account/${B}/badges`)).tokens,
+      transfers: (await ok('GET', `/api/v0/account/${B}/activity/badges`)).activity,
+      account: (
+        await ok('POST', '/api/v0/users', {
+          accountsToFetch: [{ address: B, viewsToFetch: [{ viewType: 'tokensCollected', viewId: 't', bookmark: '' }] }],
+        })
+      ).accounts[0].views.t.ids,
+      verified: (
+        await ok('POST', '/api/v0/verifyOwnershipRequirements', { address: B, assetOwnershipRequirements: requirement })
+      ).success,
+      simulate: (await attempt(p, 'simulate', gated, B)).statusCode,
+      eligibility: (await eligibility({ address: B, claimIds: [gated] })).docs[0].state,
+    });
+    const before = await snapshot();
+    assert.equal(before.verified, false);
+    assert.equal(before.simulate, 400);
+    assert.equal(before.eligibility, 'notEligible');
+
+    await replica('select pg_wal_replay_pause()');
+    try {
+      // B receives the token on chain; the indexer commits it on the primary, which the replica has not replayed
+      await waitIndexed(
+        t,
+        chain.addBlock([chain.transfer({ collectionId: '1', from: A, to: B, tokenId: 1, amount: 5 })]),
+      );
+      const listed = await claimWithPlugins(t, accessToken, [numUses(10)], { showInSearchResults: true });
+      const reads = counts.replicaReads;
+      const fallbacks = counts.fallbacks;
+      assert.deepEqual(
+        await snapshot(),
+        before,
+        'every view answers from the replica (which has not seen the transfer)',
+      );
+      const ids = (await eligibility({ address: A, pageSize: 1000 })).docs.map((d: { claimId: string }) => d.claimId);
+      assert.ok(ids.includes(gated) && !ids.includes(listed), 'the eligibility index reads the replica');
+      assert.ok(counts.replicaReads > reads, 'replica connections were taken');
+      assert.equal(counts.fallbacks, fallbacks, 'no read fell back to the primary');
+      // complete's pre-check reads the primary's read model: B owns the token there
+      const done = await attempt(p, 'complete', completed, B, { _expectedVersion: -1 });
+      assert.equal(done.statusCode, 200, done.body);
+    } finally {
+      await replica('select pg_wal_replay_resume()');
+    }
+    await caughtUp(Date.now(), patient.ctx);
+    const now = await snapshot();
+    for (const k of Object.keys(before) as Array<keyof typeof before>)
+      assert.notDeepEqual(now[k], before[k], `${k} shows the transfer once replayed`);
+    assert.equal(now.verified, true);
+    assert.equal(now.simulate, 200);
+    assert.equal(now.eligibility, 'eligible');
+  });
+
   test('the replica down: reads fall back to the primary, with a metric and a log line', async () => {
     const { accessToken } = await manager(t);
     const claimId = await claimWithPlugins(t, accessToken, [numUses(5)], { metadata: { name: 'kept' } });
@@ -170,6 +321,18 @@ describe('read replicas (a real streaming replica)', { skip, timeout: 600_000 },
     assert.equal(await claimName(claimId), 'kept');
     const search = await t.request('GET', '/api/v0/claims/search?searchValue=kept');
     assert.equal(search.statusCode, 200, search.body);
+    // the account and collection views, simulate and eligibility answer from the primary too
+    const address = randomAddress();
+    for (const [method, path, body] of [
+      ['GET', `/api/v0/account/${address}/badges`, undefined],
+      ['POST', '/api/v0/users', { accountsToFetch: [{ address }] }],
+      ['GET', '/api/v0/collection/1/owners', undefined],
+      ['POST', '/api/v0/eligibility', { address, claimIds: [claimId] }],
+      ['POST', `/api/v0/claims/simulate/${claimId}/${address}`, { _expectedVersion: -1 }],
+    ] as const) {
+      const res = await t.request(method, path, body === undefined ? {} : { body });
+      assert.equal(res.statusCode, 200, `${method} ${path}: ${res.body}`);
+    }
     assert.ok(ctx.replicas!.counts.fallbacks > fallbacks, 'the reads were served by the primary');
     await ctx.replicas!.probe();
     assert.deepEqual(
