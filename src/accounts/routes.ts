@@ -1,7 +1,7 @@
 // Account routes: set your username; read accounts with their views. Every route needs the API
 // key (the gate). updateAccount needs a session holding manageAccount; reads need no session,
-// except for the owner-only views (signinRequests, allClaimActivity). Reads go to a read replica
-// when one is configured (`forReads`): sessions are still resolved on the primary.
+// except for the owner-only views (signinRequests, allClaimActivity). Views read from a read
+// replica when one is configured (`forReads`); sessions and usernames are read on the primary.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Routes } from '../shared/capability.ts';
@@ -60,7 +60,7 @@ export const accounts: Routes = {
         if ((address === undefined) === (username === undefined))
           throw badRequest('querystring must give exactly one of address or username');
         const [account] = await fetchAccounts(
-          forReads(ctx),
+          ctx,
           null,
           [address !== undefined ? { address } : { username }],
           () => 'querystring',
@@ -171,7 +171,7 @@ export const accounts: Routes = {
         },
       },
       async (request) => ({
-        accounts: await fetchAccounts(forReads(ctx), await getSession(request), request.body.accountsToFetch),
+        accounts: await fetchAccounts(ctx, await getSession(request), request.body.accountsToFetch),
       }),
     );
   },

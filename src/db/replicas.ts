@@ -1,6 +1,7 @@
 // Read replicas (DATABASE_REPLICA_URL): PostgreSQL streaming replicas that serve read-only work
-// (claim documents, claim searches, attempt lists). Writes, and reads that must see the caller's own
-// writes (an attempt's status right after complete), stay on the primary (`ctx.db`).
+// (claim documents and searches, attempt lists, account and collection views, a simulation's chain
+// read model, eligibility: docs/scale-out.md lists them). Writes, and reads that must see the
+// caller's own writes (an attempt's status right after complete), stay on the primary (`ctx.db`).
 //
 // Staleness bound. Every probe (every `probeMs`) reads the primary's WAL position
 // (pg_current_wal_lsn) and each replica's replayed position (pg_last_wal_replay_lsn). A replica
@@ -244,14 +245,17 @@ export function openReplicas(opts: {
 
   async function probe(): Promise<void> {
     let primaryLsn: bigint;
+    // the time is taken before the position is read: every commit made before `at` is within it
+    const at = now();
     try {
       const r = await opts.primary.query<{ lsn: string }>('select pg_current_wal_lsn()::text as lsn');
       primaryLsn = parseLsn(r.rows[0].lsn);
     } catch {
       return; // the primary is out of reach: nothing to compare against this time
     }
-    const at = now();
     samples.push({ at, lsn: primaryLsn });
+    // a probe run by hand (tests) may overlap the loop's: keep the samples in time order
+    if (samples.length > 1 && samples[samples.length - 2].at > at) samples.sort((a, b) => a.at - b.at);
     // keep what can still matter: samples within the bound, and the newest one before it
     while (samples.length > 2 && samples[1].at < at - opts.maxLagMs) samples.shift();
     await Promise.all(
