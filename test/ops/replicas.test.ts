@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import pino from 'pino';
 import type { FastifyBaseLogger } from 'fastify';
 import { loadConfig } from '../../src/config.ts';
@@ -314,6 +315,74 @@ describe('read replicas (a real streaming replica)', { skip, timeout: 600_000 },
     assert.equal(now.verified, true);
     assert.equal(now.simulate, 200);
     assert.equal(now.eligibility, 'eligible');
+  });
+
+  test('the consistent reader, its replica lost, takes no other replica behind its last read: eligibility reads the primary, plain reads the other replica', async () => {
+    // replica 1 through a TCP proxy this test can cut; replica 2 is the same server, directly
+    const target = new URL(standby.url);
+    const sockets = new Set<Socket>();
+    const proxy = createServer((client) => {
+      const server = connect(Number(target.port), target.hostname);
+      for (const s of [client, server]) {
+        sockets.add(s);
+        s.on('error', () => s.destroy());
+        s.on('close', () => sockets.delete(s));
+      }
+      client.pipe(server).pipe(client);
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    const via = new URL(standby.url);
+    via.port = String((proxy.address() as AddressInfo).port);
+    const cut = () => {
+      proxy.close();
+      for (const s of sockets) s.destroy();
+    };
+    const two = await open(
+      {
+        DATABASE_REPLICA_URL: `${via},${standby.url}`,
+        REPLICA_MAX_LAG_MS: String(PATIENT_LAG_MS),
+        RUN_WORKER: 'false',
+        LOG_LEVEL: 'silent',
+      },
+      pino({ level: 'silent' }) as unknown as FastifyBaseLogger,
+      database,
+    );
+    try {
+      const counts = two.ctx.replicas!.counts;
+      const { accessToken } = await manager(t);
+      await caughtUp(Date.now(), two.ctx);
+      const address = randomAddress();
+      const listed = async () => {
+        const res = await two.t.request('POST', '/api/v0/eligibility', { body: { address, pageSize: 1000 } });
+        assert.equal(res.statusCode, 200, res.body);
+        return res.json().docs.map((d: { claimId: string }) => d.claimId) as string[];
+      };
+      await listed(); // the index is built on replica 1 (the first), which the reader then keeps to
+      await replica('select pg_wal_replay_pause()');
+      try {
+        const made = await claimWithPlugins(t, accessToken, [numUses(10)], { showInSearchResults: true });
+        // both replicas now hold nothing committed after the claim: their T stays before it, and
+        // so before the end of this read on replica 1
+        assert.ok(!(await listed()).includes(made), 'replica 1 served the index (it lacks the new claim)');
+        cut();
+        const fallbacks = counts.fallbacks;
+        assert.ok(
+          (await listed()).includes(made),
+          'replica 1 lost, the reader read the primary, not replica 2 (not shown to hold its last read)',
+        );
+        assert.ok(counts.fallbacks > fallbacks);
+        // a plain read takes replica 2, which serves within the bound
+        const reads = counts.replicaReads;
+        assert.equal((await two.t.request('GET', `/api/v0/claim/${made}`)).statusCode, 404);
+        assert.ok(counts.replicaReads > reads, 'the plain read was served by replica 2');
+      } finally {
+        await replica('select pg_wal_replay_resume()');
+      }
+    } finally {
+      cut();
+      await two.app.close();
+      await two.ctx.close();
+    }
   });
 
   test('the replica down: reads fall back to the primary, with a metric and a log line', async () => {
