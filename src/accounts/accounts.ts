@@ -6,6 +6,7 @@ import { parseAddress } from '../shared/addresses.ts';
 import { badRequest, conflict, forbidden, notFound, unauthorized } from '../shared/errors.ts';
 import type { Session } from '../shared/session.ts';
 import { accountBalance } from './chain-views.ts';
+import { forReads } from '../db/replicas.ts';
 import { addressOfUsername, usernamesOf, writeUsername } from './storage.ts';
 import { ACCOUNT_VIEW_TYPES, accountView, type AccountView, type ViewDoc } from './views.ts';
 
@@ -84,7 +85,11 @@ export function assertOwner(session: Session | null, address: string, viewType: 
   if (!session.scopes.includes(ACCOUNT_SCOPE)) throw forbidden(`${path}: ${rule}; the session lacks that scope.`);
 }
 
-/** The accounts asked for, in order, each with the pages of its views (docs/chain-data.md). */
+/**
+ * The accounts asked for, in order, each with the pages of its views (docs/chain-data.md). The
+ * views read from a read replica when one is configured; usernames are read on the primary, so a
+ * username the caller has just set is in the next answer.
+ */
 export async function fetchAccounts(
   ctx: AppContext,
   session: Session | null,
@@ -117,12 +122,13 @@ export async function fetchAccounts(
 
   // Usernames, balances and every view page are read at once: they are independent.
   const addresses = [...new Set(plans.map((p) => p.address))];
+  const reads = forReads(ctx);
   const [usernames, balances, pages] = await Promise.all([
     usernamesOf(ctx.db, addresses),
     Promise.all(addresses.map(async (a) => [a, await accountBalance(ctx, a)] as const)).then((e) => new Map(e)),
     Promise.all(
       plans.map(({ address, views }) =>
-        Promise.all(views.map(({ fetch, view }) => loadView(ctx, view, address, fetch))),
+        Promise.all(views.map(({ fetch, view }) => loadView(reads, view, address, fetch))),
       ),
     ),
   ]);

@@ -1,6 +1,7 @@
 // Account routes: set your username; read accounts with their views. Every route needs the API
 // key (the gate). updateAccount needs a session holding manageAccount; reads need no session,
-// except for the owner-only views (signinRequests, allClaimActivity).
+// except for the owner-only views (signinRequests, allClaimActivity). Views read from a read
+// replica when one is configured (`forReads`); sessions and usernames are read on the primary.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Routes } from '../shared/capability.ts';
@@ -11,6 +12,7 @@ import { parseAddress } from '../shared/addresses.ts';
 import { ACCOUNT_SCOPE, assertOwner, fetchAccounts, updateUsername } from './accounts.ts';
 import { accountView, type ViewDoc } from './views.ts';
 import { ownerDocsOfPage } from './chain-views.ts';
+import { forReads } from '../db/replicas.ts';
 import {
   AccountQuery,
   AccountResponse,
@@ -80,7 +82,7 @@ export const accounts: Routes = {
       query: Record<string, any>;
       viewTypeOf: (q: Q) => string;
       /** Reshapes a page's documents for this route (same documents, order and bookmarks). */
-      docsOf?: (q: Q, address: string, docs: ViewDoc[]) => Promise<ViewDoc[]>;
+      docsOf?: (reads: typeof ctx, q: Q, address: string, docs: ViewDoc[]) => Promise<ViewDoc[]>;
     }) =>
       app.get(
         `/api/v0/account/:address/${opts.path}`,
@@ -102,11 +104,12 @@ export const accounts: Routes = {
           const viewType = opts.viewTypeOf(query);
           const view = accountView(viewType, 'querystring');
           if (view.ownerOnly) assertOwner(await getSession(request), address, viewType, 'querystring');
-          const page = await view.load(ctx, address, {
+          const reads = forReads(ctx);
+          const page = await view.load(reads, address, {
             bookmark: query.bookmark ?? '',
             oldestFirst: query.oldestFirst ?? false,
           });
-          const docs = opts.docsOf ? await opts.docsOf(query, address, page.docs) : page.docs;
+          const docs = opts.docsOf ? await opts.docsOf(reads, query, address, page.docs) : page.docs;
           return { [opts.key]: docs, pagination: { bookmark: page.bookmark, hasMore: page.hasMore } };
         },
       );
@@ -137,8 +140,8 @@ export const accounts: Routes = {
       },
       viewTypeOf: (q) =>
         q.viewType === 'created' ? 'createdTokens' : q.viewType === 'managing' ? 'managingTokens' : 'tokensCollected',
-      docsOf: async (q, address, docs) =>
-        q.viewType === 'created' || q.viewType === 'managing' ? ownerDocsOfPage(ctx, address, docs) : docs,
+      docsOf: async (reads, q, address, docs) =>
+        q.viewType === 'created' || q.viewType === 'managing' ? ownerDocsOfPage(reads, address, docs) : docs,
     });
     perAccount({
       path: 'activity/points',

@@ -1,10 +1,12 @@
 // Collection routes over the chain read model: the batch `POST /api/v0/collections` (docs/chain-data.md)
 // and the SDK-style reads of one collection, each a thin view of the same model. All need the
 // API key (the gate). Documents are the chain's JSON: amounts and ranges stay decimal strings.
+// Every route here only reads: each reads from a read replica when one is configured (`forReads`).
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Routes } from '../shared/capability.ts';
 import type { AppContext } from '../context.ts';
+import { forReads } from '../db/replicas.ts';
 import { notFound } from '../shared/errors.ts';
 import { toCanonical } from '../shared/addresses.ts';
 import { verifyOwnershipRequirements } from '../plugins/mustOwnBadges.ts';
@@ -77,8 +79,10 @@ async function existing(ctx: AppContext, collectionId: string) {
 }
 
 export const collections: Routes = {
-  register(fastify, ctx) {
+  register(fastify, primary) {
     const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+    // the read model, on a replica within the staleness bound (docs/scale-out.md#read-replicas)
+    const ctx = forReads(primary);
 
     app.post(
       '/api/v0/collections',

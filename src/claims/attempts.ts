@@ -17,6 +17,7 @@ import { findPlugin } from '../plugins/registry.ts';
 import type { AttemptSession } from '../plugins/types.ts';
 import { encodePayload, type AttemptPayload } from './payload.ts';
 import { pluginEnv } from './plugin-env.ts';
+import { forReads } from '../db/replicas.ts';
 import { refusalLog } from './refusals.ts';
 import { enqueued } from './queue-wakeup.ts';
 import type { ClaimTables } from './storage.ts';
@@ -87,7 +88,10 @@ export async function attemptClaim(
   const ticket = guessable ? await admitGuess(ctx, claimId, { ip, platformAddress }, now) : null;
   let outcome;
   try {
-    outcome = await evaluateAttempt(claim, attempt, { ...pluginEnv(ctx, now), mode: 'simulate', claimAttemptId: '' });
+    // a simulation may read the chain read model on a replica; a complete's pre-check reads the
+    // primary, as its resolution will (docs/scale-out.md#read-replicas)
+    const env = pluginEnv(ctx, now, ctx.db, complete ? undefined : forReads(ctx).db);
+    outcome = await evaluateAttempt(claim, attempt, { ...env, mode: 'simulate', claimAttemptId: '' });
   } catch (err) {
     if (ticket) await settleGuess(ctx, ticket, 'other');
     throw err;

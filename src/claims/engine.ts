@@ -224,6 +224,7 @@ function pluginContext(
     claimAttemptId: env.claimAttemptId,
     now: env.now,
     db: env.db,
+    ...(env.readModel ? { readModel: env.readModel } : {}),
     keyring: env.keyring,
     app: env.app,
     claims: env.claims,

@@ -11,10 +11,14 @@ import { evaluateAttempt } from './engine.ts';
 import { loadClaim, numUsesInstance } from './model.ts';
 import { claimNumbersOf } from './storage.ts';
 
-/** The plugin environment of a read through `db` (the deployment's own by default) at `now`. */
-export function pluginEnv(app: AppContext, now: number, db: DB | Tx = app.db): PluginEnv {
+/**
+ * The plugin environment of a read through `db` (the deployment's own by default) at `now`;
+ * `readModel`: where the chain read model may be read instead (a replica, for a simulation).
+ */
+export function pluginEnv(app: AppContext, now: number, db: DB | Tx = app.db, readModel?: DB): PluginEnv {
   return {
     db,
+    ...(readModel ? { readModel } : {}),
     keyring: app.keyring,
     app,
     now,

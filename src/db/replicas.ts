@@ -1,6 +1,7 @@
 // Read replicas (DATABASE_REPLICA_URL): PostgreSQL streaming replicas that serve read-only work
-// (claim documents, claim searches, attempt lists). Writes, and reads that must see the caller's own
-// writes (an attempt's status right after complete), stay on the primary (`ctx.db`).
+// (claim documents and searches, attempt lists, account and collection views, a simulation's chain
+// read model, eligibility: docs/scale-out.md lists them). Writes, and reads that must see the
+// caller's own writes (an attempt's status right after complete), stay on the primary (`ctx.db`).
 //
 // Staleness bound. Every probe (every `probeMs`) reads the primary's WAL position
 // (pg_current_wal_lsn) and each replica's replayed position (pg_last_wal_replay_lsn). A replica
@@ -9,6 +10,14 @@
 // at a probe, so a replica that stops replaying (or stops answering) leaves the rotation at most
 // `maxLagMs` after its last good probe, without waiting for the next one. A read served by a
 // replica therefore misses at most the commits of the last `maxLagMs` (REPLICA_MAX_LAG_MS).
+//
+// Consistent readers. A reader that keeps what it derived from its reads (the eligibility index:
+// claims parsed and verdicts kept until the change log says they changed) must never read older
+// data than it read before, or a verdict computed from an older copy would outlive the change that
+// it missed. `consistentDb` is such a reader: a replica serves it only when the replica holds every
+// commit made before the end of its reads on any other server (its `coveredAt` is past their end),
+// so switching between replicas, or from the primary back to a replica, never goes back in time.
+// One replica alone is monotonic (it replays in commit order).
 //
 // Down. A replica that refuses a connection or fails a probe is skipped (reads fall back to the
 // primary), counted in `fallbacks` (platform_db_replica_fallbacks_total) and logged once when it
@@ -19,6 +28,9 @@ import { Kysely, PostgresDialect } from 'kysely';
 import type { FastifyBaseLogger } from 'fastify';
 import { pgTypes, type DB } from './index.ts';
 import type { Database } from './schema.ts';
+import type { AppContext } from '../context.ts';
+
+type AppContextCaches = Pick<AppContext, 'claimCache' | 'pluginDocumentCache'>;
 
 interface Replica {
   /** 1-based position in DATABASE_REPLICA_URL (logs and metrics name replicas by it, never by URL). */
@@ -39,9 +51,19 @@ export interface ReplicaStatus {
   serving: boolean;
 }
 
+/** Caches of rows read from replicas, apart from the primary's (which the complete pre-check trusts). */
+export interface ReplicaCaches {
+  claimCache: AppContextCaches['claimCache'];
+  pluginDocumentCache: AppContextCaches['pluginDocumentCache'];
+}
+
 export interface ReplicaRouter {
   /** Kysely whose connections come from a replica within the bound, else from the primary. */
   db: DB;
+  /** Like `db`, and never older than what it read before (see "Consistent readers" above). */
+  consistentDb: DB;
+  /** The claim and plugin-document caches of replica reads (`forReads`). */
+  caches: ReplicaCaches;
   maxLagMs: number;
   /** Connections handed out for reads: from a replica, or from the primary because none could serve. */
   counts: { replicaReads: number; fallbacks: number };
@@ -143,7 +165,7 @@ export function openReplicas(opts: {
    * (a pooled connection to a server that just went away fails its next statement): read-only work
    * is safe to run again. Cursors (streaming reads) pass through as they are.
    */
-  const onReplica = (r: Replica, client: pg.PoolClient): pg.PoolClient => {
+  const onReplica = (r: Replica, client: pg.PoolClient, ended: (source: number) => void = () => {}): pg.PoolClient => {
     const query = (...args: unknown[]): unknown => {
       const first = (client.query as (...a: unknown[]) => unknown)(...args);
       if (!(first instanceof Promise)) return first;
@@ -156,26 +178,84 @@ export function openReplicas(opts: {
           return await (p.query as (...a: unknown[]) => unknown)(...args);
         } finally {
           p.release();
+          ended(0);
         }
       });
     };
-    return { query, release: (err?: Error | boolean) => client.release(err) } as unknown as pg.PoolClient;
+    return {
+      query,
+      release: (err?: Error | boolean) => {
+        ended(r.index);
+        client.release(err);
+      },
+    } as unknown as pg.PoolClient;
+  };
+
+  /**
+   * The consistent reader's connections. `endedAt` holds, per server (0: the primary), when its
+   * last read on it ended; a replica serves it only when it holds every commit made before the
+   * reads on the other servers ended. The replica it used last is tried first (it needs no check).
+   */
+  const endedAt = new Map<number, number>();
+  let lastSource = -1;
+  const ended = (source: number) => {
+    const t = now();
+    if ((endedAt.get(source) ?? Number.NEGATIVE_INFINITY) < t) endedAt.set(source, t);
+  };
+  const floorFor = (source: number) => {
+    let f = Number.NEGATIVE_INFINITY;
+    for (const [s, t] of endedAt) if (s !== source && t > f) f = t;
+    return f;
+  };
+  const consistentRouting = {
+    async connect(): Promise<pg.PoolClient> {
+      const t = now();
+      const order = [...replicas].sort((a, b) => (a.index === lastSource ? -1 : b.index === lastSource ? 1 : 0));
+      for (const r of order) {
+        if (!serving(r, t) || (r.coveredAt as number) < floorFor(r.index)) continue;
+        try {
+          const client = await r.pool.connect();
+          lastSource = r.index;
+          counts.replicaReads++;
+          return onReplica(r, client, ended);
+        } catch (err) {
+          down(r, err);
+        }
+      }
+      counts.fallbacks++;
+      const client = await opts.primary.connect();
+      lastSource = 0;
+      return {
+        query: (...args: unknown[]) => (client.query as (...a: unknown[]) => unknown)(...args),
+        release: (err?: Error | boolean) => {
+          ended(0);
+          client.release(err);
+        },
+      } as unknown as pg.PoolClient;
+    },
+    async end(): Promise<void> {},
   };
 
   const db = new Kysely<Database>({
     dialect: new PostgresDialect({ pool: routing as unknown as pg.Pool }),
   });
+  const consistentDb = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool: consistentRouting as unknown as pg.Pool }),
+  });
 
   async function probe(): Promise<void> {
     let primaryLsn: bigint;
+    // the time is taken before the position is read: every commit made before `at` is within it
+    const at = now();
     try {
       const r = await opts.primary.query<{ lsn: string }>('select pg_current_wal_lsn()::text as lsn');
       primaryLsn = parseLsn(r.rows[0].lsn);
     } catch {
       return; // the primary is out of reach: nothing to compare against this time
     }
-    const at = now();
     samples.push({ at, lsn: primaryLsn });
+    // a probe run by hand (tests) may overlap the loop's: keep the samples in time order
+    if (samples.length > 1 && samples[samples.length - 2].at > at) samples.sort((a, b) => a.at - b.at);
     // keep what can still matter: samples within the bound, and the newest one before it
     while (samples.length > 2 && samples[1].at < at - opts.maxLagMs) samples.shift();
     await Promise.all(
@@ -215,6 +295,8 @@ export function openReplicas(opts: {
 
   return {
     db,
+    consistentDb,
+    caches: { claimCache: new Map(), pluginDocumentCache: new Map() },
     maxLagMs: opts.maxLagMs,
     counts,
     probe,
@@ -238,8 +320,18 @@ export function openReplicas(opts: {
 /**
  * The context for read-only work: its `db` reads from a replica within the staleness bound (or the
  * primary when none can serve). Without replicas, the context itself. Never for a read that must
- * see the caller's own writes, and never for a write.
+ * see the caller's own writes, and never for a write. Claims and plugin documents it reads are
+ * cached apart from the primary's (the complete pre-check trusts those for 500 ms: a replica's older
+ * copy there would refuse a complete of the version the caller just wrote).
  */
 export function forReads<C extends { db: DB; replicas?: ReplicaRouter }>(ctx: C): C {
-  return ctx.replicas ? { ...ctx, db: ctx.replicas.db } : ctx;
+  return ctx.replicas ? { ...ctx, db: ctx.replicas.db, ...ctx.replicas.caches } : ctx;
+}
+
+/**
+ * Like `forReads`, for a reader that keeps state derived from its reads and must never read older
+ * data than before (the eligibility index and its answers): `consistentDb` (see "Consistent readers").
+ */
+export function forConsistentReads<C extends { db: DB; replicas?: ReplicaRouter }>(ctx: C): C {
+  return ctx.replicas ? { ...ctx, db: ctx.replicas.consistentDb, ...ctx.replicas.caches } : ctx;
 }

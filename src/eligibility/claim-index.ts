@@ -242,10 +242,12 @@ export function eligibilityIndex(ctx: AppContext): EligibilityIndex {
 
 /**
  * Drops hosted-plugin results kept for addresses whose balances a committed block changed: through
- * the index when this process has one, else with the caller's own watermark. Returns the new mark.
+ * the index when this process has one (and it reads the primary), else with the caller's own
+ * watermark. Returns the new mark.
  */
 export async function dropChangedBalances(ctx: AppContext, mark: number): Promise<number> {
-  if (ctx.services.eligibility) {
+  // with read replicas the index reads a replica: this reader keeps its own mark on the primary
+  if (ctx.services.eligibility && !ctx.replicas) {
     await ctx.services.eligibility.sync();
     return mark;
   }

@@ -4,6 +4,7 @@ import { Type } from 'typebox';
 import type { Routes } from '../shared/capability.ts';
 import { ClaimId } from '../claims/schemas.ts';
 import { startChangeReader } from './loops.ts';
+import { forConsistentReads } from '../db/replicas.ts';
 import { getSession } from '../shared/session.ts';
 import { AddressString, Bookmark, errorResponses } from '../shared/schemas.ts';
 import { MAX_CLAIM_IDS, MAX_PAGE_SIZE, answerEligibility, STATES, type EligibilityQuery } from './answer.ts';
@@ -84,7 +85,9 @@ export const eligibility: Routes = {
           response: { 200: Response, ...errorResponses(400, 401, 403) },
         },
       },
-      async (request) => answerEligibility(ctx, request.body as EligibilityQuery, await getSession(request)),
+      // the index and its answers read a replica, never going back in time (docs/scale-out.md#read-replicas)
+      async (request) =>
+        answerEligibility(forConsistentReads(ctx), request.body as EligibilityQuery, await getSession(request)),
     );
   },
 };

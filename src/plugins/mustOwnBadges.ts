@@ -1,7 +1,8 @@
 // must-own-badges (hosted): the address meets `ownershipRequirements` (plugins/ownership.ts).
 // Balances come from the chain read model when the indexer holds the collection (a warm read is
-// one primary-key probe), else from the chain itself; a chain that cannot be read fails the check
-// with a clear text, never a pass. With `combineLinkedWallets: true` the balances of the wallets
+// one primary-key probe; a simulation reads it on a read replica when one is configured:
+// `readModel`), else from the chain itself; a chain that cannot be read fails the check with a
+// clear text, never a pass. With `combineLinkedWallets: true` the balances of the wallets
 // linked to the claimer (plugins/linked.ts) are summed per token and time before the check.
 import type { AppContext } from '../context.ts';
 import type { DB, Tx } from '../db/index.ts';
@@ -213,7 +214,8 @@ export const mustOwnBadges: ClaimPlugin<Pub> = {
       );
     const holders = await holdersOf(ctx);
     if (!holders) return { success: false, error: LINKED_ELSEWHERE };
-    const why = await verdict(ctx.app, ctx.db, req, ctx.platformAddress, ctx.now, holders);
+    // the read model: a replica in a simulation, the primary (or the transaction) otherwise
+    const why = await verdict(ctx.app, ctx.readModel ?? ctx.db, req, ctx.platformAddress, ctx.now, holders);
     return why ? { success: false, error: why } : { success: true };
   },
 };

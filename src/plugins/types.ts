@@ -60,6 +60,12 @@ export interface ClaimsAccess {
 export interface PluginEnv {
   /** Database handle of the current read (the committing transaction at execution). */
   db: DB | Tx;
+  /**
+   * The chain read model (the indexer's balances and collections), when it may be read apart from
+   * `db`: a read replica for a simulation (docs/scale-out.md#read-replicas). Absent: `db`. A
+   * complete's pre-check and the worker's resolution never set it: they read the primary.
+   */
+  readModel?: DB;
   keyring: Keyring;
   /** The deployment (config, logger, outbound calls through its egress client). */
   app: AppContext;
