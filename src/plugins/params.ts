@@ -36,28 +36,10 @@ export function optString(obj: JsonObject, key: string, path: string, maxLength 
   return v;
 }
 
-export function int(obj: JsonObject, key: string, path: string, min: number, max: number, required: true): number;
-export function int(
-  obj: JsonObject,
-  key: string,
-  path: string,
-  min: number,
-  max: number,
-  required?: false,
-): number | undefined;
-export function int(
-  obj: JsonObject,
-  key: string,
-  path: string,
-  min: number,
-  max: number,
-  required = false,
-): number | undefined {
+/** An optional integer from `min` to `max` (state documents; declared params use ParamField). */
+export function int(obj: JsonObject, key: string, path: string, min: number, max: number): number | undefined {
   const v = obj[key];
-  if (v === undefined) {
-    if (required) throw badRequest(`${path}.${key} is required`);
-    return undefined;
-  }
+  if (v === undefined) return undefined;
   if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
     throw badRequest(`${path}.${key} must be an integer from ${min} to ${max}`);
   }

@@ -14,18 +14,14 @@ import type { DefinedPlugin, PluginForm } from '../plugins/define.ts';
 import type { ParamField } from '../plugins/params.ts';
 import { corePlugins, onDemandCompatible } from '../plugins/registry.ts';
 
+// A plugin document's field types, with `dateRanges` in place of `ownershipRequirements` (no core form asks for one).
+const lit = Type.Literal;
+
 export const SchemaField = Type.Object(
   {
     key: Type.String(),
     label: Type.String(),
-    type: Type.Union([
-      Type.Literal('string'),
-      Type.Literal('number'),
-      Type.Literal('boolean'),
-      Type.Literal('date'),
-      Type.Literal('url'),
-      Type.Literal('dateRanges'),
-    ]),
+    type: Type.Union([lit('string'), lit('number'), lit('boolean'), lit('date'), lit('url'), lit('dateRanges')]),
     required: Type.Optional(Type.Boolean()),
     defaultValue: Type.Optional(Type.Union([Type.String(), Type.Number(), Type.Boolean()])),
     helper: Type.Optional(Type.String()),
