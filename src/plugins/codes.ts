@@ -4,8 +4,9 @@
 import { randomHex, safeEqual, sha256Hex } from '../shared/crypto.ts';
 import { badRequest } from '../shared/errors.ts';
 import { parseUintRanges, rangesToJson, sortAndMerge } from '../shared/uint-ranges.ts';
-import { asObject, compact, int, onlyKeys, optBool } from './params.ts';
-import type { ClaimPlugin, StoredStateEntry } from './types.ts';
+import { definePlugin } from './define.ts';
+import { asObject, onlyKeys } from './params.ts';
+import type { StoredStateEntry } from './types.ts';
 
 export const MAX_NUM_CODES = 10_000_000;
 export const MAX_CODES_LIST = 100_000;
@@ -41,44 +42,49 @@ const usedKey = (i: number) => `c${i}`;
 const usedIndices = (entries: StoredStateEntry[]) =>
   entries.filter((e) => /^c\d+$/.test(e.key)).map((e) => Number(e.key.slice(1)));
 
-export const codes: ClaimPlugin<Pub, Priv> = {
+/** An explicit list of codes: distinct non-empty strings. */
+function parseCodeList(v: unknown, path: string): string[] {
+  if (!Array.isArray(v)) throw badRequest(`${path} must be an array of strings`);
+  if (v.length > MAX_CODES_LIST) throw badRequest(`${path} must hold at most ${MAX_CODES_LIST} codes`);
+  v.forEach((c, i) => {
+    if (typeof c !== 'string' || c.length === 0 || c.length > 512)
+      throw badRequest(`${path}[${i}] must be a non-empty string of at most 512 characters`);
+  });
+  if (new Set(v).size !== v.length) throw badRequest(`${path} must not repeat a code`);
+  return v as string[];
+}
+
+export const codes = definePlugin<Pub, Priv>({
   id: 'codes',
-  duplicatesAllowed: true,
   stateful: true,
-  requiresUserInput: true,
-  inputFields: ['code'],
-  requiresSession: false,
   canAssignClaimNumbers: () => null,
-  validate(pub, priv, { path, previous }) {
-    const p = asObject(pub, `${path}.publicParams`);
-    onlyKeys(p, ['numCodes', 'hideCurrentState'], `${path}.publicParams`);
-    const numCodes = int(p, 'numCodes', `${path}.publicParams`, 1, MAX_NUM_CODES, true);
-    const s = asObject(priv, `${path}.privateParams`);
-    onlyKeys(s, ['codes', 'seedCode'], `${path}.privateParams`);
-    let seedCode: string | undefined;
-    let list: string[] | undefined;
-    if (s.seedCode !== undefined) {
-      if (typeof s.seedCode !== 'string' || s.seedCode.length === 0 || s.seedCode.length > 256) {
-        throw badRequest(`${path}.privateParams.seedCode must be a non-empty string of at most 256 characters`);
-      }
-      seedCode = s.seedCode;
-    }
-    if (s.codes !== undefined) {
-      if (!Array.isArray(s.codes)) throw badRequest(`${path}.privateParams.codes must be an array of strings`);
-      if (s.codes.length > MAX_CODES_LIST)
-        throw badRequest(`${path}.privateParams.codes must hold at most ${MAX_CODES_LIST} codes`);
-      s.codes.forEach((c, i) => {
-        if (typeof c !== 'string' || c.length === 0 || c.length > 512)
-          throw badRequest(`${path}.privateParams.codes[${i}] must be a non-empty string of at most 512 characters`);
-      });
-      if (new Set(s.codes).size !== s.codes.length)
-        throw badRequest(`${path}.privateParams.codes must not repeat a code`);
-      list = s.codes as string[];
-      if (seedCode === undefined && list.length !== numCodes) {
-        throw badRequest(
-          `${path}.privateParams.codes has ${list.length} codes but publicParams.numCodes is ${numCodes}; they must be equal`,
-        );
-      }
+  params: {
+    public: [
+      {
+        key: 'numCodes',
+        label: 'Number of codes',
+        type: 'number',
+        required: true,
+        helper: 'The server generates this many codes from a secret seed.',
+        min: 1,
+        max: MAX_NUM_CODES,
+      },
+      { key: 'hideCurrentState', label: 'Hide which codes were used', type: 'boolean' },
+    ],
+    // not in the console's form: the server generates the seed (codes are downloaded as CSV)
+    private: [
+      { key: 'codes', type: 'string', arrayField: true, parse: parseCodeList },
+      { key: 'seedCode', type: 'string', nonEmpty: true, maxLength: 256 },
+    ],
+  },
+  refine({ publicParams, privateParams }, { path, previous }) {
+    const numCodes = publicParams.numCodes as number;
+    let { seedCode } = privateParams as Priv;
+    const list = (privateParams as Priv).codes;
+    if (seedCode === undefined && list !== undefined && list.length !== numCodes) {
+      throw badRequest(
+        `${path}.privateParams.codes has ${list.length} codes but publicParams.numCodes is ${numCodes}; they must be equal`,
+      );
     }
     if (seedCode === undefined && list === undefined) {
       // Only numCodes given: keep the seed this instance already has, else generate one.
@@ -86,10 +92,16 @@ export const codes: ClaimPlugin<Pub, Priv> = {
       seedCode = typeof prev === 'string' ? prev : randomHex(32);
     }
     return {
-      publicParams: compact({ numCodes, hideCurrentState: optBool(p, 'hideCurrentState', `${path}.publicParams`) }),
+      publicParams,
       // the seed wins when both are given (docs/plugins.md), so a list beside it is not kept
       privateParams: seedCode !== undefined ? { seedCode } : { codes: list },
     };
+  },
+  input: [{ key: 'code', label: 'Claim code', type: 'string', required: true }],
+  form: {
+    name: 'Codes',
+    description: 'One-time codes: each code can be used once. The server generates them; download them as CSV.',
+    details: 'Requires one of {{numCodes}} one-time codes.',
   },
   async evaluate({ publicParams, privateParams, input, state }) {
     const code = (input as { code?: unknown } | undefined)?.code;
@@ -129,4 +141,4 @@ export const codes: ClaimPlugin<Pub, Priv> = {
     }
     return out;
   },
-};
+});

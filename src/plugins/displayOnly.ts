@@ -1,24 +1,16 @@
 // url-clicker and custom-instructions (hosted): shown to the claimer, always pass, call nothing.
 // They need the claimer's interaction, so they are not on-demand compatible (they count as taking
 // user input; any input other than none or {} is refused).
-import { badRequest } from '../shared/errors.ts';
-import { asObject, onlyKeys } from './params.ts';
-import type { ClaimPlugin } from './types.ts';
+import { definePlugin } from './define.ts';
+import type { ParamField } from './params.ts';
 
-function displayOnly(id: string, key: string, check: (v: unknown, field: string) => string): ClaimPlugin {
-  return {
+/** `field`: the one public param, required. */
+function displayOnly(id: string, field: ParamField) {
+  return definePlugin({
     id,
-    duplicatesAllowed: true,
-    stateful: false,
+    // no input fields: any input is refused by evaluate, with its own text
     requiresUserInput: true,
-    requiresSession: false,
-    validate(pub, priv, { path }) {
-      const pp = `${path}.publicParams`;
-      const p = asObject(pub, pp);
-      onlyKeys(p, [key], pp);
-      onlyKeys(asObject(priv, `${path}.privateParams`), [], `${path}.privateParams`);
-      return { publicParams: { [key]: check(p[key], `${pp}.${key}`) }, privateParams: {} };
-    },
+    params: { public: [{ ...field, required: true, missingIsInvalid: true }] },
     async evaluate(ctx) {
       if (
         ctx.input !== undefined &&
@@ -29,25 +21,21 @@ function displayOnly(id: string, key: string, check: (v: unknown, field: string)
       }
       return { success: true };
     },
-  };
+  });
 }
 
-export const urlClicker = displayOnly('url-clicker', 'url', (v, field) => {
-  let u: URL | null = null;
-  try {
-    u = typeof v === 'string' && v.length <= 4096 ? new URL(v) : null;
-  } catch {
-    u = null;
-  }
-  if (!u || (u.protocol !== 'https:' && u.protocol !== 'http:'))
-    throw badRequest(`${field} must be an http(s) URL of at most 4096 characters`);
-  return v as string;
+export const urlClicker = displayOnly('url-clicker', {
+  key: 'url',
+  type: 'url',
+  maxLength: 4096,
+  invalid: 'must be an http(s) URL of at most 4096 characters',
 });
 
-export const customInstructions = displayOnly('custom-instructions', 'instructions', (v, field) => {
-  if (typeof v !== 'string' || v.trim() === '' || v.length > 10_000)
-    throw badRequest(`${field} must be a non-empty string of at most 10000 characters`);
-  return v;
+export const customInstructions = displayOnly('custom-instructions', {
+  key: 'instructions',
+  type: 'string',
+  nonEmpty: 'trimmed',
+  maxLength: 10_000,
 });
 
 /** Their ids: they check no address (their documents' `verificationCall.passAddress` is false). */

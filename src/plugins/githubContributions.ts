@@ -9,9 +9,7 @@
 import type { ConnectionsConfig } from '../connections/config.ts';
 import { findConnection } from '../connections/storage.ts';
 import { type Egress, EgressError, egressFor } from '../egress/index.ts';
-import { badRequest } from '../shared/errors.ts';
-import { asObject, compact, int, onlyKeys } from './params.ts';
-import type { ClaimPlugin } from './types.ts';
+import { definePlugin } from './define.ts';
 
 interface Pub {
   repository: string;
@@ -116,26 +114,20 @@ function contributors(
   return list;
 }
 
-export const githubContributions: ClaimPlugin<Pub> = {
+export const githubContributions = definePlugin<Pub>({
   id: 'github-contributions',
-  duplicatesAllowed: true,
-  stateful: false,
-  requiresUserInput: false,
-  requiresSession: false,
-  validate(pub, priv, { path }) {
-    const pp = `${path}.publicParams`;
-    const p = asObject(pub, pp);
-    onlyKeys(p, ['repository', 'minContributions'], pp);
-    onlyKeys(asObject(priv, `${path}.privateParams`), [], `${path}.privateParams`);
-    if (typeof p.repository !== 'string' || !REPO.test(p.repository))
-      throw badRequest(`${pp}.repository must be "owner/name" (letters, digits, _ . -)`);
-    return {
-      publicParams: compact({
-        repository: p.repository,
-        minContributions: int(p, 'minContributions', pp, 1, 1_000_000_000),
-      }),
-      privateParams: {},
-    };
+  params: {
+    public: [
+      {
+        key: 'repository',
+        type: 'string',
+        required: true,
+        pattern: REPO,
+        invalid: 'must be "owner/name" (letters, digits, _ . -)',
+        missingIsInvalid: true,
+      },
+      { key: 'minContributions', type: 'number', min: 1, max: 1_000_000_000 },
+    ],
   },
   async evaluate(ctx) {
     const account = await findConnection(ctx.db, ctx.platformAddress, 'github');
@@ -167,4 +159,4 @@ export const githubContributions: ClaimPlugin<Pub> = {
       };
     return { success: true };
   },
-};
+});

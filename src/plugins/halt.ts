@@ -1,17 +1,16 @@
 // halt: pauses the claim; every attempt fails while the plugin is present.
-import { noParams } from './params.ts';
-import type { ClaimPlugin } from './types.ts';
+import { definePlugin } from './define.ts';
 
 export const HALTED = 'Claim halted';
 
-export const halt: ClaimPlugin = {
+export const halt = definePlugin({
   id: 'halt',
-  duplicatesAllowed: true,
-  stateful: false,
-  requiresUserInput: false,
-  requiresSession: false,
-  validate: noParams,
+  form: {
+    name: 'Halt',
+    description: 'Pauses the claim: every attempt fails while it is present.',
+    details: 'This claim is paused.',
+  },
   async evaluate() {
     return { success: false, error: HALTED };
   },
-};
+});

@@ -1,15 +1,15 @@
 // initiatedBy: proof of address. The attempt must come with a session (bearer token) of the
 // claiming address holding the `completeClaims` scope; the session is captured at complete time.
-import { noParams } from './params.ts';
-import type { ClaimPlugin } from './types.ts';
+import { definePlugin } from './define.ts';
 
-export const initiatedBy: ClaimPlugin = {
+export const initiatedBy = definePlugin({
   id: 'initiatedBy',
-  duplicatesAllowed: true,
-  stateful: false,
-  requiresUserInput: false,
   requiresSession: true,
-  validate: noParams,
+  form: {
+    name: 'Signed in',
+    description: 'The claimer must prove the address by signing in with the wallet.',
+    details: 'Sign in with the claiming wallet.',
+  },
   async evaluate({ session, platformAddress }) {
     if (!session?.scopes.includes('completeClaims'))
       return { success: false, error: 'Must be authenticated to claim', status: 401 };
@@ -22,4 +22,4 @@ export const initiatedBy: ClaimPlugin = {
     }
     return { success: true };
   },
-};
+});

@@ -3,6 +3,7 @@
 // address's account, as the links stood when the claim was created (src/linked-wallets).
 import { groupAt } from '../linked-wallets/storage.ts';
 import { badRequest } from '../shared/errors.ts';
+import type { ParamField } from './params.ts';
 import type { EvaluateContext } from './types.ts';
 
 export const COMBINE_KEY = 'combineLinkedWallets';
@@ -11,13 +12,16 @@ export const COMBINE_KEY = 'combineLinkedWallets';
 export const LINKED_ELSEWHERE =
   "This address was linked to another account when this claim was created, so its holdings count toward that account's claims, not its own.";
 
-/** The validated param: `{ combineLinkedWallets: true }` when set, `{}` when absent or false. */
-export function combineParam(p: Record<string, unknown>, path: string): { combineLinkedWallets?: true } {
-  const v = p[COMBINE_KEY];
-  if (v === undefined || v === false) return {};
-  if (v !== true) throw badRequest(`${path}.${COMBINE_KEY} must be a boolean`);
-  return { combineLinkedWallets: true };
-}
+/** The declared param: stored as `true` when set, not stored when false. */
+export const COMBINE_FIELD: ParamField = {
+  key: COMBINE_KEY,
+  type: 'boolean',
+  parse(v, path) {
+    if (v === false) return undefined;
+    if (v !== true) throw badRequest(`${path} must be a boolean`);
+    return true;
+  },
+};
 
 /**
  * Whose holdings an evaluation counts: the claiming address alone by default; with the param, the

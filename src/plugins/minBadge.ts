@@ -7,10 +7,8 @@
 // (plugins/linked.ts), and the result is kept per group of addresses.
 import { chainClientFor } from '../chain/client.ts';
 import type { AppContext } from '../context.ts';
-import { badRequest } from '../shared/errors.ts';
-import { combineParam, holdersOf, LINKED_ELSEWHERE } from './linked.ts';
-import { asObject, onlyKeys } from './params.ts';
-import type { ClaimPlugin } from './types.ts';
+import { definePlugin } from './define.ts';
+import { COMBINE_FIELD, holdersOf, LINKED_ELSEWHERE } from './linked.ts';
 
 interface Pub {
   minBalance: number;
@@ -42,21 +40,20 @@ export function dropMinBadgeResults(ctx: Pick<AppContext, 'minBadgeResults'>, ad
       cache.delete(key);
 }
 
-export const minBadge: ClaimPlugin<Pub> = {
+export const minBadge = definePlugin<Pub>({
   id: 'min-badge',
-  duplicatesAllowed: true,
-  stateful: false,
-  requiresUserInput: false,
-  requiresSession: false,
-  validate(pub, priv, { path }) {
-    const pp = `${path}.publicParams`;
-    const p = asObject(pub, pp);
-    onlyKeys(p, ['minBalance', 'combineLinkedWallets'], pp);
-    onlyKeys(asObject(priv, `${path}.privateParams`), [], `${path}.privateParams`);
-    const m = p.minBalance;
-    if (typeof m !== 'number' || !Number.isSafeInteger(m) || m < 0)
-      throw badRequest(`${pp}.minBalance must be a non-negative integer number of whole units`);
-    return { publicParams: { minBalance: m, ...combineParam(p, pp) }, privateParams: {} };
+  params: {
+    public: [
+      {
+        key: 'minBalance',
+        type: 'number',
+        required: true,
+        min: 0,
+        invalid: 'must be a non-negative integer number of whole units',
+        missingIsInvalid: true,
+      },
+      COMBINE_FIELD,
+    ],
   },
   async evaluate(ctx) {
     const client = chainClientFor(ctx.app);
@@ -82,4 +79,4 @@ export const minBadge: ClaimPlugin<Pub> = {
     cache.set(key, { pass, expires: ctx.now + (pass ? PASS_TTL_MS : FAIL_TTL_MS) });
     return pass ? { success: true } : { success: false, error: 'Insufficient balance' };
   },
-};
+});

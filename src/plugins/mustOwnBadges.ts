@@ -8,9 +8,8 @@ import type { AppContext } from '../context.ts';
 import type { DB, Tx } from '../db/index.ts';
 import { chainClientFor } from '../chain/client.ts';
 import { balancesFromJson, sumBalances, type Balance } from '../shared/balances.ts';
-import { badRequest } from '../shared/errors.ts';
-import { asObject, onlyKeys } from './params.ts';
-import { combineParam, holdersOf, LINKED_ELSEWHERE } from './linked.ts';
+import { definePlugin } from './define.ts';
+import { COMBINE_FIELD, holdersOf, LINKED_ELSEWHERE } from './linked.ts';
 import {
   checkRequirement,
   collectionsOf,
@@ -19,7 +18,6 @@ import {
   type BalanceReader,
   type Requirement,
 } from './ownership.ts';
-import type { ClaimPlugin, JsonObject } from './types.ts';
 
 interface Pub {
   ownershipRequirements: unknown;
@@ -183,27 +181,18 @@ export async function verifyOwnershipRequirements(
 // parsed requirements, once per stored params object
 const parsed = new WeakMap<object, Requirement>();
 
-export const mustOwnBadges: ClaimPlugin<Pub> = {
+export const mustOwnBadges = definePlugin<Pub>({
   id: 'must-own-badges',
-  duplicatesAllowed: true,
-  stateful: false,
-  requiresUserInput: false,
-  requiresSession: false,
-  validate(pub, priv, { path }) {
-    const pp = `${path}.publicParams`;
-    const p = asObject(pub, pp);
-    onlyKeys(p, ['ownershipRequirements', 'combineLinkedWallets'], pp);
-    onlyKeys(asObject(priv, `${path}.privateParams`), [], `${path}.privateParams`);
-    if (p.ownershipRequirements === undefined) throw badRequest(`${pp}.ownershipRequirements is required`);
-    return {
-      publicParams: {
-        ownershipRequirements: requirementToJson(
-          parseRequirement(p.ownershipRequirements, `${pp}.ownershipRequirements`),
-        ),
-        ...combineParam(p, pp),
-      } as JsonObject,
-      privateParams: {},
-    };
+  params: {
+    public: [
+      {
+        key: 'ownershipRequirements',
+        type: 'ownershipRequirements',
+        required: true,
+        parse: (v, path) => requirementToJson(parseRequirement(v, path)),
+      },
+      COMBINE_FIELD,
+    ],
   },
   async evaluate(ctx) {
     let req = parsed.get(ctx.publicParams);
@@ -218,4 +207,4 @@ export const mustOwnBadges: ClaimPlugin<Pub> = {
     const why = await verdict(ctx.app, ctx.readModel ?? ctx.db, req, ctx.platformAddress, ctx.now, holders);
     return why ? { success: false, error: why } : { success: true };
   },
-};
+});

@@ -4,8 +4,9 @@
 // (claim_numbers) so no claim number is handed out twice.
 import { badRequest } from '../shared/errors.ts';
 import { rangesToJson, sortAndMerge } from '../shared/uint-ranges.ts';
-import { asObject, compact, int, onlyKeys, optBool } from './params.ts';
-import type { ClaimPlugin, StoredStateEntry } from './types.ts';
+import { definePlugin } from './define.ts';
+import { asObject, int, onlyKeys } from './params.ts';
+import type { StoredStateEntry } from './types.ts';
 
 export const MAX_USES_LIMIT = 2_147_483_647;
 
@@ -17,27 +18,37 @@ interface Params {
 
 const count = (entries: StoredStateEntry[]) => Number(entries.find((e) => e.key === 'numUses')?.value ?? 0);
 
-export const numUses: ClaimPlugin<Params> = {
+export const numUses = definePlugin<Params>({
   id: 'numUses',
   duplicatesAllowed: false,
   stateful: true,
-  requiresUserInput: false,
-  requiresSession: false,
   mandatory: true,
   canAssignClaimNumbers: () => null,
   publicStateKeys: ['numUses'],
-  validate(pub, priv, { path }) {
-    const p = asObject(pub, `${path}.publicParams`);
-    onlyKeys(p, ['maxUses', 'hideCurrentState', 'displayAsUnlimited'], `${path}.publicParams`);
-    onlyKeys(asObject(priv, `${path}.privateParams`), [], `${path}.privateParams`);
-    return {
-      publicParams: compact({
-        maxUses: int(p, 'maxUses', `${path}.publicParams`, 0, MAX_USES_LIMIT, true),
-        hideCurrentState: optBool(p, 'hideCurrentState', `${path}.publicParams`),
-        displayAsUnlimited: optBool(p, 'displayAsUnlimited', `${path}.publicParams`),
-      }),
-      privateParams: {},
-    };
+  params: {
+    public: [
+      {
+        key: 'maxUses',
+        label: 'Maximum uses',
+        type: 'number',
+        required: true,
+        helper: 'How many times the claim can succeed in total.',
+        min: 0,
+        max: MAX_USES_LIMIT,
+      },
+      {
+        key: 'hideCurrentState',
+        label: 'Hide the current count',
+        type: 'boolean',
+        helper: 'Only you see how many claims were made.',
+      },
+      { key: 'displayAsUnlimited', label: 'Display as unlimited', type: 'boolean' },
+    ],
+  },
+  form: {
+    name: 'Number of uses',
+    description: 'Caps the total number of successful claims and numbers them from 0.',
+    details: 'At most {{maxUses}} claims in total.',
   },
   async evaluate({ publicParams, state }) {
     const prior = Number((await state.get('numUses')) ?? 0);
@@ -65,4 +76,4 @@ export const numUses: ClaimPlugin<Params> = {
     if (n === undefined) throw badRequest(`${path}.numUses is required`);
     return [{ key: 'numUses', value: n }];
   },
-};
+});

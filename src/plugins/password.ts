@@ -1,24 +1,28 @@
 // password: a shared secret, compared in constant time. Stored encrypted with the private params.
 import { safeEqual } from '../shared/crypto.ts';
-import { badRequest } from '../shared/errors.ts';
-import { asObject, onlyKeys } from './params.ts';
-import type { ClaimPlugin } from './types.ts';
+import { definePlugin } from './define.ts';
 
-export const password: ClaimPlugin<Record<string, never>, { password: string }> = {
+export const password = definePlugin<Record<string, never>, { password: string }>({
   id: 'password',
-  duplicatesAllowed: true,
-  stateful: false,
-  requiresUserInput: true,
-  inputFields: ['password'],
-  requiresSession: false,
-  validate(pub, priv, { path }) {
-    onlyKeys(asObject(pub, `${path}.publicParams`), [], `${path}.publicParams`);
-    const p = asObject(priv, `${path}.privateParams`);
-    onlyKeys(p, ['password'], `${path}.privateParams`);
-    if (typeof p.password !== 'string' || p.password.length === 0 || p.password.length > 1024) {
-      throw badRequest(`${path}.privateParams.password must be a non-empty string of at most 1024 characters`);
-    }
-    return { publicParams: {}, privateParams: { password: p.password } };
+  params: {
+    private: [
+      {
+        key: 'password',
+        label: 'Password',
+        type: 'string',
+        required: true,
+        helper: 'Stored encrypted; only you can read it back.',
+        nonEmpty: true,
+        maxLength: 1024,
+        missingIsInvalid: true,
+      },
+    ],
+  },
+  input: [{ key: 'password', label: 'Password', type: 'string', required: true }],
+  form: {
+    name: 'Password',
+    description: 'A shared secret the user must enter.',
+    details: 'Requires the password.',
   },
   async evaluate({ privateParams, input }) {
     const given = (input as { password?: unknown } | undefined)?.password;
@@ -26,4 +30,4 @@ export const password: ClaimPlugin<Record<string, never>, { password: string }> 
       return { success: false, error: 'Incorrect password.' };
     return { success: true };
   },
-};
+});

@@ -58,6 +58,9 @@ registerPluginSource(customPlugins);
 /** A core plugin by id. */
 export const findPlugin = (pluginId: string): AnyClaimPlugin | undefined => plugins.get(pluginId);
 
+/** Every core plugin, in registration order. */
+export const corePlugins = (): AnyClaimPlugin[] => [...plugins.values()];
+
 /** Every registered plugin id, in registration order (named by the "unknown plugin" error). */
 export const pluginIds = (): string[] => [...plugins.keys()];
 /** The plugin of an instance: a core plugin, else the pinned version of a plugin document. */

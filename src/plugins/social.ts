@@ -10,8 +10,9 @@
 import { findConnection } from '../connections/storage.ts';
 import type { ProviderId } from '../connections/providers.ts';
 import { badRequest } from '../shared/errors.ts';
-import { asObject, compact, int, onlyKeys, optBool } from './params.ts';
-import type { ClaimPlugin, JsonObject, StoredStateEntry } from './types.ts';
+import { definePlugin } from './define.ts';
+import { asObject, onlyKeys } from './params.ts';
+import type { StoredStateEntry } from './types.ts';
 
 export const MAX_SOCIAL_LIST = 100_000;
 const RESERVED = '[dot]';
@@ -30,8 +31,7 @@ const unescapeKey = (k: string) => k.replaceAll(RESERVED, '.');
 const idKey = (id: string) => `i:${id}`;
 const nameKey = (username: string) => `u:${username.toLowerCase()}`;
 
-function parseNames(v: unknown, path: string): string[] | undefined {
-  if (v === undefined) return undefined;
+function parseNames(v: unknown, path: string): string[] {
   if (!Array.isArray(v)) throw badRequest(`${path} must be an array of usernames`);
   if (v.length > MAX_SOCIAL_LIST) throw badRequest(`${path} must hold at most ${MAX_SOCIAL_LIST} usernames`);
   return v.map((n, i) => {
@@ -50,31 +50,27 @@ function listed(list: string[], id: string, username: string): boolean {
   return s.has(username.toLowerCase()) || s.has(id.toLowerCase());
 }
 
-export function socialPlugin(provider: ProviderId): ClaimPlugin<Pub, Priv> {
-  return {
+export function socialPlugin(provider: ProviderId) {
+  return definePlugin<Pub, Priv>({
     id: provider,
-    duplicatesAllowed: true,
     stateful: true,
-    requiresUserInput: false,
-    requiresSession: false,
-    validate(pub, priv, { path }) {
-      const pp = `${path}.publicParams`;
-      const sp = `${path}.privateParams`;
-      const p = asObject(pub, pp);
-      onlyKeys(p, ['users', 'maxUsesPerUser', 'hasPrivateList'], pp);
-      const s = asObject(priv, sp);
-      onlyKeys(s, ['usernames'], sp);
-      const publicParams = compact({
-        users: parseNames(p.users, `${pp}.users`),
-        maxUsesPerUser: int(p, 'maxUsesPerUser', pp, 0, 2_147_483_647),
-        hasPrivateList: optBool(p, 'hasPrivateList', pp),
-      }) as Pub;
-      const usernames = parseNames(s.usernames, `${sp}.usernames`);
-      if (publicParams.hasPrivateList && publicParams.users?.length)
-        throw badRequest(`${pp}.users must be empty when hasPrivateList is true (the list is privateParams.usernames)`);
-      if (!publicParams.hasPrivateList && usernames !== undefined)
-        throw badRequest(`${sp}.usernames needs publicParams.hasPrivateList: true`);
-      return { publicParams: publicParams as JsonObject, privateParams: compact({ usernames }) };
+    params: {
+      public: [
+        { key: 'users', type: 'string', arrayField: true, parse: parseNames },
+        { key: 'maxUsesPerUser', type: 'number', min: 0, max: 2_147_483_647 },
+        { key: 'hasPrivateList', type: 'boolean' },
+      ],
+      private: [{ key: 'usernames', type: 'string', arrayField: true, parse: parseNames }],
+    },
+    refine(checked, { path }) {
+      const { hasPrivateList, users } = checked.publicParams as Pub;
+      if (hasPrivateList && users?.length)
+        throw badRequest(
+          `${path}.publicParams.users must be empty when hasPrivateList is true (the list is privateParams.usernames)`,
+        );
+      if (!hasPrivateList && checked.privateParams.usernames !== undefined)
+        throw badRequest(`${path}.privateParams.usernames needs publicParams.hasPrivateList: true`);
+      return checked;
     },
     async evaluate(ctx) {
       const identity = await findConnection(ctx.db, ctx.platformAddress, provider);
@@ -125,5 +121,5 @@ export function socialPlugin(provider: ProviderId): ClaimPlugin<Pub, Priv> {
       }
       return out;
     },
-  };
+  });
 }

@@ -1,28 +1,29 @@
 // transferTimes: passes while the current time (UNIX ms) lies inside one of the allowed windows.
 import { badRequest } from '../shared/errors.ts';
 import { parseUintRanges, rangesContain, rangesToJson, type UintRangeJson } from '../shared/uint-ranges.ts';
-import { asObject, onlyKeys } from './params.ts';
-import type { ClaimPlugin } from './types.ts';
+import { definePlugin } from './define.ts';
 
-export const transferTimes: ClaimPlugin<{ transferTimes: UintRangeJson[] }> = {
+export const transferTimes = definePlugin<{ transferTimes: UintRangeJson[] }>({
   id: 'transferTimes',
-  duplicatesAllowed: true,
-  stateful: false,
-  requiresUserInput: false,
-  requiresSession: false,
-  validate(pub, priv, { path }) {
-    const p = asObject(pub, `${path}.publicParams`);
-    onlyKeys(p, ['transferTimes'], `${path}.publicParams`);
-    onlyKeys(asObject(priv, `${path}.privateParams`), [], `${path}.privateParams`);
-    if (p.transferTimes === undefined) throw badRequest(`${path}.publicParams.transferTimes is required`);
-    if (Array.isArray(p.transferTimes) && p.transferTimes.length > 1000)
-      throw badRequest(`${path}.publicParams.transferTimes must hold at most 1000 ranges`);
-    return {
-      publicParams: {
-        transferTimes: rangesToJson(parseUintRanges(p.transferTimes, `${path}.publicParams.transferTimes`)),
+  params: {
+    public: [
+      {
+        key: 'transferTimes',
+        label: 'Open between',
+        type: 'dateRanges',
+        required: true,
+        helper: 'Inclusive windows; the claim fails outside all of them.',
+        parse(v, path) {
+          if (Array.isArray(v) && v.length > 1000) throw badRequest(`${path} must hold at most 1000 ranges`);
+          return rangesToJson(parseUintRanges(v, path));
+        },
       },
-      privateParams: {},
-    };
+    ],
+  },
+  form: {
+    name: 'Time windows',
+    description: 'The claim is open only inside these windows.',
+    details: 'Open only during the listed time windows.',
   },
   async evaluate({ publicParams, now }) {
     const ranges = publicParams.transferTimes.map((r) => ({ start: BigInt(r.start), end: BigInt(r.end) }));
@@ -30,4 +31,4 @@ export const transferTimes: ClaimPlugin<{ transferTimes: UintRangeJson[] }> = {
       return { success: false, error: 'We are currently outside the approved time window.' };
     return { success: true };
   },
-};
+});

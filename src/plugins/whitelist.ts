@@ -5,8 +5,9 @@
 import { attachStore, readStoreMembership } from '../stores/claims-integration.ts';
 import { tryParseAddress } from '../shared/addresses.ts';
 import { badRequest } from '../shared/errors.ts';
-import { asObject, compact, int, onlyKeys, optBool, optString } from './params.ts';
-import type { ClaimPlugin, JsonObject, StoredStateEntry, ValidatedParams } from './types.ts';
+import { definePlugin } from './define.ts';
+import { asObject, compact, onlyKeys, optBool, optString, type ParamField } from './params.ts';
+import type { JsonObject, StoredStateEntry, ValidatedParams } from './types.ts';
 
 export const MAX_LIST_ADDRESSES = 100_000;
 
@@ -79,39 +80,70 @@ function indexOf(list: string[], address: string): number {
 
 const countKey = (address: string) => `a:${address}`;
 
-export const whitelist: ClaimPlugin<Pub, Priv> = {
+/** An address list param (public or private); the form asks for its addresses only, first. */
+const listField = (label: string, helper: string): ParamField => ({
+  key: 'list',
+  label,
+  type: 'addressList',
+  helper,
+  form: { key: 'list.addresses', type: 'string', arrayField: true, first: true },
+  parse: parseList,
+});
+
+export const whitelist = definePlugin<Pub, Priv>({
   id: 'whitelist',
-  duplicatesAllowed: true,
   stateful: true,
-  requiresUserInput: false,
-  requiresSession: false,
   canAssignClaimNumbers(params: ValidatedParams) {
     const list = whitelistList(params);
     if (!list) return 'a whitelist backed by a dynamic store cannot assign claim numbers (it has no list order)';
     if (!list.whitelist) return 'a denylist (whitelist: false) cannot assign claim numbers';
     return null;
   },
-  async validate(pub, priv, { path, creator, caller, previous, db, keyring }) {
-    const pp = `${path}.publicParams`;
+  params: {
+    public: [
+      { key: 'listId', type: 'string' },
+      listField(
+        'Public list of addresses',
+        'One address per line (0x… or bb1…). Leave empty to use a private list or a dynamic store.',
+      ),
+      {
+        key: 'maxUsesPerAddress',
+        label: 'Maximum claims per address',
+        type: 'number',
+        helper: '0 or empty: no cap.',
+        min: 0,
+        max: 2_147_483_647,
+      },
+      { key: 'hasPrivateList', label: 'The list is private', type: 'boolean', hideFromDetailsDisplay: true },
+    ],
+    private: [
+      { key: 'useDynamicStore', label: 'Use a dynamic store', type: 'boolean' },
+      {
+        key: 'dynamicDataId',
+        label: 'Dynamic store id',
+        type: 'string',
+        helper: 'From the store page ("copy whitelist snippet").',
+        maxLength: 256,
+      },
+      {
+        key: 'dataSecret',
+        label: 'Dynamic store secret',
+        type: 'string',
+        helper: 'Needed unless the store is public for claims.',
+        maxLength: 1024,
+      },
+      { key: 'listId', type: 'string' },
+      listField('Private list of addresses', 'One address per line; hidden from claimers.'),
+    ],
+  },
+  form: {
+    name: 'Whitelist',
+    description: 'Only listed addresses may claim: a public list, a private list or a dynamic store.',
+    details: 'Only listed addresses may claim.',
+  },
+  async refine({ publicParams, privateParams }, { path, creator, caller, previous, db, keyring }) {
     const sp = `${path}.privateParams`;
-    const p = asObject(pub, pp);
-    onlyKeys(p, ['listId', 'list', 'maxUsesPerAddress', 'hasPrivateList'], pp);
-    const s = asObject(priv, sp);
-    onlyKeys(s, ['useDynamicStore', 'dynamicDataId', 'dataSecret', 'listId', 'list'], sp);
-    const publicParams = compact({
-      listId: optString(p, 'listId', pp),
-      list: p.list === undefined ? undefined : parseList(p.list, `${pp}.list`),
-      maxUsesPerAddress: int(p, 'maxUsesPerAddress', pp, 0, 2_147_483_647),
-      hasPrivateList: optBool(p, 'hasPrivateList', pp),
-    });
-    const useDynamicStore = optBool(s, 'useDynamicStore', sp);
-    const privateParams = compact({
-      useDynamicStore,
-      dynamicDataId: optString(s, 'dynamicDataId', sp, 256),
-      dataSecret: optString(s, 'dataSecret', sp, 1024),
-      listId: optString(s, 'listId', sp),
-      list: s.list === undefined ? undefined : parseList(s.list, `${sp}.list`),
-    });
+    const useDynamicStore = privateParams.useDynamicStore as boolean | undefined;
     const sources = [
       publicParams.list !== undefined,
       privateParams.list !== undefined,
@@ -206,4 +238,4 @@ export const whitelist: ClaimPlugin<Pub, Priv> = {
       return { key: countKey(parsed.platformAddress), value: n };
     });
   },
-};
+});

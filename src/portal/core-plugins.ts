@@ -1,26 +1,27 @@
 // Form descriptions of the core plugins, in the vocabulary of docs/plugins-platform.md (schema fields with key,
 // label, type, required, helper, options, arrayField, defaultValue). The console's claim builder
 // and the public claim page render only from these (GET /api/v0/plugins/core), so a plugin added
-// with a description appears in the UI without UI changes.
+// with a description appears in the UI without UI changes. They are derived, never written here:
+// each core plugin declares its params once (definePlugin, src/plugins/define.ts), and that
+// declaration also drives its checks; a plugin with a `form` is offered by the claim builder.
 //
 // Two conventions beyond the schema fields of docs/plugins-platform.md, both needed to describe the core plugins' params:
 //  - a `key` with dots names a nested field (`list.addresses` is publicParams.list.addresses);
 //  - type `dateRanges`: UintRange[] of UNIX ms (transferTimes), rendered as pairs of date pickers.
 //    Like `ownershipRequirements` for hosted plugins, it is a structured type the forms know.
 import { Type, type Static } from 'typebox';
+import type { DefinedPlugin, PluginForm } from '../plugins/define.ts';
+import type { ParamField } from '../plugins/params.ts';
+import { corePlugins, onDemandCompatible } from '../plugins/registry.ts';
+
+// A plugin document's field types, with `dateRanges` in place of `ownershipRequirements` (no core form asks for one).
+const lit = Type.Literal;
 
 export const SchemaField = Type.Object(
   {
     key: Type.String(),
     label: Type.String(),
-    type: Type.Union([
-      Type.Literal('string'),
-      Type.Literal('number'),
-      Type.Literal('boolean'),
-      Type.Literal('date'),
-      Type.Literal('url'),
-      Type.Literal('dateRanges'),
-    ]),
+    type: Type.Union([lit('string'), lit('number'), lit('boolean'), lit('date'), lit('url'), lit('dateRanges')]),
     required: Type.Optional(Type.Boolean()),
     defaultValue: Type.Optional(Type.Union([Type.String(), Type.Number(), Type.Boolean()])),
     helper: Type.Optional(Type.String()),
@@ -58,169 +59,50 @@ export const PluginDescription = Type.Object(
 );
 export type PluginDescription = Static<typeof PluginDescription>;
 
-const base = {
-  duplicatesAllowed: true,
-  stateful: false,
-  requiresSessions: false,
-  requiresUserInputs: false,
-  reuseForNonIndexed: false,
-  canAssignClaimNumbers: false,
-  mandatory: false,
-  publicParamsSchema: [],
-  privateParamsSchema: [],
-  userInputsSchema: [],
-};
+/** A declared param as a form field (the param's own fields, in the schema's order), or null when the form does not show it. */
+function formField(f: ParamField): SchemaField | null {
+  if (f.label === undefined) return null;
+  const type = f.form?.type ?? f.type;
+  if (type === 'ownershipRequirements' || type === 'addressList')
+    throw new Error(`param ${f.key}: a ${type} param needs a form type`);
+  const arrayField = f.form?.arrayField ?? f.arrayField;
+  return {
+    key: f.form?.key ?? f.key,
+    label: f.label,
+    type,
+    ...(f.required !== undefined ? { required: f.required } : {}),
+    ...(f.helper !== undefined ? { helper: f.helper } : {}),
+    ...(arrayField !== undefined ? { arrayField } : {}),
+    ...(f.hideFromDetailsDisplay !== undefined ? { hideFromDetailsDisplay: f.hideFromDetailsDisplay } : {}),
+  };
+}
 
-export const CORE_PLUGIN_DESCRIPTIONS: PluginDescription[] = [
-  {
-    ...base,
-    pluginId: 'numUses',
-    metadata: {
-      name: 'Number of uses',
-      description: 'Caps the total number of successful claims and numbers them from 0.',
-    },
-    duplicatesAllowed: false,
-    stateful: true,
-    canAssignClaimNumbers: true,
-    mandatory: true,
-    publicParamsSchema: [
-      {
-        key: 'maxUses',
-        label: 'Maximum uses',
-        type: 'number',
-        required: true,
-        helper: 'How many times the claim can succeed in total.',
-      },
-      {
-        key: 'hideCurrentState',
-        label: 'Hide the current count',
-        type: 'boolean',
-        helper: 'Only you see how many claims were made.',
-      },
-      { key: 'displayAsUnlimited', label: 'Display as unlimited', type: 'boolean' },
-    ],
-    customDetailsDisplay: 'At most {{maxUses}} claims in total.',
-  },
-  {
-    ...base,
-    pluginId: 'codes',
-    metadata: {
-      name: 'Codes',
-      description: 'One-time codes: each code can be used once. The server generates them; download them as CSV.',
-    },
-    stateful: true,
-    requiresUserInputs: true,
-    canAssignClaimNumbers: true,
-    publicParamsSchema: [
-      {
-        key: 'numCodes',
-        label: 'Number of codes',
-        type: 'number',
-        required: true,
-        helper: 'The server generates this many codes from a secret seed.',
-      },
-      { key: 'hideCurrentState', label: 'Hide which codes were used', type: 'boolean' },
-    ],
-    userInputsSchema: [{ key: 'code', label: 'Claim code', type: 'string', required: true }],
-    customDetailsDisplay: 'Requires one of {{numCodes}} one-time codes.',
-  },
-  {
-    ...base,
-    pluginId: 'password',
-    metadata: { name: 'Password', description: 'A shared secret the user must enter.' },
-    requiresUserInputs: true,
-    privateParamsSchema: [
-      {
-        key: 'password',
-        label: 'Password',
-        type: 'string',
-        required: true,
-        helper: 'Stored encrypted; only you can read it back.',
-      },
-    ],
-    userInputsSchema: [{ key: 'password', label: 'Password', type: 'string', required: true }],
-    customDetailsDisplay: 'Requires the password.',
-  },
-  {
-    ...base,
-    pluginId: 'transferTimes',
-    metadata: { name: 'Time windows', description: 'The claim is open only inside these windows.' },
-    reuseForNonIndexed: true,
-    publicParamsSchema: [
-      {
-        key: 'transferTimes',
-        label: 'Open between',
-        type: 'dateRanges',
-        required: true,
-        helper: 'Inclusive windows; the claim fails outside all of them.',
-      },
-    ],
-    customDetailsDisplay: 'Open only during the listed time windows.',
-  },
-  {
-    ...base,
-    pluginId: 'initiatedBy',
-    metadata: { name: 'Signed in', description: 'The claimer must prove the address by signing in with the wallet.' },
-    requiresSessions: true,
-    customDetailsDisplay: 'Sign in with the claiming wallet.',
-  },
-  {
-    ...base,
-    pluginId: 'whitelist',
-    metadata: {
-      name: 'Whitelist',
-      description: 'Only listed addresses may claim: a public list, a private list or a dynamic store.',
-    },
-    stateful: true,
-    canAssignClaimNumbers: true,
-    publicParamsSchema: [
-      {
-        key: 'list.addresses',
-        label: 'Public list of addresses',
-        type: 'string',
-        arrayField: true,
-        helper: 'One address per line (0x… or bb1…). Leave empty to use a private list or a dynamic store.',
-      },
-      { key: 'maxUsesPerAddress', label: 'Maximum claims per address', type: 'number', helper: '0 or empty: no cap.' },
-      { key: 'hasPrivateList', label: 'The list is private', type: 'boolean', hideFromDetailsDisplay: true },
-    ],
-    privateParamsSchema: [
-      {
-        key: 'list.addresses',
-        label: 'Private list of addresses',
-        type: 'string',
-        arrayField: true,
-        helper: 'One address per line; hidden from claimers.',
-      },
-      { key: 'useDynamicStore', label: 'Use a dynamic store', type: 'boolean' },
-      {
-        key: 'dynamicDataId',
-        label: 'Dynamic store id',
-        type: 'string',
-        helper: 'From the store page ("copy whitelist snippet").',
-      },
-      {
-        key: 'dataSecret',
-        label: 'Dynamic store secret',
-        type: 'string',
-        helper: 'Needed unless the store is public for claims.',
-      },
-    ],
-    customDetailsDisplay: 'Only listed addresses may claim.',
-  },
-  {
-    ...base,
-    pluginId: 'halt',
-    metadata: { name: 'Halt', description: 'Pauses the claim: every attempt fails while it is present.' },
-    reuseForNonIndexed: true,
-    customDetailsDisplay: 'This claim is paused.',
-  },
-  {
-    ...base,
-    pluginId: 'anonymous',
-    metadata: { name: 'Anonymous', description: 'Claims are made for the null address only.' },
-    duplicatesAllowed: false,
-    reuseForNonIndexed: true,
-    customDetailsDisplay: 'Claimed anonymously (the null address).',
-  },
-];
+/** A params object's form: the shown fields, those marked `first` ahead, else in declaration order. */
+function formOf(fields: readonly ParamField[] = []): SchemaField[] {
+  const ordered = [...fields.filter((f) => f.form?.first), ...fields.filter((f) => !f.form?.first)];
+  return ordered.map(formField).filter((f): f is SchemaField => f !== null);
+}
+
+/** The description of a core plugin with a form, from its declaration and its flags. */
+export function describePlugin(plugin: DefinedPlugin & { form: PluginForm }): PluginDescription {
+  return {
+    pluginId: plugin.id,
+    metadata: { name: plugin.form.name, description: plugin.form.description },
+    duplicatesAllowed: plugin.duplicatesAllowed,
+    stateful: plugin.stateful,
+    requiresSessions: plugin.requiresSession,
+    requiresUserInputs: plugin.requiresUserInput,
+    reuseForNonIndexed: onDemandCompatible(plugin),
+    canAssignClaimNumbers: plugin.canAssignClaimNumbers !== undefined,
+    mandatory: plugin.mandatory ?? false,
+    publicParamsSchema: formOf(plugin.params.public),
+    privateParamsSchema: formOf(plugin.params.private),
+    userInputsSchema: formOf(plugin.input),
+    customDetailsDisplay: plugin.form.details,
+  };
+}
+
+/** Every core plugin the claim builder offers (those with a form), in registry order. */
+export const CORE_PLUGIN_DESCRIPTIONS: PluginDescription[] = corePlugins()
+  .filter((p): p is DefinedPlugin & { form: PluginForm } => 'form' in p && p.form !== undefined)
+  .map(describePlugin);

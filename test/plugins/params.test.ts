@@ -117,6 +117,38 @@ describe('core plugin params', () => {
     );
   });
 
+  test('params with several problems: the objects and their unknown fields first, then each field in the allowed order (docs/plugins.md)', async () => {
+    // every core plugin checks in this one order: codes' missing numCodes waits for its private params
+    await refused(
+      second('codes', { publicParams: {}, privateParams: { zz: 1 } }),
+      `${P}.privateParams has unknown field "zz" (allowed: codes, seedCode)`,
+    );
+    await refused(
+      second('codes', { publicParams: { numCodes: 1, hideCurrentState: 1 }, privateParams: { seedCode: '' } }),
+      `${P}.publicParams.hideCurrentState must be a boolean`,
+    );
+    await refused(
+      second('codes', { publicParams: {}, privateParams: { seedCode: '' } }),
+      `${P}.publicParams.numCodes is required`,
+    );
+    await refused(
+      second('whitelist', { publicParams: { maxUsesPerAddress: -1, hasPrivateList: 1 }, privateParams: { listId: 2 } }),
+      `${P}.publicParams.maxUsesPerAddress must be an integer from 0 to 2147483647`,
+    );
+    await refused(
+      second('whitelist', { publicParams: { hasPrivateList: 1 }, privateParams: { listId: 2 } }),
+      `${P}.publicParams.hasPrivateList must be a boolean`,
+    );
+    await refused(
+      second('whitelist', { publicParams: {}, privateParams: { listId: 2, list: { addresses: [] } } }),
+      `${P}.privateParams.listId must be a string`,
+    );
+    await refused(
+      second('whitelist', { publicParams: { list: { addresses: [] } }, privateParams: { list: { addresses: [] } } }),
+      `${P} must gate on exactly one of publicParams.list, privateParams.list or a dynamic store (privateParams.useDynamicStore with dynamicDataId)`,
+    );
+  });
+
   test('numUses bounds and flags', async () => {
     const n = (publicParams: Record<string, unknown>) => [{ pluginId: 'numUses', instanceId: 'n', publicParams }];
     await accepted(n({ maxUses: 0 }));
