@@ -5,7 +5,7 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { startApp, type TestApp } from '../helpers/app.ts';
+import { createTestDatabase, startApp, type TestApp } from '../helpers/app.ts';
 import { signIn, type SignedIn } from '../helpers/signin.ts';
 import { attempt, claimWithPlugins, manager, numUses } from '../claims/helpers.ts';
 import { testCertificates } from '../helpers/https-endpoint.ts';
@@ -277,6 +277,9 @@ describe('github-contributions: API token, page limit, slow and unreachable API'
   let t: TestApp;
   /** Gives GitHub 300 ms: for the repository that never answers (so the limit is always reached). */
   let impatient: TestApp;
+  /** The same database as `impatient`, without its short limit: the account is linked through it,
+   * since a loaded machine can take longer than 300 ms for the link's own calls. */
+  let patient: TestApp;
   let owner: SignedIn;
   let dev: SignedIn;
   before(async () => {
@@ -308,9 +311,12 @@ describe('github-contributions: API token, page limit, slow and unreachable API'
         GITHUB_API_TOKEN: 'ghp_test_token',
       },
     });
+    const shared = createTestDatabase();
     impatient = await startApp({
+      database: shared,
       env: { ...providerEnv(mock, ['github']), GITHUB_API_URL: gh.url, CONNECTIONS_TIMEOUT_MS: '300' },
     });
+    patient = await startApp({ database: shared, env: { ...providerEnv(mock, ['github']), GITHUB_API_URL: gh.url } });
     owner = await manager(t);
     dev = await signIn(t);
     await link(t, mock, dev, 'github', { id: '583231', username: 'octocat' });
@@ -318,6 +324,7 @@ describe('github-contributions: API token, page limit, slow and unreachable API'
   after(async () => {
     await t.close();
     await impatient.close();
+    await patient.close();
     await mock.stop();
     gh.server.closeAllConnections();
     gh.server.close();
@@ -348,7 +355,7 @@ describe('github-contributions: API token, page limit, slow and unreachable API'
   test('a slow API fails after CONNECTIONS_TIMEOUT_MS; an unreachable one says so', async () => {
     const owner2 = await manager(impatient);
     const dev2 = await signIn(impatient);
-    await link(impatient, mock, dev2, 'github', { id: '583231', username: 'octocat' });
+    await link(patient, mock, dev2, 'github', { id: '583231', username: 'octocat' });
     assert.deepEqual((await simulate(impatient, owner2.accessToken, 'slow/repo', dev2.platformAddress)).json(), {
       errorMessage: 'GitHub API did not answer within 300 ms.',
     });
