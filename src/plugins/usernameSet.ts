@@ -1,5 +1,5 @@
 // username-set (hosted): the address has chosen a username (accounts).
-import { usernamesOf } from '../accounts/storage.ts';
+import { usernameOf } from '../accounts/storage.ts';
 import { noParams } from './params.ts';
 import type { ClaimPlugin } from './types.ts';
 
@@ -11,8 +11,7 @@ export const usernameSet: ClaimPlugin = {
   requiresSession: false,
   validate: noParams,
   async evaluate(ctx) {
-    const names = await usernamesOf(ctx.db, [ctx.platformAddress]);
-    return names.has(ctx.platformAddress)
+    return (await usernameOf(ctx.db, ctx.platformAddress)) !== undefined
       ? { success: true }
       : { success: false, error: 'No username is set for this address.' };
   },
