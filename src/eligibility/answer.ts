@@ -152,7 +152,8 @@ export async function answerEligibility(
     !(e.claim.testExpiresAt !== null && e.claim.testExpiresAt <= now) &&
     (q.collectionId === undefined || e.claim.collectionId === q.collectionId) &&
     (q.category === undefined || e.claim.details.categories.includes(q.category));
-  const entryAt = (i: number) => named?.get(order[i]) ?? index.entries.get(order[i])!;
+  const entries = named ? order.map((id) => named!.get(id)!) : index.sortedEntries();
+  const entryAt = (i: number) => entries[i];
   // One claim's answer: at once when its verdicts are kept, else a promise. Its checks and counters
   // run before its first await, so claims answered together (below) share the outbound budget in
   // claim order.

@@ -94,6 +94,7 @@ export class EligibilityIndex {
   /** An address that holds nothing and is in no list (random per process). */
   readonly nobody = toPlatformAddress(randomBytes(20));
   private sorted: string[] | null = null;
+  private sortedEntriesCache: ClaimEntry[] = [];
   private watermark = -1;
   private seen = new Set<number>();
   private syncing: Promise<void> | null = null;
@@ -117,8 +118,17 @@ export class EligibilityIndex {
 
   /** Searchable claim ids in ascending order. */
   sortedIds(): string[] {
-    if (!this.sorted) this.sorted = [...this.entries.keys()].sort();
+    if (!this.sorted) {
+      this.sorted = [...this.entries.keys()].sort();
+      this.sortedEntriesCache = this.sorted.map((id) => this.entries.get(id)!);
+    }
     return this.sorted;
+  }
+
+  /** The entries of `sortedIds()`, in that order. */
+  sortedEntries(): ClaimEntry[] {
+    this.sortedIds();
+    return this.sortedEntriesCache;
   }
 
   /** Brings the index up to date with the change log (one query when nothing changed). */

@@ -117,27 +117,36 @@ const stateKey = (k: StateKey) => `${k.claimId}\0${k.instanceId}\0${k.key}`;
 
 /**
  * Stored state values (JSON text) of many (claim, instance, key) at once, by `claimId\0instanceId\0key`;
- * absent keys are missing. One query per 200 keys (the primary key answers each).
+ * absent keys are missing. One query per 256 claims: their rows under the keys asked for (a few
+ * more than asked, dropped here). The lists are padded to a power of two so that SQLite reuses a
+ * few prepared statements.
  */
 export async function readStateValues(db: DB, keys: StateKey[]): Promise<Map<string, string>> {
   const out = new Map<string, string>();
-  const unique = [...new Map(keys.map((k) => [stateKey(k), k])).values()];
-  for (let i = 0; i < unique.length; i += 200) {
-    const chunk = unique.slice(i, i + 200);
+  if (keys.length === 0) return out;
+  const wanted = new Set(keys.map(stateKey));
+  const claimIds = [...new Set(keys.map((k) => k.claimId))];
+  const names = pad([...new Set(keys.map((k) => k.key))]);
+  for (let i = 0; i < claimIds.length; i += 256) {
     const rows = await db
       .selectFrom('claim_state')
       .select(['claim_id', 'instance_id', 'key', 'value'])
-      .where((eb) =>
-        eb.or(
-          chunk.map((k) =>
-            eb.and([eb('claim_id', '=', k.claimId), eb('instance_id', '=', k.instanceId), eb('key', '=', k.key)]),
-          ),
-        ),
-      )
+      .where('claim_id', 'in', pad(claimIds.slice(i, i + 256)))
+      .where('key', 'in', names)
       .execute();
-    for (const r of rows) out.set(stateKey({ claimId: r.claim_id, instanceId: r.instance_id, key: r.key }), r.value);
+    for (const r of rows) {
+      const k = stateKey({ claimId: r.claim_id, instanceId: r.instance_id, key: r.key });
+      if (wanted.has(k)) out.set(k, r.value);
+    }
   }
   return out;
+}
+
+/** The list, its last item repeated up to the next power of two. */
+function pad(xs: string[]): string[] {
+  let n = 1;
+  while (n < xs.length) n *= 2;
+  return xs.length === n ? xs : [...xs, ...Array<string>(n - xs.length).fill(xs[xs.length - 1])];
 }
 
 /**
