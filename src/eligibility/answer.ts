@@ -89,6 +89,7 @@ export async function answerEligibility(
   const index = eligibilityIndex(ctx);
   const [, footprint] = await Promise.all([index.sync(), readFootprint(ctx.db, address)]);
   const now = ctx.clock.now();
+  const tNow = BigInt(now);
   const reads: Reads = { readState: batchedStateReader(ctx.db) };
   // username-set's verdicts are kept with the username they read
   const userTag = `|u:${footprint.username ?? ''}`;
@@ -179,19 +180,23 @@ export async function answerEligibility(
     const keep = !fromBaseline && !e.live && !e.unknown && index.entries.get(id) === e;
     const tag = e.readsUsername ? userTag : '';
     const variant = (hide ? 'hide' : 'show') + tag;
-    const asAddress = (o: AttemptOutcome): AttemptOutcome =>
-      fromBaseline && !o.success ? { ...o, error: o.error.split(index.nobody).join(address) } : o;
     // under a satisfyMethod the claim may pass without the input: the engine is asked again without it
-    const askWithout = (o: AttemptOutcome) => o.success && e.inputs.length > 0 && !!claim.satisfyMethod && !hide;
+    const mayAskWithout = e.inputs.length > 0 && !!claim.satisfyMethod && !hide;
+    const askWithout = (o: AttemptOutcome) => o.success && mayAskWithout;
     const finish = (o: AttemptOutcome, passesWithout: boolean) =>
-      stateOf(base, asAddress(o), hide, e.inputs.length > 0 && !passesWithout ? e.inputs : null);
+      stateOf(
+        base,
+        fromBaseline && !o.success ? { ...o, error: o.error.split(index.nobody).join(address) } : o,
+        hide,
+        e.inputs.length > 0 && !passesWithout ? e.inputs : null,
+      );
 
     const kept = fromBaseline
-      ? keptBaseline(e, hide ? 1 : 0, now)
+      ? keptBaseline(e, hide ? 1 : 0, tNow)
       : keep
         ? index.verdict(address, e, variant, now)
         : undefined;
-    if (kept && !askWithout(kept)) return finish(kept, false);
+    if (kept && !(kept.success && mayAskWithout)) return finish(kept, false);
     if (!kept && !fromBaseline) evaluations++;
     return (async () => {
       let outcome: AttemptOutcome;
@@ -249,10 +254,11 @@ function stateOf(
   hide: boolean,
   inputs: ClaimEntry['inputs'] | null,
 ): EligibilityDoc {
-  if (!o.success) return { ...base, state: 'notEligible', error: o.error };
-  if (hide) return { ...base, state: 'unknown', reason: 'privateList', message: CHECKED_AT_CLAIM_TIME };
-  if (inputs) return { ...base, state: 'afterInput', inputs };
-  return { ...base, state: 'eligible' };
+  const { claimId, name } = base;
+  if (!o.success) return { claimId, name, state: 'notEligible', error: o.error };
+  if (hide) return { claimId, name, state: 'unknown', reason: 'privateList', message: CHECKED_AT_CLAIM_TIME };
+  if (inputs) return { claimId, name, state: 'afterInput', inputs };
+  return { claimId, name, state: 'eligible' };
 }
 
 function assumed(e: ClaimEntry, hide: boolean, inputs: boolean): Set<string> {
@@ -290,10 +296,9 @@ function evaluate(
 }
 
 /** The claim's address-independent verdict kept for this time, if any. */
-function keptBaseline(e: ClaimEntry, which: 0 | 1 | 2, now: number): AttemptOutcome | undefined {
+function keptBaseline(e: ClaimEntry, which: 0 | 1 | 2, t: bigint): AttemptOutcome | undefined {
   const kept = e.baseline[which];
   if (!kept) return undefined;
-  const t = BigInt(now);
   return kept.since <= t && (kept.until === null || t < kept.until) ? kept.outcome : undefined;
 }
 
@@ -305,7 +310,7 @@ async function baseline(
   which: 0 | 1 | 2,
   now: number,
 ): Promise<AttemptOutcome> {
-  const kept = keptBaseline(e, which, now);
+  const kept = keptBaseline(e, which, BigInt(now));
   if (kept) return kept;
   const outcome = await evaluate(ctx, reads, e, index.nobody, null, which === 1, now, which !== 2);
   e.baseline[which] = { outcome, ...timeSlot(e.boundaries, now) };
