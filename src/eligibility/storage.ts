@@ -117,8 +117,8 @@ const stateKey = (k: StateKey) => `${k.claimId}\0${k.instanceId}\0${k.key}`;
 
 /**
  * Stored state values (JSON text) of many (claim, instance, key) at once, by `claimId\0instanceId\0key`;
- * absent keys are missing. One query per 256 claims: their rows under the keys asked for (a few
- * more than asked, dropped here). The lists are padded to a power of two so that SQLite reuses a
+ * absent keys are missing. One query per 256 claims, on all three columns of the primary key (each
+ * a list: a few more rows than asked may come back, dropped here). The lists are padded to a power of two so that SQLite reuses a
  * few prepared statements.
  */
 export async function readStateValues(db: DB, keys: StateKey[]): Promise<Map<string, string>> {
@@ -126,12 +126,14 @@ export async function readStateValues(db: DB, keys: StateKey[]): Promise<Map<str
   if (keys.length === 0) return out;
   const wanted = new Set(keys.map(stateKey));
   const claimIds = [...new Set(keys.map((k) => k.claimId))];
+  const instances = pad([...new Set(keys.map((k) => k.instanceId))]);
   const names = pad([...new Set(keys.map((k) => k.key))]);
   for (let i = 0; i < claimIds.length; i += 256) {
     const rows = await db
       .selectFrom('claim_state')
       .select(['claim_id', 'instance_id', 'key', 'value'])
       .where('claim_id', 'in', pad(claimIds.slice(i, i + 256)))
+      .where('instance_id', 'in', instances)
       .where('key', 'in', names)
       .execute();
     for (const r of rows) {
