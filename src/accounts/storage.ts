@@ -68,3 +68,24 @@ export async function usernamesOf(db: Db, platformAddresses: string[]): Promise<
     .execute();
   return new Map(rows.map((r) => [r.platform_address, r.username]));
 }
+
+/**
+ * The username of one account, or undefined. Lookups through one handle that start together (the
+ * claims of one eligibility answer, evaluated at once) are read with one query (usernamesOf).
+ */
+export function usernameOf(db: Db, platformAddress: string): Promise<string | undefined> {
+  let batch = pendingNames.get(db);
+  if (!batch) {
+    const fresh = { addresses: new Set<string>(), result: null as Promise<Map<string, string>> | null };
+    fresh.result = new Promise((resolve, reject) => {
+      setImmediate(() => {
+        pendingNames.delete(db);
+        usernamesOf(db, [...fresh.addresses]).then(resolve, reject);
+      });
+    });
+    pendingNames.set(db, (batch = fresh));
+  }
+  batch.addresses.add(platformAddress);
+  return batch.result!.then((names) => names.get(platformAddress));
+}
+const pendingNames = new WeakMap<Db, { addresses: Set<string>; result: Promise<Map<string, string>> | null }>();

@@ -24,7 +24,7 @@ import {
   type InputKind,
   type UnknownReason,
 } from './claim-index.ts';
-import { addressStateKeys, readFootprint } from './storage.ts';
+import { addressStateKeys, batchedStateReader, readFootprint } from './storage.ts';
 
 export const STATES = ['eligible', 'afterInput', 'notEligible', 'claimed', 'unknown'] as const;
 export type EligibilityState = (typeof STATES)[number];
@@ -35,8 +35,11 @@ export const MAX_OUTBOUND_PER_REQUEST = 5;
 /** Claims looked at per request, and engine runs per request, when a `states` filter skips many. */
 export const MAX_SCAN = 10_000;
 export const MAX_EVALUATIONS = 200;
-/** Claims answered at once within a request. */
-const CONCURRENCY = 8;
+/**
+ * Claims answered at once within a request: their engine runs' state reads go out as one query
+ * (storage.ts batchedStateReader), and on PostgreSQL their other reads on several connections.
+ */
+const CONCURRENCY = 64;
 export const CHECKED_AT_CLAIM_TIME = 'Checked at claim time';
 
 export interface EligibilityQuery {
@@ -86,6 +89,10 @@ export async function answerEligibility(
   const index = eligibilityIndex(ctx);
   const [, footprint] = await Promise.all([index.sync(), readFootprint(ctx.db, address)]);
   const now = ctx.clock.now();
+  const tNow = BigInt(now);
+  const reads: Reads = { readState: batchedStateReader(ctx.db) };
+  // username-set's verdicts are kept with the username they read
+  const userTag = `|u:${footprint.username ?? ''}`;
 
   const candidates = new Set<string>(index.byAddress.get(address) ?? []);
   for (const c of footprint.collections) for (const id of index.byCollection.get(c) ?? []) candidates.add(id);
@@ -146,56 +153,65 @@ export async function answerEligibility(
     !(e.claim.testExpiresAt !== null && e.claim.testExpiresAt <= now) &&
     (q.collectionId === undefined || e.claim.collectionId === q.collectionId) &&
     (q.category === undefined || e.claim.details.categories.includes(q.category));
-  const entryAt = (i: number) => named?.get(order[i]) ?? index.entries.get(order[i])!;
-  // One claim's answer. Its checks and counters run before its first await, so claims answered
-  // together (below) share the outbound budget in claim order.
-  const answerOne = async (id: string, e: ClaimEntry): Promise<EligibilityDoc> => {
+  const entries = named ? order.map((id) => named!.get(id)!) : index.sortedEntries();
+  const entryAt = (i: number) => entries[i];
+  // One claim's answer: at once when its verdicts are kept, else a promise. Its checks and counters
+  // run before its first await, so claims answered together (below) share the outbound budget in
+  // claim order.
+  const answerOne = (id: string, e: ClaimEntry): EligibilityDoc | Promise<EligibilityDoc> => {
     const claim = e.claim;
     const base = { claimId: id, name: claim.details.metadata.name };
     const numbers = footprint.claimNumbers.get(id);
     if (numbers && numUsesInstance(claim)) {
       return { ...base, state: 'claimed', successCount: numbers.length, claimNumbers: numbers };
-    } else if (e.unknown && !(q.includeOutbound && outbound < MAX_OUTBOUND_PER_REQUEST)) {
-      return { ...base, state: 'unknown', reason: e.unknown, message: UNKNOWN_TEXT[e.unknown] };
-    } else {
-      if (e.unknown) outbound++;
-      const privileged =
-        session !== null && (session.platformAddress === address || isCreatorOrManager(claim, session.platformAddress));
-      const hide = e.privateInstances.length > 0 && !privileged;
-      let outcome: AttemptOutcome;
-      const fromBaseline = !e.live && !e.unknown && !candidates.has(id);
-      if (fromBaseline) {
-        outcome = await baseline(ctx, index, e, hide ? 1 : 0, now);
-        if (!outcome.success) outcome = { ...outcome, error: outcome.error.split(index.nobody).join(address) };
-      } else {
-        const keep = !e.live && !e.unknown && index.entries.get(id) === e;
-        const variant = hide ? 'hide' : 'show';
-        const kept = keep ? index.verdict(address, e, variant, now) : undefined;
-        if (kept) outcome = kept;
-        else {
-          evaluations++;
-          outcome = await evaluate(ctx, e, address, attemptSession, hide, now);
-          if (keep) index.keepVerdict(address, e, variant, now, outcome);
-        }
-      }
-      // under a satisfyMethod the claim may pass without the input: ask the engine again without it
-      let needsInput = e.inputs.length > 0;
-      if (outcome.success && needsInput && claim.satisfyMethod && !hide) {
-        const without = fromBaseline
-          ? await baseline(ctx, index, e, 2, now)
-          : await withoutInputs(
-              ctx,
-              index,
-              e,
-              address,
-              attemptSession,
-              now,
-              !e.live && !e.unknown && index.entries.get(id) === e,
-            );
-        if (without.success) needsInput = false;
-      }
-      return stateOf(base, outcome, hide, needsInput ? e.inputs : null);
     }
+    if (e.unknown && !(q.includeOutbound && outbound < MAX_OUTBOUND_PER_REQUEST)) {
+      return { ...base, state: 'unknown', reason: e.unknown, message: UNKNOWN_TEXT[e.unknown] };
+    }
+    if (e.unknown) outbound++;
+    const privileged =
+      session !== null && (session.platformAddress === address || isCreatorOrManager(claim, session.platformAddress));
+    const hide = e.privateInstances.length > 0 && !privileged;
+    // The address-independent verdict (the engine's, for an address that holds nothing, is in no
+    // list and has no username) when the address touches none of the claim's keys: username-set
+    // reads the username, so an address with one is evaluated.
+    const fromBaseline =
+      !e.live && !e.unknown && !candidates.has(id) && !(e.readsUsername && footprint.username !== null);
+    const keep = !fromBaseline && !e.live && !e.unknown && index.entries.get(id) === e;
+    const tag = e.readsUsername ? userTag : '';
+    const variant = (hide ? 'hide' : 'show') + tag;
+    // under a satisfyMethod the claim may pass without the input: the engine is asked again without it
+    const mayAskWithout = e.inputs.length > 0 && !!claim.satisfyMethod && !hide;
+    const askWithout = (o: AttemptOutcome) => o.success && mayAskWithout;
+    const finish = (o: AttemptOutcome, passesWithout: boolean) =>
+      stateOf(
+        base,
+        fromBaseline && !o.success ? { ...o, error: o.error.split(index.nobody).join(address) } : o,
+        hide,
+        e.inputs.length > 0 && !passesWithout ? e.inputs : null,
+      );
+
+    const kept = fromBaseline
+      ? keptBaseline(e, hide ? 1 : 0, tNow)
+      : keep
+        ? index.verdict(address, e, variant, now)
+        : undefined;
+    if (kept && !(kept.success && mayAskWithout)) return finish(kept, false);
+    if (!kept && !fromBaseline) evaluations++;
+    return (async () => {
+      let outcome: AttemptOutcome;
+      if (kept) outcome = kept;
+      else if (fromBaseline) outcome = await baseline(ctx, reads, index, e, hide ? 1 : 0, now);
+      else {
+        outcome = await evaluate(ctx, reads, e, address, attemptSession, hide, now);
+        if (keep) index.keepVerdict(address, e, variant, now, outcome);
+      }
+      if (!askWithout(outcome)) return finish(outcome, false);
+      const without = fromBaseline
+        ? await baseline(ctx, reads, index, e, 2, now)
+        : await withoutInputs(ctx, reads, index, e, address, attemptSession, now, keep, tag);
+      return finish(outcome, without.success);
+    })();
   };
 
   // claims are answered CONCURRENCY at a time (PostgreSQL runs their reads on several connections)
@@ -207,13 +223,18 @@ export async function answerEligibility(
       break;
     }
     const chunk: Array<{ id: string; e: ClaimEntry }> = [];
-    while (i < order.length && chunk.length < Math.min(CONCURRENCY, pageSize - docs.length)) {
+    // no more claims at once than may still be looked at or evaluated, so the caps hold
+    const room = Math.min(CONCURRENCY, pageSize - docs.length, MAX_EVALUATIONS - evaluations, MAX_SCAN - scanned);
+    while (i < order.length && chunk.length < room) {
       const e = entryAt(i);
       if (passes(e)) chunk.push({ id: order[i], e });
       i++;
     }
     if (chunk.length === 0) break;
-    const answers = await Promise.all(chunk.map((c) => answerOne(c.id, c.e)));
+    const answered = chunk.map((c) => answerOne(c.id, c.e));
+    const answers = answered.some((a) => a instanceof Promise)
+      ? await Promise.all(answered)
+      : (answered as EligibilityDoc[]);
     for (const doc of answers) {
       scanned++;
       last = doc.claimId;
@@ -233,10 +254,11 @@ function stateOf(
   hide: boolean,
   inputs: ClaimEntry['inputs'] | null,
 ): EligibilityDoc {
-  if (!o.success) return { ...base, state: 'notEligible', error: o.error };
-  if (hide) return { ...base, state: 'unknown', reason: 'privateList', message: CHECKED_AT_CLAIM_TIME };
-  if (inputs) return { ...base, state: 'afterInput', inputs };
-  return { ...base, state: 'eligible' };
+  const { claimId, name } = base;
+  if (!o.success) return { claimId, name, state: 'notEligible', error: o.error };
+  if (hide) return { claimId, name, state: 'unknown', reason: 'privateList', message: CHECKED_AT_CLAIM_TIME };
+  if (inputs) return { claimId, name, state: 'afterInput', inputs };
+  return { claimId, name, state: 'eligible' };
 }
 
 function assumed(e: ClaimEntry, hide: boolean, inputs: boolean): Set<string> {
@@ -245,8 +267,14 @@ function assumed(e: ClaimEntry, hide: boolean, inputs: boolean): Set<string> {
   return s;
 }
 
+/** Reads shared by the engine runs of one answer. */
+interface Reads {
+  readState: (claimId: string, instanceId: string, key: string) => Promise<unknown>;
+}
+
 function evaluate(
   ctx: AppContext,
+  reads: Reads,
   e: ClaimEntry,
   address: string,
   session: AttemptSession | null,
@@ -257,37 +285,53 @@ function evaluate(
   return evaluateAttempt(
     e.claim,
     { platformAddress: address, inputs: {}, expectedVersion: -1, session },
-    { ...pluginEnv(ctx, now), mode: 'simulate', claimAttemptId: '', assumePassed: assumed(e, hide, inputs) },
+    {
+      ...pluginEnv(ctx, now),
+      mode: 'simulate',
+      claimAttemptId: '',
+      assumePassed: assumed(e, hide, inputs),
+      readState: reads.readState,
+    },
   );
+}
+
+/** The claim's address-independent verdict kept for this time, if any. */
+function keptBaseline(e: ClaimEntry, which: 0 | 1 | 2, t: bigint): AttemptOutcome | undefined {
+  const kept = e.baseline[which];
+  if (!kept) return undefined;
+  return kept.since <= t && (kept.until === null || t < kept.until) ? kept.outcome : undefined;
 }
 
 async function baseline(
   ctx: AppContext,
+  reads: Reads,
   index: EligibilityIndex,
   e: ClaimEntry,
   which: 0 | 1 | 2,
   now: number,
 ): Promise<AttemptOutcome> {
-  const kept = e.baseline[which];
-  const t = BigInt(now);
-  if (kept && kept.since <= t && (kept.until === null || t < kept.until)) return kept.outcome;
-  const outcome = await evaluate(ctx, e, index.nobody, null, which === 1, now, which !== 2);
+  const kept = keptBaseline(e, which, BigInt(now));
+  if (kept) return kept;
+  const outcome = await evaluate(ctx, reads, e, index.nobody, null, which === 1, now, which !== 2);
   e.baseline[which] = { outcome, ...timeSlot(e.boundaries, now) };
   return outcome;
 }
 
 async function withoutInputs(
   ctx: AppContext,
+  reads: Reads,
   index: EligibilityIndex,
   e: ClaimEntry,
   address: string,
   session: AttemptSession | null,
   now: number,
   keep: boolean,
+  tag: string,
 ): Promise<AttemptOutcome> {
-  const kept = keep ? index.verdict(address, e, 'bare', now) : undefined;
+  const variant = `bare${tag}`;
+  const kept = keep ? index.verdict(address, e, variant, now) : undefined;
   if (kept) return kept;
-  const outcome = await evaluate(ctx, e, address, session, false, now, false);
-  if (keep) index.keepVerdict(address, e, 'bare', now, outcome);
+  const outcome = await evaluate(ctx, reads, e, address, session, false, now, false);
+  if (keep) index.keepVerdict(address, e, variant, now, outcome);
   return outcome;
 }

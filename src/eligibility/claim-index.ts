@@ -6,7 +6,7 @@
 // An address that touches none of a claim's keys gets the claim's address-independent answer, the
 // engine's verdict for an address that holds nothing (computed once, kept until the claim, its
 // state, a store or a collection it reads changes). Every other claim is evaluated by the engine
-// for the real address. Nothing here decides a plugin's rule: it only says which inputs a verdict
+// for the real address (username-set's verdicts are kept per address and username). Nothing here decides a plugin's rule: it only says which inputs a verdict
 // can depend on.
 //
 // Kept current through the change log that migration 0024's triggers write in the transaction of
@@ -26,6 +26,7 @@ import { numUses } from '../plugins/numUses.ts';
 import { collectionsOf, parseRequirement } from '../plugins/ownership.ts';
 import { password } from '../plugins/password.ts';
 import { transferTimes } from '../plugins/transferTimes.ts';
+import { usernameSet } from '../plugins/usernameSet.ts';
 import { findPlugin } from '../plugins/registry.ts';
 import { whitelist, whitelistList } from '../plugins/whitelist.ts';
 import { parseClaimRow, type ClaimRecord } from '../claims/model.ts';
@@ -43,6 +44,11 @@ export interface ClaimEntry {
   addresses: string[];
   /** Evaluated for every address (its verdict reads the time, the session, connections or other claims). */
   live: boolean;
+  /**
+   * Its verdict reads the address's username (username-set): evaluated for every address, and the
+   * verdict kept for the address only together with the username it was computed with.
+   */
+  readsUsername: boolean;
   /** Why it is answered "unknown until claim time", if so. */
   unknown: UnknownReason | null;
   inputs: Array<{ instanceId: string; pluginId: string; kind: InputKind }>;
@@ -88,6 +94,7 @@ export class EligibilityIndex {
   /** An address that holds nothing and is in no list (random per process). */
   readonly nobody = toPlatformAddress(randomBytes(20));
   private sorted: string[] | null = null;
+  private sortedEntriesCache: ClaimEntry[] = [];
   private watermark = -1;
   private seen = new Set<number>();
   private syncing: Promise<void> | null = null;
@@ -111,8 +118,17 @@ export class EligibilityIndex {
 
   /** Searchable claim ids in ascending order. */
   sortedIds(): string[] {
-    if (!this.sorted) this.sorted = [...this.entries.keys()].sort();
+    if (!this.sorted) {
+      this.sorted = [...this.entries.keys()].sort();
+      this.sortedEntriesCache = this.sorted.map((id) => this.entries.get(id)!);
+    }
     return this.sorted;
+  }
+
+  /** The entries of `sortedIds()`, in that order. */
+  sortedEntries(): ClaimEntry[] {
+    this.sortedIds();
+    return this.sortedEntriesCache;
   }
 
   /** Brings the index up to date with the change log (one query when nothing changed). */
@@ -278,6 +294,7 @@ export function entryOf(claim: ClaimRecord, stateAddresses: string[], known: Rea
     stores: [],
     addresses: [...new Set([claim.createdBy, claim.managedBy, ...stateAddresses])],
     live: false,
+    readsUsername: false,
     unknown: null,
     inputs: [],
     privateInstances: [],
@@ -321,6 +338,8 @@ export function entryOf(claim: ClaimRecord, stateAddresses: string[], known: Rea
         boundaries.add(BigInt(r.start));
         boundaries.add(BigInt(r.end) + 1n);
       }
+    } else if (core === usernameSet) {
+      e.readsUsername = true;
     } else if (OUTBOUND.has(core)) {
       e.unknown ??= 'outboundCall';
     } else {

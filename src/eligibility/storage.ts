@@ -1,7 +1,9 @@
 // Eligibility storage: the change log the triggers of migration 0024 write (what changed, by whom
 // ever wrote it), and the reads of one address's footprint: the collections it has a balance
-// store in, the stores it is a member of, its claim numbers. Each is one indexed query.
+// store in, the stores it is a member of, its claim numbers, its username. Each is one indexed
+// query. And the claim state the engine reads, many (claim, instance, key) at once.
 import type { Generated } from 'kysely';
+import { usernamesOf } from '../accounts/storage.ts';
 import type { DB } from '../db/index.ts';
 
 export interface EligibilityChangeTable {
@@ -73,10 +75,12 @@ export interface Footprint {
   stores: string[];
   /** Claim numbers by claim id. */
   claimNumbers: Map<string, number[]>;
+  /** The address's username (username-set reads it), or null. */
+  username: string | null;
 }
 
 export async function readFootprint(db: DB, address: string): Promise<Footprint> {
-  const [balances, stores, numbers] = await Promise.all([
+  const [balances, stores, numbers, usernames] = await Promise.all([
     db.selectFrom('chain_balances').select('collection_id').where('address', '=', address).execute(),
     db.selectFrom('dynamic_store_members').select('dynamic_data_id').where('address', '=', address).execute(),
     db
@@ -86,6 +90,7 @@ export async function readFootprint(db: DB, address: string): Promise<Footprint>
       .orderBy('claim_id')
       .orderBy('claim_number')
       .execute(),
+    usernamesOf(db, [address]),
   ]);
   const claimNumbers = new Map<string, number[]>();
   for (const r of numbers) {
@@ -97,7 +102,80 @@ export async function readFootprint(db: DB, address: string): Promise<Footprint>
     collections: balances.map((r) => r.collection_id),
     stores: stores.map((r) => r.dynamic_data_id),
     claimNumbers,
+    username: usernames.get(address) ?? null,
   };
+}
+
+/** One state value the engine reads: claim, instance, key. */
+export interface StateKey {
+  claimId: string;
+  instanceId: string;
+  key: string;
+}
+
+const stateKey = (k: StateKey) => `${k.claimId}\0${k.instanceId}\0${k.key}`;
+
+/**
+ * Stored state values (JSON text) of many (claim, instance, key) at once, by `claimId\0instanceId\0key`;
+ * absent keys are missing. One query per 256 claims, on all three columns of the primary key (each
+ * a list: a few more rows than asked may come back, dropped here). The lists are padded to a power of two so that SQLite reuses a
+ * few prepared statements.
+ */
+export async function readStateValues(db: DB, keys: StateKey[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  if (keys.length === 0) return out;
+  const wanted = new Set(keys.map(stateKey));
+  const claimIds = [...new Set(keys.map((k) => k.claimId))];
+  const instances = pad([...new Set(keys.map((k) => k.instanceId))]);
+  const names = pad([...new Set(keys.map((k) => k.key))]);
+  for (let i = 0; i < claimIds.length; i += 256) {
+    const rows = await db
+      .selectFrom('claim_state')
+      .select(['claim_id', 'instance_id', 'key', 'value'])
+      .where('claim_id', 'in', pad(claimIds.slice(i, i + 256)))
+      .where('instance_id', 'in', instances)
+      .where('key', 'in', names)
+      .execute();
+    for (const r of rows) {
+      const k = stateKey({ claimId: r.claim_id, instanceId: r.instance_id, key: r.key });
+      if (wanted.has(k)) out.set(k, r.value);
+    }
+  }
+  return out;
+}
+
+/** The list, its last item repeated up to the next power of two. */
+function pad(xs: string[]): string[] {
+  let n = 1;
+  while (n < xs.length) n *= 2;
+  return xs.length === n ? xs : [...xs, ...Array<string>(n - xs.length).fill(xs[xs.length - 1])];
+}
+
+/**
+ * The engine's state reads of one eligibility answer, gathered: reads asked for while the claims
+ * answered together start are sent as one query (readStateValues) once they have all asked. Each
+ * caller gets its own parsed value, as `readStateValue` gives it.
+ */
+export function batchedStateReader(db: DB): (claimId: string, instanceId: string, key: string) => Promise<unknown> {
+  let pending: Array<StateKey & { resolve: (v: unknown) => void; reject: (e: unknown) => void }> = [];
+  const flush = async () => {
+    const batch = pending;
+    pending = [];
+    try {
+      const values = await readStateValues(db, batch);
+      for (const p of batch) {
+        const v = values.get(stateKey(p));
+        p.resolve(v === undefined ? undefined : (JSON.parse(v) as unknown));
+      }
+    } catch (err) {
+      for (const p of batch) p.reject(err);
+    }
+  };
+  return (claimId, instanceId, key) =>
+    new Promise((resolve, reject) => {
+      if (pending.length === 0) setImmediate(() => void flush());
+      pending.push({ claimId, instanceId, key, resolve, reject });
+    });
 }
 
 /** Per-address state keys (`a:<address>`) of these claims, by claim id. */

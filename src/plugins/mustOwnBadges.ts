@@ -65,7 +65,9 @@ export async function readBalances(
 
 /**
  * The address's stored balance stores in these collections, by collection: one query, run on the
- * SQLite fast path when Kysely is idle (the project's way for hot reads, db/index.ts).
+ * SQLite fast path when Kysely is idle (the project's way for hot reads, db/index.ts). Reads of one
+ * address through one handle that start together (the claims of one eligibility answer, evaluated
+ * at once) are one query over all their collections.
  */
 async function indexedBalances(
   app: AppContext,
@@ -73,6 +75,42 @@ async function indexedBalances(
   collectionIds: string[],
   address: string,
 ): Promise<Map<string, Balance[]>> {
+  let byAddress = pendingBalances.get(db);
+  if (!byAddress) pendingBalances.set(db, (byAddress = new Map()));
+  let batch = byAddress.get(address);
+  if (!batch) {
+    const fresh: BalanceBatch = { collections: new Set(), rows: null };
+    fresh.rows = new Promise((resolve, reject) => {
+      setImmediate(() => {
+        byAddress.delete(address);
+        if (byAddress.size === 0) pendingBalances.delete(db);
+        readIndexedBalances(app, db, [...fresh.collections], address).then(resolve, reject);
+      });
+    });
+    byAddress.set(address, (batch = fresh));
+  }
+  for (const id of collectionIds) batch.collections.add(id);
+  const rows = await batch.rows!;
+  const out = new Map<string, Balance[]>();
+  for (const id of collectionIds) {
+    const json = rows.get(id);
+    if (json !== undefined) out.set(id, balancesFromJson((JSON.parse(json) as { balances?: [] }).balances ?? []));
+  }
+  return out;
+}
+interface BalanceBatch {
+  collections: Set<string>;
+  rows: Promise<Map<string, string>> | null;
+}
+const pendingBalances = new WeakMap<DB | Tx, Map<string, BalanceBatch>>();
+
+async function readIndexedBalances(
+  app: AppContext,
+  db: DB | Tx,
+  collectionIds: string[],
+  address: string,
+): Promise<Map<string, string>> {
+  if (collectionIds.length === 0) return new Map();
   const query = db
     .selectFrom('chain_balances')
     .select(['collection_id', 'store_json'])
@@ -83,12 +121,7 @@ async function indexedBalances(
     (db === app.db ? app.sqlite?.run<{ collection_id: string; store_json: string }>(query) : null) ??
     (await db.executeQuery(query))
   ).rows;
-  return new Map(
-    rows.map((r) => [
-      r.collection_id,
-      balancesFromJson((JSON.parse(r.store_json) as { balances?: [] }).balances ?? []),
-    ]),
-  );
+  return new Map(rows.map((r) => [r.collection_id, r.store_json]));
 }
 
 /** Balances for one requirement and address: one read model query, then defaults or the chain per collection. */

@@ -121,27 +121,82 @@ export async function hasMember(db: Db, dynamicDataId: string, address: string):
   return row !== undefined;
 }
 
-/** The store's access fields and whether `address` is a member, in one round trip. */
-export async function findStoreAndMember(
+/**
+ * A store and whether the address is a member. Lookups through one handle that start together
+ * (the whitelist claims of one eligibility answer, evaluated at once) are read with two queries
+ * for all of them (the stores, then the memberships) instead of one each.
+ */
+export function findStoreAndMember(
   db: Db,
   dynamicDataId: string,
   address: string,
 ): Promise<{ public_use_in_claims: number; data_secret_hash: string; member: boolean } | undefined> {
-  const row = await db
-    .selectFrom('dynamic_stores as s')
-    .leftJoin('dynamic_store_members as m', (join) =>
-      join.onRef('m.dynamic_data_id', '=', 's.dynamic_data_id').on('m.address', '=', address),
-    )
-    .select(['s.public_use_in_claims', 's.data_secret_hash', 'm.address'])
-    .where('s.dynamic_data_id', '=', dynamicDataId)
-    .executeTakeFirst();
-  return (
-    row && {
-      public_use_in_claims: row.public_use_in_claims,
-      data_secret_hash: row.data_secret_hash,
-      member: row.address !== null,
-    }
-  );
+  let batch = pendingMembers.get(db);
+  if (!batch) {
+    const fresh: MemberBatch = { keys: [], result: null };
+    fresh.result = new Promise((resolve, reject) => {
+      setImmediate(() => {
+        pendingMembers.delete(db);
+        readStoresAndMembers(db, fresh.keys).then(resolve, reject);
+      });
+    });
+    pendingMembers.set(db, (batch = fresh));
+  }
+  batch.keys.push({ dynamicDataId, address });
+  return batch.result!.then((r) => {
+    const store = r.stores.get(dynamicDataId);
+    return (
+      store && {
+        public_use_in_claims: store.public_use_in_claims,
+        data_secret_hash: store.data_secret_hash,
+        member: r.members.has(`${dynamicDataId}\0${address}`),
+      }
+    );
+  });
+}
+interface MemberBatch {
+  keys: Array<{ dynamicDataId: string; address: string }>;
+  result: Promise<{
+    stores: Map<string, { public_use_in_claims: number; data_secret_hash: string }>;
+    members: Set<string>;
+  }> | null;
+}
+const pendingMembers = new WeakMap<Db, MemberBatch>();
+
+async function readStoresAndMembers(db: Db, keys: Array<{ dynamicDataId: string; address: string }>) {
+  if (keys.length === 1) {
+    // one lookup: one round trip
+    const [{ dynamicDataId, address }] = keys;
+    const row = await db
+      .selectFrom('dynamic_stores as s')
+      .leftJoin('dynamic_store_members as m', (join) =>
+        join.onRef('m.dynamic_data_id', '=', 's.dynamic_data_id').on('m.address', '=', address),
+      )
+      .select(['s.dynamic_data_id', 's.public_use_in_claims', 's.data_secret_hash', 'm.address'])
+      .where('s.dynamic_data_id', '=', dynamicDataId)
+      .executeTakeFirst();
+    return {
+      stores: new Map(row ? [[row.dynamic_data_id, row]] : []),
+      members: new Set(row && row.address !== null ? [`${dynamicDataId}\0${address}`] : []),
+    };
+  }
+  const ids = [...new Set(keys.map((k) => k.dynamicDataId))];
+  const addresses = [...new Set(keys.map((k) => k.address))];
+  const stores = await db
+    .selectFrom('dynamic_stores')
+    .select(['dynamic_data_id', 'public_use_in_claims', 'data_secret_hash'])
+    .where('dynamic_data_id', 'in', ids)
+    .execute();
+  const members = await db
+    .selectFrom('dynamic_store_members')
+    .select(['dynamic_data_id', 'address'])
+    .where('dynamic_data_id', 'in', ids)
+    .where('address', 'in', addresses)
+    .execute();
+  return {
+    stores: new Map(stores.map((r) => [r.dynamic_data_id, r])),
+    members: new Set(members.map((r) => `${r.dynamic_data_id}\0${r.address}`)),
+  };
 }
 
 const CHUNK = 50_000;

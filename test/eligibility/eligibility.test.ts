@@ -476,6 +476,41 @@ describe('eligibility', () => {
     );
   });
 
+  test('a username set, changed or cleared shows in the next answer (username-set), as simulate gives it', async () => {
+    const claimId = ids.get('username-set')!;
+    const who = await signIn(t, { scopes: ['manageAccount'] });
+    const state = async () => {
+      const { docs } = await answer({ address: who.platformAddress, claimIds: [claimId] });
+      const sim = await attempt(t, 'simulate', claimId, who.platformAddress);
+      assert.equal(docs[0].state === 'eligible', sim.statusCode === 200, `${docs[0].state} vs ${sim.body}`);
+      if (sim.statusCode !== 200) assert.equal(docs[0].error, sim.json().errorMessage);
+      return docs[0].state === 'eligible' ? 'eligible' : docs[0].error;
+    };
+    const setName = async (username: string) => {
+      const res = await t.request('POST', '/api/v0/user/updateAccount', {
+        token: who.accessToken,
+        body: { username },
+      });
+      assert.equal(res.statusCode, 200, res.body);
+    };
+    // twice each: the second answer may come from a kept verdict
+    assert.equal(await state(), 'No username is set for this address.');
+    assert.equal(await state(), 'No username is set for this address.');
+    await setName(`e1_${who.platformAddress.slice(-8)}`);
+    assert.equal(await state(), 'eligible');
+    assert.equal(await state(), 'eligible');
+    await setName(`e2_${who.platformAddress.slice(-8)}`);
+    assert.equal(await state(), 'eligible');
+    await setName('');
+    assert.equal(await state(), 'No username is set for this address.');
+    // and over the whole list, not only a named claim
+    const { docs } = await answer({ address: who.platformAddress, states: ['notEligible'], pageSize: 100 });
+    assert.equal(docs.find((d) => d.claimId === claimId)?.error, 'No username is set for this address.');
+    await setName(`e3_${who.platformAddress.slice(-8)}`);
+    const listed = await answer({ address: who.platformAddress, states: ['eligible'], pageSize: 100 });
+    assert.ok(listed.docs.some((d) => d.claimId === claimId));
+  });
+
   test('a time window closing shows in the next answer (the kept answer holds only between its boundaries)', async () => {
     const claimId = ids.get('time window open')!;
     const clock = t.clock as ManualClock;
