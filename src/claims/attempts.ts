@@ -19,7 +19,7 @@ import { encodePayload, type AttemptPayload } from './payload.ts';
 import { pluginEnv } from './plugin-env.ts';
 import { refusalLog } from './refusals.ts';
 import { enqueued } from './queue-wakeup.ts';
-import { ATTEMPT_STATUS, runHot } from './hot-sql.ts';
+import { ATTEMPT_STATUS, insertRows, runHot } from './hot-sql.ts';
 import type { ClaimTables } from './storage.ts';
 
 /** Success by address is what plugins consult too: it lives with their environment. */
@@ -159,14 +159,42 @@ function insertAttempt(ctx: AppContext, row: AttemptRow): Promise<void> {
   return new Promise((resolve, reject) => batcher.add({ row, resolve, reject }));
 }
 
+const INSERT_ATTEMPTS = insertRows('claim_attempts', [
+  'claim_attempt_id',
+  'claim_id',
+  'lane',
+  'platform_address',
+  'claimer_address',
+  'status',
+  'success',
+  'error',
+  'claim_number',
+  'payload',
+  'attempted_at',
+  'resolved_at',
+]);
+
 async function flushInserts(ctx: AppContext, batch: PendingInsert[]): Promise<void> {
   for (let i = 0; i < batch.length; i += 500) {
     const chunk = batch.slice(i, i + 500);
     try {
-      await ctx.db
-        .insertInto('claim_attempts')
-        .values(chunk.map((p) => p.row))
-        .execute();
+      const params: unknown[] = [];
+      for (const { row } of chunk)
+        params.push(
+          row.claim_attempt_id,
+          row.claim_id,
+          row.lane,
+          row.platform_address,
+          row.claimer_address ?? '',
+          row.status,
+          row.success ?? null,
+          row.error,
+          row.claim_number,
+          row.payload ?? null,
+          row.attempted_at,
+          row.resolved_at ?? null,
+        );
+      await runHot(ctx.db, INSERT_ATTEMPTS(chunk.length), params, ctx);
       for (const p of chunk) p.resolve();
     } catch (err) {
       for (const p of chunk) p.reject(err);

@@ -35,6 +35,23 @@ export const QUEUE_HEAD_FOR_UPDATE = statement(`${QUEUED} order by seq limit ? f
 /** PostgreSQL: the oldest queued attempts of one lane, locked. */
 export const LANE_HEAD_FOR_UPDATE = statement(`${QUEUED} and lane = ? order by seq limit ? for update`);
 
+/**
+ * A multi-row insert of `columns` into `table`, its text built once per dialect and row count (the
+ * accepted attempts of one turn; the claim numbers of one batch).
+ */
+export function insertRows(table: string, columns: readonly string[]): (rows: number) => Statement {
+  const texts = new Map<number, Statement>();
+  const row = `(${columns.map(() => '?').join(', ')})`;
+  return (rows) => {
+    let stmt = texts.get(rows);
+    if (!stmt) {
+      stmt = statement(`insert into ${table} (${columns.join(', ')}) values ${Array(rows).fill(row).join(', ')}`);
+      if (texts.size < 1000) texts.set(rows, stmt);
+    }
+    return stmt;
+  };
+}
+
 const dialectOf = (db: DB | Tx): DialectName =>
   db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite';
 
@@ -43,7 +60,7 @@ const dialectOf = (db: DB | Tx): DialectName =>
  * deployment's own handle and Kysely is idle, else through Kysely (a transaction's statements
  * always go through it, so they stay inside that transaction).
  */
-export function runHot<R>(
+export function runHot<R = never>(
   db: DB | Tx,
   stmt: Statement,
   params: readonly unknown[],
