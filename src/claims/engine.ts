@@ -65,7 +65,7 @@ export async function evaluateAttempt(
   input: AttemptInput,
   env: EvaluateEnv,
 ): Promise<AttemptOutcome> {
-  const readState = env.readState ?? ((c: string, i: string, k: string) => readStateValue(env.db, c, i, k));
+  const readState = env.readState ?? ((c: string, i: string, k: string) => readStateValue(env.db, c, i, k, env.app));
   const numberUsed = env.claimNumberUsed ?? ((c: string, n: number) => claimNumberUsed(env.db, c, n));
   if (input.expectedVersion !== -1 && input.expectedVersion !== claim.version) {
     return { success: false, error: versionMismatchError(input.expectedVersion, claim.version), status: 409 };
@@ -254,7 +254,7 @@ export async function statusWebhooks(
 ): Promise<Array<StatusWebhook & { pluginId: string; instanceId: string }>> {
   const info = claimInfo(claim);
   const assigner = assignerOf(claim);
-  const readState = env.readState ?? ((c: string, i: string, k: string) => readStateValue(env.db, c, i, k));
+  const readState = env.readState ?? ((c: string, i: string, k: string) => readStateValue(env.db, c, i, k, env.app));
   const out: Array<StatusWebhook & { pluginId: string; instanceId: string }> = [];
   for (const inst of claim.plugins) {
     const plugin = await resolvePlugin(inst, env);
@@ -302,7 +302,7 @@ export async function prepareExecution(
 ): Promise<Record<string, unknown>> {
   const info = claimInfo(claim);
   const assigner = assignerOf(claim);
-  const readState = env.readState ?? ((c: string, i: string, k: string) => readStateValue(env.db, c, i, k));
+  const readState = env.readState ?? ((c: string, i: string, k: string) => readStateValue(env.db, c, i, k, env.app));
   const out: Record<string, unknown> = {};
   await Promise.all(
     claim.plugins

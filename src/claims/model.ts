@@ -1,13 +1,13 @@
 // The claim as the engine sees it (private params decrypted), and how it is loaded. Parsed claims
 // are cached per process and keyed by (version, lastUpdated): every change bumps the version, so
 // a hit needs one small query and no JSON parsing or decryption.
-import { sql } from 'kysely';
 import type { AppContext } from '../context.ts';
 import type { DB, Tx } from '../db/index.ts';
 import type { Keyring } from '../shared/crypto.ts';
 import type { JsonObject } from '../shared/json.ts';
 import type { ClaimTable } from './storage.ts';
 import type { SatisfyMethod } from './satisfy.ts';
+import { CLAIM_HEAD, CLAIM_HEAD_FOR_UPDATE, runHot } from './hot-sql.ts';
 
 export interface TrackerDetails {
   collectionId: string;
@@ -141,8 +141,9 @@ export interface CachedClaim {
   /** When the version was last confirmed against the database (ms, monotonic). */
   checkedAt: number;
 }
-// one cache per deployment (AppContext.claimCache), so apps on other databases never share entries
-type Deployment = Pick<AppContext, 'keyring' | 'claimCache'>;
+// one cache per deployment (AppContext.claimCache), so apps on other databases never share entries;
+// with its own handle and SQLite fast path, the version check runs synchronously when it can
+type Deployment = Pick<AppContext, 'keyring' | 'claimCache'> & Partial<Pick<AppContext, 'db' | 'sqlite'>>;
 
 function remember(app: Deployment, c: ClaimRecord): void {
   const cache = app.claimCache;
@@ -181,12 +182,12 @@ export async function loadClaim(
     if (c && performance.now() - c.checkedAt <= opts.maxAgeMs)
       return c.claim.testExpiresAt !== null && c.claim.testExpiresAt <= now ? null : c.claim;
   }
-  let head = db
-    .selectFrom('claims')
-    .select(['version', 'last_updated', 'deleted_at', 'test_expires_at'])
-    .where('claim_id', '=', claimId);
-  if (opts.forUpdate) head = head.modifyEnd(sql`for update`);
-  const h = await head.executeTakeFirst();
+  const [h] = await runHot<Pick<ClaimTable, 'version' | 'last_updated' | 'deleted_at' | 'test_expires_at'>>(
+    db,
+    opts.forUpdate ? CLAIM_HEAD_FOR_UPDATE : CLAIM_HEAD,
+    [claimId],
+    app,
+  );
   if (!h || h.deleted_at !== null || (h.test_expires_at !== null && h.test_expires_at <= now)) return null;
   const hit = cache.get(claimId);
   if (hit && hit.claim.version === h.version && hit.claim.lastUpdated === h.last_updated) {

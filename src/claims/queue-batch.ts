@@ -6,7 +6,15 @@ import { isUniqueViolation, type Tx } from '../db/index.ts';
 import type { Keyring } from '../shared/crypto.ts';
 import { enqueueDeliveries, type NewDelivery } from '../webhooks/outbox.ts';
 import type { ClaimRecord } from './model.ts';
+import { insertRows, runHot } from './hot-sql.ts';
 import { claimNumberUsed, readStateValue, writeStateValue } from './storage.ts';
+
+const INSERT_NUMBERS = insertRows('claim_numbers', [
+  'claim_id',
+  'claim_number',
+  'platform_address',
+  'claim_attempt_id',
+]);
 
 /** A queued attempt as the worker reads it. */
 export interface QueuedRow {
@@ -97,10 +105,10 @@ export class Batch {
     // lane re-runs in checked mode, where every number was looked up before it was used.
     for (let i = 0; i < this.ledger.length; i += 500) {
       try {
-        await this.tx
-          .insertInto('claim_numbers')
-          .values(this.ledger.slice(i, i + 500))
-          .execute();
+        const chunk = this.ledger.slice(i, i + 500);
+        const params: unknown[] = [];
+        for (const n of chunk) params.push(n.claim_id, n.claim_number, n.platform_address, n.claim_attempt_id);
+        await runHot(this.tx, INSERT_NUMBERS(chunk.length), params);
       } catch (err) {
         if (!this.checked && isUniqueViolation(err)) throw new NumberCollision();
         throw err;

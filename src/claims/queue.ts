@@ -32,6 +32,7 @@ import { loadClaim } from './model.ts';
 import { decodePayload } from './payload.ts';
 import { pluginEnv } from './plugin-env.ts';
 import { Batch, NumberCollision, type QueuedRow } from './queue-batch.ts';
+import { LANE_HEAD_FOR_UPDATE, QUEUE_HEAD, QUEUE_HEAD_FOR_UPDATE, runHot } from './hot-sql.ts';
 import { clearLocalWorker, listenForEnqueues, setLocalWorker } from './queue-wakeup.ts';
 
 export interface WorkerOptions {
@@ -174,15 +175,11 @@ export class ClaimWorker {
           );
           if (!r.rows[0]?.locked) return 0; // another worker owns this lane right now
         }
-        let q = tx
-          .selectFrom('claim_attempts')
-          .select(['seq', 'claim_attempt_id', 'claim_id', 'platform_address', 'payload'])
-          .where('status', '=', 'queued')
-          .$if(lane !== null, (qb) => qb.where('lane', '=', lane!))
-          .orderBy('seq')
-          .limit(limit);
-        if (isPg) q = q.modifyEnd(sql`for update`);
-        const rows = await q.execute();
+        const rows = await runHot<QueuedRow>(
+          tx,
+          lane === null ? (isPg ? QUEUE_HEAD_FOR_UPDATE : QUEUE_HEAD) : LANE_HEAD_FOR_UPDATE,
+          lane === null ? ['queued', limit] : ['queued', lane, limit],
+        );
         if (rows.length === limit) {
           this.mayHaveMore = true;
           this.fullLanes.add(lane);

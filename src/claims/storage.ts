@@ -1,7 +1,9 @@
 // Claims storage: table shapes (composed into src/db/schema.ts) and the small queries shared by
 // the claim documents, the engine and the queue.
 import type { Generated } from 'kysely';
+import type { AppContext } from '../context.ts';
 import type { DB, Tx } from '../db/index.ts';
+import { READ_STATE, runHot } from './hot-sql.ts';
 
 export interface ClaimTable {
   claim_id: string;
@@ -121,15 +123,19 @@ export function liveClaimQuery(db: Db, now: number) {
     .where((eb) => eb.or([eb('test_expires_at', 'is', null), eb('test_expires_at', '>', now)]));
 }
 
-export async function readStateValue(db: Db, claimId: string, instanceId: string, key: string): Promise<unknown> {
-  const row = await db
-    .selectFrom('claim_state')
-    .select('value')
-    .where('claim_id', '=', claimId)
-    .where('instance_id', '=', instanceId)
-    .where('key', '=', key)
-    .executeTakeFirst();
-  return row ? (JSON.parse(row.value) as unknown) : undefined;
+/**
+ * A plugin instance's state value, or undefined. Given the deployment (`app`) and its own handle,
+ * the read runs on SQLite's synchronous fast path when Kysely is idle (hot-sql.ts).
+ */
+export async function readStateValue(
+  db: Db,
+  claimId: string,
+  instanceId: string,
+  key: string,
+  app?: Partial<Pick<AppContext, 'db' | 'sqlite'>>,
+): Promise<unknown> {
+  const rows = await runHot<{ value: string }>(db, READ_STATE, [claimId, instanceId, key], app);
+  return rows[0] ? (JSON.parse(rows[0].value) as unknown) : undefined;
 }
 
 export async function writeStateValue(

@@ -43,6 +43,25 @@ describe('claim attempts', () => {
     assert.deepEqual(await status(t, '0'.repeat(32)), { success: true, error: '', platformAddress: '' });
   });
 
+  test('attempt ids: 32 hex digits that begin with the time of acceptance, so later ids sort after earlier ones', async () => {
+    const claimId = newClaimId();
+    await createClaim(t, m.accessToken, { claimId, plugins: [numUses(10)] });
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const from = t.ctx.clock.now();
+      const res = await attempt(t, 'complete', claimId, randomAddress());
+      assert.equal(res.statusCode, 200);
+      const id = res.json().claimAttemptId as string;
+      assert.match(id, /^[0-9a-f]{32}$/);
+      const at = Number.parseInt(id.slice(0, 12), 16);
+      assert.ok(at >= from && at <= t.ctx.clock.now(), `${id} does not begin with the time of acceptance`);
+      ids.push(id);
+      while (t.ctx.clock.now() === at) await new Promise((r) => setTimeout(r, 1));
+    }
+    assert.deepEqual([...ids].sort(), ids);
+    assert.equal(new Set(ids.map((id) => id.slice(12))).size, 3);
+  });
+
   test('a failing complete queues nothing', async () => {
     const claimId = newClaimId();
     await createClaim(t, m.accessToken, { claimId, plugins: [numUses(1), { pluginId: 'halt', instanceId: 'h' }] });

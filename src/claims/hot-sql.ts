@@ -1,0 +1,74 @@
+// The statements every claim attempt runs, from complete to resolved, written once as SQL for both
+// dialects: a claim state value read (the pre-check and the worker), the claim's version check, the
+// head of the queue and the status read. Building and compiling a Kysely query costs about as much
+// as running one of these indexed statements on SQLite. Through the deployment's own handle they
+// run synchronously on SQLite's fast path when Kysely does not hold the connection; inside a
+// transaction (or on PostgreSQL) they go through Kysely, compiled already.
+import { CompiledQuery, PostgresAdapter } from 'kysely';
+import type { AppContext } from '../context.ts';
+import type { DB, DialectName, Tx } from '../db/index.ts';
+
+type Statement = (dialect: DialectName, params: readonly unknown[]) => CompiledQuery;
+
+/** `?` placeholders for SQLite; numbered `$n` for PostgreSQL (computed once). */
+function statement(text: string): Statement {
+  let n = 0;
+  const pg = text.replace(/\?/g, () => `$${++n}`);
+  return (dialect, params) => CompiledQuery.raw(dialect === 'postgres' ? pg : text, params as unknown[]);
+}
+
+export const READ_STATE = statement('select value from claim_state where claim_id = ? and instance_id = ? and key = ?');
+export const CLAIM_HEAD = statement(
+  'select version, last_updated, deleted_at, test_expires_at from claims where claim_id = ?',
+);
+export const CLAIM_HEAD_FOR_UPDATE = statement(
+  'select version, last_updated, deleted_at, test_expires_at from claims where claim_id = ? for update',
+);
+export const ATTEMPT_STATUS = statement(
+  'select claim_id, platform_address, status, error, claim_number from claim_attempts where claim_attempt_id = ?',
+);
+
+const QUEUED = 'select seq, claim_attempt_id, claim_id, platform_address, payload from claim_attempts where status = ?';
+/** The oldest queued attempts of every lane (SQLite's one writer takes them all in order). */
+export const QUEUE_HEAD = statement(`${QUEUED} order by seq limit ?`);
+export const QUEUE_HEAD_FOR_UPDATE = statement(`${QUEUED} order by seq limit ? for update`);
+/** PostgreSQL: the oldest queued attempts of one lane, locked. */
+export const LANE_HEAD_FOR_UPDATE = statement(`${QUEUED} and lane = ? order by seq limit ? for update`);
+
+/**
+ * A multi-row insert of `columns` into `table`, its text built once per dialect and row count (the
+ * accepted attempts of one turn; the claim numbers of one batch).
+ */
+export function insertRows(table: string, columns: readonly string[]): (rows: number) => Statement {
+  const texts = new Map<number, Statement>();
+  const row = `(${columns.map(() => '?').join(', ')})`;
+  return (rows) => {
+    let stmt = texts.get(rows);
+    if (!stmt) {
+      stmt = statement(`insert into ${table} (${columns.join(', ')}) values ${Array(rows).fill(row).join(', ')}`);
+      if (texts.size < 1000) texts.set(rows, stmt);
+    }
+    return stmt;
+  };
+}
+
+const dialectOf = (db: DB | Tx): DialectName =>
+  db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite';
+
+/**
+ * Runs a hot statement through `db`: synchronously on SQLite's fast path when `db` is the
+ * deployment's own handle and Kysely is idle, else through Kysely (a transaction's statements
+ * always go through it, so they stay inside that transaction).
+ */
+export function runHot<R = never>(
+  db: DB | Tx,
+  stmt: Statement,
+  params: readonly unknown[],
+  app?: Partial<Pick<AppContext, 'db' | 'sqlite'>>,
+): R[] | Promise<R[]> {
+  if (app?.sqlite && db === app.db) {
+    const fast = app.sqlite.run<R>(stmt('sqlite', params));
+    if (fast) return fast.rows;
+  }
+  return db.executeQuery<R>(stmt(dialectOf(db), params)).then((r) => r.rows as R[]);
+}
