@@ -24,7 +24,7 @@ for (let i = 0; i < args.length; i++) {
   if (args[i] === '--db') dbs = [args[++i]];
   else files.push(args[i]);
 }
-const concurrency = process.env.TEST_CONCURRENCY ?? '3';
+const concurrency = process.env.TEST_CONCURRENCY ?? '4';
 // Every test file is its own process that imports the TypeScript sources: with Node's compile cache
 // each module is type-stripped and compiled once per change, not once per process (the suite's CPU
 // time drops by about a third). NODE_DISABLE_COMPILE_CACHE=1 turns it off.

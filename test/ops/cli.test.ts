@@ -176,7 +176,7 @@ describe('help, version and one-line errors', DATABASE_INDEPENDENT, () => {
   });
 });
 
-describe('start-up failures in one line', () => {
+describe('start-up failures in one line', DATABASE_INDEPENDENT, () => {
   test('an unreachable DATABASE_URL is named, without its password, and the command exits 1', async () => {
     for (const args of [['api-key', 'list'], ['serve']]) {
       const r = await runCli(args, { DATABASE_URL: 'postgres://ops:hunter2@127.0.0.1:1/platform', PORT: '0' });
