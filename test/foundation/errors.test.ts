@@ -1,4 +1,3 @@
-// test-run: once (validation and error machinery: no storage behaviour; scripts/test.mjs)
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Type } from 'typebox';

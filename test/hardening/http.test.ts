@@ -1,7 +1,6 @@
 // What a hostile client probe found at the HTTP layer (issue 15, "Security and load hardening"):
 // deep JSON, router errors, form bodies, request ids, GET bodies and slow bodies. Raw sockets
 // where fetch would hide the behaviour (slow senders, bodies on GET).
-// test-run: once (the HTTP layer: no storage behaviour; scripts/test.mjs)
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
