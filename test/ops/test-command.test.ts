@@ -75,6 +75,31 @@ describe('npm test on a machine missing things', () => {
   });
 });
 
+/**
+ * A database of its own for a nested run: the runner drops every test schema of the database it is
+ * given, so a nested run on the suite's own database would drop the schemas of files running beside
+ * this one. The runner creates it; `drop` removes it.
+ */
+function ownDatabase() {
+  const url = new URL(TEST_DATABASE_URL);
+  const name = `${url.pathname.slice(1)}_runner_${randomBytes(4).toString('hex')}`;
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const admin = new URL(TEST_DATABASE_URL);
+      admin.pathname = '/postgres';
+      const client = new pg.Client({ connectionString: admin.toString() });
+      await client.connect();
+      try {
+        await client.query(`drop database if exists "${name}"`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}
+
 describe('npm test: which files run on which database', () => {
   // Two probe files: one marked database-independent as a whole, one with a database-independent
   // group beside a group that runs everywhere. Each test prints the database it ran on.
@@ -95,9 +120,10 @@ describe('npm test: which files run on which database', () => {
   );
   const ran = (stdout: string) => [...stdout.matchAll(/^ran (\w+) on (\w+)$/gm)].map((m) => `${m[1]} ${m[2]}`).sort();
 
-  test('both databases: a marked file and a marked group run once, on SQLite; the rest on both', () => {
+  test('both databases: a marked file and a marked group run once, on SQLite; the rest on both', async () => {
+    const db = ownDatabase();
     try {
-      const r = testCommand([whole, mixed], { TEST_DATABASE_URL, TEST_VERBOSE: '1' });
+      const r = testCommand([whole, mixed], { TEST_DATABASE_URL: db.url, TEST_VERBOSE: '1' });
       assert.equal(r.code, 0, r.stderr + r.stdout);
       assert.deepEqual(ran(r.stdout), ['independent sqlite', 'storage postgres', 'storage sqlite', 'whole sqlite']);
       // one line per file run, with its database, wall time and CPU time
@@ -110,19 +136,22 @@ describe('npm test: which files run on which database', () => {
       assert.match(r.stdout, /3 of 3 file runs passed/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
+      await db.drop();
     }
   });
 
-  test('one database named: every file and group runs on it', () => {
+  test('one database named: every file and group runs on it', async () => {
     const dir2 = mkdtempSync(join(tmpdir(), 'platform-test-command-'));
+    const db = ownDatabase();
     try {
       const w = join(dir2, 'whole.test.ts');
       writeFileSync(w, `// test-run: once (a probe)\nimport { test } from 'node:test';\n${probe('whole')}\n`);
-      const r = testCommand(['--db', 'postgres', w], { TEST_DATABASE_URL, TEST_VERBOSE: '1' });
+      const r = testCommand(['--db', 'postgres', w], { TEST_DATABASE_URL: db.url, TEST_VERBOSE: '1' });
       assert.equal(r.code, 0, r.stderr + r.stdout);
       assert.deepEqual(ran(r.stdout), ['whole postgres']);
     } finally {
       rmSync(dir2, { recursive: true, force: true });
+      await db.drop();
     }
   });
 
