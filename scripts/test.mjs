@@ -1,13 +1,19 @@
-// The test command: the whole suite on SQLite, then on PostgreSQL (TEST_DATABASE_URL, default
+// The test command: the whole suite on SQLite and on PostgreSQL (TEST_DATABASE_URL, default
 // postgres://postgres@127.0.0.1:5432/test). `--db sqlite|postgres` runs one; extra arguments are
 // test files or globs (default: every test/**/*.test.ts).
+//
+// Every (file, database) pair is one `node --test <file>` process; the pairs of both databases share
+// one pool of TEST_CONCURRENCY processes, so one file's waits (PostgreSQL, a child process, the
+// browser) overlap another's CPU. A file marked database-independent runs once (see ONCE below). Each
+// file prints one line with its wall and CPU time when it ends, its whole output when it fails
+// (TEST_VERBOSE=1: always); the run ends with the slowest files and the totals.
 //
 // On a fresh machine it first sees to what the suite needs, or stops with one line saying how:
 // - the browser tests drive Debian's Chromium (/usr/bin/chromium, never a downloaded browser):
 //   installed with apt-get when missing and this runs as root on a Debian-like system;
 // - PostgreSQL at TEST_DATABASE_URL: a database missing on a running server is created.
-import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, globSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -18,7 +24,7 @@ for (let i = 0; i < args.length; i++) {
   if (args[i] === '--db') dbs = [args[++i]];
   else files.push(args[i]);
 }
-const concurrency = process.env.TEST_CONCURRENCY ?? '3';
+const concurrency = process.env.TEST_CONCURRENCY ?? '4';
 // Every test file is its own process that imports the TypeScript sources: with Node's compile cache
 // each module is type-stripped and compiled once per change, not once per process (the suite's CPU
 // time drops by about a third). NODE_DISABLE_COMPILE_CACHE=1 turns it off.
@@ -115,29 +121,174 @@ async function dropTestSchemas() {
   }
 }
 
-if (files.length === 0 || files.some((f) => /browser|\*\*/.test(f))) ensureChromium();
-if (dbs.includes('postgres')) await ensureDatabase();
-
-let failed = false;
-for (const db of dbs) {
-  console.log(`\n=== test suite on ${db} ===`);
-  if (db === 'postgres') await dropTestSchemas(); // leftovers of an interrupted run
-  const r = spawnSync(
-    process.execPath,
-    [
-      '--test',
-      `--test-concurrency=${concurrency}`,
-      // a safety net only: no test is meant to come near it, however loaded the machine (a test's own
-      // waits end when their condition holds; test/helpers/patience.ts)
-      '--test-timeout=1800000',
-      // a file whose setup failed may leave a server or a timer open: once its tests have ended, it
-      // exits instead of holding the run open
-      '--test-force-exit',
-      ...(files.length ? files : ['test/**/*.test.ts']),
-    ],
-    { stdio: 'inherit', env: { ...process.env, TEST_DB: db, TEST_DEFER_SCHEMA_DROP: db === 'postgres' ? '1' : '0' } },
-  );
-  if (r.status !== 0) failed = true;
-  if (db === 'postgres') await dropTestSchemas();
+// --- which files run on which database
+//
+// A file whose behaviour does not depend on the database (pure code, the docs, the CLI's argument
+// handling, browser UI flows over the HTTP API that other files test on both databases) carries the
+// marker line `// test-run: once (<why>)` near its top. When the run covers both databases it runs
+// once, on SQLite; every other file runs on both. With `--db X` every file runs on X. A group of
+// tests inside a file that also touches storage says the same with test/helpers/once.ts.
+// SQLite for the once-only runs: it needs no server, a file's database is a fresh directory (no
+// schema to create and migrate over a connection), and `npm test -- --db sqlite`, the quickest
+// local run, still runs everything.
+const ONCE = /^\/\/ test-run: once\b/m;
+const expand = (pattern) => (/[*?[{]/.test(pattern) ? globSync(pattern).sort() : [pattern]);
+const testFiles = [...new Set((files.length ? files : ['test/**/*.test.ts']).flatMap(expand))];
+const onceOnly = (file) => {
+  try {
+    return ONCE.test(readFileSync(file, 'utf8').slice(0, 4000));
+  } catch {
+    return false; // a missing file: node --test reports it
+  }
+};
+const jobs = [];
+for (const file of testFiles) {
+  if (dbs.length > 1 && onceOnly(file)) jobs.push({ file, db: 'sqlite' });
+  else for (const db of dbs) jobs.push({ file, db });
 }
-process.exit(failed ? 1 : 0);
+
+// Longest first, so the pool does not end waiting on one slow file: each file's wall time from the
+// last run on this machine (TEST_TIMES_FILE), else its size, browser and process-starting files first.
+const timesFile = process.env.TEST_TIMES_FILE ?? join(tmpdir(), 'platform-test-times.json');
+let lastTimes = {};
+try {
+  lastTimes = JSON.parse(readFileSync(timesFile, 'utf8'));
+} catch {
+  /* first run here */
+}
+const estimate = ({ file, db }) => {
+  const known = lastTimes[`${db} ${file}`];
+  if (typeof known === 'number') return known;
+  let text = '';
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return 0;
+  }
+  const heavy = /helpers\/chromium|runCli\(|startService\(/.test(text) ? 60 : 0;
+  return heavy + text.length / 1000 + (db === 'postgres' ? 1 : 0);
+};
+jobs.sort((a, b) => estimate(b) - estimate(a));
+
+if (
+  testFiles.some(
+    (f) => /browser|chromium/.test(f) || (existsSync(f) && /helpers\/chromium/.test(readFileSync(f, 'utf8'))),
+  )
+)
+  ensureChromium();
+if (jobs.some((j) => j.db === 'postgres')) {
+  await ensureDatabase();
+  await dropTestSchemas(); // leftovers of an interrupted run
+}
+
+/** CPU seconds (user + system) of this process's waited-for children so far (Linux; else null). */
+function childCpuSeconds() {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[13]) + Number(fields[14])) / 100; // cutime, cstime in clock ticks (USER_HZ 100)
+  } catch {
+    return null;
+  }
+}
+
+const countsOf = (db) => jobs.filter((j) => j.db === db).length;
+console.log(
+  `\n=== test suite: ${jobs.length} file runs (${dbs.map((db) => `${countsOf(db)} on ${db}`).join(', ')}` +
+    `${dbs.length > 1 ? `; ${testFiles.filter(onceOnly).length} database-independent files once, on SQLite` : ''}), ${concurrency} at once ===`,
+);
+
+const started = Date.now();
+const results = [];
+let cpuBefore = childCpuSeconds();
+const verbose = process.env.TEST_VERBOSE === '1';
+
+// Run from inside a test (test/ops/test-command.test.ts), the environment says "you are a test
+// runner's child": the files' runners must not believe it, or they report to nobody and pass.
+const { NODE_TEST_CONTEXT: _, ...childEnv } = process.env;
+
+function runJob(job) {
+  return new Promise((resolve) => {
+    const t0 = Date.now();
+    const child = spawn(
+      process.execPath,
+      [
+        '--test',
+        '--test-reporter=spec',
+        // a safety net only: no test is meant to come near it, however loaded the machine (a test's own
+        // waits end when their condition holds; test/helpers/patience.ts)
+        '--test-timeout=1800000',
+        // a file whose setup failed may leave a server or a timer open: once its tests have ended, it
+        // exits instead of holding the run open
+        '--test-force-exit',
+        job.file,
+      ],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: {
+          ...childEnv,
+          TEST_DB: job.db,
+          TEST_DEFER_SCHEMA_DROP: job.db === 'postgres' ? '1' : '0',
+          // the database-independent groups of a file (test/helpers/once.ts) ran on SQLite already
+          TEST_SKIP_DATABASE_INDEPENDENT: dbs.length > 1 && job.db === 'postgres' ? '1' : '0',
+        },
+      },
+    );
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
+    child.on('close', (code, signal) => {
+      const cpuNow = childCpuSeconds();
+      const cpu = cpuNow === null || cpuBefore === null ? null : cpuNow - cpuBefore;
+      cpuBefore = cpuNow;
+      const seconds = (Date.now() - t0) / 1000;
+      const ok = code === 0;
+      const tests = /^ℹ tests (\d+)/m.exec(output)?.[1] ?? '?';
+      const result = { ...job, seconds, cpu, ok, tests };
+      results.push(result);
+      const cpuText = cpu === null ? '' : `, ${cpu.toFixed(1)} s CPU`;
+      const line = `${ok ? '✔' : '✖'} ${job.db.padEnd(8)} ${job.file} (${tests} tests, ${seconds.toFixed(1)} s${cpuText})`;
+      if (!ok || verbose) {
+        process.stdout.write(`\n--- ${job.file} on ${job.db}${signal ? ` (killed by ${signal})` : ''}\n${output}\n`);
+      }
+      console.log(line);
+      resolve();
+    });
+  });
+}
+
+const queue = [...jobs];
+process.on('SIGINT', () => process.exit(130)); // the children get the terminal's SIGINT themselves
+await Promise.all(
+  Array.from({ length: Math.max(1, Number(concurrency) || 1) }, async () => {
+    for (let job = queue.shift(); job; job = queue.shift()) {
+      await runJob(job);
+    }
+  }),
+);
+if (jobs.some((j) => j.db === 'postgres')) await dropTestSchemas();
+
+const failedRuns = results.filter((r) => !r.ok);
+const wall = (Date.now() - started) / 1000;
+const cpuTotal = results.every((r) => r.cpu !== null) ? results.reduce((s, r) => s + r.cpu, 0) : null;
+const slowest = [...results].sort((a, b) => b.seconds - a.seconds).slice(0, 10);
+console.log(`\nslowest files:`);
+for (const r of slowest)
+  console.log(
+    `  ${r.seconds.toFixed(1).padStart(6)} s  ${r.cpu === null ? '' : `${r.cpu.toFixed(1).padStart(6)} s CPU  `}${r.db.padEnd(8)} ${r.file}`,
+  );
+console.log(
+  `\n${results.length - failedRuns.length} of ${results.length} file runs passed in ${(wall / 60).toFixed(1)} min` +
+    `${cpuTotal === null ? '' : ` (${(cpuTotal / 60).toFixed(1)} CPU-min)`}`,
+);
+for (const r of failedRuns) console.log(`✖ failed: ${r.file} on ${r.db}`);
+
+// the wall times, for the next run's order (only a whole run's, or added to them)
+try {
+  const times = { ...lastTimes };
+  for (const r of results) times[`${r.db} ${r.file}`] = Math.round(r.seconds * 10) / 10;
+  writeFileSync(timesFile, JSON.stringify(times));
+} catch {
+  /* ordering is only an optimisation */
+}
+process.exit(failedRuns.length ? 1 : 0);

@@ -1,9 +1,10 @@
 // The chain CLI and configuration: clear errors when the chain is unset or down, bad values named.
+// The one-shot commands run in this process (runCliInProcess); `indexer`, a loop, is a real process.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadConfig } from '../../src/config.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/app.ts';
-import { runCli } from '../helpers/cli.ts';
+import { runCli, runCliInProcess } from '../helpers/cli.ts';
 
 describe('chain CLI and configuration', () => {
   let database: TestDatabase;
@@ -21,7 +22,7 @@ describe('chain CLI and configuration', () => {
   });
 
   test('platform indexer status with the chain down names the chain and prints no lag it cannot know', async () => {
-    const res = await runCli(['indexer', 'status'], {
+    const res = await runCliInProcess(['indexer', 'status'], {
       ...database.env,
       CHAIN_REST_URL: 'http://127.0.0.1:1',
       CHAIN_TIMEOUT_MS: '1000',
@@ -34,8 +35,8 @@ describe('chain CLI and configuration', () => {
   });
 
   test('import-chain needs one FILE; an unreadable file is exit 1', async () => {
-    assert.equal((await runCli(['import-chain'], database.env)).code, 2);
-    const missing = await runCli(['import-chain', '/nonexistent/snapshot.json'], database.env);
+    assert.equal((await runCliInProcess(['import-chain'], database.env)).code, 2);
+    const missing = await runCliInProcess(['import-chain', '/nonexistent/snapshot.json'], database.env);
     assert.equal(missing.code, 1);
     assert.match(missing.stderr, /cannot read the file \(ENOENT\)/);
   });

@@ -1,5 +1,6 @@
 // The chain REST client against the fake chain: pinned reads, ordering of tx results, request
 // coalescing, the TTL cache, and errors that name the chain instead of hanging.
+// test-run: once (no database: pure code; scripts/test.mjs)
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ChainClient, ChainError } from '../../src/chain/client.ts';

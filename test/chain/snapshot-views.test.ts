@@ -7,7 +7,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestDatabase, type TestApp, type TestDatabase } from '../helpers/app.ts';
-import { runCli } from '../helpers/cli.ts';
+import { runCliInProcess } from '../helpers/cli.ts';
 import { addressOf, bal, balanceStore, collectionDoc, startFakeChain, type FakeChain } from '../helpers/fake-chain.ts';
 import { startIndexedApp, viewPage, waitIndexed } from './helpers.ts';
 
@@ -69,7 +69,7 @@ describe('indexing from an imported snapshot; view paging', () => {
     database = createTestDatabase();
     const file = join(dir, 'snapshot.json');
     writeFileSync(file, JSON.stringify(snapshot()));
-    const res = await runCli(['import-chain', file], database.env);
+    const res = await runCliInProcess(['import-chain', file], database.env);
     assert.equal(res.code, 0, res.stderr);
     assert.deepEqual(JSON.parse(res.stdout), {
       height: 100,
@@ -214,7 +214,7 @@ describe('indexing from an imported snapshot; view paging', () => {
     (bad.balances[3].balance.balances as { amount: unknown }[])[0].amount = 12;
     const file = join(dir, 'bad.json');
     writeFileSync(file, JSON.stringify(bad));
-    const res = await runCli(['import-chain', file], database.env);
+    const res = await runCliInProcess(['import-chain', file], database.env);
     assert.equal(res.code, 1);
     assert.match(res.stderr, /balances\[3\]\.balance\.balances\[0\]\.amount must be a decimal string/);
     const still = await t.request('GET', `/api/v0/collection/7/balance/${addressOf(999)}`);
@@ -236,7 +236,7 @@ describe('import-chain while an indexer runs', () => {
       const dir2 = mkdtempSync(join(tmpdir(), 'chain-snapshot-'));
       const file = join(dir2, 'snap.json');
       writeFileSync(file, JSON.stringify({ ...snapshot(), height: '50', amountTrackers: [], challengeTrackers: [] }));
-      const res = await runCli(['import-chain', file], t.database.env);
+      const res = await runCliInProcess(['import-chain', file], t.database.env);
       assert.equal(res.code, 0, res.stderr);
       chain.addBlock([chain.transfer({ collectionId: '7', from: 'Mint', to: addressOf(4242), tokenId: 1, amount: 5 })]); // 51
       await waitIndexed(t, 51);

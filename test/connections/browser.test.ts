@@ -8,6 +8,7 @@
 // provider's URL behind it (the callback wants the binding cookie of the browser that proved).
 // The honest flows still work: a backend's `start` with the user's wallet signing on the link page
 // (EVM and Keplr), and the console's Link button, whose session is the proof.
+// test-run: once (a browser flow over the HTTP API, which the API's own tests cover on both databases; scripts/test.mjs)
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';

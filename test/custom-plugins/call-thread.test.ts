@@ -3,6 +3,7 @@
 // hanging, and the next call starts a new thread; a closed thread refuses at once; a process that
 // made calls still exits on its own; faults of ours and uncopyable contexts are raised, not
 // reported as failed calls. (Every custom plugin test through HTTP runs on the thread too.)
+// test-run: once (no database: pure code; scripts/test.mjs)
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';

@@ -1,6 +1,7 @@
 // docs/api.md lists every route with its credentials, fields and answers as the route schemas
 // declare them: the generated part must be what scripts/api-reference.ts writes from the app's own
 // OpenAPI document, so a changed route without `node scripts/api-reference.ts` fails here.
+// test-run: once (no database: pure code; scripts/test.mjs)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';

@@ -1,5 +1,6 @@
 // docs/design.md's layout block names every folder and top-level module under src/, and nothing
 // that is not there: a capability added, moved or removed without the map fails here.
+// test-run: once (no database: pure code; scripts/test.mjs)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';

@@ -2,6 +2,7 @@
 // redirect and status boundaries, early refusal of a declared oversized body, bodies of zero or
 // many chunks, a caller that gave up before its request left the queue, resolver failures, error
 // texts, header rules, the bounded pool set, and the client's life with its AppContext.
+// test-run: once (the egress client: no storage behaviour; scripts/test.mjs)
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:https';

@@ -2,6 +2,7 @@
 // (extra CA file, private-CIDR allow-list) reaches a loopback endpoint, the default configuration
 // refuses the same one, and the exchange rules hold: DNS pinning with SNI and Host of the name,
 // no redirects, the deadline, the body cap, keep-alive reuse.
+// test-run: once (the egress client: no storage behaviour; scripts/test.mjs)
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:https';

@@ -1,6 +1,7 @@
 // The egress rules against a corpus of hostile URLs: each is refused with a reason that names
 // what is wrong, and public targets pass. Names resolve through an injected resolver, so nothing
 // here leaves the machine (no connection is made at all: checkUrl stops before connecting).
+// test-run: once (no database: pure code; scripts/test.mjs)
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Egress, EgressError, checkUrlSyntax } from '../../src/egress/index.ts';

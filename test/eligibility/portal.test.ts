@@ -1,6 +1,7 @@
 // The portal's "What can I claim?" page in Chromium: a wallet signs in to the console and sees the
 // claims it can claim now and those it can claim after a password, each linking to its claim page;
 // a claim it cannot claim and a private list it is on behave as the API says. axe: no violations.
+// test-run: once (a browser flow over the HTTP API, which the API's own tests cover on both databases; scripts/test.mjs)
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
@@ -62,7 +63,6 @@ describe('portal: What can I claim?', () => {
     await make('Paused', [numUses(10), { pluginId: 'halt', instanceId: 'h' }]);
     browser = await launchChromium();
     page = await (await walletContext(browser, key)).newPage();
-    page.setDefaultTimeout(20_000);
     page.on('pageerror', (err) => console.error(`page error: ${err.message}`));
   });
   after(async () => {

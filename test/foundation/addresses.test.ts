@@ -1,3 +1,4 @@
+// test-run: once (no database: pure code; scripts/test.mjs)
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { nullAddress, parseAddress, toCanonical, tryParseAddress } from '../../src/shared/addresses.ts';

@@ -1,5 +1,6 @@
 // The fast canonicalisation (`toCanonical`, hot in batch edits) must accept, reject and output
 // exactly what the full parser (`tryParseAddress`) does.
+// test-run: once (no database: pure code; scripts/test.mjs)
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';

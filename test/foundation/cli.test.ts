@@ -1,15 +1,17 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestDatabase, startApp, type TestApp, type TestDatabase } from '../helpers/app.ts';
-import { runCli } from '../helpers/cli.ts';
+import { runCliInProcess } from '../helpers/cli.ts';
 import { PATIENCE_MS } from '../helpers/patience.ts';
 
+// The commands' own behaviour, run in this process (runCliInProcess); bin.test.ts starts the real
+// entry points and `serve` below is a real process.
 describe('operator CLI', () => {
   let db: TestDatabase;
   let t: TestApp;
   before(async () => {
     db = createTestDatabase();
-    const m = await runCli(['migrate'], db.env);
+    const m = await runCliInProcess(['migrate'], db.env);
     assert.equal(m.code, 0, m.stderr);
     assert.ok(Array.isArray(JSON.parse(m.stdout).applied));
     t = await startApp({ database: db, extend: (app) => app.get('/api/v0/ping', async () => ({ pong: true })) });
@@ -17,13 +19,13 @@ describe('operator CLI', () => {
   after(() => t.close());
 
   test('migrate is idempotent', async () => {
-    const m = await runCli(['migrate'], db.env);
+    const m = await runCliInProcess(['migrate'], db.env);
     assert.equal(m.code, 0, m.stderr);
     assert.deepEqual(JSON.parse(m.stdout), { applied: [] });
   });
 
   test('api-key create prints one JSON object; the key works; revoke stops it', async () => {
-    const created = await runCli(['api-key', 'create', '--label', 'ci key'], db.env);
+    const created = await runCliInProcess(['api-key', 'create', '--label', 'ci key'], db.env);
     assert.equal(created.code, 0, created.stderr);
     const key = JSON.parse(created.stdout);
     assert.equal(key.label, 'ci key');
@@ -31,7 +33,7 @@ describe('operator CLI', () => {
     assert.match(key.id, /^key_[0-9a-f]{16}$/);
     assert.equal((await t.request('GET', '/api/v0/ping', { apiKey: key.key })).statusCode, 200);
 
-    const listed = await runCli(['api-key', 'list'], db.env);
+    const listed = await runCliInProcess(['api-key', 'list'], db.env);
     assert.equal(listed.code, 0, listed.stderr);
     const list = JSON.parse(listed.stdout);
     const mine = list.find((k: { id: string }) => k.id === key.id);
@@ -44,29 +46,29 @@ describe('operator CLI', () => {
     assert.notEqual(row.key_hash, key.key);
     assert.ok(!JSON.stringify(row).includes(key.key));
 
-    const revoked = await runCli(['api-key', 'revoke', key.id], db.env);
+    const revoked = await runCliInProcess(['api-key', 'revoke', key.id], db.env);
     assert.equal(revoked.code, 0, revoked.stderr);
     await new Promise((r) => setTimeout(r, 1100)); // the gate trusts a verified key for at most 1 s
     assert.equal((await t.request('GET', '/api/v0/ping', { apiKey: key.key })).statusCode, 401);
   });
 
   test('revoking an unknown id fails with exit code 1', async () => {
-    const r = await runCli(['api-key', 'revoke', 'key_nope'], db.env);
+    const r = await runCliInProcess(['api-key', 'revoke', 'key_nope'], db.env);
     assert.equal(r.code, 1);
     assert.match(r.stderr, /No API key with id key_nope/);
   });
 
   test('usage errors exit 2', async () => {
-    const noLabel = await runCli(['api-key', 'create'], db.env);
+    const noLabel = await runCliInProcess(['api-key', 'create'], db.env);
     assert.equal(noLabel.code, 2);
     assert.match(noLabel.stderr, /--label/);
-    const unknown = await runCli(['frobnicate'], db.env);
+    const unknown = await runCliInProcess(['frobnicate'], db.env);
     assert.equal(unknown.code, 2);
     assert.match(unknown.stderr, /Unknown command: frobnicate/);
   });
 
   test('a bad configuration value stops the command naming the variable', async () => {
-    const r = await runCli(['api-key', 'list'], { ...db.env, PORT: 'eighty' });
+    const r = await runCliInProcess(['api-key', 'list'], { ...db.env, PORT: 'eighty' });
     assert.equal(r.code, 1);
     assert.match(r.stderr, /PORT must be an integer/);
   });

@@ -1,6 +1,7 @@
 // The tree, rebuilt independently: merkletreejs (node:crypto SHA-256, fillDefaultHash of 32 zero
 // bytes) must give the same roots and proofs, and every proof must pass a separate implementation
 // of the chain's CheckMerklePath / GetLeafIndex.
+// test-run: once (no database: pure code; scripts/test.mjs)
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';

@@ -2,17 +2,19 @@
 // exits 2 without touching the database, the options that apps-tokens.test.ts does not use (description,
 // image, grant types, taking an app back, clearing its redirect URIs), the defaults of a token
 // (30 days, no label), the duration forms, what `token list` shows, and a failure that is not the
-// operator's (exit 1, not a usage error).
+// operator's (exit 1, not a usage error). The commands run in this process (runCliInProcess): what
+// a command does is the same code; bin.test.ts and cli.test.ts keep the real process.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestDatabase, startApp, type TestApp, type TestDatabase } from '../helpers/app.ts';
-import { cliJson, runCli } from '../helpers/cli.ts';
+import { cliJson, runCliInProcess } from '../helpers/cli.ts';
+import { DATABASE_INDEPENDENT } from '../helpers/once.ts';
 import { signIn, testAccount } from '../helpers/signin.ts';
 import { SCOPE_IDS } from '../../src/signin/scopes.ts';
 
 const DAY_S = 86_400;
 
-describe('platform app / token: usage errors', () => {
+describe('platform app / token: usage errors', DATABASE_INDEPENDENT, () => {
   test('each names its problem, exits 2 and prints nothing on stdout', async () => {
     const cases: Array<[string[], RegExp]> = [
       [['app', 'create', '--no-redirect-uri'], /app create needs --name <name>/],
@@ -79,7 +81,9 @@ describe('platform app / token: usage errors', () => {
       [['token', 'list', 'extra'], /platform token list: .*extra/],
     ];
     // no database is named: a usage error is found before one would be opened
-    const results = await Promise.all(cases.map(([args]) => runCli(args, { DATA_DIR: '/nonexistent/never-created' })));
+    const results = await Promise.all(
+      cases.map(([args]) => runCliInProcess(args, { DATA_DIR: '/nonexistent/never-created' })),
+    );
     results.forEach((r, i) => {
       assert.equal(r.code, 2, `${cases[i][0].join(' ')}: ${r.stderr}`);
       assert.match(r.stderr, cases[i][1], cases[i][0].join(' '));
@@ -88,7 +92,7 @@ describe('platform app / token: usage errors', () => {
   });
 });
 
-describe('platform app / token: help', () => {
+describe('platform app / token: help', DATABASE_INDEPENDENT, () => {
   test('the --help of each command names every option it takes, and its synopsis', async () => {
     const commands: Array<[string, string[]]> = [
       [
@@ -134,7 +138,7 @@ describe('platform app / token: help', () => {
       ['token list', ['never their values']],
       ['token revoke', ['ID', 'at once']],
     ];
-    const results = await Promise.all(commands.map(([name]) => runCli([...name.split(' '), '--help'])));
+    const results = await Promise.all(commands.map(([name]) => runCliInProcess([...name.split(' '), '--help'])));
     results.forEach((r, i) => {
       const [name, mentions] = commands[i];
       assert.equal(r.code, 0, `${name} --help: ${r.stderr}`);
@@ -185,7 +189,7 @@ describe('platform app: the other options', () => {
 
   test('--description and --grant-type are stored; list shows every field; update changes, clears and takes back', async () => {
     const created = cliJson(
-      await runCli(
+      await runCliInProcess(
         [
           'app',
           'create',
@@ -208,7 +212,7 @@ describe('platform app: the other options', () => {
       'no owner key without --owner',
     );
     const viewOf = async () =>
-      (cliJson(await runCli(['app', 'list'], db.env)) as Array<Record<string, unknown>>).find(
+      (cliJson(await runCliInProcess(['app', 'list'], db.env)) as Array<Record<string, unknown>>).find(
         (a) => a.client_id === created.client_id,
       )!;
     const listed = await viewOf();
@@ -233,8 +237,10 @@ describe('platform app: the other options', () => {
     assert.equal(listed.updated_at, listed.created_at);
 
     // the default is both grant types
-    const both = cliJson(await runCli(['app', 'create', '--name', 'Both Grants', '--no-redirect-uri'], db.env));
-    const bothRow = (cliJson(await runCli(['app', 'list'], db.env)) as Array<Record<string, unknown>>).find(
+    const both = cliJson(
+      await runCliInProcess(['app', 'create', '--name', 'Both Grants', '--no-redirect-uri'], db.env),
+    );
+    const bothRow = (cliJson(await runCliInProcess(['app', 'list'], db.env)) as Array<Record<string, unknown>>).find(
       (a) => a.client_id === both.client_id,
     )!;
     assert.deepEqual(bothRow.grant_types, ['authorization_code', 'refresh_token']);
@@ -242,7 +248,7 @@ describe('platform app: the other options', () => {
     await new Promise((r) => setTimeout(r, 5));
     const wallet = testAccount();
     const updated = cliJson(
-      await runCli(
+      await runCliInProcess(
         [
           'app',
           'update',
@@ -268,27 +274,27 @@ describe('platform app: the other options', () => {
     assert.deepEqual(await viewOf(), updated, 'list shows what update printed');
 
     const cleared = cliJson(
-      await runCli(['app', 'update', created.client_id, '--no-redirect-uri', '--no-owner'], db.env),
+      await runCliInProcess(['app', 'update', created.client_id, '--no-redirect-uri', '--no-owner'], db.env),
     );
     assert.deepEqual(cleared.redirect_uris, []);
     assert.equal(cleared.owner, null, '--no-owner takes the app back to the operator');
     assert.equal(cleared.description, 'changed');
     assert.deepEqual((await viewOf()).owner, null);
 
-    const none = await runCli(['app', 'update', created.client_id], db.env);
+    const none = await runCliInProcess(['app', 'update', created.client_id], db.env);
     assert.equal(none.code, 2);
     assert.match(none.stderr, /app update needs at least one change/);
   });
 
   test("a failure that is not the operator's (a damaged app row) exits 1 as an error, not as a usage error", async () => {
-    const created = cliJson(await runCli(['app', 'create', '--name', 'Damaged', '--no-redirect-uri'], db.env));
+    const created = cliJson(await runCliInProcess(['app', 'create', '--name', 'Damaged', '--no-redirect-uri'], db.env));
     await t.ctx.db
       .updateTable('signin_apps')
       .set({ redirect_uris: 'not json' })
       .where('client_id', '=', created.client_id)
       .execute();
     try {
-      const r = await runCli(['app', 'list'], db.env);
+      const r = await runCliInProcess(['app', 'list'], db.env);
       assert.equal(r.code, 1, r.stderr);
       assert.match(r.stderr, /^Error: .*JSON/m);
       assert.doesNotMatch(r.stderr, /--help' shows the usage/);
@@ -299,7 +305,7 @@ describe('platform app: the other options', () => {
   });
 
   test('a domain refusal is one line with exit 2: bad name', async () => {
-    const r = await runCli(['app', 'create', '--name', ' Padded', '--no-redirect-uri'], db.env);
+    const r = await runCliInProcess(['app', 'create', '--name', ' Padded', '--no-redirect-uri'], db.env);
     assert.equal(r.code, 2, r.stderr);
     assert.match(r.stderr, /Invalid name: 1 to 64 characters/);
     assert.equal(r.stdout, '');
@@ -313,7 +319,7 @@ describe('platform app: the other options', () => {
       [['app', 'rotate-secret', unknown], `No developer app with clientId ${unknown}`],
       [['app', 'delete', unknown], `No developer app with client id ${unknown}`],
     ] as const) {
-      const r = await runCli([...args], db.env);
+      const r = await runCliInProcess([...args], db.env);
       assert.equal(r.code, 1, `${args.join(' ')}: ${r.stderr}`);
       assert.deepEqual(
         r.stderr.split('\n').filter((l) => l && !l.startsWith('Database: ')),
@@ -337,7 +343,7 @@ describe('platform token: defaults, durations and the list', () => {
   test('defaults: 30 days, no label; scopes are trimmed and deduplicated; the address keeps its 0x form', async () => {
     const who = testAccount();
     const minted = cliJson(
-      await runCli(
+      await runCliInProcess(
         ['token', 'create', '--address', who.address, '--scopes', ' manageClaims , ,readPrivateClaimData,manageClaims'],
         db.env,
       ),
@@ -360,7 +366,7 @@ describe('platform token: defaults, durations and the list', () => {
     assert.equal(minted.platformAddress, who.platformAddress);
     assert.equal(typeof minted.access_token_expires_at, 'string');
 
-    const listed = (cliJson(await runCli(['token', 'list'], db.env)) as Array<Record<string, unknown>>).find(
+    const listed = (cliJson(await runCliInProcess(['token', 'list'], db.env)) as Array<Record<string, unknown>>).find(
       (x) => x.id === minted.id,
     )!;
     assert.deepEqual(Object.keys(listed), [
@@ -390,7 +396,10 @@ describe('platform token: defaults, durations and the list', () => {
   test('durations: minutes, seconds and plain milliseconds; the bounds are refused with their text', async () => {
     const address = testAccount().address;
     const mint = (expires: string) =>
-      runCli(['token', 'create', '--address', address, '--scopes', 'manageClaims', '--expires', expires], db.env);
+      runCliInProcess(
+        ['token', 'create', '--address', address, '--scopes', 'manageClaims', '--expires', expires],
+        db.env,
+      );
     const [m, s, ms, msUnit, padded, max] = await Promise.all(
       ['90m', '30s', '5000', '2500ms', ' 12h ', '366d'].map(mint),
     );
@@ -433,12 +442,12 @@ describe('platform token: defaults, durations and the list', () => {
         /--label must be at most 200 characters, without quotes or control characters/,
       ],
     ] as const) {
-      const r = await runCli(['token', 'create', '--address', address, ...extra], db.env);
+      const r = await runCliInProcess(['token', 'create', '--address', address, ...extra], db.env);
       assert.equal(r.code, 2, `${extra.join(' ')}: ${r.stderr}`);
       assert.match(r.stderr, why);
     }
     const long = cliJson(
-      await runCli(
+      await runCliInProcess(
         ['token', 'create', '--address', address, '--scopes', 'manageClaims', '--label', 'y'.repeat(200)],
         db.env,
       ),
@@ -449,14 +458,14 @@ describe('platform token: defaults, durations and the list', () => {
   test('a native address is kept in its native form, and the session is a Cosmos one', async () => {
     const who = testAccount();
     const minted = cliJson(
-      await runCli(['token', 'create', '--address', who.platformAddress, '--scopes', 'manageClaims'], db.env),
+      await runCliInProcess(['token', 'create', '--address', who.platformAddress, '--scopes', 'manageClaims'], db.env),
     );
     assert.equal(minted.address, who.platformAddress);
     assert.equal(minted.platformAddress, who.platformAddress);
     const st = (await t.request('POST', '/api/v0/auth/status', { token: minted.access_token, body: {} })).json();
     assert.deepEqual([st.signedIn, st.address, st.chain], [true, who.platformAddress, 'Cosmos']);
     const evm = cliJson(
-      await runCli(['token', 'create', '--address', who.address, '--scopes', 'manageClaims'], db.env),
+      await runCliInProcess(['token', 'create', '--address', who.address, '--scopes', 'manageClaims'], db.env),
     );
     assert.equal(
       (await t.request('POST', '/api/v0/auth/status', { token: evm.access_token, body: {} })).json().chain,
@@ -469,27 +478,27 @@ describe('platform token: defaults, durations and the list', () => {
     const app = await startApp({ database: fresh });
     try {
       const a = cliJson(
-        await runCli(
+        await runCliInProcess(
           ['token', 'create', '--address', testAccount().address, '--scopes', 'manageClaims', '--label', 'first'],
           fresh.env,
         ),
       );
       await new Promise((r) => setTimeout(r, 5));
       const b = cliJson(
-        await runCli(
+        await runCliInProcess(
           ['token', 'create', '--address', testAccount().address, '--scopes', 'manageClaims', '--label', 'second'],
           fresh.env,
         ),
       );
-      const revoked = await runCli(['token', 'revoke', a.id], fresh.env);
+      const revoked = await runCliInProcess(['token', 'revoke', a.id], fresh.env);
       cliJson(revoked);
       assert.match(revoked.stderr, /operator token revoked/);
-      const again = await runCli(['token', 'revoke', a.id], fresh.env);
+      const again = await runCliInProcess(['token', 'revoke', a.id], fresh.env);
       assert.equal(again.code, 1);
       assert.match(again.stderr, new RegExp(`No live operator token with id ${a.id}`));
       assert.doesNotMatch(again.stderr, /operator token revoked/, 'nothing revoked, nothing logged');
       await signIn(app); // a wallet session is an authorization too, but not an operator token
-      const list = cliJson(await runCli(['token', 'list'], fresh.env)) as Array<{
+      const list = cliJson(await runCliInProcess(['token', 'list'], fresh.env)) as Array<{
         id: string;
         label: string;
         revokedAt: number | null;

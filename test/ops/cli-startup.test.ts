@@ -13,6 +13,7 @@ import { runCli } from '../helpers/cli.ts';
 import { freePort } from '../helpers/process.ts';
 import { loadLoops } from '../../src/capabilities.ts';
 import { PATIENCE_MS } from '../helpers/patience.ts';
+import { DATABASE_INDEPENDENT } from '../helpers/once.ts';
 
 const loops = await loadLoops();
 
@@ -81,7 +82,7 @@ describe('serve: a start-up failure after the database is open ends the process'
   });
 });
 
-describe('DATA_DIR that cannot be a directory', () => {
+describe('DATA_DIR that cannot be a directory', DATABASE_INDEPENDENT, () => {
   let dir: string;
   before(() => {
     dir = mkdtempSync(join(tmpdir(), 'platform-datadir-'));
@@ -104,7 +105,7 @@ describe('DATA_DIR that cannot be a directory', () => {
   });
 });
 
-describe('worker and migrate: usage errors', () => {
+describe('worker and migrate: usage errors', DATABASE_INDEPENDENT, () => {
   let db: TestDatabase;
   before(async () => {
     db = createTestDatabase();

@@ -10,6 +10,7 @@ import { createTestDatabase, TEST_DB, type TestDatabase } from '../helpers/app.t
 import { ROOT, runCli } from '../helpers/cli.ts';
 import { startService } from '../helpers/process.ts';
 import { PATIENCE_MS } from '../helpers/patience.ts';
+import { DATABASE_INDEPENDENT } from '../helpers/once.ts';
 
 const VERSION = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version as string;
 
@@ -83,7 +84,7 @@ describe('one configuration for CLI and server: .env', () => {
   });
 });
 
-describe('help, version and one-line errors', () => {
+describe('help, version and one-line errors', DATABASE_INDEPENDENT, () => {
   test('--version prints the package version', async () => {
     const r = await runCli(['--version']);
     assert.equal(r.code, 0);
@@ -175,7 +176,7 @@ describe('help, version and one-line errors', () => {
   });
 });
 
-describe('start-up failures in one line', () => {
+describe('start-up failures in one line', DATABASE_INDEPENDENT, () => {
   test('an unreachable DATABASE_URL is named, without its password, and the command exits 1', async () => {
     for (const args of [['api-key', 'list'], ['serve']]) {
       const r = await runCli(args, { DATABASE_URL: 'postgres://ops:hunter2@127.0.0.1:1/platform', PORT: '0' });

@@ -1,6 +1,8 @@
 // SECRET_KEY mismatches stop the start: a process whose key cannot open what the database holds
 // exits with one line naming SECRET_KEY, instead of starting cleanly and answering 500 wherever
 // it meets sealed data (a probe found exactly that: private claim params, on both databases).
+// The first refusal is a real process (its exit code as a shell sees it); the other commands run in
+// this process (runCliInProcess, the same command code without a Node start each).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -9,7 +11,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { createTestDatabase, TEST_DB, type TestDatabase } from '../helpers/app.ts';
-import { runCli } from '../helpers/cli.ts';
+import { runCli, runCliInProcess } from '../helpers/cli.ts';
 import { startService } from '../helpers/process.ts';
 import { randomAddress } from '../claims/helpers.ts';
 
@@ -44,9 +46,10 @@ describe('SECRET_KEY must open what the database holds', () => {
     db = createTestDatabase();
     // a claim with private params: data sealed with the original key
     const env = { ...db.env, SECRET_KEY: original };
-    const apiKey = JSON.parse((await runCli(['api-key', 'create', '--label', 'k'], env)).stdout).key as string;
+    const apiKey = JSON.parse((await runCliInProcess(['api-key', 'create', '--label', 'k'], env)).stdout).key as string;
     const token = JSON.parse(
-      (await runCli(['token', 'create', '--address', randomAddress(), '--scopes', 'manageClaims'], env)).stdout,
+      (await runCliInProcess(['token', 'create', '--address', randomAddress(), '--scopes', 'manageClaims'], env))
+        .stdout,
     ).access_token as string;
     const service = await startService(env);
     try {
@@ -82,27 +85,27 @@ describe('SECRET_KEY must open what the database holds', () => {
     assert.equal(other.code, 1, other.stderr);
     assert.match(other.stderr, MISMATCH);
     assert.doesNotMatch(other.stderr, /\n\s+at /, 'no stack trace');
-    assert.equal((await runCli(['api-key', 'list'], { ...db.env, SECRET_KEY: original })).code, 0);
+    assert.equal((await runCliInProcess(['api-key', 'list'], { ...db.env, SECRET_KEY: original })).code, 0);
   });
 
   test('a database written before the check is judged by the data it holds, then recorded', async () => {
     await execute(db, 'delete from secret_key_check');
-    const other = await runCli(['api-key', 'list'], { ...db.env, SECRET_KEY: key() });
+    const other = await runCliInProcess(['api-key', 'list'], { ...db.env, SECRET_KEY: key() });
     assert.equal(other.code, 1, other.stderr);
     assert.match(other.stderr, MISMATCH);
-    assert.equal((await runCli(['api-key', 'list'], { ...db.env, SECRET_KEY: original })).code, 0);
+    assert.equal((await runCliInProcess(['api-key', 'list'], { ...db.env, SECRET_KEY: original })).code, 0);
     // the original key is recorded again: another key is refused by the check row alone
     await execute(db, 'delete from claims');
-    assert.equal((await runCli(['api-key', 'list'], { ...db.env, SECRET_KEY: key() })).code, 1);
+    assert.equal((await runCliInProcess(['api-key', 'list'], { ...db.env, SECRET_KEY: key() })).code, 1);
   });
 
   test('a new database records whichever key starts it first', async () => {
     const fresh = createTestDatabase();
     try {
       const first = key();
-      assert.equal((await runCli(['api-key', 'list'], { ...fresh.env, SECRET_KEY: first })).code, 0);
-      assert.match((await runCli(['api-key', 'list'], { ...fresh.env, SECRET_KEY: key() })).stderr, MISMATCH);
-      assert.equal((await runCli(['api-key', 'list'], { ...fresh.env, SECRET_KEY: first })).code, 0);
+      assert.equal((await runCliInProcess(['api-key', 'list'], { ...fresh.env, SECRET_KEY: first })).code, 0);
+      assert.match((await runCliInProcess(['api-key', 'list'], { ...fresh.env, SECRET_KEY: key() })).stderr, MISMATCH);
+      assert.equal((await runCliInProcess(['api-key', 'list'], { ...fresh.env, SECRET_KEY: first })).code, 0);
     } finally {
       await fresh.drop();
     }
@@ -113,9 +116,9 @@ describe('SECRET_KEY must open what the database holds', () => {
   }, async () => {
     const fresh = createTestDatabase();
     try {
-      assert.equal((await runCli(['api-key', 'create', '--label', 'x'], fresh.env)).code, 0);
+      assert.equal((await runCliInProcess(['api-key', 'create', '--label', 'x'], fresh.env)).code, 0);
       rmSync(join(fresh.env.DATA_DIR!, 'secret.key'));
-      const restarted = await runCli(['api-key', 'list'], fresh.env);
+      const restarted = await runCliInProcess(['api-key', 'list'], fresh.env);
       assert.equal(restarted.code, 1, restarted.stderr);
       assert.match(restarted.stderr, MISMATCH);
     } finally {

@@ -4,6 +4,8 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { TEST_DATABASE_URL } from '../helpers/app.ts';
@@ -70,5 +72,104 @@ describe('npm test on a machine missing things', () => {
     assert.match(lines[0], /Chromium/);
     assert.match(lines[0], /CHROMIUM_PATH=\/nonexistent\/chromium does not exist/);
     assert.doesNotMatch(r.stdout, /=== test suite/);
+  });
+});
+
+/**
+ * A database of its own for a nested run: the runner drops every test schema of the database it is
+ * given, so a nested run on the suite's own database would drop the schemas of files running beside
+ * this one. The runner creates it; `drop` removes it.
+ */
+function ownDatabase() {
+  const url = new URL(TEST_DATABASE_URL);
+  const name = `${url.pathname.slice(1)}_runner_${randomBytes(4).toString('hex')}`;
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const admin = new URL(TEST_DATABASE_URL);
+      admin.pathname = '/postgres';
+      const client = new pg.Client({ connectionString: admin.toString() });
+      await client.connect();
+      try {
+        await client.query(`drop database if exists "${name}"`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}
+
+describe('npm test: which files run on which database', () => {
+  // Two probe files: one marked database-independent as a whole, one with a database-independent
+  // group beside a group that runs everywhere. Each test prints the database it ran on.
+  const dir = mkdtempSync(join(tmpdir(), 'platform-test-command-'));
+  const once = join(ROOT, 'test', 'helpers', 'once.ts');
+  const probe = (name: string) => `test('${name}', () => { console.log('ran ${name} on ' + process.env.TEST_DB); });`;
+  const whole = join(dir, 'whole.test.ts');
+  const mixed = join(dir, 'mixed.test.ts');
+  writeFileSync(whole, `// test-run: once (a probe)\nimport { test } from 'node:test';\n${probe('whole')}\n`);
+  writeFileSync(
+    mixed,
+    [
+      `import { describe, test } from 'node:test';`,
+      `import { DATABASE_INDEPENDENT } from ${JSON.stringify(once)};`,
+      `describe('everywhere', () => { ${probe('storage')} });`,
+      `describe('once', DATABASE_INDEPENDENT, () => { ${probe('independent')} });`,
+    ].join('\n'),
+  );
+  const ran = (stdout: string) => [...stdout.matchAll(/^ran (\w+) on (\w+)$/gm)].map((m) => `${m[1]} ${m[2]}`).sort();
+
+  test('both databases: a marked file and a marked group run once, on SQLite; the rest on both', async () => {
+    const db = ownDatabase();
+    try {
+      const r = testCommand([whole, mixed], { TEST_DATABASE_URL: db.url, TEST_VERBOSE: '1' });
+      assert.equal(r.code, 0, r.stderr + r.stdout);
+      assert.deepEqual(ran(r.stdout), ['independent sqlite', 'storage postgres', 'storage sqlite', 'whole sqlite']);
+      // one line per file run, with its database, wall time and CPU time
+      assert.match(
+        r.stdout,
+        new RegExp(`^✔ sqlite +${whole.replace(/[.]/g, '\\.')} \\(1 tests, [\\d.]+ s, [\\d.]+ s CPU\\)$`, 'm'),
+      );
+      assert.doesNotMatch(r.stdout, /^✔ postgres +\S*whole\.test\.ts/m);
+      assert.match(r.stdout, /^✔ postgres +\S*mixed\.test\.ts/m);
+      assert.match(r.stdout, /3 of 3 file runs passed/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      await db.drop();
+    }
+  });
+
+  test('one database named: every file and group runs on it', async () => {
+    const dir2 = mkdtempSync(join(tmpdir(), 'platform-test-command-'));
+    const db = ownDatabase();
+    try {
+      const w = join(dir2, 'whole.test.ts');
+      writeFileSync(w, `// test-run: once (a probe)\nimport { test } from 'node:test';\n${probe('whole')}\n`);
+      const r = testCommand(['--db', 'postgres', w], { TEST_DATABASE_URL: db.url, TEST_VERBOSE: '1' });
+      assert.equal(r.code, 0, r.stderr + r.stdout);
+      assert.deepEqual(ran(r.stdout), ['whole postgres']);
+    } finally {
+      rmSync(dir2, { recursive: true, force: true });
+      await db.drop();
+    }
+  });
+
+  test('a failing file fails the run and its output is shown', () => {
+    const dir3 = mkdtempSync(join(tmpdir(), 'platform-test-command-'));
+    try {
+      const f = join(dir3, 'fails.test.ts');
+      writeFileSync(
+        f,
+        `import { test } from 'node:test';\ntest('fails', () => { throw new Error('planted failure'); });\n`,
+      );
+      const r = testCommand(['--db', 'sqlite', f], {});
+      assert.equal(r.code, 1, r.stdout);
+      assert.match(r.stdout, /planted failure/);
+      assert.match(r.stdout, /^✖ sqlite +\S*fails\.test\.ts/m);
+      assert.match(r.stdout, /0 of 1 file runs passed/);
+    } finally {
+      rmSync(dir3, { recursive: true, force: true });
+    }
   });
 });

@@ -3,6 +3,7 @@
 // HTTPS with the certificate and the service's egress (configured from the printed variables)
 // reaches it and gets the plugin's answer; without the CA it refuses the endpoint. The start
 // banner says loudly that these test-only settings are on.
+// test-run: once (certificates, egress TLS and the start banner: no storage behaviour; scripts/test.mjs)
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -14,11 +15,12 @@ import { cliJson, ROOT, runCli } from '../helpers/cli.ts';
 import { createTestDatabase } from '../helpers/app.ts';
 import { freePort, startService } from '../helpers/process.ts';
 import { loadConfig } from '../../src/config.ts';
+import { PATIENCE_MS } from '../helpers/patience.ts';
 import { Egress } from '../../src/egress/index.ts';
 import { signRequest } from '../../src/egress/signature.ts';
 
 /** A subprocess limit no slow machine reaches: the CLI is judged by its answer, not its speed. */
-const CLI_LIMIT_MS = 300_000;
+const CLI_LIMIT_MS = PATIENCE_MS;
 
 describe('platform plugin endpoint-cert', () => {
   const dir = join(mkdtempSync(join(tmpdir(), 'endpoint-cert-')), 'tls');

@@ -5,6 +5,7 @@
 // place, hit a version conflict in the editor, and revoke an app from the account page. Every
 // page gets an axe check (no serious or critical violations) and a screenshot at desktop and
 // phone size in PORTAL_SCREENSHOTS (default: <tmpdir>/platform-portal-screenshots; not committed).
+// test-run: once (a browser flow over the HTTP API, which the API's own tests cover on both databases; scripts/test.mjs)
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
@@ -281,7 +282,7 @@ describe('web portal in a browser', () => {
     assert.equal(await claimer.getByTestId('url-clicker-link').getAttribute('href'), 'https://example.org/follow');
     // the custom plugin is checked once a ticket is typed (not before): its endpoint cannot be reached
     await claimer.getByLabel('Ticket number *').fill('A-1');
-    await claimer.locator('.requirements li.fail').first().waitFor({ timeout: 30_000 });
+    await claimer.locator('.requirements li.fail').first().waitFor();
     await audit(claimer, 'claim-page-hosted');
   });
 

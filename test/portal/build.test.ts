@@ -1,4 +1,5 @@
 // The portal build prints each entry's gzipped JavaScript and fails when an entry is over budget.
+// test-run: once (no database: pure code; scripts/test.mjs)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';

@@ -4,6 +4,7 @@
 // templates, an API error shown beside its field in words, live attempts showing the claimer's own
 // 0x form (found by either form), and the refused tries with the failed-guess counts. Every state
 // gets an axe check with no violations at all.
+// test-run: once (a browser flow over the HTTP API, which the API's own tests cover on both databases; scripts/test.mjs)
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
@@ -16,10 +17,11 @@ import { PORTAL_DIST } from '../../src/portal/static.ts';
 import { freePort } from '../helpers/process.ts';
 import { launchChromium } from '../helpers/chromium.ts';
 import { walletContext } from '../helpers/browser-wallet.ts';
+import { PATIENCE_MS } from '../helpers/patience.ts';
 
 const OWNER_KEY = '0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a' as const; // Hardhat #2, public test key
-/** Waiting for the live list: generous, so that a slow machine does not fail it (the page polls every 2–30 s). */
-const LIVE = { timeout: 120_000 };
+/** Waiting for the live list (the page polls every 2–30 s): no limit of its own, the context's PATIENCE_MS. */
+const LIVE = { timeout: PATIENCE_MS };
 
 describe('claim builder and claimers in the console (browser)', () => {
   let t: TestApp;
@@ -87,7 +89,6 @@ describe('claim builder and claimers in the console (browser)', () => {
     owner = await signIn(t, { privateKey: OWNER_KEY });
     browser = await launchChromium();
     page = await (await walletContext(browser, OWNER_KEY)).newPage();
-    page.setDefaultTimeout(15_000);
     page.on('pageerror', (err) => console.error(`page error: ${err.message}`));
     await page.goto(`${base}/`);
     await page.click('#signin-evm');

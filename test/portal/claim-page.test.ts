@@ -3,6 +3,7 @@
 // button is disabled while the check fails and says why, a claim ends in a settled state that a
 // reload shows again ("You were #1 of 10"), and the page works at phone size (390×844). The owner's
 // "Simulate as address" box is as calm. Every state gets an axe check.
+// test-run: once (a browser flow over the HTTP API, which the API's own tests cover on both databases; scripts/test.mjs)
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser, Page } from 'playwright-core';
@@ -43,7 +44,6 @@ describe('the claim page is calm', () => {
     if (viewport) await context.pages()[0]?.setViewportSize(viewport);
     const page = await context.newPage();
     if (viewport) await page.setViewportSize(viewport);
-    page.setDefaultTimeout(15_000);
     page.on('pageerror', (err) => console.error(`page error: ${err.message}`));
     return page;
   }
@@ -127,7 +127,7 @@ describe('the claim page is calm', () => {
     assert.equal(await page.locator('#claim-button').isDisabled(), false);
     assert.equal(await page.locator('#claim-reason').count(), 0);
     await page.click('#claim-button');
-    await page.getByTestId('settled').waitFor({ timeout: 60_000 });
+    await page.getByTestId('settled').waitFor();
     assert.equal(await page.getByTestId('claim-place').innerText(), 'You were #1 of 10.');
     assert.equal(await page.getByTestId('uses').innerText(), '1 of 10 claimed');
     // the API keeps the zero-based number
@@ -165,7 +165,7 @@ describe('the claim page is calm', () => {
     const box = await button.boundingBox();
     assert.ok(box && box.x >= 0 && box.x + box.width <= PHONE.width, `the button fits: ${JSON.stringify(box)}`);
     await button.click();
-    await page.getByTestId('settled').waitFor({ timeout: 60_000 });
+    await page.getByTestId('settled').waitFor();
     assert.equal(await page.getByTestId('claim-place').innerText(), 'You were #1 of 10.');
     const width = await page.evaluate(
       () =>
@@ -180,7 +180,6 @@ describe('the claim page is calm', () => {
   test("the owner's Simulate as address box: neutral until the password is typed, then the plugin's text once", async () => {
     const context = await walletContext(browser, OWNER_KEY);
     const page = await context.newPage();
-    page.setDefaultTimeout(15_000);
     await page.goto(`${base}/`);
     await page.click('#signin-evm');
     await page.getByRole('heading', { name: 'API keys' }).waitFor();

@@ -12,6 +12,7 @@ import { cliJson, runCli } from '../helpers/cli.ts';
 import { testAccount } from '../helpers/signin.ts';
 import { freePort } from '../helpers/process.ts';
 import { launchChromium } from '../helpers/chromium.ts';
+import { DATABASE_INDEPENDENT } from '../helpers/once.ts';
 import { ManualClock } from '../../src/shared/clock.ts';
 import { sha256Hex } from '../../src/shared/crypto.ts';
 import { createConsoleLink } from '../../src/portal/console-links.ts';
@@ -149,7 +150,7 @@ describe('platform console-link and POST /api/v0/console/link', () => {
   });
 });
 
-describe('console-link in Chromium: a wrong-origin visit offers the right link', () => {
+describe('console-link in Chromium: a wrong-origin visit offers the right link', DATABASE_INDEPENDENT, () => {
   let t: TestApp;
   let browser: Browser;
   let port: number;
@@ -169,7 +170,6 @@ describe('console-link in Chromium: a wrong-origin visit offers the right link',
     const who = testAccount();
     const link = await createConsoleLink(t.ctx, { address: who.address });
     const page = await (await browser.newContext()).newPage();
-    page.setDefaultTimeout(15_000);
     await page.goto(link.url.replace('127.0.0.1', 'localhost'));
     await page.getByRole('heading', { name: 'Open the console at its own address' }).waitFor();
     const right = page.getByTestId('right-origin');

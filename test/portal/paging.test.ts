@@ -5,6 +5,7 @@
 // the button; the click asks for the next bookmark and shows every item once in the service's
 // order; the button then goes; the attempts' total stays the full count. The console session is
 // the HTTP sign-in of ./helpers.ts, its cookie given to the browser.
+// test-run: once (a browser flow over the HTTP API, which the API's own tests cover on both databases; scripts/test.mjs)
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';

@@ -1,5 +1,6 @@
 // The portal's pages and assets as the service serves them: strict CSP and no-cache on HTML,
 // immutable hashed assets (gzipped when accepted), the claim page's preload hints.
+// test-run: once (static pages and assets: no storage behaviour; scripts/test.mjs)
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';

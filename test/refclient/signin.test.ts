@@ -7,7 +7,7 @@ import { startApp, type TestApp } from '../helpers/app.ts';
 import { authorizeCode, codeExchangeBody, signIn } from '../helpers/signin.ts';
 import { refusal, sdkClient, type SdkClient } from './sdk.ts';
 
-describe('reference client: sign-in', { timeout: 120_000 }, () => {
+describe('reference client: sign-in', () => {
   let t: TestApp;
   let sdk: SdkClient;
   before(async () => {

@@ -8,7 +8,7 @@ import { signIn, type SignedIn } from '../helpers/signin.ts';
 import { randomAddress } from '../claims/helpers.ts';
 import { refusal, sdkClient, type SdkClient } from './sdk.ts';
 
-describe('reference client: dynamic stores', { timeout: 120_000 }, () => {
+describe('reference client: dynamic stores', () => {
   let t: TestApp;
   let alice: SignedIn;
   let sdk: SdkClient;

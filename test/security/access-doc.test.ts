@@ -1,5 +1,6 @@
 // docs/security.md shows the access table as the code declares it: regenerate it with
 // `node scripts/access-table.ts` after changing src/shared/access.ts.
+// test-run: once (no database: pure code; scripts/test.mjs)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';

@@ -2,6 +2,7 @@
 // EIP-1193 test wallet signs in the page, the redirect reaches a local callback server, the app
 // exchanges the code (PKCE, HTTP Basic, form body) and checks /api/v0/auth/status.
 // Chromium is required: CI installs it (`.ci/run`); without it this test fails, it does not skip.
+// test-run: once (a browser flow over the HTTP API, which the API's own tests cover on both databases; scripts/test.mjs)
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';

@@ -76,7 +76,10 @@ describe('smart-contract wallets (ERC-1271, ERC-6492) with EVM_RPC_URL', () => {
     account = await deploy(anvil, contracts.OwnerAccount, [owner.address]);
     reverting = await deploy(anvil, contracts.RevertingAccount, [owner.address]);
     wrongMagic = await deploy(anvil, contracts.WrongMagicAccount, [owner.address]);
-    t = await startApp({ env: { ...loopbackEgressEnv(), EVM_RPC_URL: `${rpc.origin}${RPC_PATH}` } });
+    // the longest deadline the configuration takes (the default, 5 s, was reached on a loaded machine)
+    t = await startApp({
+      env: { ...loopbackEgressEnv(), EVM_RPC_URL: `${rpc.origin}${RPC_PATH}`, EVM_RPC_TIMEOUT_MS: '60000' },
+    });
     client = await testClient(t);
   });
   after(async () => {

@@ -8,6 +8,7 @@
 // - A negative matrix, each case refused by openid-client's or jose's own validation: a wrong nonce,
 //   an expired id_token, a key that left the JWKS (two rotations later), another audience, another issuer.
 // Chromium is required: without it these tests fail, they do not skip.
+// test-run: once (a browser flow over the HTTP API, which the API's own tests cover on both databases; scripts/test.mjs)
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';

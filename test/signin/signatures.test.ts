@@ -1,4 +1,5 @@
 // Signature verification against the reference vectors (notes §6.6 and §7.6) and their negatives.
+// test-run: once (no database: pure code; scripts/test.mjs)
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { secp256k1 } from '@noble/curves/secp256k1.js';

@@ -1,4 +1,5 @@
 // Swap configuration: defaults and validation (a bad value names its variable).
+// test-run: once (no database: pure code; scripts/test.mjs)
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';

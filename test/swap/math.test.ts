@@ -1,5 +1,6 @@
 // The chain's fixed-point math, pinned against the reference vectors: LegacyDec rounding, the
 // power approximation, balancer out-given-in, the taker fee, slippage minimums, stableswap.
+// test-run: once (no database: pure code; scripts/test.mjs)
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {

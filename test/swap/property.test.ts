@@ -1,6 +1,7 @@
 // Properties over random pools and amounts (seeded, so a failure reproduces): the output never
 // exceeds the pool's reserve, it grows with the input, and a 2-hop quote equals applying the two
 // single-hop quotes in turn.
+// test-run: once (no database: pure code; scripts/test.mjs)
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SwapMathError } from '../../src/swap/balancer.ts';

@@ -1,5 +1,6 @@
 // Candidate route search (SQS-style BFS): limits, no pool reuse, no cycles, ranking by
 // liquidity, agreement with the exhaustive search on small graphs, and the per-pair cache.
+// test-run: once (no database: pure code; scripts/test.mjs)
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildPoolState, parsePool, type PoolState } from '../../src/swap/pools.ts';

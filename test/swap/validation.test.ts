@@ -1,4 +1,5 @@
 // Every request field of POST /api/v0/swap/estimate is validated with a 400 naming the problem.
+// test-run: once (request validation: no storage behaviour; scripts/test.mjs)
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startApp, type TestApp } from '../helpers/app.ts';
