@@ -1,18 +1,19 @@
 // Token-endpoint throughput: authorization_code exchange and refresh_token rotation, and an exchange
 // that returns an OpenID Connect id_token (the `openid` scope, a nonce; both servers sign ES256),
-// this service on SQLite versus node-oidc-provider (in-memory adapter) measured in the same run,
-// same load generator.
+// this service on SQLite (or PostgreSQL: BENCH_DB=postgres) versus node-oidc-provider (in-memory
+// adapter) measured in the same run, same load generator.
 // Codes are minted through each server's own storage model (our authorization rows; oidc-provider's
 // Grant + AuthorizationCode models, over a Map adapter) before the timed phase, then exchanged over
 // HTTP at each token endpoint; the refresh phase rotates the refresh tokens the exchange returned.
 // Each server is measured alone, in alternating order, several rounds; figures are medians.
 //   node bench/signin.ts
 //   BENCH_N=… requests per phase, BENCH_ROUNDS=…, BENCH_CONNECTIONS=…, BENCH_VERBOSE=1 (every round),
-//   BENCH_ONLY=platform|oidc-provider|bare (one server), BENCH_PROFILE=dir (CPU profiles of the timed phases)
+//   BENCH_ONLY=platform|oidc-provider|bare (one server), BENCH_PROFILE=dir (CPU profiles of the timed phases),
+//   BENCH_DB=sqlite|postgres (this service's database; postgres: a private schema in TEST_DATABASE_URL,
+//   default postgres://postgres@127.0.0.1:5432/test, dropped at the end)
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type Socket } from 'node:net';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
@@ -24,12 +25,16 @@ import { createDeveloperApp } from '../src/signin/apps.ts';
 import { CODE_TTL_MS } from '../src/signin/lifetimes.ts';
 import type { SigninAuthorizationTable } from '../src/signin/storage.ts';
 import { randomHex, sha256Hex } from '../src/shared/crypto.ts';
+import { createTestDatabase } from '../test/helpers/app.ts';
 import { record } from './lib/record.ts';
 
 const N = Number(process.env.BENCH_N ?? 3000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const REDIRECT = 'https://app.example/callback';
+const DB = (process.env.BENCH_DB ?? 'sqlite') as 'sqlite' | 'postgres';
+if (DB !== 'sqlite' && DB !== 'postgres') throw new Error('BENCH_DB must be sqlite or postgres');
+const DB_LABEL = DB === 'sqlite' ? 'SQLite' : 'PostgreSQL';
 
 interface Target {
   name: string;
@@ -53,8 +58,8 @@ async function listen(server: Server): Promise<string> {
 }
 
 async function ours(): Promise<Target> {
-  const dir = mkdtempSync(join(tmpdir(), 'platform-bench-'));
-  const config = loadConfig({ DATA_DIR: dir, LOG_LEVEL: 'silent', PORT: '0' });
+  const database = createTestDatabase(DB);
+  const config = loadConfig({ ...database.env, LOG_LEVEL: 'silent', PORT: '0' });
   const ctx: AppContext = await createContext(config);
   const app = await buildApp(ctx);
   await app.listen({ port: 0, host: '127.0.0.1' });
@@ -67,7 +72,7 @@ async function ours(): Promise<Target> {
   );
   const creds = { client_id: client.clientId, client_secret: clientSecret };
   return {
-    name: 'platform (SQLite)',
+    name: `platform (${DB_LABEL})`,
     openid: true,
     origin,
     path: '/api/v0/signin/token',
@@ -115,7 +120,7 @@ async function ours(): Promise<Target> {
     async close() {
       await app.close();
       await ctx.close();
-      rmSync(dir, { recursive: true, force: true });
+      await database.drop();
     },
   };
 }
@@ -578,20 +583,19 @@ async function main() {
     `  harness ceiling  ${c}: ${rate(fc)}; rates near it would be bounded by the load generator, not the server`,
   );
   const ratio = median(exchange.get(a)!.rate) / median(exchange.get(b)!.rate);
+  // the goals of the performance issue: 3x on SQLite, 2x on PostgreSQL (against the in-memory adapter)
+  const goal = DB === 'sqlite' ? 3 : 2;
   console.log(
-    `  goal: >= 2x oidc-provider's exchange rate on SQLite: ${ratio >= 2 ? 'met' : 'NOT met'} (${ratio.toFixed(2)}x)`,
+    `  goal: >= ${goal}x oidc-provider's exchange rate on ${DB_LABEL}: ${ratio >= goal ? 'met' : 'NOT met'} (${ratio.toFixed(2)}x)`,
   );
   const idRatio = median(withIdToken.get(a)!.rate) / median(withIdToken.get(b)!.rate);
   console.log(
     `  goal: >= 2x oidc-provider's rate for an exchange returning an id_token: ${idRatio >= 2 ? 'met' : 'NOT met'} (${idRatio.toFixed(2)}x)`,
   );
-  record('code exchange / oidc-provider, rate (sqlite)', ratio, { goal: 3 });
-  record(
-    'refresh rotation / oidc-provider, rate (sqlite)',
-    median(refresh.get(a)!.rate) / median(refresh.get(b)!.rate),
-  );
-  record('exchange with id_token / oidc-provider, rate (sqlite)', idRatio, { goal: 2 });
-  record('exchange with id_token, server CPU (sqlite)', median(withIdToken.get(a)!.cpuUs), {
+  record(`code exchange / oidc-provider, rate (${DB})`, ratio, { goal });
+  record(`refresh rotation / oidc-provider, rate (${DB})`, median(refresh.get(a)!.rate) / median(refresh.get(b)!.rate));
+  record(`exchange with id_token / oidc-provider, rate (${DB})`, idRatio, { goal: 2 });
+  record(`exchange with id_token, server CPU (${DB})`, median(withIdToken.get(a)!.cpuUs), {
     better: 'lower',
     unit: 'µs/req',
   });

@@ -194,7 +194,7 @@ export async function createContext(
     minBadgeResults: new Map(),
     githubContributors: new Map(),
     // (signin/signing-keys.ts loads jose: the CLI loads it only for the commands that sign)
-    signingKeys: { rows: [], loadedAt: -Infinity, loading: null, imported: new Map() },
+    signingKeys: { rows: [], loadedAt: -Infinity, loading: null, imported: new Map(), ready: new Map() },
     claimQueueWake: createWakeHub({ config, db: storage.db, log }),
     signinCommits: createGroupCommit({ db: storage.db, sqlite: storage.sqlite }),
     services: {},

@@ -12,8 +12,9 @@
 //   start + ID_TOKEN_TTL_MS, plus KEY_REFRESH_MS for clocks of other hosts), then leaves the JWKS;
 //   the next rotation deletes its row.
 // Each process decrypts and imports a private key once, when it first signs with it.
-import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
-import type { webcrypto } from 'node:crypto';
+import { createPrivateKey, createPublicKey, type JsonWebKey, type KeyObject, sign } from 'node:crypto';
+import { p256 } from '@noble/curves/nist.js';
+import { CompactSign, calculateJwkThumbprint, compactVerify, exportJWK, generateKeyPair, type JWK } from 'jose';
 import type { AppContext } from '../context.ts';
 import { ID_TOKEN_TTL_MS } from './lifetimes.ts';
 import type { SigninSigningKeyTable } from './storage.ts';
@@ -124,7 +125,10 @@ export interface KeyCache {
   rows: KeyRow[];
   loadedAt: number;
   loading: Promise<KeyRow[]> | null;
-  imported: Map<string, Promise<webcrypto.CryptoKey>>;
+  /** Keys being imported, or imported (a key whose import failed is dropped, to be tried again). */
+  imported: Map<string, Promise<Signer>>;
+  /** The imported ones, for the synchronous path. */
+  ready: Map<string, Signer>;
 }
 
 /** The key rows, re-read when older than KEY_REFRESH_MS (one read in flight per process). */
@@ -160,24 +164,65 @@ function currentRows(ctx: AppContext, now: number): KeyRow[] | Promise<KeyRow[]>
 
 export interface Signer {
   kid: string;
-  key: webcrypto.CryptoKey;
+  /** The private key, as node:crypto signs with it. */
+  key: KeyObject;
+  /**
+   * The JWS protected header `{"alg":"ES256","kid":…,"typ":"JWT"}`, base64url-encoded: the same for
+   * every id_token this key signs, so it is produced once, by jose, when the key is imported.
+   */
+  header: string;
 }
 
-/** The key that signs at `now`, imported once per process. */
-export async function currentSigner(ctx: AppContext, now: number): Promise<Signer> {
-  const rows = await currentRows(ctx, now);
+/**
+ * A compact JWS (RFC 7515 §7.1) of a base64url payload: the signer's header, the payload, and the
+ * ES256 signature (RFC 7518 §3.4: R || S, 32 bytes each). node:crypto signs (DER, as OpenSSL
+ * gives it; its own 'ieee-p1363' output costs twice the signature in Node 24) and @noble/curves
+ * re-encodes the DER signature as R || S.
+ */
+export function signJws(signer: Signer, payload: string): string {
+  const input = `${signer.header}.${payload}`;
+  const der = sign('sha256', Buffer.from(input, 'latin1'), signer.key);
+  const rs = p256.Signature.fromBytes(der, 'der').toBytes('compact');
+  return `${input}.${Buffer.from(rs.buffer, rs.byteOffset, rs.byteLength).toString('base64url')}`;
+}
+
+/**
+ * The signer of a key row: the private key imported by node:crypto from its JWK, and the protected
+ * header taken from a JWS that jose signs with it. Before it is used, a JWS made by signJws must
+ * verify with jose against the row's public JWK.
+ */
+async function importSigner(row: KeyRow, privateJwk: JWK): Promise<Signer> {
+  if (row.alg !== ID_TOKEN_ALG) throw new Error(`id_token key ${row.kid}: unsupported algorithm ${row.alg}`);
+  const key = createPrivateKey({ key: privateJwk as JsonWebKey, format: 'jwk' });
+  const probe = await new CompactSign(new Uint8Array())
+    .setProtectedHeader({ alg: ID_TOKEN_ALG, kid: row.kid, typ: 'JWT' })
+    .sign(key);
+  const signer: Signer = { kid: row.kid, key, header: probe.slice(0, probe.indexOf('.')) };
+  const publicKey = createPublicKey({ key: JSON.parse(row.public_jwk) as JsonWebKey, format: 'jwk' });
+  await compactVerify(signJws(signer, Buffer.from('{}').toString('base64url')), publicKey, {
+    algorithms: [ID_TOKEN_ALG],
+  });
+  return signer;
+}
+
+/** The key that signs at `now`, imported once per process (a promise only until it is). */
+export function currentSigner(ctx: AppContext, now: number): Signer | Promise<Signer> {
+  const rows = currentRows(ctx, now);
+  if (rows instanceof Promise) return rows.then(() => currentSigner(ctx, now));
   const row = rows[signerIndex(rows, now)];
   const c = ctx.signingKeys;
-  let key = c.imported.get(row.kid);
-  if (!key) {
-    key = importJWK(
-      JSON.parse(ctx.keyring.decrypt(row.private_jwk_sealed)) as JWK,
-      row.alg,
-    ) as Promise<webcrypto.CryptoKey>;
-    c.imported.set(row.kid, key);
-    key.catch(() => c.imported.delete(row.kid));
+  const ready = c.ready.get(row.kid);
+  if (ready) return ready;
+  let pending = c.imported.get(row.kid);
+  if (!pending) {
+    pending = importSigner(row, JSON.parse(ctx.keyring.decrypt(row.private_jwk_sealed)) as JWK);
+    c.imported.set(row.kid, pending);
+    pending.then(
+      (signer) => c.ready.set(row.kid, signer),
+      () => c.imported.delete(row.kid),
+    );
   }
-  return { kid: row.kid, key: await key };
+  return pending;
 }
 
 /** The JWKS (RFC 7517) of the keys published at `now`, newest first. */

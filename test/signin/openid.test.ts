@@ -232,6 +232,37 @@ describe('OpenID Connect: discovery, id_token, refresh, userinfo', () => {
     assert.equal('id_token' in narrowed.json(), false);
   });
 
+  test('every id_token of a long refresh chain verifies: the ES256 signature is always R || S, 64 bytes, whatever their leading zeros', async () => {
+    // about 1 signature in 128 has an R or S below 2^248 (a shorter DER integer): 600 id_tokens
+    // almost surely include some, and each must still verify
+    const { code, account } = await codeWithNonce(t, client, 'openid', undefined);
+    let body = (await t.request('POST', TOKEN, { body: codeExchangeBody(client, code) })).json();
+    const published = await jwksOf(t);
+    const jwks = createLocalJWKSet(published);
+    for (let i = 0; i < 600; i++) {
+      const res = await t.request('POST', TOKEN, {
+        body: {
+          grant_type: 'refresh_token',
+          refresh_token: body.refresh_token,
+          client_id: client.clientId,
+          client_secret: client.clientSecret,
+        },
+      });
+      assert.equal(res.statusCode, 200, res.body);
+      body = res.json();
+      assert.equal(Buffer.from(body.id_token.split('.')[2], 'base64url').length, 64);
+      const { payload, protectedHeader } = await jwtVerify(body.id_token, jwks, {
+        issuer: ISSUER,
+        audience: client.clientId,
+        algorithms: ['ES256'],
+        currentDate: new Date(t.clock.now()),
+      });
+      assert.equal(payload.sub, account.platformAddress);
+      assert.equal(payload.at_hash, leftHalfHash(body.access_token));
+      assert.deepEqual(protectedHeader, { alg: 'ES256', kid: published.keys[0].kid, typ: 'JWT' });
+    }
+  });
+
   test('the authorize page carries the nonce to the challenge; an over-long nonce or prompt=none goes back as an error', async () => {
     const page = (q: Record<string, string>) =>
       t.request(
