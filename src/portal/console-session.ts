@@ -41,6 +41,16 @@ declare module 'fastify' {
   }
 }
 
+/** Signs a console session out (its cookie stops working at once). */
+export async function endConsoleSession(ctx: Pick<AppContext, 'db' | 'clock'>, sessionId: string): Promise<void> {
+  await ctx.db
+    .updateTable('console_sessions')
+    .set({ revoked_at: ctx.clock.now() })
+    .where('session_id', '=', sessionId)
+    .where('revoked_at', 'is', null)
+    .execute();
+}
+
 export function cookieName(ctx: AppContext): string {
   // __Host- binds the cookie to this exact origin (no Domain, Path=/, Secure) where https allows it.
   return new URL(ctx.config.publicUrl).protocol === 'https:' ? '__Host-platform_console' : 'platform_console';
