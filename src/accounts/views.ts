@@ -4,7 +4,9 @@
 // model (src/chain/account-views.ts) through ./chain-views.ts.
 import type { AppContext } from '../context.ts';
 import { badRequest } from '../shared/errors.ts';
-import { emptyPage, paginate, type Page, type SortKey } from '../shared/pagination.ts';
+import { emptyPage, type Page } from '../shared/pagination.ts';
+import { resolvedAttemptsOf } from '../claims/read.ts';
+import { authorizationsOf } from '../signin/authorizations.ts';
 import { parseList } from '../signin/storage.ts';
 import { scopeName } from '../signin/scopes.ts';
 import { chainViews, type ChainViewType } from './chain-views.ts';
@@ -25,9 +27,6 @@ export interface AccountView {
   load(ctx: AppContext, platformAddress: string, req: ViewRequest): Promise<Page<ViewDoc>>;
 }
 
-const order = (oldestFirst: boolean, ...columns: string[]): SortKey[] =>
-  columns.map((column) => ({ column, direction: oldestFirst ? 'asc' : 'desc' }));
-
 /** Bookmarks are bound to the view type, the account and the direction. */
 const scopeOf = (viewType: string, address: string, req: ViewRequest) =>
   `accounts/${viewType}:${address}:${req.oldestFirst ? 'asc' : 'desc'}`;
@@ -37,33 +36,7 @@ const signinRequests: AccountView = {
   field: 'signinRequests',
   ownerOnly: true,
   async load(ctx, address, req) {
-    const page = await paginate({
-      query: ctx.db
-        .selectFrom('signin_authorizations as a')
-        .leftJoin('signin_apps as app', 'app.client_id', 'a.client_id')
-        .select([
-          'a.authorization_id',
-          'a.client_id',
-          'a.redirect_uri',
-          'a.scopes',
-          'a.address',
-          'a.chain',
-          'a.platform_address',
-          'a.created_at',
-          'a.code_expires_at',
-          'a.code_consumed_at',
-          'a.expires_at',
-          'a.refresh_expires_at',
-          'a.revoked_at',
-          'app.name',
-          'app.image',
-        ])
-        .where('a.platform_address', '=', address),
-      keys: order(req.oldestFirst, 'a.created_at', 'a.authorization_id'),
-      bookmark: req.bookmark,
-      keyring: ctx.keyring,
-      scope: scopeOf('signinRequests', address, req),
-    });
+    const page = await authorizationsOf(ctx, address, { ...req, scope: scopeOf('signinRequests', address, req) });
     return {
       ...page,
       docs: page.docs.map((r) => ({
@@ -102,44 +75,7 @@ function claimActivity(viewType: 'publicClaimActivity' | 'allClaimActivity'): Ac
     field: 'claimActivity',
     ownerOnly: all,
     async load(ctx, address, req) {
-      let query = ctx.db
-        .selectFrom('claim_attempts as a')
-        .select([
-          'a.seq',
-          'a.claim_attempt_id',
-          'a.claim_id',
-          'a.platform_address',
-          'a.status',
-          'a.error',
-          'a.claim_number',
-          'a.attempted_at',
-          'a.resolved_at',
-        ])
-        .where('a.platform_address', '=', address);
-      if (all) {
-        query = query.where('a.status', '!=', 'queued');
-      } else {
-        query = query
-          .where('a.status', '=', 'success')
-          .where((eb) =>
-            eb.exists(
-              eb
-                .selectFrom('claims as c')
-                .select('c.claim_id')
-                .whereRef('c.claim_id', '=', 'a.claim_id')
-                .where('c.show_in_search', '=', 1)
-                .where('c.deleted_at', 'is', null)
-                .where('c.test_expires_at', 'is', null),
-            ),
-          );
-      }
-      const page = await paginate({
-        query,
-        keys: order(req.oldestFirst, 'a.attempted_at', 'a.seq'),
-        bookmark: req.bookmark,
-        keyring: ctx.keyring,
-        scope: scopeOf(viewType, address, req),
-      });
+      const page = await resolvedAttemptsOf(ctx, address, !all, { ...req, scope: scopeOf(viewType, address, req) });
       return {
         ...page,
         docs: page.docs.map((r) => ({

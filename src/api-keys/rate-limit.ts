@@ -16,19 +16,6 @@ import ipaddr from 'ipaddr.js';
 import { CompiledQuery } from 'kysely';
 import type { AppContext } from '../context.ts';
 
-export interface RateLimitWindowTable {
-  bucket: string;
-  window_start: number;
-  taken: number;
-}
-
-// Its table joins the database's type (db/schema.ts).
-declare module '../db/schema.ts' {
-  interface Database {
-    rate_limit_windows: RateLimitWindowTable;
-  }
-}
-
 const WINDOW_MS = 60_000;
 const MAX_TRACKED_BUCKETS = 100_000;
 

@@ -18,11 +18,21 @@ export interface ApiKeyTable {
   trusted_backend: Generated<number>;
 }
 
-// Its table joins the database's type (db/schema.ts).
+/** A rate-limit window's count (rate-limit.ts), shared by the processes on one database. */
+export interface RateLimitWindowTable {
+  bucket: string;
+  window_start: number;
+  taken: number;
+}
+
+export interface ApiKeyTables {
+  api_keys: ApiKeyTable;
+  rate_limit_windows: RateLimitWindowTable;
+}
+
+// Its tables join the database's type (db/schema.ts).
 declare module '../db/schema.ts' {
-  interface Database {
-    api_keys: ApiKeyTable;
-  }
+  interface Database extends ApiKeyTables {}
 }
 
 export interface ApiKeyInfo {

@@ -22,6 +22,7 @@ import {
   type TrackerDetails,
 } from './model.ts';
 import { pluginEnv } from './plugin-env.ts';
+import { liveClaimQuery } from './storage.ts';
 import { validateSatisfyMethod, type SatisfyMethod } from './satisfy.ts';
 import { assertApprovalManager } from './tracker-ownership.ts';
 
@@ -320,13 +321,10 @@ async function buildClaim(
 
 async function assertTrackerFree(tx: Tx, record: ClaimRecord, now: number): Promise<void> {
   if (!isOnChain(record) || !record.trackerDetails) return;
-  const other = await tx
-    .selectFrom('claims')
+  const other = await liveClaimQuery(tx, now)
     .select('claim_id')
     .where('tracker_key', '=', trackerKey(record.trackerDetails))
     .where('claim_id', '!=', record.claimId)
-    .where('deleted_at', 'is', null)
-    .where((eb) => eb.or([eb('test_expires_at', 'is', null), eb('test_expires_at', '>', now)]))
     .executeTakeFirst();
   if (other)
     throw conflict(

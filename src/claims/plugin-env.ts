@@ -9,7 +9,16 @@ import { toCanonical } from '../shared/addresses.ts';
 import { notFound } from '../shared/errors.ts';
 import { evaluateAttempt } from './engine.ts';
 import { loadClaim, numUsesInstance } from './model.ts';
-import { claimNumbersOf } from './storage.ts';
+import { claimNumbersOf, liveClaimsWithPublicParam } from './storage.ts';
+
+// What claims lends plugins beyond plugins/types.ts's ClaimsAccess, declared next to its
+// implementation (as each capability adds its tables to db/schema.ts's Database).
+declare module '../plugins/types.ts' {
+  interface ClaimsAccess {
+    /** Ids of the live claims (through the context's `db`, at `now`) with an instance of `pluginId` whose public param `key` is `value`. */
+    withPublicParam(pluginId: string, key: string, value: string): Promise<string[]>;
+  }
+}
 
 /**
  * The plugin environment of a read through `db` (the deployment's own by default) at `now`;
@@ -25,6 +34,7 @@ export function pluginEnv(app: AppContext, now: number, db: DB | Tx = app.db, re
     claims: {
       load: (claimId) => loadClaim(db, app, claimId, now),
       successOf: (claimId, address) => successOf(app, claimId, address),
+      withPublicParam: (pluginId, key, value) => liveClaimsWithPublicParam(db, now, pluginId, key, value),
     },
   };
 }

@@ -7,7 +7,7 @@ import type { DB, Tx } from '../db/index.ts';
 import type { JsonObject } from '../shared/json.ts';
 import { RE2JS } from 're2js';
 import { badRequest } from '../shared/errors.ts';
-import { paginateFiltered, type Page } from '../shared/pagination.ts';
+import { paginate, paginateFiltered, type Page, type SortKey } from '../shared/pagination.ts';
 import type { Session } from '../shared/session.ts';
 import { findPlugin } from '../plugins/registry.ts';
 import { isCreatorOrManager } from './documents.ts';
@@ -213,4 +213,95 @@ export async function searchClaims(
   });
   const docs = await Promise.all(page.docs.map((row) => renderClaim(ctx.db, parseClaimRow(row, ctx.keyring), session)));
   return { docs, bookmark: page.bookmark, hasMore: page.hasMore };
+}
+
+/** A claim in its creator's list (GET /api/v0/claims/mine). */
+export interface OwnClaimSummary {
+  claimId: string;
+  name: string;
+  createdAt: string;
+  lastUpdated: string;
+  version: string;
+  testOnly: boolean;
+}
+
+/** The live claims `platformAddress` created, newest first, a page at a time. */
+export async function claimsCreatedBy(
+  ctx: Pick<AppContext, 'db' | 'clock' | 'keyring'>,
+  platformAddress: string,
+  bookmark: string | undefined,
+): Promise<Page<OwnClaimSummary>> {
+  const page = await paginate({
+    query: liveClaimQuery(ctx.db, ctx.clock.now())
+      .select(['claim_id', 'details', 'created_at', 'last_updated', 'version', 'test_expires_at'])
+      .where('created_by', '=', platformAddress),
+    keys: [
+      { column: 'created_at', direction: 'desc' },
+      { column: 'claim_id', direction: 'desc' },
+    ],
+    bookmark,
+    keyring: ctx.keyring,
+    scope: `myClaims|${platformAddress}`,
+  });
+  return {
+    ...page,
+    docs: page.docs.map((r) => ({
+      claimId: r.claim_id,
+      name: String((JSON.parse(r.details) as { metadata?: { name?: string } }).metadata?.name ?? ''),
+      createdAt: String(r.created_at),
+      lastUpdated: String(r.last_updated),
+      version: String(r.version),
+      testOnly: r.test_expires_at !== null,
+    })),
+  };
+}
+
+/**
+ * Resolved attempts of `platformAddress`, by attempt time. `listedSuccesses`: only its successes
+ * on claims listed in search (not deleted, not test claims), so the list never reveals an unlisted
+ * claim's id; otherwise every resolved attempt on any claim.
+ */
+export async function resolvedAttemptsOf(
+  ctx: Pick<AppContext, 'db' | 'keyring'>,
+  platformAddress: string,
+  listedSuccesses: boolean,
+  req: { bookmark: string; oldestFirst: boolean; scope: string },
+) {
+  let query = ctx.db
+    .selectFrom('claim_attempts as a')
+    .select([
+      'a.seq',
+      'a.claim_attempt_id',
+      'a.claim_id',
+      'a.platform_address',
+      'a.status',
+      'a.error',
+      'a.claim_number',
+      'a.attempted_at',
+      'a.resolved_at',
+    ])
+    .where('a.platform_address', '=', platformAddress);
+  if (!listedSuccesses) {
+    query = query.where('a.status', '!=', 'queued');
+  } else {
+    query = query
+      .where('a.status', '=', 'success')
+      .where((eb) =>
+        eb.exists(
+          eb
+            .selectFrom('claims as c')
+            .select('c.claim_id')
+            .whereRef('c.claim_id', '=', 'a.claim_id')
+            .where('c.show_in_search', '=', 1)
+            .where('c.deleted_at', 'is', null)
+            .where('c.test_expires_at', 'is', null),
+        ),
+      );
+  }
+  const direction = req.oldestFirst ? 'asc' : 'desc';
+  const keys: SortKey[] = [
+    { column: 'a.attempted_at', direction },
+    { column: 'a.seq', direction },
+  ];
+  return paginate({ query, keys, bookmark: req.bookmark, keyring: ctx.keyring, scope: req.scope });
 }

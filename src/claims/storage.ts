@@ -1,8 +1,9 @@
 // Claims storage: table shapes (composed into src/db/schema.ts) and the small queries shared by
 // the claim documents, the engine and the queue.
-import type { Generated } from 'kysely';
+import { type Generated, sql } from 'kysely';
 import type { AppContext } from '../context.ts';
 import type { DB, Tx } from '../db/index.ts';
+import { escapeLike } from '../shared/like.ts';
 import { READ_STATE, runHot } from './hot-sql.ts';
 
 export interface ClaimTable {
@@ -121,6 +122,31 @@ export function liveClaimQuery(db: Db, now: number) {
     .selectFrom('claims')
     .where('deleted_at', 'is', null)
     .where((eb) => eb.or([eb('test_expires_at', 'is', null), eb('test_expires_at', '>', now)]));
+}
+
+/**
+ * The live claims holding an instance of `pluginId` whose public param `key` is the string `value`:
+ * found by the stored JSON of their public plugin instances, then confirmed.
+ */
+export async function liveClaimsWithPublicParam(
+  db: Db,
+  now: number,
+  pluginId: string,
+  key: string,
+  value: string,
+): Promise<string[]> {
+  const needle = `${JSON.stringify(key)}:${JSON.stringify(value)}`;
+  const rows = await liveClaimQuery(db, now)
+    .select(['claim_id', 'plugins'])
+    .where(sql<boolean>`plugins like ${`%${escapeLike(needle)}%`} escape '\\'`)
+    .execute();
+  return rows
+    .filter((row) =>
+      (JSON.parse(row.plugins) as Array<{ pluginId: string; publicParams?: Record<string, unknown> }>).some(
+        (i) => i.pluginId === pluginId && i.publicParams?.[key] === value,
+      ),
+    )
+    .map((row) => row.claim_id);
 }
 
 /**

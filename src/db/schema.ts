@@ -8,7 +8,5 @@
 // Each capability declares its own tables, next to their row types, by adding them to this interface
 // (`declare module '../db/schema.ts' { interface Database extends ClaimTables {} }`): this file
 // imports none of them, so no capability's types lead back here through the database handle.
-export interface Database {
-  /** One row (id 1): a constant sealed with SECRET_KEY (src/ops/secret-key-check.ts). */
-  secret_key_check: { id: number; sealed: string };
-}
+// biome-ignore lint/suspicious/noEmptyInterface: the capabilities fill it in through declaration merging
+export interface Database {}

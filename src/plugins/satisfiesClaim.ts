@@ -4,12 +4,9 @@
 // updated (400 naming the chain); at run time the chain being evaluated is tracked, so even a cycle
 // that slipped in (two concurrent updates) fails instead of looping.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { sql } from 'kysely';
-import type { DB, Tx } from '../db/index.ts';
 import { ApiError, badRequest } from '../shared/errors.ts';
-import { escapeLike } from '../shared/like.ts';
 import { asObject, onlyKeys } from './params.ts';
-import type { ClaimPlugin } from './types.ts';
+import type { ClaimPlugin, ClaimsAccess } from './types.ts';
 
 interface Pub {
   claimIdToCheck: string;
@@ -24,28 +21,16 @@ const evaluating = new AsyncLocalStorage<string[]>();
  * The longest chain of live claims whose satisfies-claim checks `claimId`, directly or through
  * others, outermost first (`claimId` itself excluded); `seen` holds the chain below and the path so
  * far. Stored chains hold at most MAX_CHAIN claims, so `seen` stays within 2 × MAX_CHAIN; the bound
- * only cuts short chains that slipped in through concurrent updates. Claims are found by the stored
- * JSON of their public plugin instances, then confirmed.
+ * only cuts short chains that slipped in through concurrent updates. The claims capability finds
+ * the referring claims.
  */
-async function referrerChain(db: DB | Tx, now: number, claimId: string, seen: ReadonlySet<string>): Promise<string[]> {
+async function referrerChain(claims: ClaimsAccess, claimId: string, seen: ReadonlySet<string>): Promise<string[]> {
   if (seen.size > 2 * MAX_CHAIN) return [];
-  const rows = await db
-    .selectFrom('claims')
-    .select(['claim_id', 'plugins'])
-    .where('deleted_at', 'is', null)
-    .where((eb) => eb.or([eb('test_expires_at', 'is', null), eb('test_expires_at', '>', now)]))
-    .where(sql<boolean>`plugins like ${`%"claimIdToCheck":"${escapeLike(claimId)}"%`} escape '\\'`)
-    .execute();
+  const referrers = await claims.withPublicParam('satisfies-claim', 'claimIdToCheck', claimId);
   let longest: string[] = [];
-  for (const row of rows) {
-    if (seen.has(row.claim_id)) continue;
-    const instances = JSON.parse(row.plugins) as Array<{
-      pluginId: string;
-      publicParams?: { claimIdToCheck?: unknown };
-    }>;
-    if (!instances.some((i) => i.pluginId === 'satisfies-claim' && i.publicParams?.claimIdToCheck === claimId))
-      continue;
-    const chain = [...(await referrerChain(db, now, row.claim_id, new Set([...seen, row.claim_id]))), row.claim_id];
+  for (const referrer of referrers) {
+    if (seen.has(referrer)) continue;
+    const chain = [...(await referrerChain(claims, referrer, new Set([...seen, referrer]))), referrer];
     if (chain.length > longest.length) longest = chain;
   }
   return longest;
@@ -57,7 +42,7 @@ export const satisfiesClaim: ClaimPlugin<Pub> = {
   stateful: false,
   requiresUserInput: false,
   requiresSession: false,
-  async validate(pub, priv, { path, claimId, db, now, claims }) {
+  async validate(pub, priv, { path, claimId, claims }) {
     const pp = `${path}.publicParams`;
     const p = asObject(pub, pp);
     onlyKeys(p, ['claimIdToCheck'], pp);
@@ -88,7 +73,7 @@ export const satisfiesClaim: ClaimPlugin<Pub> = {
     };
     const below = [claimId, ...(await down(target, [claimId]))];
     // claims that check this one lengthen every chain through it: joining two short chains is refused too
-    const above = await referrerChain(db, now, claimId, new Set(below));
+    const above = await referrerChain(claims, claimId, new Set(below));
     if (above.length + below.length > MAX_CHAIN) {
       throw badRequest(
         `${pp}.claimIdToCheck makes a satisfies-claim chain longer than ${MAX_CHAIN}: ${[...above, ...below].join(' → ')}`,

@@ -27,40 +27,6 @@ export const SESSION_TTL_MS = 12 * 60 * 60 * 1000;
 export const VISITOR_TTL_MS = 24 * 60 * 60 * 1000;
 export const CSRF_HEADER = 'x-csrf-token';
 
-export interface ConsoleSessionTable {
-  session_id: string;
-  token_hash: string;
-  address: string;
-  platform_address: string;
-  chain: Chain;
-  /** JSON array of scope ids. */
-  scopes: string;
-  created_at: number;
-  expires_at: number;
-  revoked_at: number | null;
-}
-
-export interface ConsoleLinkTable {
-  link_id: string;
-  token_hash: string;
-  address: string;
-  platform_address: string;
-  chain: Chain;
-  created_at: number;
-  expires_at: number;
-  used_at: number | null;
-}
-
-export interface ConsoleTables {
-  console_sessions: ConsoleSessionTable;
-  console_links: ConsoleLinkTable;
-}
-
-// Its tables join the database's type (db/schema.ts).
-declare module '../db/schema.ts' {
-  interface Database extends ConsoleTables {}
-}
-
 /** What the gate learned from the cookie. */
 export interface BrowserAuth {
   kind: 'session' | 'visitor';
@@ -73,6 +39,16 @@ declare module 'fastify' {
   interface FastifyRequest {
     browserAuth?: BrowserAuth;
   }
+}
+
+/** Signs a console session out (its cookie stops working at once). */
+export async function endConsoleSession(ctx: Pick<AppContext, 'db' | 'clock'>, sessionId: string): Promise<void> {
+  await ctx.db
+    .updateTable('console_sessions')
+    .set({ revoked_at: ctx.clock.now() })
+    .where('session_id', '=', sessionId)
+    .where('revoked_at', 'is', null)
+    .execute();
 }
 
 export function cookieName(ctx: AppContext): string {

@@ -7,14 +7,17 @@ import type { Routes } from '../shared/capability.ts';
 import { countActiveOwnedApiKeys, createApiKey, listOwnedApiKeys, revokeOwnedApiKey } from '../api-keys/storage.ts';
 import { badRequest, forbidden, notFound } from '../shared/errors.ts';
 import { Bookmark, errorResponses } from '../shared/schemas.ts';
-import { paginate } from '../shared/pagination.ts';
 import { requireSession } from '../shared/session.ts';
+import { claimsCreatedBy } from '../claims/read.ts';
 import { consumeRequest, verifyChallenge } from '../signin/flow.ts';
 import { MAX_SIGNATURE_LENGTH, SIGNATURE_DESCRIPTION } from '../signin/schemas.ts';
 import { parseList } from '../signin/storage.ts';
+import { findAppRow } from '../signin/apps.ts';
+import { liveAuthorizationsOf, revokeOwnAuthorization, signinsToApp } from '../signin/authorizations.ts';
 import {
   CONSOLE_CLIENT_ID,
   createConsoleSession,
+  endConsoleSession,
   csrfTokenFor,
   requireConsoleSession,
   setSessionCookie,
@@ -205,13 +208,7 @@ export const portal: Routes = {
         },
       },
       async (request, reply) => {
-        const s = requireConsoleSession(request);
-        await ctx.db
-          .updateTable('console_sessions')
-          .set({ revoked_at: ctx.clock.now() })
-          .where('session_id', '=', s.authorizationId)
-          .where('revoked_at', 'is', null)
-          .execute();
+        await endConsoleSession(ctx, requireConsoleSession(request).authorizationId);
         setSessionCookie(ctx, reply, mintVisitorCookie(ctx), VISITOR_TTL_MS);
         return {};
       },
@@ -291,37 +288,7 @@ export const portal: Routes = {
       },
       async (request) => {
         const me = requireConsoleSession(request).platformAddress;
-        const now = ctx.clock.now();
-        const rows = await ctx.db
-          .selectFrom('signin_authorizations as a')
-          .innerJoin('signin_apps as p', 'p.client_id', 'a.client_id')
-          .select([
-            'a.authorization_id',
-            'a.client_id',
-            'p.name',
-            'a.scopes',
-            'a.created_at',
-            'a.expires_at',
-            'a.refresh_expires_at',
-          ])
-          .where('a.platform_address', '=', me)
-          .where('a.revoked_at', 'is', null)
-          // a live sign-in: its refresh token still renews, within the optional absolute end
-          .where('a.refresh_expires_at', '>', now)
-          .where((eb) => eb.or([eb('a.expires_at', 'is', null), eb('a.expires_at', '>', now)]))
-          .orderBy('a.created_at', 'desc')
-          .limit(100)
-          .execute();
-        return {
-          authorizations: rows.map((r) => ({
-            authorizationId: r.authorization_id,
-            clientId: r.client_id,
-            appName: r.name,
-            scopes: parseList(r.scopes),
-            createdAt: String(r.created_at),
-            expiresAt: String(Math.min(r.refresh_expires_at ?? 0, r.expires_at ?? Number.MAX_SAFE_INTEGER)),
-          })),
-        };
+        return { authorizations: await liveAuthorizationsOf(ctx, me) };
       },
     );
 
@@ -337,19 +304,8 @@ export const portal: Routes = {
       },
       async (request) => {
         const me = requireConsoleSession(request).platformAddress;
-        const row = await ctx.db
-          .selectFrom('signin_authorizations')
-          .select(['authorization_id'])
-          .where('authorization_id', '=', request.body.authorizationId)
-          .where('platform_address', '=', me)
-          .executeTakeFirst();
-        if (!row) throw notFound(`You have no sign-in with authorizationId ${request.body.authorizationId}`);
-        await ctx.db
-          .updateTable('signin_authorizations')
-          .set({ revoked_at: ctx.clock.now() })
-          .where('authorization_id', '=', row.authorization_id)
-          .where('revoked_at', 'is', null)
-          .execute();
+        if (!(await revokeOwnAuthorization(ctx, me, request.body.authorizationId)))
+          throw notFound(`You have no sign-in with authorizationId ${request.body.authorizationId}`);
         return {};
       },
     );
@@ -375,60 +331,12 @@ export const portal: Routes = {
       async (request) => {
         const session = await requireSession(request, 'manageDeveloperApps');
         const { clientId } = request.params;
-        const appRow = await ctx.db
-          .selectFrom('signin_apps')
-          .select(['created_by'])
-          .where('client_id', '=', clientId)
-          .executeTakeFirst();
+        const appRow = await findAppRow(ctx.db, clientId);
         if (!appRow) throw notFound(`No developer app with clientId ${clientId}`);
         if (appRow.created_by !== session.platformAddress)
           throw forbidden('Only the owner of the app may list its sign-ins.');
-        const now = ctx.clock.now();
-        const page = await paginate({
-          query: ctx.db
-            .selectFrom('signin_authorizations')
-            .select([
-              'authorization_id',
-              'address',
-              'platform_address',
-              'chain',
-              'scopes',
-              'created_at',
-              'code_consumed_at',
-              'code_expires_at',
-              'expires_at',
-              'refresh_expires_at',
-              'revoked_at',
-            ])
-            .where('client_id', '=', clientId),
-          keys: [
-            { column: 'created_at', direction: 'desc' },
-            { column: 'authorization_id', direction: 'desc' },
-          ],
-          bookmark: request.query.bookmark,
-          keyring: ctx.keyring,
-          scope: `appSignins|${clientId}`,
-        });
-        return {
-          signins: page.docs.map((r) => ({
-            address: r.address,
-            platformAddress: r.platform_address,
-            chain: r.chain,
-            scopes: parseList(r.scopes),
-            createdAt: String(r.created_at),
-            status:
-              r.revoked_at !== null
-                ? ('revoked' as const)
-                : r.code_consumed_at === null
-                  ? now < r.code_expires_at
-                    ? ('pending' as const)
-                    : ('ended' as const)
-                  : now < (r.refresh_expires_at ?? 0) && (r.expires_at === null || now < r.expires_at)
-                    ? ('active' as const)
-                    : ('ended' as const),
-          })),
-          pagination: { bookmark: page.bookmark, hasMore: page.hasMore },
-        };
+        const page = await signinsToApp(ctx, clientId, request.query.bookmark);
+        return { signins: page.docs, pagination: { bookmark: page.bookmark, hasMore: page.hasMore } };
       },
     );
 
@@ -461,33 +369,8 @@ export const portal: Routes = {
       },
       async (request) => {
         const me = (await requireSession(request)).platformAddress;
-        const now = ctx.clock.now();
-        const page = await paginate({
-          query: ctx.db
-            .selectFrom('claims')
-            .select(['claim_id', 'details', 'created_at', 'last_updated', 'version', 'test_expires_at'])
-            .where('created_by', '=', me)
-            .where('deleted_at', 'is', null)
-            .where((eb) => eb.or([eb('test_expires_at', 'is', null), eb('test_expires_at', '>', now)])),
-          keys: [
-            { column: 'created_at', direction: 'desc' },
-            { column: 'claim_id', direction: 'desc' },
-          ],
-          bookmark: request.query.bookmark,
-          keyring: ctx.keyring,
-          scope: `myClaims|${me}`,
-        });
-        return {
-          claims: page.docs.map((r) => ({
-            claimId: r.claim_id,
-            name: String((JSON.parse(r.details) as { metadata?: { name?: string } }).metadata?.name ?? ''),
-            createdAt: String(r.created_at),
-            lastUpdated: String(r.last_updated),
-            version: String(r.version),
-            testOnly: r.test_expires_at !== null,
-          })),
-          pagination: { bookmark: page.bookmark, hasMore: page.hasMore },
-        };
+        const page = await claimsCreatedBy(ctx, me, request.query.bookmark);
+        return { claims: page.docs, pagination: { bookmark: page.bookmark, hasMore: page.hasMore } };
       },
     );
 

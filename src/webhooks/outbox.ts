@@ -11,6 +11,9 @@ import { sql } from 'kysely';
 import type { DB, Tx } from '../db/index.ts';
 import { randomHex, type Keyring } from '../shared/crypto.ts';
 import { originOf } from './origin.ts';
+import type { DeliveryStatus, WebhookDeliveryTable } from './storage.ts';
+
+export type { DeliveryStatus };
 
 export const RETRY_BASE_MS = 60 * 60_000;
 export const RETRY_CAP_MS = 7 * 24 * 60 * 60_000;
@@ -18,43 +21,6 @@ export const RETRY_CAP_MS = 7 * 24 * 60 * 60_000;
 export const MAX_TRIES = 10;
 /** How long a taken delivery belongs to its process: above the 10 s call deadline, with room for the database. */
 export const LEASE_MS = 30_000;
-
-export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
-
-export interface WebhookDeliveryTable {
-  delivery_id: string;
-  plugin_id: string;
-  claim_id: string;
-  instance_id: string;
-  claim_attempt_id: string;
-  url: string;
-  /** The URL's origin (origin.ts): deliveries in flight are limited per origin. */
-  origin: string;
-  body_enc: string;
-  headers_enc: string | null;
-  status: DeliveryStatus;
-  /** Tries ever made (redeliveries included). */
-  attempts: number;
-  /** Failed tries in the current schedule; drives the backoff and the give-up. */
-  retries: number;
-  next_try_at: number | null;
-  lease_owner: string | null;
-  lease_until: number | null;
-  last_error: string | null;
-  last_status: number | null;
-  last_try_at: number | null;
-  delivered_at: number | null;
-  created_at: number;
-}
-
-export interface WebhookTables {
-  webhook_deliveries: WebhookDeliveryTable;
-}
-
-// Its tables join the database's type (db/schema.ts).
-declare module '../db/schema.ts' {
-  interface Database extends WebhookTables {}
-}
 
 export interface NewDelivery {
   pluginId: string;
