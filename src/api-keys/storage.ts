@@ -82,10 +82,14 @@ export async function listApiKeys(db: DB): Promise<ApiKeyInfo[]> {
   return rows.map(info);
 }
 
-/** Returns false when no key has that id. Revoking twice keeps the first revocation time. */
-export async function revokeApiKey(db: DB, id: string, now = Date.now()): Promise<boolean> {
-  const found = await db.selectFrom('api_keys').select('id').where('id', '=', id).executeTakeFirst();
-  if (!found) return false;
+/**
+ * Revokes the key `id` (of `owner` when given, else of anyone); false when there is no such key.
+ * Revoking twice keeps the first revocation time.
+ */
+async function revoke(db: DB, id: string, owner: string | undefined, now: number): Promise<boolean> {
+  let query = db.selectFrom('api_keys').select('id').where('id', '=', id);
+  if (owner !== undefined) query = query.where('owner', '=', owner);
+  if (!(await query.executeTakeFirst())) return false;
   await db
     .updateTable('api_keys')
     .set({ revoked_at: now })
@@ -94,6 +98,9 @@ export async function revokeApiKey(db: DB, id: string, now = Date.now()): Promis
     .execute();
   return true;
 }
+
+/** Returns false when no key has that id. Revoking twice keeps the first revocation time. */
+export const revokeApiKey = (db: DB, id: string, now = Date.now()): Promise<boolean> => revoke(db, id, undefined, now);
 
 /** The active key whose plaintext hashes to `keyHash`, if any. */
 export async function findActiveApiKeyByHash(
@@ -154,19 +161,5 @@ export async function countActiveOwnedApiKeys(db: DB, owner: string): Promise<nu
 }
 
 /** Revokes a key of `owner`; false when `owner` has no key with that id. */
-export async function revokeOwnedApiKey(db: DB, id: string, owner: string, now: number): Promise<boolean> {
-  const found = await db
-    .selectFrom('api_keys')
-    .select('id')
-    .where('id', '=', id)
-    .where('owner', '=', owner)
-    .executeTakeFirst();
-  if (!found) return false;
-  await db
-    .updateTable('api_keys')
-    .set({ revoked_at: now })
-    .where('id', '=', id)
-    .where('revoked_at', 'is', null)
-    .execute();
-  return true;
-}
+export const revokeOwnedApiKey = (db: DB, id: string, owner: string, now: number): Promise<boolean> =>
+  revoke(db, id, owner, now);

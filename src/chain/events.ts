@@ -10,7 +10,14 @@
 // Failed transactions (code ≠ 0) are skipped whole.
 import { tryCanonical } from '../shared/addresses.ts';
 import type { AmountTrackerKey, ChallengeTrackerKey, EventJson, TxResult } from './client.ts';
-import { activityDocId, amountTrackerDocId, challengeTrackerDocId, type ActivityRecord } from './model.ts';
+import {
+  activityDocId,
+  amountTrackerDocId,
+  amountTrackerKey,
+  challengeTrackerDocId,
+  challengeTrackerKey,
+  type ActivityRecord,
+} from './model.ts';
 
 /** `msg_type`s that change one user's balance store (approvals, auto-approve flags), not the collection. */
 const USER_LEVEL_MSGS = new Set([
@@ -134,26 +141,12 @@ export function collectTouched(height: number, time: number, results: TxResult[]
         continue;
       }
       if (a.has('amountTrackerId') && collectionId) {
-        const key: AmountTrackerKey = {
-          collectionId,
-          approvalLevel: a.get('approvalLevel') ?? '',
-          approverAddress: a.get('approverAddress') ?? '',
-          approvalId: a.get('approvalId') ?? '',
-          amountTrackerId: a.get('amountTrackerId') ?? '',
-          trackerType: a.get('trackerType') ?? '',
-          approvedAddress: a.get('approvedAddress') ?? '',
-        };
+        const key = amountTrackerKey(collectionId, (field) => a.get(field));
         t.amountTrackers.set(amountTrackerDocId(key), key);
         continue;
       }
       if (a.has('challengeTrackerId') && a.has('leafIndex') && collectionId) {
-        const key: ChallengeTrackerKey = {
-          collectionId,
-          approvalLevel: a.get('approvalLevel') ?? '',
-          approverAddress: a.get('approverAddress') ?? '',
-          approvalId: a.get('approvalId') ?? '',
-          challengeTrackerId: a.get('challengeTrackerId') ?? '',
-        };
+        const key = challengeTrackerKey(collectionId, (field) => a.get(field));
         const docId = challengeTrackerDocId(key);
         const entry = t.challenges.get(docId) ?? { key, leaves: [] };
         entry.leaves.push({ leafIndex: a.get('leafIndex') ?? '', usedBy: a.get('creator') ?? '' });

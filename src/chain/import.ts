@@ -5,7 +5,13 @@
 import type { DB } from '../db/index.ts';
 import { tryCanonical } from '../shared/addresses.ts';
 import type { UpdateEntry } from './model.ts';
-import { amountTrackerDocId, challengeTrackerDocId, holdsSomething } from './model.ts';
+import {
+  amountTrackerDocId,
+  amountTrackerKey,
+  challengeTrackerDocId,
+  challengeTrackerKey,
+  holdsSomething,
+} from './model.ts';
 import { checkCollectionId } from './views.ts';
 
 export class SnapshotError extends Error {}
@@ -269,15 +275,7 @@ export async function importSnapshot(
         .insertInto('chain_amount_trackers')
         .values(
           part.map((t) => {
-            const key = {
-              collectionId: String(t.collectionId),
-              approvalLevel: String(t.approvalLevel ?? ''),
-              approverAddress: String(t.approverAddress ?? ''),
-              approvalId: String(t.approvalId ?? ''),
-              amountTrackerId: String(t.amountTrackerId ?? ''),
-              trackerType: String(t.trackerType ?? ''),
-              approvedAddress: String(t.approvedAddress ?? ''),
-            };
+            const key = amountTrackerKey(String(t.collectionId), (field) => t[field]);
             const docId = amountTrackerDocId(key);
             const doc = {
               _docId: docId,
@@ -303,13 +301,7 @@ export async function importSnapshot(
         .insertInto('chain_challenge_trackers')
         .values(
           part.map((t) => {
-            const key = {
-              collectionId: String(t.collectionId),
-              approvalLevel: String(t.approvalLevel ?? ''),
-              approverAddress: String(t.approverAddress ?? ''),
-              approvalId: String(t.approvalId ?? ''),
-              challengeTrackerId: String(t.challengeTrackerId ?? ''),
-            };
+            const key = challengeTrackerKey(String(t.collectionId), (field) => t[field]);
             const docId = challengeTrackerDocId(key);
             return {
               collection_id: key.collectionId,

@@ -67,6 +67,35 @@ export interface BlockWork {
   failedTxs: number;
 }
 
+/** A tracker key's fields after its collectionId, in the order its documents list them. */
+const AMOUNT_TRACKER_FIELDS = [
+  'approvalLevel',
+  'approverAddress',
+  'approvalId',
+  'amountTrackerId',
+  'trackerType',
+  'approvedAddress',
+] as const;
+const CHALLENGE_TRACKER_FIELDS = ['approvalLevel', 'approverAddress', 'approvalId', 'challengeTrackerId'] as const;
+
+function trackerKey<F extends string>(
+  collectionId: string,
+  fields: readonly F[],
+  read: (field: F) => unknown,
+): { collectionId: string } & Record<F, string> {
+  const key: Record<string, string> = { collectionId };
+  for (const field of fields) key[field] = String(read(field) ?? '');
+  return key as { collectionId: string } & Record<F, string>;
+}
+
+/** An amount tracker's key, its fields read by `read` (a snapshot's property, an event attribute); '' when absent. */
+export const amountTrackerKey = (collectionId: string, read: (field: string) => unknown): AmountTrackerKey =>
+  trackerKey(collectionId, AMOUNT_TRACKER_FIELDS, read);
+
+/** A challenge tracker's key, read as amountTrackerKey's. */
+export const challengeTrackerKey = (collectionId: string, read: (field: string) => unknown): ChallengeTrackerKey =>
+  trackerKey(collectionId, CHALLENGE_TRACKER_FIELDS, read);
+
 export const amountTrackerDocId = (k: AmountTrackerKey): string =>
   `${k.collectionId}:${k.approvalLevel}-${k.approverAddress}-${k.approvalId}-${k.amountTrackerId}-${k.trackerType}-${k.approvedAddress}`;
 

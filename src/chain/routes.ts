@@ -3,7 +3,8 @@
 // API key (the gate). Documents are the chain's JSON: amounts and ranges stay decimal strings.
 // Every route here only reads: each reads from a read replica when one is configured (`forReads`).
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
+import { type TSchema, Type } from 'typebox';
+import type { Page } from '../shared/pagination.ts';
 import type { Routes } from '../shared/capability.ts';
 import type { AppContext } from '../context.ts';
 import { forReads } from '../db/replicas.ts';
@@ -19,6 +20,7 @@ import {
   checkCollectionId,
   checkTokenId,
   collectionActivityView,
+  type Doc,
   getBalance,
   getCollection,
   ownersView,
@@ -71,6 +73,22 @@ const ListQuery = Type.Object(
   { additionalProperties: false },
 );
 
+/** A paged view's route schema: the documents under `key`, then the pagination. */
+const listSchema = <P extends TSchema>(summary: string, params: P, key: string) => ({
+  tags,
+  summary,
+  params,
+  querystring: ListQuery,
+  response: {
+    200: Type.Object({ [key]: Type.Array(AnyDoc), pagination: Pagination }),
+    ...errorResponses(400, 404),
+  },
+});
+const listAnswer = (key: string, page: Page<Doc>) => ({
+  [key]: page.docs,
+  pagination: { bookmark: page.bookmark, hasMore: page.hasMore },
+});
+
 async function existing(ctx: AppContext, collectionId: string) {
   checkCollectionId(collectionId);
   const doc = await getCollection(ctx, collectionId);
@@ -120,23 +138,12 @@ export const collections: Routes = {
     const list = (path: string, key: string, summary: string, view: typeof ownersView) =>
       app.get(
         `/api/v0/collection/:collectionId/${path}`,
-        {
-          schema: {
-            tags,
-            summary,
-            params: IdParams,
-            querystring: ListQuery,
-            response: {
-              200: Type.Object({ [key]: Type.Array(AnyDoc), pagination: Pagination }),
-              ...errorResponses(400, 404),
-            },
-          },
-        },
+        { schema: listSchema(summary, IdParams, key) },
         async (request) => {
           const { collectionId } = request.params;
           await existing(ctx, collectionId);
           const page = await view(ctx, collectionId, request.query);
-          return { [key]: page.docs, pagination: { bookmark: page.bookmark, hasMore: page.hasMore } };
+          return listAnswer(key, page);
         },
       );
     list('owners', 'owners', 'Owners of a collection (owner documents), paged', ownersView);
@@ -163,24 +170,13 @@ export const collections: Routes = {
     const tokenList = (path: string, key: string, summary: string, view: typeof tokenOwnersView) =>
       app.get(
         `/api/v0/collection/:collectionId/:tokenId/${path}`,
-        {
-          schema: {
-            tags,
-            summary,
-            params: TokenParams,
-            querystring: ListQuery,
-            response: {
-              200: Type.Object({ [key]: Type.Array(AnyDoc), pagination: Pagination }),
-              ...errorResponses(400, 404),
-            },
-          },
-        },
+        { schema: listSchema(summary, TokenParams, key) },
         async (request) => {
           const { collectionId } = request.params;
           const tokenId = checkTokenId(request.params.tokenId);
           await existing(ctx, collectionId);
           const page = await view(ctx, collectionId, tokenId, request.query);
-          return { [key]: page.docs, pagination: { bookmark: page.bookmark, hasMore: page.hasMore } };
+          return listAnswer(key, page);
         },
       );
     tokenList(

@@ -4,6 +4,7 @@
 import type { AppContext } from '../context.ts';
 import { toCanonical } from '../shared/addresses.ts';
 import { badRequest } from '../shared/errors.ts';
+import type { SelectQueryBuilder } from 'kysely';
 import { paginate, paginateFiltered, type Page, type SortKey } from '../shared/pagination.ts';
 import { ownerDocId } from './model.ts';
 
@@ -172,113 +173,7 @@ export async function ownerDocsIn(ctx: AppContext, address: string, collections:
   });
 }
 
-// ---- collection views ---------------------------------------------------------------------------
-
-/** Holders (some amount > 0) in the order they first appeared. */
-export async function ownersView(ctx: AppContext, collectionId: string, o: ViewOptions): Promise<Page<Doc>> {
-  const address = o.address ? toCanonical(o.address, 'address') : null;
-  let query = ctx.db
-    .selectFrom('chain_balances')
-    .select(['collection_id', 'address', 'store_json', 'update_history', 'first_block'])
-    .where('collection_id', '=', collectionId)
-    .where('has_balance', '=', 1);
-  if (address) query = query.where('address', '=', address);
-  const page = await paginate({
-    query,
-    keys: keys(o.oldestFirst, 'first_block', 'address'),
-    bookmark: o.bookmark,
-    keyring: ctx.keyring,
-    scope: scopeOf(`owners:${collectionId}`, o, address),
-  });
-  return mapPage(page, ownerDocFromRow);
-}
-
-/** Transfer legs of the collection in chain order; `address`: legs it sent or received. */
-export async function collectionActivityView(
-  ctx: AppContext,
-  collectionId: string,
-  o: ViewOptions,
-): Promise<Page<Doc>> {
-  const address = o.address ? toCanonical(o.address, 'address') : null;
-  const scope = scopeOf(`activity:${collectionId}`, o, address);
-  if (!address) {
-    const query = ctx.db
-      .selectFrom('chain_activity')
-      .select(['doc_json', 'block', 'tx_index', 'leg_index'])
-      .where('collection_id', '=', collectionId);
-    return mapPage(
-      await paginate({
-        query,
-        keys: keys(o.oldestFirst, 'block', 'tx_index', 'leg_index'),
-        bookmark: o.bookmark,
-        keyring: ctx.keyring,
-        scope,
-      }),
-      jsonDoc,
-    );
-  }
-  const query = ctx.db
-    .selectFrom('chain_activity_parties as p')
-    .innerJoin('chain_activity as a', 'a.doc_id', 'p.doc_id')
-    .select(['a.doc_json', 'p.block', 'p.tx_index', 'p.leg_index'])
-    .where('p.address', '=', address)
-    .where('p.collection_id', '=', collectionId);
-  return mapPage(
-    await paginate({
-      query,
-      keys: keys(o.oldestFirst, 'p.block', 'p.tx_index', 'p.leg_index'),
-      bookmark: o.bookmark,
-      keyring: ctx.keyring,
-      scope,
-    }),
-    jsonDoc,
-  );
-}
-
-/** Amount trackers, most recently moved first; `address`: trackers it approves or is tracked in. */
-export async function amountTrackersView(ctx: AppContext, collectionId: string, o: ViewOptions): Promise<Page<Doc>> {
-  const address = o.address ? toCanonical(o.address, 'address') : null;
-  let query = ctx.db
-    .selectFrom('chain_amount_trackers')
-    .select(['doc_json', 'updated_block', 'doc_id'])
-    .where('collection_id', '=', collectionId);
-  if (address)
-    query = query.where((eb) => eb.or([eb('approver_address', '=', address), eb('approved_address', '=', address)]));
-  return mapPage(
-    await paginate({
-      query,
-      keys: keys(o.oldestFirst, 'updated_block', 'doc_id'),
-      bookmark: o.bookmark,
-      keyring: ctx.keyring,
-      scope: scopeOf(`amountTrackers:${collectionId}`, o, address),
-    }),
-    jsonDoc,
-  );
-}
-
-/** Challenge trackers, most recently used first; `address`: trackers of approvals it owns. */
-export async function challengeTrackersView(ctx: AppContext, collectionId: string, o: ViewOptions): Promise<Page<Doc>> {
-  const address = o.address ? toCanonical(o.address, 'address') : null;
-  let query = ctx.db
-    .selectFrom('chain_challenge_trackers')
-    .select(['doc_json', 'updated_block', 'doc_id'])
-    .where('collection_id', '=', collectionId);
-  if (address) query = query.where('approver_address', '=', address);
-  return mapPage(
-    await paginate({
-      query,
-      keys: keys(o.oldestFirst, 'updated_block', 'doc_id'),
-      bookmark: o.bookmark,
-      keyring: ctx.keyring,
-      scope: scopeOf(`challengeTrackers:${collectionId}`, o, address),
-    }),
-    jsonDoc,
-  );
-}
-
-// ---- per-token views ----------------------------------------------------------------------------
-// The same rows and order as the collection views, narrowed to one token id. Whether a balance
-// list covers the id is read from its JSON, so these page with paginateFiltered.
+// ---- token ids ---------------------------------------------------------------------------------
 
 export const TOKEN_ID = /^[1-9][0-9]{0,19}$/;
 const MAX_UINT64 = 18446744073709551615n;
@@ -306,13 +201,35 @@ export function balancesOfToken(balances: unknown, tokenId: bigint): JsonBalance
 const holdsToken = (balances: unknown, tokenId: bigint) =>
   balancesOfToken(balances, tokenId).some((b) => amountOf(b) > 0n);
 
-/** Owners holding some amount of `tokenId`, in the owners view's order. */
-export async function tokenOwnersView(
-  ctx: AppContext,
-  collectionId: string,
-  tokenId: bigint,
+// ---- collection views ---------------------------------------------------------------------------
+// The per-token views keep the same rows and order as the collection views, narrowed to one token
+// id. Whether a balance list covers the id is read from its JSON, so those page with
+// paginateFiltered.
+
+/** One page of `query` in the order of `columns`: filtered in memory by `keep` when given. */
+function pageOf<D, TB extends keyof D, Row extends Record<string, unknown>>(
+  ctx: Pick<AppContext, 'keyring'>,
+  query: SelectQueryBuilder<D, TB, Row>,
+  columns: string[],
   o: ViewOptions,
-): Promise<Page<Doc>> {
+  scope: string,
+  keep?: (row: Row) => boolean,
+): Promise<Page<Row>> {
+  const opts = { query, keys: keys(o.oldestFirst, ...columns), bookmark: o.bookmark, keyring: ctx.keyring, scope };
+  return keep ? paginateFiltered({ ...opts, keep }) : paginate(opts);
+}
+
+/** Transfer legs `address` sent or received, through the parties index. */
+const legsOfParty = (ctx: Pick<AppContext, 'db'>, address: string) =>
+  ctx.db
+    .selectFrom('chain_activity_parties as p')
+    .innerJoin('chain_activity as a', 'a.doc_id', 'p.doc_id')
+    .select(['a.doc_json', 'p.block', 'p.tx_index', 'p.leg_index'])
+    .where('p.address', '=', address);
+const PARTY_LEG_ORDER = ['p.block', 'p.tx_index', 'p.leg_index'];
+
+/** Holders (some amount > 0) in the order they first appeared; with `tokenId`, holders of that token. */
+async function holders(ctx: AppContext, collectionId: string, o: ViewOptions, tokenId?: bigint): Promise<Page<Doc>> {
   const address = o.address ? toCanonical(o.address, 'address') : null;
   let query = ctx.db
     .selectFrom('chain_balances')
@@ -320,82 +237,90 @@ export async function tokenOwnersView(
     .where('collection_id', '=', collectionId)
     .where('has_balance', '=', 1);
   if (address) query = query.where('address', '=', address);
-  const page = await paginateFiltered({
-    query,
-    keys: keys(o.oldestFirst, 'first_block', 'address'),
-    bookmark: o.bookmark,
-    keyring: ctx.keyring,
-    scope: scopeOf(`owners:${collectionId}:${tokenId}`, o, address),
-    keep: (r) => holdsToken((JSON.parse(r.store_json) as { balances?: unknown }).balances, tokenId),
-  });
+  const view = tokenId === undefined ? `owners:${collectionId}` : `owners:${collectionId}:${tokenId}`;
+  const keep =
+    tokenId === undefined
+      ? undefined
+      : (r: { store_json: string }) =>
+          holdsToken((JSON.parse(r.store_json) as { balances?: unknown }).balances, tokenId);
+  const page = await pageOf(ctx, query, ['first_block', 'address'], o, scopeOf(view, o, address), keep);
   return mapPage(page, ownerDocFromRow);
 }
 
-/** Transfer legs of the collection that moved some of `tokenId`, in the activity view's order. */
-export async function tokenActivityView(
-  ctx: AppContext,
-  collectionId: string,
-  tokenId: bigint,
-  o: ViewOptions,
-): Promise<Page<Doc>> {
+/** Transfer legs of the collection in chain order; with `tokenId`, legs that moved some of it. */
+async function transfers(ctx: AppContext, collectionId: string, o: ViewOptions, tokenId?: bigint): Promise<Page<Doc>> {
   const address = o.address ? toCanonical(o.address, 'address') : null;
-  const scope = scopeOf(`activity:${collectionId}:${tokenId}`, o, address);
-  const keep = (r: { doc_json: string }) =>
-    holdsToken((JSON.parse(r.doc_json) as { balances?: unknown }).balances, tokenId);
+  const view = tokenId === undefined ? `activity:${collectionId}` : `activity:${collectionId}:${tokenId}`;
+  const scope = scopeOf(view, o, address);
+  const keep =
+    tokenId === undefined
+      ? undefined
+      : (r: { doc_json: string }) => holdsToken((JSON.parse(r.doc_json) as { balances?: unknown }).balances, tokenId);
   if (!address) {
     const query = ctx.db
       .selectFrom('chain_activity')
       .select(['doc_json', 'block', 'tx_index', 'leg_index'])
       .where('collection_id', '=', collectionId);
-    return mapPage(
-      await paginateFiltered({
-        query,
-        keys: keys(o.oldestFirst, 'block', 'tx_index', 'leg_index'),
-        bookmark: o.bookmark,
-        keyring: ctx.keyring,
-        scope,
-        keep,
-      }),
-      jsonDoc,
-    );
+    return mapPage(await pageOf(ctx, query, ['block', 'tx_index', 'leg_index'], o, scope, keep), jsonDoc);
   }
-  const query = ctx.db
-    .selectFrom('chain_activity_parties as p')
-    .innerJoin('chain_activity as a', 'a.doc_id', 'p.doc_id')
-    .select(['a.doc_json', 'p.block', 'p.tx_index', 'p.leg_index'])
-    .where('p.address', '=', address)
-    .where('p.collection_id', '=', collectionId);
-  return mapPage(
-    await paginateFiltered({
-      query,
-      keys: keys(o.oldestFirst, 'p.block', 'p.tx_index', 'p.leg_index'),
-      bookmark: o.bookmark,
-      keyring: ctx.keyring,
-      scope,
-      keep,
-    }),
-    jsonDoc,
-  );
+  const query = legsOfParty(ctx, address).where('p.collection_id', '=', collectionId);
+  return mapPage(await pageOf(ctx, query, PARTY_LEG_ORDER, o, scope, keep), jsonDoc);
 }
+
+/** Holders (some amount > 0) in the order they first appeared. */
+export const ownersView = (ctx: AppContext, collectionId: string, o: ViewOptions): Promise<Page<Doc>> =>
+  holders(ctx, collectionId, o);
+
+/** Transfer legs of the collection in chain order; `address`: legs it sent or received. */
+export const collectionActivityView = (ctx: AppContext, collectionId: string, o: ViewOptions): Promise<Page<Doc>> =>
+  transfers(ctx, collectionId, o);
+
+/** Amount trackers, most recently moved first; `address`: trackers it approves or is tracked in. */
+export async function amountTrackersView(ctx: AppContext, collectionId: string, o: ViewOptions): Promise<Page<Doc>> {
+  const address = o.address ? toCanonical(o.address, 'address') : null;
+  let query = ctx.db
+    .selectFrom('chain_amount_trackers')
+    .select(['doc_json', 'updated_block', 'doc_id'])
+    .where('collection_id', '=', collectionId);
+  if (address)
+    query = query.where((eb) => eb.or([eb('approver_address', '=', address), eb('approved_address', '=', address)]));
+  const scope = scopeOf(`amountTrackers:${collectionId}`, o, address);
+  return mapPage(await pageOf(ctx, query, ['updated_block', 'doc_id'], o, scope), jsonDoc);
+}
+
+/** Challenge trackers, most recently used first; `address`: trackers of approvals it owns. */
+export async function challengeTrackersView(ctx: AppContext, collectionId: string, o: ViewOptions): Promise<Page<Doc>> {
+  const address = o.address ? toCanonical(o.address, 'address') : null;
+  let query = ctx.db
+    .selectFrom('chain_challenge_trackers')
+    .select(['doc_json', 'updated_block', 'doc_id'])
+    .where('collection_id', '=', collectionId);
+  if (address) query = query.where('approver_address', '=', address);
+  const scope = scopeOf(`challengeTrackers:${collectionId}`, o, address);
+  return mapPage(await pageOf(ctx, query, ['updated_block', 'doc_id'], o, scope), jsonDoc);
+}
+
+/** Owners holding some amount of `tokenId`, in the owners view's order. */
+export const tokenOwnersView = (
+  ctx: AppContext,
+  collectionId: string,
+  tokenId: bigint,
+  o: ViewOptions,
+): Promise<Page<Doc>> => holders(ctx, collectionId, o, tokenId);
+
+/** Transfer legs of the collection that moved some of `tokenId`, in the activity view's order. */
+export const tokenActivityView = (
+  ctx: AppContext,
+  collectionId: string,
+  tokenId: bigint,
+  o: ViewOptions,
+): Promise<Page<Doc>> => transfers(ctx, collectionId, o, tokenId);
 
 // ---- account views ------------------------------------------------------------------------------
 
 export async function addressActivityView(ctx: AppContext, address: string, o: ViewOptions): Promise<Page<Doc>> {
-  const query = ctx.db
-    .selectFrom('chain_activity_parties as p')
-    .innerJoin('chain_activity as a', 'a.doc_id', 'p.doc_id')
-    .select(['a.doc_json', 'p.block', 'p.tx_index', 'p.leg_index'])
-    .where('p.address', '=', address);
-  return mapPage(
-    await paginate({
-      query,
-      keys: keys(o.oldestFirst, 'p.block', 'p.tx_index', 'p.leg_index'),
-      bookmark: o.bookmark,
-      keyring: ctx.keyring,
-      scope: scopeOf('account-activity', o, address),
-    }),
-    jsonDoc,
-  );
+  const scope = scopeOf('account-activity', o, address);
+  return mapPage(await pageOf(ctx, legsOfParty(ctx, address), PARTY_LEG_ORDER, o, scope), jsonDoc);
 }
 
 /** Owner documents of the address in every collection where it holds something. */
@@ -405,16 +330,8 @@ export async function tokensCollectedView(ctx: AppContext, address: string, o: V
     .select(['collection_id', 'address', 'store_json', 'update_history', 'first_block'])
     .where('address', '=', address)
     .where('has_balance', '=', 1);
-  return mapPage(
-    await paginate({
-      query,
-      keys: keys(o.oldestFirst, 'first_block', 'collection_id'),
-      bookmark: o.bookmark,
-      keyring: ctx.keyring,
-      scope: scopeOf('tokens-collected', o, address),
-    }),
-    ownerDocFromRow,
-  );
+  const scope = scopeOf('tokens-collected', o, address);
+  return mapPage(await pageOf(ctx, query, ['first_block', 'collection_id'], o, scope), ownerDocFromRow);
 }
 
 /** Collections the address created (`createdBy`) or manages (`manager`), newest first. */
@@ -428,14 +345,6 @@ export async function collectionsByRoleView(
     .selectFrom('chain_collections')
     .select(['collection_id', 'doc_json', 'created_block', 'created_time', 'update_history'])
     .where(role, '=', address);
-  return mapPage(
-    await paginate({
-      query,
-      keys: keys(o.oldestFirst, 'created_block', 'collection_id'),
-      bookmark: o.bookmark,
-      keyring: ctx.keyring,
-      scope: scopeOf(`collections-${role}`, o, address),
-    }),
-    collectionDocFromRow,
-  );
+  const scope = scopeOf(`collections-${role}`, o, address);
+  return mapPage(await pageOf(ctx, query, ['created_block', 'collection_id'], o, scope), collectionDocFromRow);
 }

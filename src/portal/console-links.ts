@@ -13,6 +13,7 @@ import { parseAddress } from '../shared/addresses.ts';
 import { randomHex, safeEqual, sha256Hex } from '../shared/crypto.ts';
 import { badRequest, unauthorized } from '../shared/errors.ts';
 import { createConsoleSession } from './console-session.ts';
+import { dropEnded } from './storage.ts';
 
 export const DEFAULT_CONSOLE_LINK_TTL_MS = 10 * 60 * 1000;
 export const MAX_CONSOLE_LINK_TTL_MS = 24 * 60 * 60 * 1000;
@@ -52,11 +53,7 @@ export async function createConsoleLink(
   const address = parsed.chain === 'ETH' ? parsed.evmAddress : parsed.platformAddress;
   const expiresAt = now + ttl;
   await ctx.db.transaction().execute(async (tx) => {
-    // links that ended a day ago go when a new one is made (nothing accumulates without new links)
-    await tx
-      .deleteFrom('console_links')
-      .where('expires_at', '<', now - 24 * 60 * 60 * 1000)
-      .execute();
+    await dropEnded(tx, 'console_links', now);
     await tx
       .insertInto('console_links')
       .values({

@@ -20,6 +20,7 @@ import { forbidden, unauthorized } from '../shared/errors.ts';
 import type { Session } from '../shared/session.ts';
 import { CONSOLE_CLIENT_ID } from '../db/migrations/0014_console_sessions.ts';
 import type { Tx } from '../db/index.ts';
+import { dropEnded } from './storage.ts';
 
 export { CONSOLE_CLIENT_ID };
 
@@ -190,12 +191,7 @@ export async function createConsoleSession(
   const sessionId = randomHex(16);
   const verifier = randomHex(32);
   const expiresAt = now + SESSION_TTL_MS;
-  // Ended sessions are dropped a day after their end, here rather than in a background loop
-  // (an index range delete per sign-in; nothing accumulates without sign-ins).
-  await tx
-    .deleteFrom('console_sessions')
-    .where('expires_at', '<', now - 24 * 60 * 60 * 1000)
-    .execute();
+  await dropEnded(tx, 'console_sessions', now);
   await tx
     .insertInto('console_sessions')
     .values({

@@ -1,6 +1,7 @@
 // The console's tables: browser sessions (console-session.ts) and the operator's one-time sign-in
 // links (console-links.ts).
 import type { Chain } from '../shared/addresses.ts';
+import type { Tx } from '../db/index.ts';
 
 export interface ConsoleSessionTable {
   session_id: string;
@@ -34,4 +35,15 @@ export interface ConsoleTables {
 // Its tables join the database's type (db/schema.ts).
 declare module '../db/schema.ts' {
   interface Database extends ConsoleTables {}
+}
+
+/**
+ * Drops the sessions or links that ended more than a day ago. Run when a new one is made rather
+ * than in a background loop (an index range delete; nothing accumulates without new ones).
+ */
+export async function dropEnded(tx: Tx, table: keyof ConsoleTables, now: number): Promise<void> {
+  await tx
+    .deleteFrom(table)
+    .where('expires_at', '<', now - 24 * 60 * 60 * 1000)
+    .execute();
 }

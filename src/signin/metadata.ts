@@ -4,7 +4,7 @@
 // OpenID document is the RFC 8414 one plus the OpenID-only fields: both describe one server. Every
 // value describes what the endpoints in this folder accept; it is computed once per process.
 import type { FastifyInstance } from 'fastify';
-import { Type } from 'typebox';
+import { type TSchema, Type } from 'typebox';
 import type { AppContext } from '../context.ts';
 import { GRANT_TYPES } from './apps.ts';
 import { SCOPE_IDS } from './scopes.ts';
@@ -95,38 +95,26 @@ const OpenIdConfiguration = Type.Object({
 });
 
 export function registerMetadata(app: FastifyInstance, ctx: AppContext): void {
-  const body = JSON.stringify(authorizationServerMetadata(ctx.config.publicUrl));
-  app.get(
-    METADATA_PATH,
-    {
-      schema: {
-        tags: ['sign-in'],
-        summary:
-          'OAuth 2.0 authorization server metadata (RFC 8414); the token and revocation endpoints also need x-api-key',
-        response: { 200: Metadata },
-      },
-    },
-    async (_request, reply) =>
+  /** A discovery document: built once, served as cacheable JSON. */
+  const document = (path: string, summary: string, schema: TSchema, doc: unknown) => {
+    const body = JSON.stringify(doc);
+    app.get(path, { schema: { tags: ['sign-in'], summary, response: { 200: schema } } }, async (_request, reply) =>
       reply
         .header('content-type', 'application/json; charset=utf-8')
         .header('cache-control', 'public, max-age=3600')
         .send(body),
+    );
+  };
+  document(
+    METADATA_PATH,
+    'OAuth 2.0 authorization server metadata (RFC 8414); the token and revocation endpoints also need x-api-key',
+    Metadata,
+    authorizationServerMetadata(ctx.config.publicUrl),
   );
-  const openId = JSON.stringify(openIdConfiguration(ctx.config.publicUrl));
-  app.get(
+  document(
     OPENID_CONFIGURATION_PATH,
-    {
-      schema: {
-        tags: ['sign-in'],
-        summary:
-          'OpenID Connect Discovery document (the RFC 8414 metadata plus the OpenID fields); the token and userinfo endpoints also need x-api-key',
-        response: { 200: OpenIdConfiguration },
-      },
-    },
-    async (_request, reply) =>
-      reply
-        .header('content-type', 'application/json; charset=utf-8')
-        .header('cache-control', 'public, max-age=3600')
-        .send(openId),
+    'OpenID Connect Discovery document (the RFC 8414 metadata plus the OpenID fields); the token and userinfo endpoints also need x-api-key',
+    OpenIdConfiguration,
+    openIdConfiguration(ctx.config.publicUrl),
   );
 }

@@ -2,7 +2,7 @@
 // function, shape the answer. Every route also needs the API key (the gate).
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
+import { type TSchema, Type } from 'typebox';
 import type { Routes } from '../shared/capability.ts';
 import { errorResponses } from '../shared/schemas.ts';
 import { getSession, requireSession } from '../shared/session.ts';
@@ -197,20 +197,21 @@ export const dynamicStores: Routes = {
       }),
     );
 
+    // GET …/value?key= and its older path form …/{key} (below) answer the same
     const ValueResponse = Type.Object({ key: Type.String(), inStore: Type.Boolean() });
+    const valueSchema = <P extends TSchema, Q extends TSchema>(summary: string, params: P, querystring: Q) => ({
+      tags,
+      summary,
+      params,
+      querystring,
+      response: { 200: ValueResponse, ...errorResponses(400, 401, 403, 404) },
+    });
+    const member = async (request: FastifyRequest, id: string, key: string, dataSecret: string | undefined) =>
+      lookupMember(ctx, id, key, await caller(request, dataSecret));
     app.get(
       '/api/v0/dynamicStore/:id/value',
-      {
-        schema: {
-          tags,
-          summary: 'Whether one address is in the store',
-          params: IdParams,
-          querystring: ValueQuery,
-          response: { 200: ValueResponse, ...errorResponses(400, 401, 403, 404) },
-        },
-      },
-      async (request) =>
-        lookupMember(ctx, request.params.id, request.query.key, await caller(request, request.query.dataSecret)),
+      { schema: valueSchema('Whether one address is in the store', IdParams, ValueQuery) },
+      async (request) => member(request, request.params.id, request.query.key, request.query.dataSecret),
     );
 
     app.get(
@@ -251,17 +252,8 @@ export const dynamicStores: Routes = {
     // The SDK's older path form: /dynamicStore/{id}/{key} (static /value and /values win).
     app.get(
       '/api/v0/dynamicStore/:id/:key',
-      {
-        schema: {
-          tags,
-          summary: 'Alias of /value?key=',
-          params: KeyParams,
-          querystring: SecretQuery,
-          response: { 200: ValueResponse, ...errorResponses(400, 401, 403, 404) },
-        },
-      },
-      async (request) =>
-        lookupMember(ctx, request.params.id, request.params.key, await caller(request, request.query.dataSecret)),
+      { schema: valueSchema('Alias of /value?key=', KeyParams, SecretQuery) },
+      async (request) => member(request, request.params.id, request.params.key, request.query.dataSecret),
     );
 
     app.post(
