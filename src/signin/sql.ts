@@ -37,6 +37,31 @@ export const CONSUME_CODE = statement(
    where authorization_id = ? and code_consumed_at is null and revoked_at is null`,
 );
 
+/**
+ * The whole exchange in one statement, for a request whose checks can all be conditions (tokens.ts):
+ * the code of this client, unused, not revoked, not expired, issued at or after the window's start,
+ * without a PKCE challenge, and without a redirect_uri (EXCHANGE_CODE) or with the request's
+ * (EXCHANGE_CODE_REDIRECT). It consumes the code and stores the token pair only if all of them
+ * hold, and answers the row. Parameters: code_consumed_at, expires_at, access_hash,
+ * access_expires_at, refresh_hash, refresh_expires_at, code_hash, client_id, now, earliest
+ * created_at[, redirect_uri].
+ */
+const exchangeInOne = (redirect: string): Statement => {
+  const text = `update signin_authorizations
+     set code_consumed_at = ?, expires_at = ?, access_hash = ?, access_scopes = scopes, access_expires_at = ?, refresh_hash = ?, refresh_expires_at = ?
+     where code_hash = ? and client_id = ? and code_consumed_at is null and revoked_at is null
+       and code_expires_at > ? and created_at >= ? and code_challenge is null and ${redirect}
+     returning authorization_id, client_id, scopes, address, platform_address, chain, created_at, oidc_nonce`;
+  // On PostgreSQL the statement commits alone, before the caller parses `scopes`: the cast makes
+  // a row whose scopes are not JSON fail the statement (nothing written), as a failed parse rolls
+  // back the transaction on the full path. SQLite runs it inside that transaction.
+  const sqlite = statement(text);
+  const pg = statement(`${text}, json_typeof(scopes::json) as scopes_type`);
+  return (dialect, params) => (dialect === 'postgres' ? pg : sqlite)(dialect, params);
+};
+export const EXCHANGE_CODE = exchangeInOne('redirect_uri is null');
+export const EXCHANGE_CODE_REDIRECT = exchangeInOne('redirect_uri = ?');
+
 // Access and refresh tokens are `<authorization_id>.<verifier>` (see tokens.ts): every token lookup
 // reads the row by its primary key, and the caller compares the stored SHA-256 of the verifier in
 // constant time. The token hashes carry no index, so issuing and rotating tokens writes no random

@@ -21,6 +21,8 @@ import { oauthError } from './oauth-errors.ts';
 import type { ApiError } from '../shared/errors.ts';
 import {
   CONSUME_CODE,
+  EXCHANGE_CODE,
+  EXCHANGE_CODE_REDIRECT,
   execute,
   FIND_ACCESS,
   FIND_BY_REFRESH,
@@ -194,9 +196,28 @@ function parseToken(token: string): { authorizationId: string; verifierHash: str
 const hashMatches = (verifierHash: string, stored: string | null): boolean =>
   stored !== null && safeEqual(verifierHash, stored);
 
+/** Two fresh verifiers (32 random bytes each, as hex) and the SHA-256 hex of each, as stored. */
+function freshVerifiers() {
+  const random = randomTokenHex(64);
+  const access = random.slice(0, 64);
+  const refresh = random.slice(64);
+  return { access, refresh, accessHash: sha256Hex(access), refreshHash: sha256Hex(refresh) };
+}
+
+type Verifiers = ReturnType<typeof freshVerifiers>;
+
+/** When a new pair's tokens expire: both count from now (rotation resets them, docs/signin.md), within the family's end if any. */
+function pairLifetimes(now: number, familyExpiresAt: number | null) {
+  return {
+    accessExpiresAt: Math.min(now + ACCESS_TOKEN_TTL_MS, familyExpiresAt ?? Infinity),
+    refreshExpiresAt: Math.min(now + REFRESH_TOKEN_TTL_MS, familyExpiresAt ?? Infinity),
+  };
+}
+
 /**
- * A fresh access/refresh pair for an authorization: the values for the response, the verifier
- * hashes for storage. `accessScopesJson` is the JSON of `accessScopes` when the caller already holds it.
+ * A fresh access/refresh pair for an authorization (or the pair of verifiers `v` already drawn):
+ * the values for the response, the verifier hashes for storage. `accessScopesJson` is the JSON of
+ * `accessScopes` when the caller already holds it.
  */
 function tokenPair(
   authorizationId: string,
@@ -204,27 +225,23 @@ function tokenPair(
   accessScopes: string[],
   familyExpiresAt: number | null,
   accessScopesJson = JSON.stringify(accessScopes),
+  v: Verifiers = freshVerifiers(),
 ) {
-  const random = randomTokenHex(64); // both verifiers: 32 random bytes each
-  const accessVerifier = random.slice(0, 64);
-  const refreshVerifier = random.slice(64);
-  const accessToken = `${authorizationId}.${accessVerifier}`;
-  const refreshToken = `${authorizationId}.${refreshVerifier}`;
-  // both lifetimes count from now (rotation resets them, docs/signin.md), within the family's end if any
-  const accessExpiresAt = Math.min(now + ACCESS_TOKEN_TTL_MS, familyExpiresAt ?? Infinity);
-  const refreshExpiresAt = Math.min(now + REFRESH_TOKEN_TTL_MS, familyExpiresAt ?? Infinity);
+  const accessToken = `${authorizationId}.${v.access}`;
+  const refreshToken = `${authorizationId}.${v.refresh}`;
+  const { accessExpiresAt, refreshExpiresAt } = pairLifetimes(now, familyExpiresAt);
   // column order of CONSUME_CODE / ROTATE: access_hash, access_scopes, access_expires_at, refresh_hash, refresh_expires_at
-  const columns = [
-    sha256Hex(accessVerifier),
-    accessScopesJson,
-    accessExpiresAt,
-    sha256Hex(refreshVerifier),
-    refreshExpiresAt,
-  ];
+  const columns = [v.accessHash, accessScopesJson, accessExpiresAt, v.refreshHash, refreshExpiresAt];
   return { columns, accessToken, refreshToken, accessExpiresAt, refreshExpiresAt };
 }
 
 type TokenPair = ReturnType<typeof tokenPair>;
+
+/** What EXCHANGE_CODE answers: the columns of GrantRow that a successful exchange uses. */
+type ExchangedRow = Pick<
+  GrantRow,
+  'authorization_id' | 'client_id' | 'scopes' | 'address' | 'platform_address' | 'chain' | 'created_at' | 'oidc_nonce'
+>;
 
 function respond(
   a: { address: string; chain: Chain; platform_address: string },
@@ -254,7 +271,7 @@ function respond(
  */
 async function answer(
   ctx: AppContext,
-  a: GrantRow,
+  a: ExchangedRow,
   t: TokenPair,
   scopes: string[],
   now: number,
@@ -350,19 +367,62 @@ async function exchangeCode(ctx: AppContext, app: SigninAppTable, body: TokenReq
   }
   const now = ctx.clock.now();
   const codeHash = sha256Hex(body.code);
+  const maxAge = ctx.config.signinSessionMaxAgeMs;
+  const familyExpiresAt = maxAge === null ? null : now + maxAge;
+  // The usual exchange is one statement: when every check of codeProblem can be a condition of the
+  // UPDATE (no PKCE verifier to compare in constant time; a redirect_uri, if any, still registered
+  // for the client), the code is consumed and the tokens stored only if all hold, and the row comes
+  // back. No row: nothing was written, and the full path below finds out why (or exchanges it).
+  const fast =
+    body.code_verifier === undefined &&
+    (body.redirect_uri === undefined || clientLists(app).redirectUris.includes(body.redirect_uri));
+  const v = fast ? freshVerifiers() : null;
+  const exchangeInOne = () => {
+    const { accessExpiresAt, refreshExpiresAt } = pairLifetimes(now, familyExpiresAt);
+    const params = [
+      now,
+      familyExpiresAt,
+      v!.accessHash,
+      accessExpiresAt,
+      v!.refreshHash,
+      refreshExpiresAt,
+      codeHash,
+      app.client_id,
+      now,
+      window > 0 ? now - window : Number.MIN_SAFE_INTEGER,
+    ];
+    return body.redirect_uri === undefined
+      ? EXCHANGE_CODE(ctx.dialect, params)
+      : EXCHANGE_CODE_REDIRECT(ctx.dialect, [...params, body.redirect_uri]);
+  };
+  const issued = (a: ExchangedRow) => {
+    const scopes = parseList(a.scopes);
+    return { a, t: tokenPair(a.authorization_id, now, scopes, familyExpiresAt, a.scopes, v!), scopes };
+  };
+  // PostgreSQL: the one statement commits alone (no BEGIN/COMMIT round trips); SQLite: it runs in
+  // the shared group commit like every write of the token endpoint.
+  if (fast && ctx.dialect !== 'sqlite') {
+    const a = (await execute<ExchangedRow>(ctx, exchangeInOne())).rows[0];
+    if (a) {
+      const r = issued(a);
+      return answer(ctx, a, r.t, r.scopes, now, a.oidc_nonce);
+    }
+  }
   // Read, check and consume in one transaction (shared with concurrent exchanges on SQLite): every
   // check runs before anything is written, so a bad request cannot burn a good code, and the
   // conditional UPDATE decides the single winner among concurrent exchanges of one code.
   const outcome = await groupTransaction(ctx, function* (): Program<
-    { problem: ApiError } | { a: GrantRow; t: TokenPair; scopes: string[] }
+    { problem: ApiError } | { a: ExchangedRow; t: TokenPair; scopes: string[] }
   > {
+    if (fast && ctx.dialect === 'sqlite') {
+      const one = (yield exchangeInOne()).rows[0] as ExchangedRow | undefined;
+      if (one) return issued(one);
+    }
     const a = (yield FIND_CODE(ctx.dialect, [codeHash])).rows[0] as GrantRow | undefined;
     if (!a) return { problem: oauthError('invalid_grant', 'Invalid authorization code.') };
     const problem = codeProblem(a, app, body, now, window);
     if (problem) return { problem };
     const scopes = parseList(a.scopes);
-    const maxAge = ctx.config.signinSessionMaxAgeMs;
-    const familyExpiresAt = maxAge === null ? null : now + maxAge;
     const t = tokenPair(a.authorization_id, now, scopes, familyExpiresAt, a.scopes);
     if (affected(yield CONSUME_CODE(ctx.dialect, [now, familyExpiresAt, ...t.columns, a.authorization_id])) !== 1) {
       // RFC 6749 §4.1.2: a second use is denied and the tokens already issued from the code revoked.
