@@ -160,6 +160,18 @@ export async function answerEligibility(
   // claim order.
   const answerOne = (id: string, e: ClaimEntry): EligibilityDoc | Promise<EligibilityDoc> => {
     const claim = e.claim;
+    // The common case, first and without building anything: a claim whose keys the address does
+    // not touch, answered with the doc kept with its address-independent verdict (set below).
+    if (!e.live && !e.unknown && !candidates.has(id) && !(e.readsUsername && footprint.username !== null)) {
+      const hidden =
+        e.privateInstances.length > 0 &&
+        !(
+          session !== null &&
+          (session.platformAddress === address || isCreatorOrManager(claim, session.platformAddress))
+        );
+      const a = e.baseline[hidden ? 1 : 0]?.answer;
+      if (a !== undefined && a.since <= now && now < a.until) return a.doc as EligibilityDoc;
+    }
     const base = { claimId: id, name: claim.details.metadata.name };
     const numbers = footprint.claimNumbers.get(id);
     if (numbers && numUsesInstance(claim)) {
@@ -196,7 +208,15 @@ export async function answerEligibility(
       : keep
         ? index.verdict(address, e, variant, now)
         : undefined;
-    if (kept && !(kept.success && mayAskWithout)) return finish(kept, false);
+    if (kept && !(kept.success && mayAskWithout)) {
+      const doc = finish(kept, false);
+      // kept with the verdict for the next answers (above), unless its text names the address
+      if (fromBaseline && (kept.success || !kept.error.includes(index.nobody))) {
+        const k = e.baseline[hide ? 1 : 0]!;
+        k.answer = { doc, since: asTime(k.since), until: k.until === null ? Infinity : asTime(k.until) };
+      }
+      return doc;
+    }
     if (!kept && !fromBaseline) evaluations++;
     return (async () => {
       let outcome: AttemptOutcome;
@@ -294,6 +314,12 @@ function evaluate(
     },
   );
 }
+
+/**
+ * A time boundary as a number: exact up to 2^53; beyond, it may round, but stays on the same side of
+ * any time now (far below 2^53 ms), which is all the comparisons above ask of it.
+ */
+const asTime = (b: bigint): number => Number(b);
 
 /** The claim's address-independent verdict kept for this time, if any. */
 function keptBaseline(e: ClaimEntry, which: 0 | 1 | 2, t: bigint): AttemptOutcome | undefined {

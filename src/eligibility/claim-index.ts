@@ -65,6 +65,11 @@ export interface Kept {
   outcome: AttemptOutcome;
   since: bigint;
   until: bigint | null;
+  /**
+   * The answer built from this verdict when it names no address (answer.ts), with the same time
+   * stretch as numbers: a walk over the kept answers compares numbers, builds nothing.
+   */
+  answer?: { doc: unknown; since: number; until: number };
 }
 
 /** The stretch between two of the claim's time boundaries that holds `now`. */
