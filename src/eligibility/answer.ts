@@ -39,7 +39,7 @@ export const MAX_EVALUATIONS = 200;
  * Claims answered at once within a request: their engine runs' state reads go out as one query
  * (storage.ts batchedStateReader), and on PostgreSQL their other reads on several connections.
  */
-const CONCURRENCY = 64;
+const CONCURRENCY = 256;
 export const CHECKED_AT_CLAIM_TIME = 'Checked at claim time';
 
 export interface EligibilityQuery {
@@ -90,7 +90,11 @@ export async function answerEligibility(
   const [, footprint] = await Promise.all([index.sync(), readFootprint(ctx.db, address)]);
   const now = ctx.clock.now();
   const tNow = BigInt(now);
-  const reads: Reads = { readState: batchedStateReader(ctx.db) };
+  // on SQLite (never with replicas: those are PostgreSQL's) the state reads take the fast path
+  const reads: Reads = {
+    readState: cachedStateReader(index, batchedStateReader(ctx.db, ctx.replicas ? undefined : ctx.sqlite)),
+    env: pluginEnv(ctx, now),
+  };
   // username-set's verdicts are kept with the username they read
   const userTag = `|u:${footprint.username ?? ''}`;
 
@@ -287,9 +291,41 @@ function assumed(e: ClaimEntry, hide: boolean, inputs: boolean): Set<string> {
   return s;
 }
 
-/** Reads shared by the engine runs of one answer. */
+type StateReader = (claimId: string, instanceId: string, key: string) => Promise<unknown>;
+
+/** Reads shared by the engine runs of one answer, and their plugin environment. */
 interface Reads {
-  readState: (claimId: string, instanceId: string, key: string) => Promise<unknown>;
+  readState: (e: ClaimEntry) => StateReader;
+  env: ReturnType<typeof pluginEnv>;
+}
+
+/**
+ * The engine's state reads for one claim, through what its index entry already says: an entry is
+ * replaced whenever the claim's state changes (the change log), so while it is the index's entry
+ *   - a per-address key (`a:<address>`) of an address not among the claim's keys is absent (the
+ *     entry lists every address with such a key), without a read;
+ *   - an address-independent key (`numUses`, a code's `c<i>`) read once is kept on the entry for the
+ *     next engine runs of any address (each gets its own copy of an object value).
+ * Anything else is read (batched) as before.
+ */
+function cachedStateReader(index: EligibilityIndex, read: StateReader): (e: ClaimEntry) => StateReader {
+  return (e) => (claimId, instanceId, key) => {
+    if (claimId !== e.claim.claimId || index.entries.get(claimId) !== e) return read(claimId, instanceId, key);
+    if (key.startsWith('a:')) {
+      if (!index.byAddress.get(key.slice(2))?.has(claimId)) return Promise.resolve(undefined);
+      return read(claimId, instanceId, key);
+    }
+    if (key.includes(':')) return read(claimId, instanceId, key);
+    const cache = (e.state ??= new Map());
+    const k = `${instanceId}\0${key}`;
+    let v: Promise<unknown> | undefined = cache.get(k);
+    if (!v) {
+      v = read(claimId, instanceId, key);
+      cache.set(k, v);
+      v.catch(() => cache.delete(k));
+    }
+    return v.then((x) => (x !== null && typeof x === 'object' ? structuredClone(x) : x));
+  };
 }
 
 function evaluate(
@@ -306,11 +342,11 @@ function evaluate(
     e.claim,
     { platformAddress: address, inputs: {}, expectedVersion: -1, session },
     {
-      ...pluginEnv(ctx, now),
+      ...reads.env,
       mode: 'simulate',
       claimAttemptId: '',
       assumePassed: assumed(e, hide, inputs),
-      readState: reads.readState,
+      readState: reads.readState(e),
     },
   );
 }

@@ -58,6 +58,8 @@ export interface ClaimEntry {
   baseline: [Kept | undefined, Kept | undefined, Kept | undefined];
   /** The times (UNIX ms) at which a time window of the claim opens or closes, ascending. */
   boundaries: bigint[];
+  /** Address-independent state values read by its engine runs (answer.ts), while this entry stands. */
+  state?: Map<string, Promise<unknown>>;
 }
 
 /** A kept verdict, valid while the time lies in [since, until) (between two boundaries of the claim's windows). */

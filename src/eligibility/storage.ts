@@ -4,7 +4,7 @@
 // query. And the claim state the engine reads, many (claim, instance, key) at once.
 import type { Generated } from 'kysely';
 import { usernamesOf } from '../accounts/storage.ts';
-import type { DB } from '../db/index.ts';
+import type { DB, SqliteFastPath } from '../db/index.ts';
 
 export interface EligibilityChangeTable {
   seq: Generated<number>;
@@ -116,12 +116,13 @@ export interface StateKey {
 const stateKey = (k: StateKey) => `${k.claimId}\0${k.instanceId}\0${k.key}`;
 
 /**
- * Stored state values (JSON text) of many (claim, instance, key) at once, by `claimId\0instanceId\0key`;
+ * Stored state values (JSON text) of many (claim, instance, key) at once, by `claimId\0instanceId\0key`
+ * (on SQLite's fast path, db/index.ts, when given and Kysely is idle);
  * absent keys are missing. One query per 256 claims, on all three columns of the primary key (each
  * a list: a few more rows than asked may come back, dropped here). The lists are padded to a power of two so that SQLite reuses a
  * few prepared statements.
  */
-export async function readStateValues(db: DB, keys: StateKey[]): Promise<Map<string, string>> {
+export async function readStateValues(db: DB, keys: StateKey[], fast?: SqliteFastPath): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   if (keys.length === 0) return out;
   const wanted = new Set(keys.map(stateKey));
@@ -129,13 +130,15 @@ export async function readStateValues(db: DB, keys: StateKey[]): Promise<Map<str
   const instances = pad([...new Set(keys.map((k) => k.instanceId))]);
   const names = pad([...new Set(keys.map((k) => k.key))]);
   for (let i = 0; i < claimIds.length; i += 256) {
-    const rows = await db
+    const query = db
       .selectFrom('claim_state')
       .select(['claim_id', 'instance_id', 'key', 'value'])
       .where('claim_id', 'in', pad(claimIds.slice(i, i + 256)))
       .where('instance_id', 'in', instances)
       .where('key', 'in', names)
-      .execute();
+      .compile();
+    type Row = { claim_id: string; instance_id: string; key: string; value: string };
+    const rows = (fast?.run<Row>(query) ?? (await db.executeQuery<Row>(query))).rows;
     for (const r of rows) {
       const k = stateKey({ claimId: r.claim_id, instanceId: r.instance_id, key: r.key });
       if (wanted.has(k)) out.set(k, r.value);
@@ -156,13 +159,16 @@ function pad(xs: string[]): string[] {
  * answered together start are sent as one query (readStateValues) once they have all asked. Each
  * caller gets its own parsed value, as `readStateValue` gives it.
  */
-export function batchedStateReader(db: DB): (claimId: string, instanceId: string, key: string) => Promise<unknown> {
+export function batchedStateReader(
+  db: DB,
+  fast?: SqliteFastPath,
+): (claimId: string, instanceId: string, key: string) => Promise<unknown> {
   let pending: Array<StateKey & { resolve: (v: unknown) => void; reject: (e: unknown) => void }> = [];
   const flush = async () => {
     const batch = pending;
     pending = [];
     try {
-      const values = await readStateValues(db, batch);
+      const values = await readStateValues(db, batch, fast);
       for (const p of batch) {
         const v = values.get(stateKey(p));
         p.resolve(v === undefined ? undefined : (JSON.parse(v) as unknown));
