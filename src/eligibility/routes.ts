@@ -1,6 +1,5 @@
 // POST /api/v0/eligibility: what one address can claim now, and why not, over many claims.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 import { Type } from 'typebox';
 import type { Routes } from '../shared/capability.ts';
 import { ClaimId } from '../claims/schemas.ts';
@@ -70,28 +69,6 @@ const Doc = Type.Object({
 
 const Response = Type.Object({ docs: Type.Array(Doc), bookmark: Type.String(), hasMore: Type.Boolean() });
 
-// The response is written here, not by the route's serializer: each answer's JSON comes from the
-// same compiled schema (fast-json-stringify, as Fastify's serializer would write it) and is kept
-// with the answer object, which a claim's kept address-independent verdict shares between
-// requests (answer.ts): a whole answer re-serialises only what it built anew.
-const docJson = SerializerSelector()(undefined, {})({
-  schema: Doc,
-  method: 'POST',
-  url: '/api/v0/eligibility',
-  httpStatus: '200',
-}) as (doc: unknown) => string;
-const docTexts = new WeakMap<object, string>();
-function responseJson(r: { docs: object[]; bookmark: string; hasMore: boolean }): string {
-  const parts: string[] = new Array(r.docs.length);
-  for (let i = 0; i < r.docs.length; i++) {
-    const d = r.docs[i];
-    let text = docTexts.get(d);
-    if (text === undefined) docTexts.set(d, (text = docJson(d)));
-    parts[i] = text;
-  }
-  return `{"docs":[${parts.join(',')}],"bookmark":${JSON.stringify(r.bookmark)},"hasMore":${r.hasMore}}`;
-}
-
 export const eligibility: Routes = {
   register(fastify, ctx) {
     startChangeReader(ctx);
@@ -109,15 +86,8 @@ export const eligibility: Routes = {
         },
       },
       // the index and its answers read a replica, never going back in time (docs/scale-out.md#read-replicas)
-      async (request, reply) => {
-        const answer = await answerEligibility(
-          forConsistentReads(ctx),
-          request.body as EligibilityQuery,
-          await getSession(request),
-        );
-        // the JSON text of the typed response (a string with a JSON content type is sent as it is)
-        return reply.type('application/json; charset=utf-8').send(responseJson(answer) as never);
-      },
+      async (request) =>
+        answerEligibility(forConsistentReads(ctx), request.body as EligibilityQuery, await getSession(request)),
     );
   },
 };
