@@ -23,6 +23,9 @@ import {
   type ClaimEntry,
   type InputKind,
   type UnknownReason,
+  WALK_BASELINE,
+  WALK_PRIVATE,
+  WALK_USERNAME,
 } from './claim-index.ts';
 import { addressStateKeys, batchedStateReader, readFootprint } from './storage.ts';
 
@@ -157,24 +160,35 @@ export async function answerEligibility(
     !(e.claim.testExpiresAt !== null && e.claim.testExpiresAt <= now) &&
     (q.collectionId === undefined || e.claim.collectionId === q.collectionId) &&
     (q.category === undefined || e.claim.details.categories.includes(q.category));
-  const entries = named ? order.map((id) => named!.get(id)!) : index.sortedEntries();
+  const walk = named ? null : index.walk();
+  const entries = walk ? walk.entries : order.map((id) => named!.get(id)!);
   const entryAt = (i: number) => entries[i];
+  // The walk over the index's claims in flat arrays: the positions of the claims the address
+  // touches, and whether any claim is to be filtered on more than its test expiry.
+  let touched: Uint8Array | null = null;
+  if (walk) {
+    touched = new Uint8Array(order.length);
+    for (const id of candidates) {
+      const at = walk.position.get(id);
+      if (at !== undefined) touched[at] = 1;
+    }
+  }
+  const filtered = q.collectionId !== undefined || q.category !== undefined;
+  const hasUsername = footprint.username !== null;
   // One claim's answer: at once when its verdicts are kept, else a promise. Its checks and counters
   // run before its first await, so claims answered together (below) share the outbound budget in
   // claim order.
-  const answerOne = (id: string, e: ClaimEntry): EligibilityDoc | Promise<EligibilityDoc> => {
+  const answerOne = (id: string, e: ClaimEntry, at: number): EligibilityDoc | Promise<EligibilityDoc> => {
     const claim = e.claim;
     // The common case, first and without building anything: a claim whose keys the address does
     // not touch, answered with the doc kept with its address-independent verdict (set below).
     if (!e.live && !e.unknown && !candidates.has(id) && !(e.readsUsername && footprint.username !== null)) {
-      const hidden =
-        e.privateInstances.length > 0 &&
-        !(
-          session !== null &&
-          (session.platformAddress === address || isCreatorOrManager(claim, session.platformAddress))
-        );
+      const hidden = e.privateInstances.length > 0 && !seesPrivate(e);
       const a = e.baseline[hidden ? 1 : 0]?.answer;
-      if (a !== undefined && a.since <= now && now < a.until) return a.doc as EligibilityDoc;
+      if (a !== undefined && a.since <= now && now < a.until) {
+        if (walk && walk.entries[at] === e) walk.answers[hidden ? 1 : 0][at] = a;
+        return a.doc as EligibilityDoc;
+      }
     }
     const base = { claimId: id, name: claim.details.metadata.name };
     const numbers = footprint.claimNumbers.get(id);
@@ -217,7 +231,13 @@ export async function answerEligibility(
       // kept with the verdict for the next answers (above), unless its text names the address
       if (fromBaseline && (kept.success || !kept.error.includes(index.nobody))) {
         const k = e.baseline[hide ? 1 : 0]!;
-        k.answer = { doc, since: asTime(k.since), until: k.until === null ? Infinity : asTime(k.until) };
+        k.answer = {
+          doc,
+          state: doc.state,
+          since: asTime(k.since),
+          until: k.until === null ? Infinity : asTime(k.until),
+        };
+        if (walk && walk.entries[at] === e) walk.answers[hide ? 1 : 0][at] = k.answer;
       }
       return doc;
     }
@@ -238,6 +258,11 @@ export async function answerEligibility(
     })();
   };
 
+  // whether the session sees a claim's private lists (it is the address's, or the claim's creator's or manager's)
+  const seesPrivate = (e: ClaimEntry) =>
+    session !== null && (session.platformAddress === address || isCreatorOrManager(e.claim, session.platformAddress));
+  const answered: Array<EligibilityDoc | Promise<EligibilityDoc>> = [];
+  const states: Array<string | undefined> = [];
   // claims are answered CONCURRENCY at a time (PostgreSQL runs their reads on several connections)
   let i = start;
   for (;;) {
@@ -246,24 +271,53 @@ export async function answerEligibility(
       hasMore = i < order.length;
       break;
     }
-    const chunk: Array<{ id: string; e: ClaimEntry }> = [];
     // no more claims at once than may still be looked at or evaluated, so the caps hold
     const room = Math.min(CONCURRENCY, pageSize - docs.length, MAX_EVALUATIONS - evaluations, MAX_SCAN - scanned);
-    while (i < order.length && chunk.length < room) {
-      const e = entryAt(i);
-      if (passes(e)) chunk.push({ id: order[i], e });
+    // the claims answered together, in order: each its answer (or a promise of it) and its state
+    // when known at once (an answer kept in the walk's arrays: its doc is not read unless listed)
+    answered.length = 0;
+    states.length = 0;
+    let waits = false;
+    while (i < order.length && answered.length < room) {
+      if (walk && !filtered) {
+        if (walk.expires[i] <= now) {
+          i++;
+          continue;
+        }
+        const f = walk.flags[i];
+        if (f & WALK_BASELINE && touched![i] === 0 && !(f & WALK_USERNAME && hasUsername)) {
+          const hidden = f & WALK_PRIVATE && !(session !== null && seesPrivate(entries[i]));
+          const a = walk.answers[hidden ? 1 : 0][i];
+          if (a !== undefined && a.since <= now && now < a.until) {
+            answered.push(a.doc as EligibilityDoc);
+            states.push(a.state);
+            i++;
+            continue;
+          }
+        }
+      } else if (!passes(entryAt(i))) {
+        i++;
+        continue;
+      }
+      const a = answerOne(order[i], entries[i], i);
+      if (a instanceof Promise) waits = true;
+      answered.push(a);
+      states.push(undefined);
       i++;
     }
-    if (chunk.length === 0) break;
-    const answered = chunk.map((c) => answerOne(c.id, c.e));
-    const answers = answered.some((a) => a instanceof Promise)
-      ? await Promise.all(answered)
-      : (answered as EligibilityDoc[]);
-    for (const doc of answers) {
-      scanned++;
-      last = doc.claimId;
+    if (answered.length === 0) break;
+    const answers = waits ? await Promise.all(answered) : (answered as EligibilityDoc[]);
+    scanned += answers.length;
+    for (let j = 0; j < answers.length; j++) {
+      const state = states[j];
+      if (state !== undefined) {
+        if (!wanted || wanted.has(state as EligibilityState)) docs.push(answers[j]);
+        continue;
+      }
+      const doc = answers[j];
       if (!wanted || wanted.has(doc.state)) docs.push(doc);
     }
+    last = order[i - 1];
   }
   return {
     docs,

@@ -71,8 +71,39 @@ export interface Kept {
    * The answer built from this verdict when it names no address (answer.ts), with the same time
    * stretch as numbers: a walk over the kept answers compares numbers, builds nothing.
    */
-  answer?: { doc: unknown; since: number; until: number };
+  answer?: KeptAnswer;
 }
+
+/** An answer built from a kept address-independent verdict, valid while since <= now < until. */
+export interface KeptAnswer {
+  doc: unknown;
+  state: string;
+  since: number;
+  until: number;
+}
+
+/**
+ * The searchable claims in id order as flat arrays, for walking many of them (answer.ts): what
+ * the walk needs of a claim answered from its kept address-independent verdict, without touching
+ * the claim's entry. Made again whenever a claim is added, changed or removed.
+ */
+export interface Walk {
+  ids: string[];
+  entries: ClaimEntry[];
+  position: Map<string, number>;
+  /** The claim's test expiry (UNIX ms), Infinity when none. */
+  expires: Float64Array;
+  /** WALK_BASELINE | WALK_USERNAME | WALK_PRIVATE, per claim. */
+  flags: Uint8Array;
+  /** The kept answers, per view (0: private lists shown, 1: hidden), per claim (answer.ts sets them). */
+  answers: [Array<KeptAnswer | undefined>, Array<KeptAnswer | undefined>];
+}
+/** Answered from the address-independent verdict when the address touches none of its keys (not live, not unknown). */
+export const WALK_BASELINE = 1;
+/** Reads the username (username-set). */
+export const WALK_USERNAME = 2;
+/** Has private list instances. */
+export const WALK_PRIVATE = 4;
 
 /** The stretch between two of the claim's time boundaries that holds `now`. */
 export function timeSlot(boundaries: bigint[], now: number): { since: bigint; until: bigint | null } {
@@ -102,6 +133,7 @@ export class EligibilityIndex {
   readonly nobody = toPlatformAddress(randomBytes(20));
   private sorted: string[] | null = null;
   private sortedEntriesCache: ClaimEntry[] = [];
+  private walkCache: Walk | null = null;
   private watermark = -1;
   private seen = new Set<number>();
   private syncing: Promise<void> | null = null;
@@ -136,6 +168,34 @@ export class EligibilityIndex {
   sortedEntries(): ClaimEntry[] {
     this.sortedIds();
     return this.sortedEntriesCache;
+  }
+
+  /** `sortedIds()` as flat arrays (see Walk). */
+  walk(): Walk {
+    const ids = this.sortedIds();
+    if (this.walkCache?.ids === ids) return this.walkCache;
+    const entries = this.sortedEntriesCache;
+    const n = ids.length;
+    const w: Walk = {
+      ids,
+      entries,
+      position: new Map(ids.map((id, i) => [id, i])),
+      expires: new Float64Array(n),
+      flags: new Uint8Array(n),
+      answers: [new Array<KeptAnswer | undefined>(n), new Array<KeptAnswer | undefined>(n)],
+    };
+    for (let i = 0; i < n; i++) {
+      const e = entries[i];
+      w.expires[i] = e.claim.testExpiresAt ?? Infinity;
+      w.flags[i] =
+        (!e.live && !e.unknown ? WALK_BASELINE : 0) |
+        (e.readsUsername ? WALK_USERNAME : 0) |
+        (e.privateInstances.length > 0 ? WALK_PRIVATE : 0);
+      w.answers[0][i] = e.baseline[0]?.answer;
+      w.answers[1][i] = e.baseline[1]?.answer;
+    }
+    this.walkCache = w;
+    return w;
   }
 
   /** Brings the index up to date with the change log (one query when nothing changed). */
