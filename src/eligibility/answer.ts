@@ -26,6 +26,7 @@ import {
   WALK_BASELINE,
   WALK_PRIVATE,
   WALK_USERNAME,
+  setWalkAnswer,
 } from './claim-index.ts';
 import { addressStateKeys, batchedStateReader, readFootprint } from './storage.ts';
 
@@ -186,7 +187,7 @@ export async function answerEligibility(
       const hidden = e.privateInstances.length > 0 && !seesPrivate(e);
       const a = e.baseline[hidden ? 1 : 0]?.answer;
       if (a !== undefined && a.since <= now && now < a.until) {
-        if (walk && walk.entries[at] === e) walk.answers[hidden ? 1 : 0][at] = a;
+        if (walk && walk.entries[at] === e) setWalkAnswer(walk.answers[hidden ? 1 : 0], at, a, a.code);
         return a.doc as EligibilityDoc;
       }
     }
@@ -233,11 +234,11 @@ export async function answerEligibility(
         const k = e.baseline[hide ? 1 : 0]!;
         k.answer = {
           doc,
-          state: doc.state,
+          code: STATES.indexOf(doc.state) + 1,
           since: asTime(k.since),
           until: k.until === null ? Infinity : asTime(k.until),
         };
-        if (walk && walk.entries[at] === e) walk.answers[hide ? 1 : 0][at] = k.answer;
+        if (walk && walk.entries[at] === e) setWalkAnswer(walk.answers[hide ? 1 : 0], at, k.answer, k.answer.code);
       }
       return doc;
     }
@@ -262,7 +263,8 @@ export async function answerEligibility(
   const seesPrivate = (e: ClaimEntry) =>
     session !== null && (session.platformAddress === address || isCreatorOrManager(e.claim, session.platformAddress));
   const answered: Array<EligibilityDoc | Promise<EligibilityDoc>> = [];
-  const states: Array<string | undefined> = [];
+  // per claim answered together: its state's code (1 + its index in STATES) when kept, else 0
+  const codes: number[] = [];
   // claims are answered CONCURRENCY at a time (PostgreSQL runs their reads on several connections)
   let i = start;
   for (;;) {
@@ -276,7 +278,7 @@ export async function answerEligibility(
     // the claims answered together, in order: each its answer (or a promise of it) and its state
     // when known at once (an answer kept in the walk's arrays: its doc is not read unless listed)
     answered.length = 0;
-    states.length = 0;
+    codes.length = 0;
     let waits = false;
     while (i < order.length && answered.length < room) {
       if (walk && !filtered) {
@@ -287,10 +289,11 @@ export async function answerEligibility(
         const f = walk.flags[i];
         if (f & WALK_BASELINE && touched![i] === 0 && !(f & WALK_USERNAME && hasUsername)) {
           const hidden = f & WALK_PRIVATE && !(session !== null && seesPrivate(entries[i]));
-          const a = walk.answers[hidden ? 1 : 0][i];
-          if (a !== undefined && a.since <= now && now < a.until) {
-            answered.push(a.doc as EligibilityDoc);
-            states.push(a.state);
+          const w = walk.answers[hidden ? 1 : 0];
+          const code = w.state[i];
+          if (code !== 0 && w.since[i] <= now && now < w.until[i]) {
+            answered.push(w.doc[i] as EligibilityDoc);
+            codes.push(code);
             i++;
             continue;
           }
@@ -302,16 +305,16 @@ export async function answerEligibility(
       const a = answerOne(order[i], entries[i], i);
       if (a instanceof Promise) waits = true;
       answered.push(a);
-      states.push(undefined);
+      codes.push(0);
       i++;
     }
     if (answered.length === 0) break;
     const answers = waits ? await Promise.all(answered) : (answered as EligibilityDoc[]);
     scanned += answers.length;
     for (let j = 0; j < answers.length; j++) {
-      const state = states[j];
-      if (state !== undefined) {
-        if (!wanted || wanted.has(state as EligibilityState)) docs.push(answers[j]);
+      const code = codes[j];
+      if (code !== 0) {
+        if (!wanted || wanted.has(STATES[code - 1])) docs.push(answers[j]);
         continue;
       }
       const doc = answers[j];

@@ -77,7 +77,8 @@ export interface Kept {
 /** An answer built from a kept address-independent verdict, valid while since <= now < until. */
 export interface KeptAnswer {
   doc: unknown;
-  state: string;
+  /** The state's code for the walk (answer.ts). */
+  code: number;
   since: number;
   until: number;
 }
@@ -96,7 +97,27 @@ export interface Walk {
   /** WALK_BASELINE | WALK_USERNAME | WALK_PRIVATE, per claim. */
   flags: Uint8Array;
   /** The kept answers, per view (0: private lists shown, 1: hidden), per claim (answer.ts sets them). */
-  answers: [Array<KeptAnswer | undefined>, Array<KeptAnswer | undefined>];
+  answers: [WalkAnswers, WalkAnswers];
+}
+/** Kept answers by position: state 0 when none, else its code (answer.ts); valid while since <= now < until. */
+export interface WalkAnswers {
+  doc: unknown[];
+  state: Uint8Array;
+  since: Float64Array;
+  until: Float64Array;
+}
+const walkAnswers = (n: number): WalkAnswers => ({
+  doc: new Array<unknown>(n),
+  state: new Uint8Array(n),
+  since: new Float64Array(n),
+  until: new Float64Array(n),
+});
+/** Sets a kept answer at a position of the walk. */
+export function setWalkAnswer(w: WalkAnswers, at: number, a: KeptAnswer, code: number): void {
+  w.doc[at] = a.doc;
+  w.since[at] = a.since;
+  w.until[at] = a.until;
+  w.state[at] = code;
 }
 /** Answered from the address-independent verdict when the address touches none of its keys (not live, not unknown). */
 export const WALK_BASELINE = 1;
@@ -182,7 +203,7 @@ export class EligibilityIndex {
       position: new Map(ids.map((id, i) => [id, i])),
       expires: new Float64Array(n),
       flags: new Uint8Array(n),
-      answers: [new Array<KeptAnswer | undefined>(n), new Array<KeptAnswer | undefined>(n)],
+      answers: [walkAnswers(n), walkAnswers(n)],
     };
     for (let i = 0; i < n; i++) {
       const e = entries[i];
@@ -191,8 +212,10 @@ export class EligibilityIndex {
         (!e.live && !e.unknown ? WALK_BASELINE : 0) |
         (e.readsUsername ? WALK_USERNAME : 0) |
         (e.privateInstances.length > 0 ? WALK_PRIVATE : 0);
-      w.answers[0][i] = e.baseline[0]?.answer;
-      w.answers[1][i] = e.baseline[1]?.answer;
+      for (const view of [0, 1] as const) {
+        const a = e.baseline[view]?.answer;
+        if (a) setWalkAnswer(w.answers[view], i, a, a.code);
+      }
     }
     this.walkCache = w;
     return w;
