@@ -526,6 +526,47 @@ describe('eligibility', () => {
     assert.equal((await answer({ address: nobody, claimIds: [claimId] })).docs[0].state, 'eligible');
   });
 
+  test('over the whole list too: a time window closing and reopening, uses running out for a listed address', async () => {
+    const windowed = ids.get('time window open')!;
+    const clock = t.clock as ManualClock;
+    const stateIn = async (address: string, claimId: string) => {
+      const { docs, hasMore } = await answer({ address, pageSize: 1000 });
+      assert.equal(hasMore, false);
+      const doc = docs.find((d) => d.claimId === claimId);
+      assert.ok(doc, `${claimId} listed`);
+      return doc.state === 'notEligible' ? doc.error : doc.state;
+    };
+    assert.equal(await stateIn(nobody, windowed), 'eligible');
+    assert.equal(await stateIn(nobody, windowed), 'eligible'); // the kept answer
+    clock.set(NOW + 1001);
+    assert.equal(await stateIn(nobody, windowed), 'We are currently outside the approved time window.');
+    clock.set(NOW);
+    assert.equal(await stateIn(nobody, windowed), 'eligible');
+
+    // an address on the claim's list is evaluated for itself; the claim's use count is its state
+    const listed = randomAddress();
+    const other = randomAddress();
+    const claimId = newClaimId();
+    await createClaim(t, owner.accessToken, {
+      claimId,
+      plugins: [
+        numUses(1),
+        {
+          pluginId: 'whitelist',
+          instanceId: 'wl',
+          publicParams: { list: { addresses: [listed, other] } },
+          privateParams: {},
+        },
+      ],
+      showInSearchResults: true,
+    });
+    assert.equal(await stateIn(listed, claimId), 'eligible');
+    assert.equal(await stateIn(nobody, claimId), 'User not in whitelist');
+    await completeAndWait(t, claimId, other);
+    assert.equal(await stateIn(listed, claimId), 'Overall max uses exceeded');
+    assert.equal(await stateIn(nobody, claimId), 'Overall max uses exceeded'); // the count is checked first
+  });
+
   test('bad input: a clear 400 naming what is wrong', async () => {
     const bad = await eligibility({ address: 'nope' });
     assert.equal(bad.statusCode, 400);
