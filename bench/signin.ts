@@ -22,11 +22,10 @@ import { loadConfig } from '../src/config.ts';
 import { createContext, type AppContext } from '../src/context.ts';
 import { buildApp } from '../src/server.ts';
 import { createDeveloperApp } from '../src/signin/apps.ts';
-import { CODE_TTL_MS } from '../src/signin/lifetimes.ts';
-import type { SigninAuthorizationTable } from '../src/signin/storage.ts';
-import { randomHex, sha256Hex } from '../src/shared/crypto.ts';
+import { randomHex } from '../src/shared/crypto.ts';
 import { createTestDatabase } from '../test/helpers/app.ts';
 import { record } from './lib/record.ts';
+import { mintSigninCodes } from './lib/signin-codes.ts';
 
 const N = Number(process.env.BENCH_N ?? 3000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
@@ -78,42 +77,7 @@ async function ours(): Promise<Target> {
     path: '/api/v0/signin/token',
     headers: { 'x-api-key': key, 'content-type': 'application/x-www-form-urlencoded' },
     async mintCodes(n, openid = false) {
-      const now = Date.now();
-      const codes: string[] = [];
-      const rows: SigninAuthorizationTable[] = [];
-      for (let i = 0; i < n; i++) {
-        const code = randomHex(32);
-        codes.push(code);
-        rows.push({
-          authorization_id: randomHex(16),
-          code_hash: sha256Hex(code),
-          client_id: client.clientId,
-          redirect_uri: REDIRECT,
-          scopes: openid ? '["openid","completeClaims"]' : '["completeClaims"]',
-          code_challenge: null,
-          address: '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266',
-          platform_address: 'bb17w0adeg64ky0daxwd2ugyuneellmjgnxqqnph3',
-          chain: 'ETH',
-          message: 'bench',
-          created_at: now,
-          code_expires_at: now + CODE_TTL_MS,
-          code_consumed_at: null,
-          expires_at: null,
-          revoked_at: null,
-          access_hash: null,
-          access_scopes: null,
-          access_expires_at: null,
-          refresh_hash: null,
-          refresh_expires_at: null,
-          oidc_nonce: openid ? `nonce-${i}` : null,
-        });
-      }
-      for (let i = 0; i < rows.length; i += 500)
-        await ctx.db
-          .insertInto('signin_authorizations')
-          .values(rows.slice(i, i + 500))
-          .execute();
-      return codes;
+      return mintSigninCodes(ctx.db, client.clientId, REDIRECT, n, openid);
     },
     codeBody: (code) => form({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, ...creds }),
     refreshBody: (refresh_token) => form({ grant_type: 'refresh_token', refresh_token, ...creds }),

@@ -14,9 +14,7 @@ import { createContext } from '../../src/context.ts';
 import { buildApp } from '../../src/server.ts';
 import { createApiKey } from '../../src/api-keys/storage.ts';
 import { createDeveloperApp } from '../../src/signin/apps.ts';
-import { CODE_TTL_MS } from '../../src/signin/lifetimes.ts';
-import type { SigninAuthorizationTable } from '../../src/signin/storage.ts';
-import { randomHex, sha256Hex } from '../../src/shared/crypto.ts';
+import { mintSigninCodes } from './signin-codes.ts';
 import { createTestDatabase } from '../../test/helpers/app.ts';
 
 const WINDOW = Number(process.env.WINDOW ?? 1000);
@@ -37,41 +35,7 @@ const { app: client, clientSecret } = await createDeveloperApp(
   Date.now(),
 );
 const openid = KIND === 'id_token';
-const now = Date.now();
-const codes: string[] = [];
-const rows: SigninAuthorizationTable[] = [];
-for (let i = 0; i < MINT; i++) {
-  const code = randomHex(32);
-  codes.push(code);
-  rows.push({
-    authorization_id: randomHex(16),
-    code_hash: sha256Hex(code),
-    client_id: client.clientId,
-    redirect_uri: REDIRECT,
-    scopes: openid ? '["openid","completeClaims"]' : '["completeClaims"]',
-    code_challenge: null,
-    address: '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266',
-    platform_address: 'bb17w0adeg64ky0daxwd2ugyuneellmjgnxqqnph3',
-    chain: 'ETH',
-    message: 'bench',
-    created_at: now,
-    code_expires_at: now + CODE_TTL_MS,
-    code_consumed_at: null,
-    expires_at: null,
-    revoked_at: null,
-    access_hash: null,
-    access_scopes: null,
-    access_expires_at: null,
-    refresh_hash: null,
-    refresh_expires_at: null,
-    oidc_nonce: openid ? `nonce-${i}` : null,
-  });
-}
-for (let i = 0; i < rows.length; i += 500)
-  await ctx.db
-    .insertInto('signin_authorizations')
-    .values(rows.slice(i, i + 500))
-    .execute();
+const codes = await mintSigninCodes(ctx.db, client.clientId, REDIRECT, MINT, openid);
 
 const headers = { 'x-api-key': key, 'content-type': 'application/x-www-form-urlencoded' };
 const creds = { client_id: client.clientId, client_secret: clientSecret };
