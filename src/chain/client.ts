@@ -303,9 +303,10 @@ export class ChainClient {
   }
 
   /** The newest block (height and time); reused for up to 500 ms. */
-  async latestBlock(): Promise<BlockInfo> {
+  /** The chain head; `fresh` skips the short cache (the indexer must see a block the moment it exists). */
+  async latestBlock(opts: { fresh?: boolean } = {}): Promise<BlockInfo> {
     const route = '/cosmos/base/tendermint/v1beta1/blocks/latest';
-    return this.parseBlock(await this.get(route, { ttlMs: CACHE_TTL_MS.latestBlock }), route);
+    return this.parseBlock(await this.get(route, { ttlMs: CACHE_TTL_MS.latestBlock, fresh: opts.fresh }), route);
   }
 
   async block(height: number): Promise<BlockInfo> {

@@ -86,7 +86,7 @@ export class ChainIndexer {
    */
   async step(): Promise<number> {
     const state = await readIndexState(this.ctx.db);
-    const latest = (await this.client.latestBlock()).height;
+    const latest = (await this.client.latestBlock({ fresh: true })).height;
     if (!(await renewLease(this.ctx.db, this.holder, this.now(), this.opts.leaseMs, latest))) {
       this.holding = false;
       return 0;

@@ -383,3 +383,28 @@ describe('CHAIN_START_HEIGHT', () => {
     assert.deepEqual(view.ids, [`3:${B}`], 'the mint at block 1 was before the start height');
   });
 });
+
+describe('catching up on demand', () => {
+  test('a catch-up right after another one indexes the blocks added between them (the chain head is read fresh)', async () => {
+    const { startFakeChain } = await import('../helpers/fake-chain.ts');
+    const { startApp } = await import('../helpers/app.ts');
+    const { createIndexer } = await import('../../src/chain/loops.ts');
+    const chain = await startFakeChain();
+    const t = await startApp({ listen: true, env: { CHAIN_REST_URL: chain.url, RUN_WORKER: 'false' } });
+    try {
+      const indexer = createIndexer(t.ctx)!;
+      chain.setCollection('7', collectionDoc('7', MANAGER));
+      chain.addBlock([chain.transfer({ collectionId: '7', from: 'Mint', to: A, tokenId: 1, amount: 1 })]);
+      assert.equal(await indexer.catchUp(), 1);
+      // at once: the client's short cache of the chain head must not hide the new block
+      chain.setCollection('8', collectionDoc('8', MANAGER));
+      chain.addBlock([chain.transfer({ collectionId: '8', from: 'Mint', to: B, tokenId: 1, amount: 2 })]);
+      assert.equal(await indexer.catchUp(), 1);
+      const { view } = await viewPage(t, '8', { viewType: 'owners' });
+      assert.deepEqual(view.ids, [`8:${B}`]);
+    } finally {
+      await t.close();
+      await chain.close();
+    }
+  });
+});
