@@ -2,6 +2,7 @@
 // manage that approval as the chain says: the collection's manager for collection-level approvals,
 // the approver for incoming and outgoing ones. No chain (unset, down, failing): no link.
 import { after, before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
 import { startApp, type TestApp } from '../helpers/app.ts';
 import { collectionDoc, startFakeChain, type FakeChain } from '../helpers/fake-chain.ts';
@@ -226,13 +227,11 @@ describe('ownership of on-chain claims', () => {
 });
 
 describe('ownership of on-chain claims without a configured chain', () => {
-  let t: TestApp;
   let user: SignedIn;
+  const t = useApp();
   before(async () => {
-    t = await startApp();
     user = await signIn(t);
   });
-  after(() => t.close());
 
   test('linking is refused (503 naming CHAIN_REST_URL); claims without a link still work', async () => {
     const claimId = newClaimId();

@@ -1,22 +1,20 @@
 // Usernames: POST /api/v0/user/updateAccount and the reads by username, on both databases.
 // Uniqueness regardless of letter case lives in the database; the race test sends one name (in
 // many letter cases) from many users at once and expects exactly one winner.
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import { startApp, type TestApp } from '../helpers/app.ts';
 import { signIn, type SignedIn } from '../helpers/signin.ts';
 
 const UPDATE = '/api/v0/user/updateAccount';
 
 describe('usernames', () => {
-  let t: TestApp;
   let alice: SignedIn;
   let bob: SignedIn;
+  const t = useApp();
   before(async () => {
-    t = await startApp();
     [alice, bob] = await Promise.all([signIn(t), signIn(t)]);
   });
-  after(() => t.close());
 
   const setName = (who: SignedIn, username: unknown) =>
     t.request('POST', UPDATE, { token: who.accessToken, body: { username } });

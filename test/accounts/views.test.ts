@@ -1,9 +1,10 @@
 // POST /api/v0/users: accounts with the views this service holds itself (sign-ins, claim activity),
 // their visibility, paging (docs/api.md) and the 400s; the native balance with and without a chain.
 import { after, before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
 import { startApp, type TestApp } from '../helpers/app.ts';
-import { signIn, type SignedIn } from '../helpers/signin.ts';
+import { signIn } from '../helpers/signin.ts';
 import { startFakeChain, type FakeChain } from '../helpers/fake-chain.ts';
 import { drainQueue } from '../../src/claims/queue.ts';
 import { attempt, createClaim, manager, newClaimId, numUses, status } from '../claims/helpers.ts';
@@ -64,14 +65,8 @@ async function pageAll(
 }
 
 describe('account views', () => {
-  let t: TestApp;
-  let user: SignedIn;
-  before(async () => {
-    // the queue is drained by hand, so two attempts can race for one slot deterministically
-    t = await startApp({ env: { RUN_WORKER: 'false' } });
-    user = await signIn(t);
-  });
-  after(() => t.close());
+  // the queue is drained by hand, so two attempts can race for one slot deterministically
+  const t = useApp({ env: { RUN_WORKER: 'false' }, signedIn: true });
 
   /** Queues attempts (each must pass simulation), resolves them, answers their ids and statuses. */
   async function complete(claimId: string, ...addresses: string[]) {
@@ -86,10 +81,10 @@ describe('account views', () => {
   }
 
   test('an account without views: both address forms, no username, every view field empty', async () => {
-    const a = await account(t, { address: user.address });
-    assert.equal(a.platformAddress, user.platformAddress);
-    assert.equal(a._docId, user.platformAddress);
-    assert.equal(a.ethAddress, user.address);
+    const a = await account(t, { address: t.session.address });
+    assert.equal(a.platformAddress, t.session.platformAddress);
+    assert.equal(a._docId, t.session.platformAddress);
+    assert.equal(a.ethAddress, t.session.address);
     assert.deepEqual(a.views, {});
     for (const field of ['signinRequests', 'claimActivity', 'activity', 'collected', 'collections'])
       assert.deepEqual(a[field], [], field);
@@ -98,11 +93,17 @@ describe('account views', () => {
   });
 
   test("signinRequests: the user's own sign-ins, paged newest first (or oldest first), owner only", async () => {
-    const key = user.privateKey;
+    const key = t.session.privateKey;
     // 26 more sign-ins of the same wallet, with the clock moving so the order is by time
     for (let i = 0; i < 26; i++)
       await signIn(t, { privateKey: key, scopes: i % 2 ? ['completeClaims'] : ['manageAccount', 'manageClaims'] });
-    const newest = await pageAll(t, user.platformAddress, 'signinRequests', 'signinRequests', user.accessToken);
+    const newest = await pageAll(
+      t,
+      t.session.platformAddress,
+      'signinRequests',
+      'signinRequests',
+      t.session.accessToken,
+    );
     assert.deepEqual(
       newest.map((p) => p.length),
       [25, 2],
@@ -112,8 +113,8 @@ describe('account views', () => {
     for (let i = 1; i < docs.length; i++)
       assert.ok(Number(docs[i - 1].createdAt) >= Number(docs[i].createdAt), 'newest first');
     const first = docs[docs.length - 1];
-    assert.equal(first.platformAddress, user.platformAddress);
-    assert.equal(first.address, user.address);
+    assert.equal(first.platformAddress, t.session.platformAddress);
+    assert.equal(first.address, t.session.address);
     assert.equal(first.chain, 'ETH');
     assert.equal(first.appName, 'Test App');
     assert.equal(first.codeExchanged, true);
@@ -122,7 +123,7 @@ describe('account views', () => {
     assert.equal(first.code, undefined, 'no code or token material');
 
     const oldest = (
-      await pageAll(t, user.platformAddress, 'signinRequests', 'signinRequests', user.accessToken, true)
+      await pageAll(t, t.session.platformAddress, 'signinRequests', 'signinRequests', t.session.accessToken, true)
     ).flat();
     assert.deepEqual(
       oldest.map((d) => d._docId),
@@ -141,9 +142,9 @@ describe('account views', () => {
 
   test('owner-only views: 401 without a session, 403 for another user or without manageAccount', async () => {
     const other = await signIn(t);
-    const narrow = await signIn(t, { privateKey: user.privateKey, scopes: ['completeClaims'] });
+    const narrow = await signIn(t, { privateKey: t.session.privateKey, scopes: ['completeClaims'] });
     for (const viewType of ['signinRequests', 'allClaimActivity']) {
-      const item = { address: user.platformAddress, viewsToFetch: [{ viewType, viewId: 'x', bookmark: '' }] };
+      const item = { address: t.session.platformAddress, viewsToFetch: [{ viewType, viewId: 'x', bookmark: '' }] };
       const anon = await users(t, [item]);
       assert.equal(anon.statusCode, 401, anon.body);
       assert.match(anon.json().errorMessage, new RegExp(`${viewType} is visible only to the account itself`));
@@ -157,18 +158,21 @@ describe('account views', () => {
       assert.equal(
         (
           await t.request('POST', '/api/v0/user/updateAccount', {
-            token: user.accessToken,
+            token: t.session.accessToken,
             body: { username: 'viewer' },
           })
         ).statusCode,
         200,
       );
-      const own = await users(t, [{ username: 'VIEWER', viewsToFetch: item.viewsToFetch }], user.accessToken);
+      const own = await users(t, [{ username: 'VIEWER', viewsToFetch: item.viewsToFetch }], t.session.accessToken);
       assert.equal(own.statusCode, 200, own.body);
     }
     // public views need no session
     const pub = await users(t, [
-      { address: user.platformAddress, viewsToFetch: [{ viewType: 'publicClaimActivity', viewId: 'p', bookmark: '' }] },
+      {
+        address: t.session.platformAddress,
+        viewsToFetch: [{ viewType: 'publicClaimActivity', viewId: 'p', bookmark: '' }],
+      },
     ]);
     assert.equal(pub.statusCode, 200, pub.body);
   });
@@ -314,14 +318,14 @@ describe('account views', () => {
   test('the 400s and 404s of POST /api/v0/users', async () => {
     const cases: Array<[unknown[], number, RegExp]> = [
       [
-        [{ address: user.platformAddress, viewsToFetch: [{ viewType: 'listings', viewId: 'p', bookmark: '' }] }],
+        [{ address: t.session.platformAddress, viewsToFetch: [{ viewType: 'listings', viewId: 'p', bookmark: '' }] }],
         400,
         /viewType must be one of signinRequests, publicClaimActivity, allClaimActivity, transferActivity/,
       ],
       [
         [
           {
-            address: user.platformAddress,
+            address: t.session.platformAddress,
             viewsToFetch: [
               { viewType: 'publicClaimActivity', viewId: 'a', bookmark: '' },
               { viewType: 'publicClaimActivity', viewId: 'a', bookmark: '' },
@@ -331,21 +335,21 @@ describe('account views', () => {
         400,
         /viewId repeats "a"/,
       ],
-      [[{ address: user.platformAddress, username: 'viewer' }], 400, /exactly one of address or username/],
+      [[{ address: t.session.platformAddress, username: 'viewer' }], 400, /exactly one of address or username/],
       [[{}], 400, /exactly one of address or username/],
       [[{ address: '0x1234' }], 400, /Invalid address in body.accountsToFetch\[0\].address/],
       [[{ username: 'nobody_here' }], 404, /No account has the username "nobody_here"/],
-      [[{ address: user.platformAddress, partialProfile: true }], 400, /unknown field "partialProfile"/],
+      [[{ address: t.session.platformAddress, partialProfile: true }], 400, /unknown field "partialProfile"/],
       [[], 400, /must NOT have fewer than 1 items/],
       [
-        Array.from({ length: 251 }, () => ({ address: user.platformAddress })),
+        Array.from({ length: 251 }, () => ({ address: t.session.platformAddress })),
         400,
         /must NOT have more than 250 items/,
       ],
       [
         [
           {
-            address: user.platformAddress,
+            address: t.session.platformAddress,
             viewsToFetch: Array.from({ length: 11 }, (_, i) => ({
               viewType: 'publicClaimActivity',
               viewId: `v${i}`,
@@ -365,7 +369,7 @@ describe('account views', () => {
     // 250 accounts answer in order
     const many = await users(
       t,
-      Array.from({ length: 250 }, (_, i) => ({ address: i % 2 ? user.address : user.platformAddress })),
+      Array.from({ length: 250 }, (_, i) => ({ address: i % 2 ? t.session.address : t.session.platformAddress })),
     );
     assert.equal(many.statusCode, 200);
     assert.equal(many.json().accounts.length, 250);

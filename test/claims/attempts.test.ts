@@ -1,24 +1,18 @@
 // Attempts: simulate writes nothing, status (pending, resolved, unknown), success by address,
 // the attempts list (filters, bookmark pagination, total), attempt inputs encrypted at rest, and
 // the `platform worker` process resolving attempts a service without a worker accepted.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
+import { ALL_SCOPES } from '../claims/helpers.ts';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { createTestDatabase, startApp, type TestApp } from '../helpers/app.ts';
 import { BIN, runCli } from '../helpers/cli.ts';
-import type { SignedIn } from '../helpers/signin.ts';
 import { parseAddress } from '../../src/shared/addresses.ts';
 import { drainQueue } from '../../src/claims/queue.ts';
 import { attempt, createClaim, manager, newClaimId, numUses, randomAddress, resolved, status } from './helpers.ts';
 
 describe('claim attempts', () => {
-  let t: TestApp;
-  let m: SignedIn;
-  before(async () => {
-    t = await startApp({ database: createTestDatabase(), env: { RUN_WORKER: 'false' } });
-    m = await manager(t);
-  });
-  after(() => t.close());
+  const t = useApp({ env: { RUN_WORKER: 'false' }, signedIn: ALL_SCOPES });
 
   const countAttempts = async () =>
     Number(
@@ -32,7 +26,7 @@ describe('claim attempts', () => {
 
   test('simulate is instant, answers 32 zeros and writes nothing', async () => {
     const claimId = newClaimId();
-    await createClaim(t, m.accessToken, { claimId, plugins: [numUses(1)] });
+    await createClaim(t, t.session.accessToken, { claimId, plugins: [numUses(1)] });
     const before = await countAttempts();
     for (let i = 0; i < 3; i++) {
       const res = await attempt(t, 'simulate', claimId, randomAddress());
@@ -45,7 +39,7 @@ describe('claim attempts', () => {
 
   test('attempt ids: 32 hex digits that begin with the time of acceptance, so later ids sort after earlier ones', async () => {
     const claimId = newClaimId();
-    await createClaim(t, m.accessToken, { claimId, plugins: [numUses(10)] });
+    await createClaim(t, t.session.accessToken, { claimId, plugins: [numUses(10)] });
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
       const from = t.ctx.clock.now();
@@ -64,7 +58,10 @@ describe('claim attempts', () => {
 
   test('a failing complete queues nothing', async () => {
     const claimId = newClaimId();
-    await createClaim(t, m.accessToken, { claimId, plugins: [numUses(1), { pluginId: 'halt', instanceId: 'h' }] });
+    await createClaim(t, t.session.accessToken, {
+      claimId,
+      plugins: [numUses(1), { pluginId: 'halt', instanceId: 'h' }],
+    });
     const before = await countAttempts();
     const res = await attempt(t, 'complete', claimId, randomAddress());
     assert.equal(res.statusCode, 400);
@@ -74,7 +71,7 @@ describe('claim attempts', () => {
 
   test('attempt inputs are encrypted while queued and dropped once resolved; status over GET and POST', async () => {
     const claimId = newClaimId();
-    await createClaim(t, m.accessToken, {
+    await createClaim(t, t.session.accessToken, {
       claimId,
       plugins: [numUses(2), { pluginId: 'password', instanceId: 'pw', privateParams: { password: 'queued-secret' } }],
     });
@@ -112,7 +109,7 @@ describe('claim attempts', () => {
 
   test('success by address counts completions and lists claim numbers', async () => {
     const claimId = newClaimId();
-    await createClaim(t, m.accessToken, { claimId, plugins: [numUses(10)] });
+    await createClaim(t, t.session.accessToken, { claimId, plugins: [numUses(10)] });
     const who = parseAddress(randomAddress());
     for (const a of [who.platformAddress, randomAddress(), who.evmAddress])
       assert.equal((await attempt(t, 'complete', claimId, a)).statusCode, 200);
@@ -129,7 +126,7 @@ describe('claim attempts', () => {
   test('attempts list: newest first, failures only with includeErrors, address filter, bookmarks, total', async () => {
     // 30 uses, 33 attempts: the last 3 fail at execution (max uses)
     const listed = newClaimId();
-    await createClaim(t, m.accessToken, { claimId: listed, plugins: [numUses(30)] });
+    await createClaim(t, t.session.accessToken, { claimId: listed, plugins: [numUses(30)] });
     const repeat = parseAddress(randomAddress());
     const ids: string[] = [];
     for (let i = 0; i < 33; i++) {
@@ -194,7 +191,7 @@ describe('claim attempts', () => {
 
   test('refused tries: logged per claim (instance, plugin, error, both address forms), owner only, bounded', async () => {
     const claimId = newClaimId();
-    await createClaim(t, m.accessToken, {
+    await createClaim(t, t.session.accessToken, {
       claimId,
       plugins: [numUses(500), { pluginId: 'password', instanceId: 'pw', privateParams: { password: 'right' } }],
     });
@@ -206,7 +203,7 @@ describe('claim attempts', () => {
     const ok = await attempt(t, 'complete', claimId, who.platformAddress, { pw: { password: 'right' } });
     assert.equal(ok.statusCode, 200, ok.body);
     const read = (token?: string) => t.request('GET', `/api/v0/claims/${claimId}/refusals`, token ? { token } : {});
-    const res = await read(m.accessToken);
+    const res = await read(t.session.accessToken);
     assert.equal(res.statusCode, 200, res.body);
     const body = res.json();
     assert.equal(body.limit, 100);
@@ -233,7 +230,10 @@ describe('claim attempts', () => {
       errorMessage: `Only the creator or manager of claim ${claimId} can read its refused tries`,
     });
     assert.equal((await read()).statusCode, 401);
-    assert.equal((await t.request('GET', '/api/v0/claims/nosuch/refusals', { token: m.accessToken })).statusCode, 404);
+    assert.equal(
+      (await t.request('GET', '/api/v0/claims/nosuch/refusals', { token: t.session.accessToken })).statusCode,
+      404,
+    );
 
     // bounded: the newest 100 per claim stay, whoever keeps trying
     const many = 130;
@@ -244,7 +244,7 @@ describe('claim attempts', () => {
         ),
       ),
     );
-    const bounded = (await read(m.accessToken)).json();
+    const bounded = (await read(t.session.accessToken)).json();
     assert.equal(bounded.docs.length, 100);
     const stored = await t.ctx.db
       .selectFrom('claim_refusals')
@@ -257,7 +257,7 @@ describe('claim attempts', () => {
 
   test('`platform worker` resolves what a service without a worker accepted; --once drains', async () => {
     const claimId = newClaimId();
-    await createClaim(t, m.accessToken, { claimId, plugins: [numUses(100)] });
+    await createClaim(t, t.session.accessToken, { claimId, plugins: [numUses(100)] });
     const first = (await attempt(t, 'complete', claimId, randomAddress())).json().claimAttemptId;
     const once = await runCli(['worker', '--once'], t.database.env);
     assert.equal(once.code, 0, once.stderr);

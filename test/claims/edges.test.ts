@@ -1,21 +1,19 @@
 // Second angles on checks that one test each used to guard (issue 16): the OR default and who may
 // read private params and private state. Each test here was seen to fail on the bug its comment names.
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import { startApp, type TestApp } from '../helpers/app.ts';
 import { signIn, type SignedIn } from '../helpers/signin.ts';
 import { attempt, claimWithPlugins, completeAndWait, getClaim, manager, numUses, randomAddress } from './helpers.ts';
 
 const NULL_0X = '0x0000000000000000000000000000000000000000';
 
 describe('claims edges', () => {
-  let t: TestApp;
   let m: SignedIn;
+  const t = useApp();
   before(async () => {
-    t = await startApp();
     m = await manager(t);
   });
-  after(() => t.close());
 
   // Bug it catches: OR without options defaulting to "all conditions" (or to anything but one).
   test('satisfyMethod OR with minNumSatisfied omitted: any one condition suffices, none fails', async () => {

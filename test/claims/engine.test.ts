@@ -2,27 +2,22 @@
 // the success path commits state), claim-number assignment by each assigner, atomic failure,
 // and on-demand claims. The queue worker is off (RUN_WORKER=false) so tests choose when attempts
 // execute (drainQueue), which lets them change the claim between complete and execution.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
+import { ALL_SCOPES } from '../claims/helpers.ts';
 import assert from 'node:assert/strict';
-import { startApp, TEST_DB, type TestApp } from '../helpers/app.ts';
-import type { SignedIn } from '../helpers/signin.ts';
+import { TEST_DB } from '../helpers/app.ts';
 import { ClaimWorker, drainQueue } from '../../src/claims/queue.ts';
 import { claimCode } from '../../src/claims/onchain.ts';
-import { attempt, claimWithPlugins, getClaim, manager, newClaimId, numUses, randomAddress, status } from './helpers.ts';
+import { attempt, claimWithPlugins, getClaim, newClaimId, numUses, randomAddress, status } from './helpers.ts';
 
 describe('claims engine', () => {
-  let t: TestApp;
-  let m: SignedIn;
-  before(async () => {
-    t = await startApp({ env: { RUN_WORKER: 'false' } });
-    m = await manager(t);
-  });
-  after(() => t.close());
+  const t = useApp({ env: { RUN_WORKER: 'false' }, signedIn: ALL_SCOPES });
 
   const claimWith = (plugins: unknown[], extra: Record<string, unknown> = {}) =>
-    claimWithPlugins(t, m.accessToken, plugins, extra);
+    claimWithPlugins(t, t.session.accessToken, plugins, extra);
   async function update(claim: Record<string, unknown>) {
-    const res = await t.request('PUT', '/api/v0/claims', { token: m.accessToken, body: { claims: [claim] } });
+    const res = await t.request('PUT', '/api/v0/claims', { token: t.session.accessToken, body: { claims: [claim] } });
     assert.equal(res.statusCode, 200, res.body);
   }
   /** Completes (asserting acceptance), runs the queue, returns the resolved status. */
@@ -217,7 +212,7 @@ describe('claims engine', () => {
     assert.equal(full.json().errorMessage, 'Overall max uses exceeded');
 
     const bad = await t.request('POST', '/api/v0/claims', {
-      token: m.accessToken,
+      token: t.session.accessToken,
       body: {
         claims: [{ claimId: newClaimId(), plugins: [numUses(1)], satisfyMethod: { type: 'OR', conditions: ['nope'] } }],
       },
@@ -254,8 +249,8 @@ describe('claims engine', () => {
       [numUses(10), { pluginId: 'codes', instanceId: 'c1', publicParams: { numCodes: 10 } }],
       { assignMethod: 'c1' },
     );
-    const seed = (await getClaim(t, codesClaim, 'fetchPrivateParams=true', m.accessToken)).plugins[1].privateParams
-      .seedCode;
+    const seed = (await getClaim(t, codesClaim, 'fetchPrivateParams=true', t.session.accessToken)).plugins[1]
+      .privateParams.seedCode;
     const a = await run(codesClaim, randomAddress(), { c1: { code: claimCode(seed, 7) } });
     const b = await run(codesClaim, randomAddress(), { c1: { code: claimCode(seed, 3) } });
     assert.equal(await claimNumber(a.id), 7);
@@ -301,14 +296,14 @@ describe('claims engine', () => {
     ];
     for (const [claim, re] of cases) {
       const res = await t.request('POST', '/api/v0/claims', {
-        token: m.accessToken,
+        token: t.session.accessToken,
         body: { claims: [{ claimId: newClaimId(), ...claim }] },
       });
       assert.equal(res.statusCode, 400, res.body);
       assert.match(res.json().errorMessage, re);
     }
     const fcfs = await t.request('POST', '/api/v0/claims', {
-      token: m.accessToken,
+      token: t.session.accessToken,
       body: { claims: [{ claimId: newClaimId(), assignMethod: 'firstComeFirstServe', plugins: [numUses(1)] }] },
     });
     assert.equal(fcfs.statusCode, 200, fcfs.body);
@@ -411,7 +406,7 @@ describe('claims engine', () => {
 
   test('on-demand claims: stateless plugins only; success is evaluated live; no completes', async () => {
     const bad = await t.request('POST', '/api/v0/claims', {
-      token: m.accessToken,
+      token: t.session.accessToken,
       body: {
         claims: [
           {

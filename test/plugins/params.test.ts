@@ -1,11 +1,10 @@
 // What each core plugin accepts at claim creation, to the exact message: its flags as docs/plugins.md's
 // table gives them (duplicates, on-demand use), its known fields, and every bound on both sides.
 // Written against the mutants `npm run mutate -- src/plugins` left alive (docs/contributing.md).
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import { startApp, type TestApp } from '../helpers/app.ts';
-import type { SignedIn } from '../helpers/signin.ts';
-import { manager, newClaimId, numUses, randomAddress } from '../claims/helpers.ts';
+import { newClaimId, numUses, randomAddress, ALL_SCOPES } from '../claims/helpers.ts';
 
 const P = 'claims[0].plugins[1]';
 const minimal: Record<string, Record<string, unknown>> = {
@@ -25,17 +24,11 @@ const instance = (pluginId: string, instanceId: string, params = minimal[pluginI
 });
 
 describe('core plugin params', () => {
-  let t: TestApp;
-  let m: SignedIn;
-  before(async () => {
-    t = await startApp();
-    m = await manager(t);
-  });
-  after(() => t.close());
+  const t = useApp({ signedIn: ALL_SCOPES });
 
   const create = (plugins: unknown[]) =>
     t.request('POST', '/api/v0/claims', {
-      token: m.accessToken,
+      token: t.session.accessToken,
       body: { claims: [{ claimId: newClaimId(), plugins }] },
     });
   async function accepted(plugins: unknown[]) {

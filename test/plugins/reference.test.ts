@@ -1,10 +1,10 @@
 // docs/plugins.md is tested: every complete JSON plugin example in it is accepted by claim creation,
 // and every error text it quotes for a plugin is one the plugin's source emits.
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { startApp, type TestApp } from '../helpers/app.ts';
 import type { SignedIn } from '../helpers/signin.ts';
 import { ROOT } from '../helpers/cli.ts';
 import { manager, newClaimId, numUses } from '../claims/helpers.ts';
@@ -15,13 +15,11 @@ const examples = [...doc.matchAll(/```json\n(\{ "pluginId".*\})\n```/g)].map(
 );
 
 describe('plugin reference (docs/plugins.md)', () => {
-  let t: TestApp;
   let m: SignedIn;
+  const t = useApp();
   before(async () => {
-    t = await startApp();
     m = await manager(t);
   });
-  after(() => t.close());
 
   test('has an example for every core plugin, and each is accepted as written', async () => {
     // the eight core plugins of docs/plugins.md (hosted and social plugins have their own documents)

@@ -1,10 +1,9 @@
 // The state of the stateful core plugins (numUses, codes, whitelist) as readers see it and as
 // creators set it: claim numbers each one assigns, hidden state, private state, and `newState` on
 // update with its exact errors. Written against the mutants `npm run mutate -- src/plugins` left alive.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import { startApp, type TestApp } from '../helpers/app.ts';
-import type { SignedIn } from '../helpers/signin.ts';
 import { claimCode } from '../../src/claims/onchain.ts';
 import { parseAddress } from '../../src/shared/addresses.ts';
 import {
@@ -12,22 +11,16 @@ import {
   claimWithPlugins,
   completeAndWait,
   getClaim,
-  manager,
   numUses,
   randomAddress,
+  ALL_SCOPES,
 } from '../claims/helpers.ts';
 
 describe('core plugin state', () => {
-  let t: TestApp;
-  let m: SignedIn;
-  before(async () => {
-    t = await startApp();
-    m = await manager(t);
-  });
-  after(() => t.close());
+  const t = useApp({ signedIn: ALL_SCOPES });
 
   const claimWith = (plugins: unknown[], extra: Record<string, unknown> = {}) =>
-    claimWithPlugins(t, m.accessToken, plugins, extra);
+    claimWithPlugins(t, t.session.accessToken, plugins, extra);
   async function claimed(claimId: string, address: string, body: Record<string, unknown> = {}) {
     const done = await completeAndWait(t, claimId, address, body);
     assert.equal(done.success, true, done.error);
@@ -38,7 +31,7 @@ describe('core plugin state', () => {
     return res.json().claimNumbers;
   }
   const put = (claimId: string, plugins: unknown[]) =>
-    t.request('PUT', '/api/v0/claims', { token: m.accessToken, body: { claims: [{ claimId, plugins }] } });
+    t.request('PUT', '/api/v0/claims', { token: t.session.accessToken, body: { claims: [{ claimId, plugins }] } });
   async function putRefused(claimId: string, plugins: unknown[], errorMessage: string) {
     const res = await put(claimId, plugins);
     assert.equal(res.statusCode, 400, res.body);
@@ -53,7 +46,7 @@ describe('core plugin state', () => {
     assert.deepEqual(await claimNumbers(claimId, a), [0]);
     assert.deepEqual(await claimNumbers(claimId, b), [1]);
     assert.deepEqual((await getClaim(t, claimId, 'fetchAllClaimedUsers=true')).plugins[0].publicState, {});
-    const own = await getClaim(t, claimId, 'fetchAllClaimedUsers=true', m.accessToken);
+    const own = await getClaim(t, claimId, 'fetchAllClaimedUsers=true', t.session.accessToken);
     assert.deepEqual(own.plugins[0].publicState, {
       numUses: 2,
       usedClaimNumbers: [{ start: '0', end: '1' }],
@@ -95,13 +88,13 @@ describe('core plugin state', () => {
       privateParams: {},
     });
     const claimId = await claimWith([numUses(10), codes({ hideCurrentState: true })], { assignMethod: 'c1' });
-    const seed = (await getClaim(t, claimId, 'fetchPrivateParams=true', m.accessToken)).plugins[1].privateParams
+    const seed = (await getClaim(t, claimId, 'fetchPrivateParams=true', t.session.accessToken)).plugins[1].privateParams
       .seedCode as string;
     const who = randomAddress();
     await claimed(claimId, who, { c1: { code: claimCode(seed, 7) } });
     assert.deepEqual(await claimNumbers(claimId, who), [7]);
     assert.deepEqual((await getClaim(t, claimId)).plugins[1].publicState, {});
-    assert.deepEqual((await getClaim(t, claimId, '', m.accessToken)).plugins[1].publicState, {
+    assert.deepEqual((await getClaim(t, claimId, '', t.session.accessToken)).plugins[1].publicState, {
       usedCodeRanges: [{ start: '7', end: '7' }],
     });
     // an update giving only numCodes keeps the seed (so handed-out codes stay valid)
@@ -111,7 +104,7 @@ describe('core plugin state', () => {
     ]);
     assert.equal(upd.statusCode, 200, upd.body);
     assert.equal(
-      (await getClaim(t, claimId, 'fetchPrivateParams=true', m.accessToken)).plugins[1].privateParams.seedCode,
+      (await getClaim(t, claimId, 'fetchPrivateParams=true', t.session.accessToken)).plugins[1].privateParams.seedCode,
       seed,
     );
     // so does one whose private params are empty (no seed, no list)
@@ -121,7 +114,7 @@ describe('core plugin state', () => {
     ]);
     assert.equal(emptyPriv.statusCode, 200, emptyPriv.body);
     assert.equal(
-      (await getClaim(t, claimId, 'fetchPrivateParams=true', m.accessToken)).plugins[1].privateParams.seedCode,
+      (await getClaim(t, claimId, 'fetchPrivateParams=true', t.session.accessToken)).plugins[1].privateParams.seedCode,
       seed,
     );
     assert.equal(
@@ -223,7 +216,7 @@ describe('core plugin state', () => {
     });
     const seeded = await claimWith([numUses(10), codes(12, { seedCode: 'my seed' })]);
     assert.equal(
-      (await getClaim(t, seeded, 'fetchPrivateParams=true', m.accessToken)).plugins[1].privateParams.seedCode,
+      (await getClaim(t, seeded, 'fetchPrivateParams=true', t.session.accessToken)).plugins[1].privateParams.seedCode,
       'my seed',
     );
     assert.equal(
@@ -246,7 +239,7 @@ describe('core plugin state', () => {
     assert.deepEqual((await attempt(t, 'simulate', listed, randomAddress(), { c1: { code: 'f' } })).json(), {
       errorMessage: 'Invalid code. Not found in list of codes.',
     });
-    assert.deepEqual((await getClaim(t, listed, '', m.accessToken))._failedGuesses, { total: 1, lastHour: 1 });
+    assert.deepEqual((await getClaim(t, listed, '', t.session.accessToken))._failedGuesses, { total: 1, lastHour: 1 });
     const many = Array.from({ length: 100_000 }, (_, i) => `k${i}`);
     const full = await claimWith([numUses(10), codes(100_000, { codes: many })]);
     assert.equal((await attempt(t, 'simulate', full, randomAddress(), { c1: { code: 'k99999' } })).statusCode, 200);
@@ -268,12 +261,12 @@ describe('core plugin state', () => {
       { pluginId: 'whitelist', instanceId: 'wl', publicParams: { list: { addresses: list }, maxUsesPerAddress: 0 } },
     ]);
     for (let i = 0; i < 3; i++) await claimed(uncapped, list[0]);
-    const priv = await getClaim(t, uncapped, 'privateStatesToFetch=wl', m.accessToken);
+    const priv = await getClaim(t, uncapped, 'privateStatesToFetch=wl', t.session.accessToken);
     assert.deepEqual(priv.plugins[1].privateState, { addresses: { [list[0]]: 3 } });
     assert.deepEqual(priv.plugins[1].publicState, {});
     // a denylist never assigns claim numbers; nor does a store
     const bad = await t.request('POST', '/api/v0/claims', {
-      token: m.accessToken,
+      token: t.session.accessToken,
       body: {
         claims: [
           {
@@ -291,12 +284,12 @@ describe('core plugin state', () => {
       errorMessage: 'claims[0].assignMethod: a denylist (whitelist: false) cannot assign claim numbers',
     });
     const store = await t.request('POST', '/api/v0/dynamicStores', {
-      token: m.accessToken,
+      token: t.session.accessToken,
       body: { handlerId: 'addresses', label: 'wl' },
     });
     const { dynamicDataId, dataSecret } = store.json().doc;
     const byStore = await t.request('POST', '/api/v0/claims', {
-      token: m.accessToken,
+      token: t.session.accessToken,
       body: {
         claims: [
           {
@@ -330,9 +323,12 @@ describe('core plugin state', () => {
     const claimId = await claimWith([numUses(10), plugin]);
     const ok = await put(claimId, [numUses(10), { ...plugin, newState: { addresses: { [member.evmAddress]: 2 } } }]);
     assert.equal(ok.statusCode, 200, ok.body);
-    assert.deepEqual((await getClaim(t, claimId, 'privateStatesToFetch=wl', m.accessToken)).plugins[1].privateState, {
-      addresses: { [member.platformAddress]: 2 },
-    });
+    assert.deepEqual(
+      (await getClaim(t, claimId, 'privateStatesToFetch=wl', t.session.accessToken)).plugins[1].privateState,
+      {
+        addresses: { [member.platformAddress]: 2 },
+      },
+    );
     assert.deepEqual((await attempt(t, 'simulate', claimId, member.platformAddress)).json(), {
       errorMessage: 'User already exceeded max uses',
     });

@@ -1,26 +1,19 @@
 // UintRange bounds (src/shared/uint-ranges.ts) through a claim's transferTimes: a decimal string of
 // any length is an unsigned integer string, so one past 2^64 - 1 is refused for its size, whatever
 // its number of digits.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import { startApp, type TestApp } from '../helpers/app.ts';
-import type { SignedIn } from '../helpers/signin.ts';
-import { getClaim, manager, newClaimId, numUses } from '../claims/helpers.ts';
+import { getClaim, newClaimId, numUses, ALL_SCOPES } from '../claims/helpers.ts';
 
 const MAX = '18446744073709551615';
 
 describe('UintRange bounds over HTTP', () => {
-  let t: TestApp;
-  let m: SignedIn;
-  before(async () => {
-    t = await startApp();
-    m = await manager(t);
-  });
-  after(() => t.close());
+  const t = useApp({ signedIn: ALL_SCOPES });
 
   const create = (transferTimes: unknown, claimId = newClaimId()) =>
     t.request('POST', '/api/v0/claims', {
-      token: m.accessToken,
+      token: t.session.accessToken,
       body: {
         claims: [
           {

@@ -1,6 +1,7 @@
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import { startApp, type TestApp } from '../helpers/app.ts';
+import type { TestApp } from '../helpers/app.ts';
 import {
   allMembers,
   createStore,
@@ -23,15 +24,13 @@ const add = (address: string) => ({ actionName: 'add', payload: { address } });
 const remove = (address: string) => ({ actionName: 'remove', payload: { address } });
 
 describe('store actions', () => {
-  let t: TestApp;
   let owner: User;
   let other: User;
+  const t = useApp();
   before(async () => {
-    t = await startApp();
     owner = await signInUser(t);
     other = await signInUser(t);
   });
-  after(() => t.close());
 
   const members = (s: CreatedStore) => allMembers(t, s.dynamicDataId, { token: owner.token });
   const activityCount = async (s: CreatedStore) =>

@@ -1,8 +1,8 @@
 // Dynamic stores seen through real claims: the whitelist plugin with useDynamicStore, over HTTP.
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { startApp, type TestApp } from '../helpers/app.ts';
 import { createStore, randomAddress, signInUser, type CreatedStore, type User } from './helpers.ts';
 import { PATIENCE_MS } from '../helpers/patience.ts';
 
@@ -34,17 +34,15 @@ function storeClaim(
 }
 
 describe('dynamic stores attached to claims (whitelist plugin)', () => {
-  let t: TestApp;
   let owner: User;
   let other: User;
   let store: CreatedStore;
+  const t = useApp();
   before(async () => {
-    t = await startApp();
     owner = await signInUser(t);
     other = await signInUser(t);
     store = await createStore(t, owner);
   });
-  after(() => t.close());
 
   const createClaim = (token: string, claim: Record<string, unknown>) =>
     t.request('POST', '/api/v0/claims', { token, body: { claims: [claim] } });

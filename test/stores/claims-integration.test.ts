@@ -1,21 +1,19 @@
 // The functions the claims engine's whitelist plugin calls (contracts.md), exercised directly.
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import { startApp, type TestApp } from '../helpers/app.ts';
 import { ApiError } from '../../src/shared/errors.ts';
 import { attachStore, readStoreMembership } from '../../src/stores/claims-integration.ts';
 import { createStore, randomAddress, signInUser, type User } from './helpers.ts';
 
 describe('store membership for the whitelist plugin', () => {
-  let t: TestApp;
   let owner: User;
   let other: User;
+  const t = useApp();
   before(async () => {
-    t = await startApp();
     owner = await signInUser(t);
     other = await signInUser(t);
   });
-  after(() => t.close());
 
   const act = (id: string, actionName: string, address: string) =>
     t.request('POST', '/api/v0/storeActions/single', {

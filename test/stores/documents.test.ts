@@ -1,19 +1,17 @@
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import { startApp, type TestApp } from '../helpers/app.ts';
 import type { ManualClock } from '../../src/shared/clock.ts';
 import { allMembers, createStore, randomAddress, signInUser, type User } from './helpers.ts';
 
 describe('dynamic store documents', () => {
-  let t: TestApp;
   let owner: User;
   let other: User;
+  const t = useApp({ clock: true }); // the search test orders stores by creation time
   before(async () => {
-    t = await startApp({ manualClock: true }); // the search test orders stores by creation time
     owner = await signInUser(t);
     other = await signInUser(t);
   });
-  after(() => t.close());
 
   test('create answers { doc } with every documented field, the secret, and canonical owner addresses', async () => {
     (t.clock as ManualClock).advance(5000);
