@@ -75,24 +75,28 @@ type Best<C extends string> = {
 export type RouteOf<S extends string, M extends Method> = Best<Candidates<S, M>>;
 
 type JsonOf<R> = R extends { content: { 'application/json': infer B } } ? B : never;
-/** The JSON body of the route's 2xx answers. */
-export type OkBody<K extends keyof paths, M extends Method> =
-  paths[K] extends Record<M, { responses: infer R }>
-    ? { [C in keyof R]: C extends 200 | 201 | 202 | 203 | 206 ? JsonOf<R[C]> : never }[keyof R]
-    : never;
-
-/** A response whose json() is the route's success body (check the status first; errors: `res.body`, or `request()`). */
-export type TypedResponse<B> = Omit<LightMyRequestResponse, 'json'> & { json(): B };
+type Responses<K extends keyof paths, M extends Method> =
+  paths[K] extends Record<M, { responses: infer R }> ? R : never;
+/**
+ * One member per status the route documents, its json() typed by that status's schema: check the
+ * status first (`assert.equal(res.statusCode, 200)` narrows), then read the body. A status the route
+ * does not document narrows to never: use `request()` for those.
+ */
+export type TypedResponse<R> = {
+  [C in keyof R]: Omit<LightMyRequestResponse, 'json' | 'statusCode'> & { statusCode: C; json(): JsonOf<R[C]> };
+}[keyof R];
 /** A path of the OpenAPI document for this method; anything else does not compile (use `request()`). */
 type KnownPath<S extends string, M extends Method> = [RouteOf<S, M>] extends [never] ? never : S;
 type TypedCall<M extends Method> = <const S extends string>(
   path: S & KnownPath<S, M>,
   opts?: RequestOptions,
-) => Promise<TypedResponse<OkBody<RouteOf<S, M>, M>>>;
+) => Promise<TypedResponse<Responses<RouteOf<S, M>, M>>>;
 
-export type AppFixture<O extends UseAppOptions> = TestApp & {
-  [M in Method]: TypedCall<M>;
-} & (O['clock'] extends true | number
+/** A TestApp with the typed `get`/`post`/`put`/`patch`/`delete` (what a helper function takes). */
+export type TypedApp = TestApp & { [M in Method]: TypedCall<M> };
+
+export type AppFixture<O extends UseAppOptions> = TypedApp &
+  (O['clock'] extends true | number
     ? { clock: ManualClock }
     : O['clock'] extends Clock
       ? { clock: O['clock'] }

@@ -2,26 +2,22 @@
 // schemes with a dot, no fragment, no duplicates, at most 20 of at most 2,048 characters each) and
 // names (the EIP-4361 statement's characters), each refusal naming the field; and who may change
 // or delete an app. Over HTTP, and through the CLI where the route's schema would answer first.
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import { createTestDatabase, startApp, type TestApp, type TestDatabase } from '../helpers/app.ts';
 import { cliJson, runCliInProcess } from '../helpers/cli.ts';
 import { authorizeCode, codeExchangeBody, signIn, type SignedIn } from '../helpers/signin.ts';
 
 const APPS = '/api/v0/developerApps';
 
 describe('developer app validation and ownership', () => {
-  let db: TestDatabase;
-  let t: TestApp;
   let owner: SignedIn;
   let stranger: SignedIn;
+  const t = useApp();
   before(async () => {
-    db = createTestDatabase();
-    t = await startApp({ database: db });
     owner = await signIn(t, { scopes: ['manageDeveloperApps'] });
     stranger = await signIn(t, { scopes: ['manageDeveloperApps'] });
   });
-  after(() => t.close());
 
   const create = (body: Record<string, unknown>, who = owner) =>
     t.request('POST', APPS, { token: who.accessToken, body: { name: 'App', redirectUris: [], ...body } });
@@ -78,22 +74,22 @@ describe('developer app validation and ownership', () => {
 
   test('the limits the route schema does not see first: 20 URIs of at most 2,048 characters (CLI)', async () => {
     const many = Array.from({ length: 21 }, (_, i) => ['--redirect-uri', `https://a.example/cb${i}`]).flat();
-    const tooMany = await runCliInProcess(['app', 'create', '--name', 'Many', ...many], db.env);
+    const tooMany = await runCliInProcess(['app', 'create', '--name', 'Many', ...many], t.database.env);
     assert.equal(tooMany.code, 2);
     assert.match(tooMany.stderr, /Invalid redirectUris: at most 20 redirect URIs/);
-    const twenty = await runCliInProcess(['app', 'create', '--name', 'Twenty', ...many.slice(0, 40)], db.env);
+    const twenty = await runCliInProcess(['app', 'create', '--name', 'Twenty', ...many.slice(0, 40)], t.database.env);
     assert.equal(twenty.code, 0, twenty.stderr);
 
     const base = 'https://a.example/';
     const long = await runCliInProcess(
       ['app', 'create', '--name', 'Long', '--redirect-uri', base + 'x'.repeat(2049 - base.length)],
-      db.env,
+      t.database.env,
     );
     assert.equal(long.code, 2);
     assert.match(long.stderr, /Invalid redirectUris\[0\]: longer than 2048 characters/);
     const atLimit = await runCliInProcess(
       ['app', 'create', '--name', 'At Limit', '--redirect-uri', base + 'x'.repeat(2048 - base.length)],
-      db.env,
+      t.database.env,
     );
     assert.equal(atLimit.code, 0, atLimit.stderr);
   });
@@ -202,7 +198,7 @@ describe('developer app validation and ownership', () => {
     assert.equal(await exchange(second), 200);
 
     // another process (the CLI) rotates: the cached row serves for at most a second
-    const third = cliJson(await runCliInProcess(['app', 'rotate-secret', client.clientId], db.env))
+    const third = cliJson(await runCliInProcess(['app', 'rotate-secret', client.clientId], t.database.env))
       .client_secret as string;
     await new Promise((r) => setTimeout(r, 1100));
     assert.equal(await exchange(second), 401, 'the row cached before the rotation expired');

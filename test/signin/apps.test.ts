@@ -1,19 +1,13 @@
 // Developer apps: the operator CLI and the HTTP routes on the reference SDK's paths.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import { createTestDatabase, startApp, type TestApp, type TestDatabase } from '../helpers/app.ts';
 import { runCliInProcess } from '../helpers/cli.ts';
 import { authorizeCode, codeExchangeBody, signIn, type TestClient } from '../helpers/signin.ts';
 import { sha256Hex } from '../../src/shared/crypto.ts';
 
 describe('platform app create', () => {
-  let db: TestDatabase;
-  let t: TestApp;
-  before(async () => {
-    db = createTestDatabase();
-    t = await startApp({ database: db });
-  });
-  after(() => t.close());
+  const t = useApp();
 
   test('prints { client_id, client_secret, redirect_uris }; the secret is stored only as a hash and works', async () => {
     const r = await runCliInProcess(
@@ -27,7 +21,7 @@ describe('platform app create', () => {
         '--redirect-uri',
         'http://localhost:8080/cb',
       ],
-      db.env,
+      t.database.env,
     );
     assert.equal(r.code, 0, r.stderr);
     const out = JSON.parse(r.stdout);
@@ -57,26 +51,25 @@ describe('platform app create', () => {
   });
 
   test('bad input is a usage error naming the problem', async () => {
-    const noName = await runCliInProcess(['app', 'create', '--redirect-uri', 'https://x.example/cb'], db.env);
+    const noName = await runCliInProcess(['app', 'create', '--redirect-uri', 'https://x.example/cb'], t.database.env);
     assert.equal(noName.code, 2);
     assert.match(noName.stderr, /--name/);
     const badUri = await runCliInProcess(
       ['app', 'create', '--name', 'X', '--redirect-uri', 'http://evil.example/cb'],
-      db.env,
+      t.database.env,
     );
     assert.equal(badUri.code, 2);
     assert.match(badUri.stderr, /https/);
-    const badGrant = await runCliInProcess(['app', 'create', '--name', 'X', '--grant-type', 'password'], db.env);
+    const badGrant = await runCliInProcess(
+      ['app', 'create', '--name', 'X', '--grant-type', 'password'],
+      t.database.env,
+    );
     assert.equal(badGrant.code, 2);
   });
 });
 
 describe('developer app routes', () => {
-  let t: TestApp;
-  before(async () => {
-    t = await startApp();
-  });
-  after(() => t.close());
+  const t = useApp();
 
   test('create, get, fetch, update (rotate secret), delete — owner only, with manageDeveloperApps', async () => {
     const owner = await signIn(t, { scopes: ['manageDeveloperApps'] });

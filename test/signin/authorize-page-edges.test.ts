@@ -3,9 +3,9 @@
 // titles, the error page (no script), the response headers, the querystring limits (the page or an
 // error redirect), display-only parameters, a repeated parameter, the exact error redirects, the
 // route's OpenAPI entry, and that an unexpected failure stays a 500 rather than the error page.
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import { startApp, type TestApp } from '../helpers/app.ts';
 import { createTestClient, type TestClient } from '../helpers/signin.ts';
 
 const CALLBACK = 'https://shop.example/cb?x=1';
@@ -19,13 +19,11 @@ const csp = (nonce: string) =>
   `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
 
 describe('authorize page edges', () => {
-  let t: TestApp;
   let client: TestClient;
+  const t = useApp();
   before(async () => {
-    t = await startApp();
     client = await createTestClient(t, { name: 'Shop', redirectUris: [CALLBACK] });
   });
-  after(() => t.close());
 
   const get = (qs: string) => t.request('GET', `/signin/authorize?${qs}`, { apiKey: null });
   const page = (q: Record<string, string>) => get(String(new URLSearchParams(q)));
@@ -362,11 +360,7 @@ describe('authorize page edges', () => {
 });
 
 describe('authorize page: an unexpected failure', () => {
-  let t: TestApp;
-  before(async () => {
-    t = await startApp();
-  });
-  after(() => t.close());
+  const t = useApp();
 
   test('is a 500, not the "link is not valid" page', async () => {
     const client = await createTestClient(t, { name: 'Shop', redirectUris: [CALLBACK] });

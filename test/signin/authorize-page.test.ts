@@ -1,14 +1,13 @@
 // GET /signin/authorize: what the page shows, and when it redirects (never to an unverified URI).
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import { startApp, type TestApp } from '../helpers/app.ts';
 import { createTestClient, type TestClient } from '../helpers/signin.ts';
 
 describe('authorize page', () => {
-  let t: TestApp;
   let client: TestClient;
+  const t = useApp();
   before(async () => {
-    t = await startApp();
     client = await createTestClient(t, { name: "Ben & Jerry's (Shop)", redirectUris: ['https://shop.example/cb?x=1'] });
     await t.ctx.db
       .updateTable('signin_apps')
@@ -16,7 +15,6 @@ describe('authorize page', () => {
       .where('client_id', '=', client.clientId)
       .execute();
   });
-  after(() => t.close());
 
   const page = (q: Record<string, string>) =>
     t.request('GET', `/signin/authorize?${new URLSearchParams(q)}`, { apiKey: null });

@@ -1,5 +1,7 @@
 // The authorization step over HTTP: challenge (EIP-4361 message) and approve (wallet signature).
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
+import type { TestApp } from '../helpers/app.ts';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
 import { privateKeyToAccount } from 'viem/accounts';
 import { parseSiweMessage, validateSiweMessage } from 'viem/siwe';
@@ -8,7 +10,6 @@ import { ripemd160 } from '@noble/hashes/legacy.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { base64, bech32 } from '@scure/base';
-import { startApp, type TestApp } from '../helpers/app.ts';
 import { codeExchangeBody, createTestClient, testAccount, testClient, type TestClient } from '../helpers/signin.ts';
 import type { ManualClock } from '../../src/shared/clock.ts';
 
@@ -20,27 +21,26 @@ async function challenge(t: TestApp, body: Record<string, unknown>) {
 }
 
 describe('challenge and approve (EVM, EIP-191)', () => {
-  let t: TestApp;
   let client: TestClient;
   let clock: ManualClock;
+  const t = useApp({ clock: true, env: { PUBLIC_URL: 'https://signin.example:8443' } });
   before(async () => {
-    t = await startApp({ manualClock: true, env: { PUBLIC_URL: 'https://signin.example:8443' } });
     clock = t.clock as ManualClock;
     client = await testClient(t);
   });
-  after(() => t.close());
 
   async function start(account = testAccount(), extra: Record<string, unknown> = {}) {
-    const res = await challenge(t, {
+    const body = {
       client_id: client.clientId,
       redirect_uri: client.redirectUri,
       scope: 'completeClaims,manageClaims',
       state: 'st-1',
       address: account.address,
       ...extra,
-    });
+    };
+    const res = await t.post(CHALLENGE, { apiKey: null, body });
     assert.equal(res.statusCode, 200, res.body);
-    return { account, ...(res.json() as { requestId: string; message: string; expiresAt: string }) };
+    return { account, ...res.json() };
   }
   const sign = (pk: `0x${string}`, message: string) => privateKeyToAccount(pk).signMessage({ message });
 
@@ -254,13 +254,11 @@ describe('challenge and approve (EVM, EIP-191)', () => {
 });
 
 describe('challenge and approve (native address, ADR-36)', () => {
-  let t: TestApp;
   let client: TestClient;
+  const t = useApp();
   before(async () => {
-    t = await startApp();
     client = await testClient(t);
   });
-  after(() => t.close());
 
   /** Keplr signArbitrary, written out independently of the code under test. */
   function keplrSign(

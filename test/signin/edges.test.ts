@@ -1,9 +1,9 @@
 // Second angles on sign-in checks (issue 16): the auth/status body check and the PKCE verifier
 // comparison. Each test here was seen to fail on the bug its comment names.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { startApp, type TestApp } from '../helpers/app.ts';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { base64, bech32 } from '@scure/base';
@@ -22,11 +22,7 @@ function pkcePair() {
 }
 
 describe('sign-in edges', () => {
-  let t: TestApp;
-  before(async () => {
-    t = await startApp();
-  });
-  after(() => t.close());
+  const t = useApp();
 
   // Bug it catches: the body check throwing a plain Error (a 500) instead of a 400.
   test('auth/status: an unknown field is a 400 naming it; a non-object body is a 400', async () => {

@@ -1,9 +1,9 @@
 // RFC 6749 §3.1: "Parameters sent without a value MUST be treated as if they were omitted from the
 // request." Token and revocation requests, form-encoded as OAuth clients send them, with empty
 // parameters that would otherwise be read as values: each behaves as the request without them.
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import { startApp, type TestApp } from '../helpers/app.ts';
 import {
   authorizeCode,
   basicAuth,
@@ -17,13 +17,11 @@ const TOKEN = '/api/v0/signin/token';
 const REVOKE = '/api/v0/signin/token/revoke';
 
 describe('empty parameters are omitted ones (RFC 6749 §3.1)', () => {
-  let t: TestApp;
   let client: TestClient;
+  const t = useApp();
   before(async () => {
-    t = await startApp();
     client = await testClient(t);
   });
-  after(() => t.close());
 
   const form = (url: string, params: Record<string, string>, authorization?: string) =>
     t.request('POST', url, {

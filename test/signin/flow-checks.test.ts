@@ -5,12 +5,12 @@
 // checks, and every field of the stored signed message against the stored request and this service
 // (the row is altered, the altered text signed by the wallet, so only that one check can refuse it).
 // The app runs with both challenge limits at 0, which means no limit.
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { getAddress } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { startApp, type TestApp } from '../helpers/app.ts';
 import { createTestClient, testAccount, testClient, type TestAccount, type TestClient } from '../helpers/signin.ts';
 import { SCOPE_IDS } from '../../src/signin/scopes.ts';
 import { HIGH_S_REASON } from '../../src/signin/verify.ts';
@@ -30,22 +30,20 @@ const NO_LONGER_MATCHES = {
 };
 
 describe('sign-in flow checks', () => {
-  let t: TestApp;
   let clock: ManualClock;
   let client: TestClient;
+  const t = useApp({
+    clock: true,
+    env: { PUBLIC_URL: ORIGIN, SIGNIN_CHALLENGE_LIMIT_PER_IP: '0', SIGNIN_CHALLENGE_LIMIT_PER_CLIENT: '0' },
+  });
   before(async () => {
-    t = await startApp({
-      manualClock: true,
-      env: { PUBLIC_URL: ORIGIN, SIGNIN_CHALLENGE_LIMIT_PER_IP: '0', SIGNIN_CHALLENGE_LIMIT_PER_CLIENT: '0' },
-    });
     clock = t.clock as ManualClock;
     client = await testClient(t);
   });
-  after(() => t.close());
 
   const challenge = (body: Record<string, unknown>) => t.request('POST', CHALLENGE, { apiKey: null, body });
   const approve = (requestId: string, signature: string) =>
-    t.request('POST', APPROVE, { apiKey: null, body: { requestId, signature } });
+    t.post(APPROVE, { apiKey: null, body: { requestId, signature } });
   const sign = (account: TestAccount, message: string) =>
     privateKeyToAccount(account.privateKey).signMessage({ message });
   const page = (q: Record<string, string>) =>
@@ -54,16 +52,17 @@ describe('sign-in flow checks', () => {
   /** A stored request of a fresh wallet (redirect URI and state unless overridden). */
   async function start(extra: Record<string, unknown> = {}) {
     const account = testAccount();
-    const res = await challenge({
+    const body = {
       client_id: client.clientId,
       redirect_uri: client.redirectUri,
       scope: 'completeClaims',
       state: 'st-1',
       address: account.address,
       ...extra,
-    });
+    };
+    const res = await t.post(CHALLENGE, { apiKey: null, body });
     assert.equal(res.statusCode, 200, res.body);
-    const { requestId, message } = res.json() as { requestId: string; message: string };
+    const { requestId, message } = res.json();
     return { account, requestId, message };
   }
 
@@ -203,7 +202,7 @@ describe('sign-in flow checks', () => {
       const { account, requestId, message } = await start(extra);
       const res = await approve(requestId, await sign(account, message));
       assert.equal(res.statusCode, 200, res.body);
-      const { code } = res.json() as { code: string };
+      const { code } = res.json();
       assert.match(code, /^[0-9a-f]{64}$/);
       assert.deepEqual(res.json(), expected(code), JSON.stringify(extra));
     }

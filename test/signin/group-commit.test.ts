@@ -2,21 +2,17 @@
 // PostgreSQL runs each in its own). A job that fails must fail alone: the shared transaction is
 // rolled back and every job is retried in its own, so the others still sign in. The failure is
 // made real by a damaged authorization row (its scopes column is not JSON).
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
-import { startApp, type TestApp } from '../helpers/app.ts';
 import { authorizeCode, codeExchangeBody } from '../helpers/signin.ts';
 import { sha256Hex } from '../../src/shared/crypto.ts';
 
 const TOKEN = '/api/v0/signin/token';
 
 describe('token exchanges sharing a commit', () => {
-  let t: TestApp;
-  before(async () => {
-    t = await startApp();
-  });
-  after(() => t.close());
+  const t = useApp();
 
   test('one exchange that fails does not fail the others, and is not retried into success', async () => {
     const codes = await Promise.all(Array.from({ length: 6 }, () => authorizeCode(t, { scopes: ['completeClaims'] })));

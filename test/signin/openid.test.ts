@@ -3,6 +3,7 @@
 // authorization request to the id_token, userinfo and its RFC 6750 errors, and the signing keys:
 // stored sealed, shared by processes that start together on one database.
 import { after, before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import {
@@ -71,15 +72,13 @@ async function codeWithNonce(t: TestApp, client: TestClient, scope: string, nonc
 }
 
 describe('OpenID Connect: discovery, id_token, refresh, userinfo', () => {
-  let t: TestApp;
   let clock: ManualClock;
   let client: TestClient;
+  const t = useApp({ clock: true, env: { PUBLIC_URL: ISSUER } });
   before(async () => {
-    t = await startApp({ manualClock: true, env: { PUBLIC_URL: ISSUER } });
     clock = t.clock as ManualClock;
     client = await testClient(t);
   });
-  after(() => t.close());
 
   test('the discovery document is the RFC 8414 document plus the OpenID fields, without an API key', async () => {
     const oidc = await t.request('GET', '/.well-known/openid-configuration', { apiKey: null });
@@ -117,9 +116,9 @@ describe('OpenID Connect: discovery, id_token, refresh, userinfo', () => {
   });
 
   test('the JWKS holds one public P-256 key named by its thumbprint; the private key is stored sealed', async () => {
-    const res = await t.request('GET', '/.well-known/jwks.json', { apiKey: null });
+    const res = await t.get('/.well-known/jwks.json', { apiKey: null });
     assert.equal(res.headers['cache-control'], 'public, max-age=60');
-    const { keys } = res.json() as { keys: JWK[] };
+    const { keys } = res.json();
     assert.equal(keys.length, 1);
     const [key] = keys;
     assert.deepEqual(Object.keys(key).sort(), ['alg', 'crv', 'kid', 'kty', 'use', 'x', 'y'], 'no private member');

@@ -2,9 +2,9 @@
 // client credential (a body client_id, a body client_secret, or an HTTP Basic header) is
 // authenticated and must authenticate; one that carries none revokes by the token alone. An
 // authenticated client revokes only its own tokens (another client's stay live, still a 200).
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import { startApp, type TestApp } from '../helpers/app.ts';
 import {
   authorizeCode,
   basicAuth,
@@ -19,15 +19,13 @@ const TOKEN = '/api/v0/signin/token';
 const REVOKE = '/api/v0/signin/token/revoke';
 
 describe('revocation: who must authenticate', () => {
-  let t: TestApp;
   let client: TestClient;
   let other: TestClient;
+  const t = useApp();
   before(async () => {
-    t = await startApp();
     client = await testClient(t);
     other = await createTestClient(t);
   });
-  after(() => t.close());
 
   async function accessToken(): Promise<string> {
     const { code } = await authorizeCode(t, { client });

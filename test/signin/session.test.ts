@@ -1,22 +1,19 @@
 // The minimal path every capability relies on: sign in over HTTP, then use the bearer token.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import { startApp, type TestApp } from '../helpers/app.ts';
+import { startApp } from '../helpers/app.ts';
 import { signIn, testAccount } from '../helpers/signin.ts';
 import { requireSession } from '../../src/shared/session.ts';
 import { SCOPE_IDS, scopeName } from '../../src/signin/scopes.ts';
 
 describe('sessions', () => {
-  let t: TestApp;
-  before(async () => {
-    t = await startApp({
-      extend: (app) => {
-        app.get('/api/v0/test/whoami', async (req) => requireSession(req));
-        app.get('/api/v0/test/claims-only', async (req) => requireSession(req, 'manageClaims'));
-      },
-    });
+  const t = useApp({
+    extend: (app) => {
+      app.get('/api/v0/test/whoami', async (req) => requireSession(req));
+      app.get('/api/v0/test/claims-only', async (req) => requireSession(req, 'manageClaims'));
+    },
   });
-  after(() => t.close());
 
   test('signIn drives the real flow and the token opens requireSession routes', async () => {
     const key = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80' as const;

@@ -5,11 +5,12 @@
 // revoked family, scope lists, a token without a refresh hash), the session maximum age
 // (SIGNIN_SESSION_MAX_AGE_DAYS), revocation of unknown tokens, and, on PostgreSQL, the loser of a
 // refresh race.
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
 import { sql } from 'kysely';
-import { createTestDatabase, startApp, TEST_DB, type TestApp, type TestDatabase } from '../helpers/app.ts';
+import { TEST_DB, type TestApp } from '../helpers/app.ts';
 import { runCliInProcess } from '../helpers/cli.ts';
 import {
   authorizeCode,
@@ -71,13 +72,11 @@ async function grant(
 }
 
 describe('client authentication', () => {
-  let t: TestApp;
   let client: TestClient;
+  const t = useApp();
   before(async () => {
-    t = await startApp();
     client = await testClient(t);
   });
-  after(() => t.close());
   // Authentication passed when the next check answers: the request carries no grant_type.
   const GRANT_TYPE_REQUIRED = ['invalid_request', 'grant_type is required.'] as const;
   const post = (body: Record<string, unknown>, authorization?: string) =>
@@ -231,11 +230,7 @@ describe('client authentication', () => {
 });
 
 describe('grant_type', () => {
-  let t: TestApp;
-  before(async () => {
-    t = await startApp();
-  });
-  after(() => t.close());
+  const t = useApp();
 
   test('missing or empty is invalid_request; unknown is unsupported_grant_type naming it; a grant the client lacks is unauthorized_client', async () => {
     const client = await testClient(t);
@@ -275,11 +270,7 @@ describe('grant_type', () => {
 });
 
 describe('authorization_code refusals', () => {
-  let t: TestApp;
-  before(async () => {
-    t = await startApp();
-  });
-  after(() => t.close());
+  const t = useApp();
   const exchange = (client: TestClient, code: string, extra: Record<string, unknown> = {}) =>
     t.request('POST', TOKEN, { body: codeExchangeBody(client, code, extra) });
 
@@ -398,13 +389,7 @@ describe('authorization_code refusals', () => {
 });
 
 describe('refresh_token refusals', () => {
-  let t: TestApp;
-  let db: TestDatabase;
-  before(async () => {
-    db = createTestDatabase();
-    t = await startApp({ database: db });
-  });
-  after(() => t.close());
+  const t = useApp();
   const refresh = (client: TestClient, token: string, extra: Record<string, unknown> = {}) =>
     t.request('POST', TOKEN, { body: refreshBody(client, token, extra) });
 
@@ -446,7 +431,7 @@ describe('refresh_token refusals', () => {
   test('an operator token (no refresh token of its own) cannot refresh, and the revoke endpoint revokes it', async () => {
     const minted = await runCliInProcess(
       ['token', 'create', '--address', testAccount().address, '--scopes', 'manageClaims', '--expires', '1d'],
-      db.env,
+      t.database.env,
     );
     assert.equal(minted.code, 0, minted.stderr);
     const token: string = JSON.parse(minted.stdout).access_token;
@@ -461,13 +446,11 @@ describe('refresh_token refusals', () => {
 });
 
 describe('time bounds under a controllable clock', () => {
-  let t: TestApp;
   let clock: ManualClock;
+  const t = useApp({ clock: true });
   before(async () => {
-    t = await startApp({ manualClock: true });
     clock = t.clock as ManualClock;
   });
-  after(() => t.close());
 
   test('options.issuedAtTimeWindowMs is inclusive: exactly the window old passes, one ms more is refused with the issue time', async () => {
     const { code, client } = await authorizeCode(t);
@@ -492,13 +475,11 @@ describe('time bounds under a controllable clock', () => {
 });
 
 describe('session maximum age (SIGNIN_SESSION_MAX_AGE_DAYS=2)', () => {
-  let t: TestApp;
   let clock: ManualClock;
+  const t = useApp({ clock: true, env: { SIGNIN_SESSION_MAX_AGE_DAYS: '2' } });
   before(async () => {
-    t = await startApp({ manualClock: true, env: { SIGNIN_SESSION_MAX_AGE_DAYS: '2' } });
     clock = t.clock as ManualClock;
   });
-  after(() => t.close());
 
   test('no token outlives the family: refresh expiries are capped at the end, refreshes work until it, then expire', async () => {
     assert.equal(t.config.signinSessionMaxAgeMs, 2 * DAY);
@@ -541,11 +522,7 @@ describe('session maximum age (SIGNIN_SESSION_MAX_AGE_DAYS=2)', () => {
 describe('a refresh race on PostgreSQL', {
   skip: TEST_DB !== 'postgres' && 'PostgreSQL only: SQLite serializes token transactions',
 }, () => {
-  let t: TestApp;
-  before(async () => {
-    t = await startApp();
-  });
-  after(() => t.close());
+  const t = useApp();
 
   test('of two refreshes that read the same token, the loser of the rotation is reuse: it revokes the family', async () => {
     const { client, tokens } = await grant(t);

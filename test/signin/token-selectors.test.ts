@@ -2,10 +2,10 @@
 // its primary key and the stored SHA-256 of the verifier is compared in constant time. The selector
 // is no secret, so a token with a real selector and any other verifier must be an unknown token on
 // every path: bearer sessions, the refresh grant and revocation.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
-import { startApp, type TestApp } from '../helpers/app.ts';
 import { authorizeCode, codeExchangeBody, createTestClient, isSignedIn, type TestClient } from '../helpers/signin.ts';
 import { requireSession } from '../../src/shared/session.ts';
 import { sha256Hex } from '../../src/shared/crypto.ts';
@@ -29,11 +29,7 @@ function assertInvalidGrant(res: LightMyRequestResponse, description?: RegExp): 
 const offByOne = (token: string) => token.slice(0, -1) + (token.endsWith('0') ? '1' : '0');
 
 describe('selector.verifier tokens', () => {
-  let t: TestApp;
-  before(async () => {
-    t = await startApp({ extend: (app) => app.get('/api/v0/test/whoami', async (req) => requireSession(req)) });
-  });
-  after(() => t.close());
+  const t = useApp({ extend: (app) => app.get('/api/v0/test/whoami', async (req) => requireSession(req)) });
 
   async function grant(client?: TestClient): Promise<{ client: TestClient; tokens: Tokens }> {
     const { code, client: c } = await authorizeCode(t, client ? { client } : {});

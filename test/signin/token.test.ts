@@ -1,8 +1,8 @@
 // The token endpoint against RFC 6749 / 7636 / 9700 and the peers' test cases (reference notes §10).
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
-import { startApp, type TestApp } from '../helpers/app.ts';
 import {
   authorizeCode,
   basicAuth,
@@ -32,11 +32,7 @@ const form = (fields: Record<string, string>) => new URLSearchParams(fields).toS
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 
 describe('token endpoint: authorization_code', () => {
-  let t: TestApp;
-  before(async () => {
-    t = await startApp();
-  });
-  after(() => t.close());
+  const t = useApp();
 
   test('success: docs/signin.md plus expires_in and scope, Bearer, no-store', async () => {
     const { code, client, account } = await authorizeCode(t, { scopes: ['completeClaims', 'manageClaims'] });
@@ -395,11 +391,7 @@ describe('token endpoint: authorization_code', () => {
 });
 
 describe('token endpoint: refresh_token', () => {
-  let t: TestApp;
-  before(async () => {
-    t = await startApp();
-  });
-  after(() => t.close());
+  const t = useApp();
 
   async function grant(scopes?: string[]) {
     const { code, client } = await authorizeCode(t, scopes ? { scopes } : {});
@@ -543,11 +535,7 @@ describe('token endpoint: refresh_token', () => {
 });
 
 describe('revocation', () => {
-  let t: TestApp;
-  before(async () => {
-    t = await startApp();
-  });
-  after(() => t.close());
+  const t = useApp();
   const REVOKE = '/api/v0/signin/token/revoke';
 
   async function grant(client?: Awaited<ReturnType<typeof createTestClient>>) {
@@ -619,13 +607,11 @@ describe('revocation', () => {
 });
 
 describe('expiry under a controllable clock', () => {
-  let t: TestApp;
   let clock: ManualClock;
+  const t = useApp({ clock: true });
   before(async () => {
-    t = await startApp({ manualClock: true });
     clock = t.clock as ManualClock;
   });
-  after(() => t.close());
 
   test('codes expire after 10 minutes, whatever the window option says', async () => {
     const { code, client } = await authorizeCode(t);
@@ -705,13 +691,11 @@ describe('expiry under a controllable clock', () => {
 });
 
 describe('sweeping ended rows', () => {
-  let t: TestApp;
   let clock: ManualClock;
+  const t = useApp({ clock: true });
   before(async () => {
-    t = await startApp({ manualClock: true });
     clock = t.clock as ManualClock;
   });
-  after(() => t.close());
 
   test('unused codes, revoked and ended families go after a day of grace; live families stay', async () => {
     const { sweepSignin } = await import('../../src/signin/cleanup.ts');
