@@ -137,9 +137,9 @@ describe('claim attempts', () => {
     }
     await drainQueue(t.ctx);
     const list = async (query: string) => {
-      const res = await t.request('GET', `/api/v0/claims/${listed}/attempts?${query}`);
+      const res = await t.get(`/api/v0/claims/${listed}/attempts?${query}`);
       assert.equal(res.statusCode, 200, res.body);
-      return res.json() as { docs: Array<Record<string, unknown>>; bookmark: string; hasMore: boolean; total: number };
+      return res.json();
     };
     const p1 = await list('bookmark=');
     assert.equal(p1.total, 30);

@@ -1,13 +1,13 @@
 // The README's quickstart is run as written: its shell block, against a real service on a private
 // database, with the README's fixed URL pointed at this test's server. A quickstart that drifts
 // from the service fails here.
-import { describe, test, before, after } from 'node:test';
+import { describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { startApp, type TestApp } from '../helpers/app.ts';
 import { PATIENCE_MS } from '../helpers/patience.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -23,11 +23,7 @@ function quickstartScript(): string {
 }
 
 describe('README quickstart', () => {
-  let t: TestApp;
-  before(async () => {
-    t = await startApp({ listen: true, env: { SWAP_IMPORT_POLL_INTERVAL_MS: '200' } });
-  });
-  after(() => t.close());
+  const t = useApp({ listen: true, env: { SWAP_IMPORT_POLL_INTERVAL_MS: '200' } });
 
   test('runs end to end: key, app, sign-in, claim, complete and status, store + whitelist, swap', async () => {
     const script = quickstartScript().replaceAll('http://127.0.0.1:3000', t.url);

@@ -1,13 +1,13 @@
 // docs/tutorial-token-gate.md is run as written: its shell blocks, in order, in one shell, against
 // a real service on a private database (the tutorial's fixed URL pointed at this test's server).
 // A tutorial that drifts from the service fails here.
-import { describe, test, before, after } from 'node:test';
+import { describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { startApp, type TestApp } from '../helpers/app.ts';
 import { PATIENCE_MS } from '../helpers/patience.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -20,11 +20,7 @@ function tutorialScript(): string {
 }
 
 describe('token-gate tutorial', () => {
-  let t: TestApp;
-  before(async () => {
-    t = await startApp({ listen: true });
-  });
-  after(() => t.close());
+  const t = useApp({ listen: true });
 
   test('runs end to end: chain snapshot, requirement, claim, a stranger refused, the holder claims once', async () => {
     const script = tutorialScript().replaceAll('http://127.0.0.1:3000', t.url);

@@ -1,18 +1,12 @@
 // Cases the route fuzzer (routes.test.ts) found, kept as plain regression tests.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import { startApp, TEST_DB, type TestApp } from '../helpers/app.ts';
-import { signIn, type SignedIn } from '../helpers/signin.ts';
+import { TEST_DB } from '../helpers/app.ts';
 import { randomAddress } from '../claims/helpers.ts';
 
 describe('fuzzer regressions', () => {
-  let t: TestApp;
-  let s: SignedIn;
-  before(async () => {
-    t = await startApp();
-    s = await signIn(t);
-  });
-  after(() => t.close());
+  const t = useApp({ signedIn: true });
 
   // Found with seed 20261122 on PostgreSQL: GET /api/v0/dynamicStore/a%00b answered 500 (PostgreSQL
   // refuses U+0000 in text; SQLite stores it, so there it is simply not found).
@@ -30,7 +24,10 @@ describe('fuzzer regressions', () => {
       ['POST', '/api/v1/claims/fetch', { claimsToFetch: [{ claimId: 'a\u0000b' }] }],
     ];
     for (const [method, url, body] of cases) {
-      const res = await t.request(method, url, { token: s.accessToken, ...(body !== undefined ? { body } : {}) });
+      const res = await t.request(method, url, {
+        token: t.session.accessToken,
+        ...(body !== undefined ? { body } : {}),
+      });
       assert.ok(res.statusCode >= 400 && res.statusCode < 500, `${method} ${url}: ${res.statusCode} ${res.body}`);
       assert.equal(typeof res.json().errorMessage, 'string');
       if (TEST_DB === 'postgres' && res.statusCode === 400 && !/not found/i.test(res.body)) {

@@ -2,23 +2,21 @@
 // the list from both sides, unlinking; and the refusals: a forged signature, a replayed message, an
 // expired one, another account's request, the same address linked twice (to the same account, to
 // another, in a race of two signed messages), links more than one level deep.
-import { describe, test, before, after } from 'node:test';
+import { describe, test, before } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import { startApp, type TestApp } from '../helpers/app.ts';
 import { signIn, testAccount, type SignedIn } from '../helpers/signin.ts';
 import type { ManualClock } from '../../src/shared/clock.ts';
 import { challenge, challengeOk, link, linkEvm, list, nativeWallet, PATH, signEvm, unlinkReq } from './helpers.ts';
 
 describe('linked wallets: linking and unlinking', () => {
-  let t: TestApp;
   let clock: ManualClock;
   let account: SignedIn;
+  const t = useApp({ clock: true });
   before(async () => {
-    t = await startApp({ manualClock: true });
     clock = t.clock as ManualClock;
     account = await signIn(t);
   });
-  after(() => t.close());
 
   test('the message names the wallet, the account, a nonce and an expiry; the link answers and lists', async () => {
     const wallet = testAccount();

@@ -1,6 +1,7 @@
 // The leaf signer: its key is configured or generated into DATA_DIR and kept, its address is
 // served, and its signatures recover (viem) to that address over "<code>-<native address>".
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,7 +11,7 @@ import { recoverMessageAddress } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { createLeafSigner } from '../../src/merkle/leaf-signer.ts';
-import { startApp, type TestApp } from '../helpers/app.ts';
+import { startApp } from '../helpers/app.ts';
 
 describe('leaf signer key', () => {
   test('generated into DATA_DIR on first start, private, and kept', () => {
@@ -57,12 +58,8 @@ describe('leaf signer key', () => {
 });
 
 describe('GET /api/v0/merkle/leafSigner', () => {
-  let t: TestApp;
   const key = generatePrivateKey();
-  before(async () => {
-    t = await startApp({ env: { LEAF_SIGNER_KEY: key } });
-  });
-  after(() => t.close());
+  const t = useApp({ env: { LEAF_SIGNER_KEY: key } });
 
   test("answers the configured key's address", async () => {
     const res = await t.request('GET', '/api/v0/merkle/leafSigner');

@@ -1,9 +1,9 @@
 // The operator's apps and tokens, through the CLI's commands (run in-process) and the HTTP API of the same
 // database: CLI apps can be listed, changed, rotated, deleted and handed to a wallet; operator
 // tokens are sessions for an address, stored as hashes, listed without values, revocable.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import { createTestDatabase, startApp, type TestApp, type TestDatabase } from '../helpers/app.ts';
 import { cliJson, runCliInProcess } from '../helpers/cli.ts';
 import {
   authorizeCode,
@@ -16,27 +16,26 @@ import {
 import { sha256Hex } from '../../src/shared/crypto.ts';
 
 describe('platform app list / update / rotate-secret / delete / --owner', () => {
-  let db: TestDatabase;
-  let t: TestApp;
-  before(async () => {
-    db = createTestDatabase();
-    t = await startApp({ database: db });
-  });
-  after(() => t.close());
+  const t = useApp();
 
   test('an app without a redirect URI needs --no-redirect-uri', async () => {
-    const r = await runCliInProcess(['app', 'create', '--name', 'No Redirect'], db.env);
+    const r = await runCliInProcess(['app', 'create', '--name', 'No Redirect'], t.database.env);
     assert.equal(r.code, 2);
     assert.match(r.stderr, /--redirect-uri <uri>, or --no-redirect-uri/);
-    const ok = cliJson(await runCliInProcess(['app', 'create', '--name', 'No Redirect', '--no-redirect-uri'], db.env));
+    const ok = cliJson(
+      await runCliInProcess(['app', 'create', '--name', 'No Redirect', '--no-redirect-uri'], t.database.env),
+    );
     assert.deepEqual(ok.redirect_uris, []);
   });
 
   test('list, update, rotate-secret and delete a CLI app', async () => {
     const created = cliJson(
-      await runCliInProcess(['app', 'create', '--name', 'Ops App', '--redirect-uri', 'https://ops.example/cb'], db.env),
+      await runCliInProcess(
+        ['app', 'create', '--name', 'Ops App', '--redirect-uri', 'https://ops.example/cb'],
+        t.database.env,
+      ),
     );
-    const listed = cliJson(await runCliInProcess(['app', 'list'], db.env));
+    const listed = cliJson(await runCliInProcess(['app', 'list'], t.database.env));
     const mine = listed.find((a: { client_id: string }) => a.client_id === created.client_id);
     assert.equal(mine.name, 'Ops App');
     assert.equal(mine.owner, null);
@@ -45,13 +44,13 @@ describe('platform app list / update / rotate-secret / delete / --owner', () => 
     const updated = cliJson(
       await runCliInProcess(
         ['app', 'update', created.client_id, '--name', 'Ops App 2', '--redirect-uri', 'https://ops.example/cb2'],
-        db.env,
+        t.database.env,
       ),
     );
     assert.equal(updated.name, 'Ops App 2');
     assert.deepEqual(updated.redirect_uris, ['https://ops.example/cb2']);
 
-    const rotated = cliJson(await runCliInProcess(['app', 'rotate-secret', created.client_id], db.env));
+    const rotated = cliJson(await runCliInProcess(['app', 'rotate-secret', created.client_id], t.database.env));
     assert.match(rotated.client_secret, /^[0-9a-f]{64}$/);
     assert.notEqual(rotated.client_secret, created.client_secret);
     const row = await t.ctx.db
@@ -77,15 +76,15 @@ describe('platform app list / update / rotate-secret / delete / --owner', () => 
     });
     assert.equal(tok.statusCode, 200, tok.body);
 
-    const deleted = cliJson(await runCliInProcess(['app', 'delete', created.client_id], db.env));
+    const deleted = cliJson(await runCliInProcess(['app', 'delete', created.client_id], t.database.env));
     assert.deepEqual(deleted, { client_id: created.client_id, deleted: true });
     assert.equal((await t.request('GET', `/api/v0/developerApp/${created.client_id}`)).statusCode, 404);
     assert.equal(await isSignedIn(t, tok.json().access_token), false, 'deleting the app revoked its sessions');
 
-    const again = await runCliInProcess(['app', 'delete', created.client_id], db.env);
+    const again = await runCliInProcess(['app', 'delete', created.client_id], t.database.env);
     assert.equal(again.code, 1, 'an unknown app is a failure, not a usage error');
     assert.match(again.stderr, /No developer app with client id/);
-    assert.equal((await runCliInProcess(['app', 'update', created.client_id], db.env)).code, 2);
+    assert.equal((await runCliInProcess(['app', 'update', created.client_id], t.database.env)).code, 2);
   });
 
   test('--owner hands a CLI app to a wallet, which then manages it over HTTP', async () => {
@@ -93,7 +92,7 @@ describe('platform app list / update / rotate-secret / delete / --owner', () => 
     const created = cliJson(
       await runCliInProcess(
         ['app', 'create', '--name', 'Handed Over', '--redirect-uri', 'https://w.example/cb', '--owner', wallet.address],
-        db.env,
+        t.database.env,
       ),
     );
     assert.equal(created.owner, wallet.platformAddress);
@@ -106,16 +105,19 @@ describe('platform app list / update / rotate-secret / delete / --owner', () => 
     assert.equal(put.json().developerApp.name, 'Renamed by owner');
 
     // an app created without an owner can be handed over later, and taken back
-    const later = cliJson(await runCliInProcess(['app', 'create', '--name', 'Later', '--no-redirect-uri'], db.env));
+    const later = cliJson(
+      await runCliInProcess(['app', 'create', '--name', 'Later', '--no-redirect-uri'], t.database.env),
+    );
     const del = () =>
       t.request('DELETE', '/api/v0/developerApps', { token: session.accessToken, body: { clientId: later.client_id } });
     assert.equal((await del()).statusCode, 403);
     assert.equal(
-      cliJson(await runCliInProcess(['app', 'update', later.client_id, '--owner', wallet.platformAddress], db.env))
-        .owner,
+      cliJson(
+        await runCliInProcess(['app', 'update', later.client_id, '--owner', wallet.platformAddress], t.database.env),
+      ).owner,
       wallet.platformAddress,
     );
-    const byOwner = cliJson(await runCliInProcess(['app', 'list', '--owner', wallet.address], db.env));
+    const byOwner = cliJson(await runCliInProcess(['app', 'list', '--owner', wallet.address], t.database.env));
     assert.deepEqual(
       byOwner.map((a: { client_id: string }) => a.client_id).sort(),
       [created.client_id, later.client_id].sort(),
@@ -124,7 +126,7 @@ describe('platform app list / update / rotate-secret / delete / --owner', () => 
 
     const bad = await runCliInProcess(
       ['app', 'create', '--name', 'X', '--no-redirect-uri', '--owner', 'not-an-address'],
-      db.env,
+      t.database.env,
     );
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /--owner/);
@@ -132,13 +134,7 @@ describe('platform app list / update / rotate-secret / delete / --owner', () => 
 });
 
 describe('platform token create / list / revoke', () => {
-  let db: TestDatabase;
-  let t: TestApp;
-  before(async () => {
-    db = createTestDatabase();
-    t = await startApp({ database: db });
-  });
-  after(() => t.close());
+  const t = useApp();
 
   test('mints a session for an address that acts with its scopes, stored as a hash, revocable at once', async () => {
     const who = testAccount();
@@ -155,7 +151,7 @@ describe('platform token create / list / revoke', () => {
         '--label',
         'billing backend',
       ],
-      db.env,
+      t.database.env,
     );
     const minted = cliJson(r);
     assert.match(minted.access_token, /^[0-9a-f]{32}\.[0-9a-f]{64}$/);
@@ -194,24 +190,24 @@ describe('platform token create / list / revoke', () => {
     assert.ok(!JSON.stringify(row).includes(minted.access_token.split('.')[1]), 'only the hash is stored');
     assert.equal(row.access_hash, sha256Hex(minted.access_token.split('.')[1]));
 
-    const list = cliJson(await runCliInProcess(['token', 'list'], db.env));
+    const list = cliJson(await runCliInProcess(['token', 'list'], t.database.env));
     const listed = list.find((x: { id: string }) => x.id === minted.id);
     assert.equal(listed.label, 'billing backend');
     assert.deepEqual(listed.scopes, ['manageDeveloperApps', 'manageClaims']);
     assert.equal(listed.revokedAt, null);
     assert.ok(!JSON.stringify(list).includes(minted.access_token));
 
-    const revoked = await runCliInProcess(['token', 'revoke', minted.id], db.env);
+    const revoked = await runCliInProcess(['token', 'revoke', minted.id], t.database.env);
     assert.deepEqual(cliJson(revoked), { id: minted.id, revoked: true });
     assert.match(revoked.stderr, /operator token revoked/);
     assert.equal(await isSignedIn(t, minted.access_token), false);
-    assert.equal((await runCliInProcess(['token', 'revoke', minted.id], db.env)).code, 1);
+    assert.equal((await runCliInProcess(['token', 'revoke', minted.id], t.database.env)).code, 1);
   });
 
   test('a wallet session cannot be revoked as an operator token; bad input is one line', async () => {
     const wallet = await signIn(t);
     const id = wallet.accessToken.split('.')[0];
-    assert.equal((await runCliInProcess(['token', 'revoke', id], db.env)).code, 1);
+    assert.equal((await runCliInProcess(['token', 'revoke', id], t.database.env)).code, 1);
     assert.equal(await isSignedIn(t, wallet.accessToken), true);
     for (const [args, why] of [
       [['--address', 'nope', '--scopes', 'manageClaims'], /--address/],
@@ -219,7 +215,7 @@ describe('platform token create / list / revoke', () => {
       [['--address', testAccount().address, '--scopes', 'manageClaims', '--expires', 'forever'], /--expires/],
       [['--address', testAccount().address, '--scopes', 'manageClaims', '--expires', '400d'], /366d/],
     ] as const) {
-      const r = await runCliInProcess(['token', 'create', ...args], db.env);
+      const r = await runCliInProcess(['token', 'create', ...args], t.database.env);
       assert.equal(r.code, 2, r.stderr);
       assert.match(r.stderr, why);
     }

@@ -4,9 +4,10 @@
 // (30 days, no label), the duration forms, what `token list` shows, and a failure that is not the
 // operator's (exit 1, not a usage error). The commands run in this process (runCliInProcess): what
 // a command does is the same code; bin.test.ts and cli.test.ts keep the real process.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import { createTestDatabase, startApp, type TestApp, type TestDatabase } from '../helpers/app.ts';
+import { createTestDatabase, startApp } from '../helpers/app.ts';
 import { cliJson, runCliInProcess } from '../helpers/cli.ts';
 import { DATABASE_INDEPENDENT } from '../helpers/once.ts';
 import { signIn, testAccount } from '../helpers/signin.ts';
@@ -179,13 +180,7 @@ describe('platform app / token: help', DATABASE_INDEPENDENT, () => {
 });
 
 describe('platform app: the other options', () => {
-  let db: TestDatabase;
-  let t: TestApp;
-  before(async () => {
-    db = createTestDatabase();
-    t = await startApp({ database: db });
-  });
-  after(() => t.close());
+  const t = useApp();
 
   test('--description and --grant-type are stored; list shows every field; update changes, clears and takes back', async () => {
     const created = cliJson(
@@ -203,7 +198,7 @@ describe('platform app: the other options', () => {
           '--grant-type',
           'authorization_code',
         ],
-        db.env,
+        t.database.env,
       ),
     );
     assert.deepEqual(
@@ -212,7 +207,7 @@ describe('platform app: the other options', () => {
       'no owner key without --owner',
     );
     const viewOf = async () =>
-      (cliJson(await runCliInProcess(['app', 'list'], db.env)) as Array<Record<string, unknown>>).find(
+      (cliJson(await runCliInProcess(['app', 'list'], t.database.env)) as Array<Record<string, unknown>>).find(
         (a) => a.client_id === created.client_id,
       )!;
     const listed = await viewOf();
@@ -238,11 +233,11 @@ describe('platform app: the other options', () => {
 
     // the default is both grant types
     const both = cliJson(
-      await runCliInProcess(['app', 'create', '--name', 'Both Grants', '--no-redirect-uri'], db.env),
+      await runCliInProcess(['app', 'create', '--name', 'Both Grants', '--no-redirect-uri'], t.database.env),
     );
-    const bothRow = (cliJson(await runCliInProcess(['app', 'list'], db.env)) as Array<Record<string, unknown>>).find(
-      (a) => a.client_id === both.client_id,
-    )!;
+    const bothRow = (
+      cliJson(await runCliInProcess(['app', 'list'], t.database.env)) as Array<Record<string, unknown>>
+    ).find((a) => a.client_id === both.client_id)!;
     assert.deepEqual(bothRow.grant_types, ['authorization_code', 'refresh_token']);
 
     await new Promise((r) => setTimeout(r, 5));
@@ -262,7 +257,7 @@ describe('platform app: the other options', () => {
           '--owner',
           wallet.address,
         ],
-        db.env,
+        t.database.env,
       ),
     );
     assert.equal(updated.name, 'Edge App', 'a field not named is kept');
@@ -274,27 +269,29 @@ describe('platform app: the other options', () => {
     assert.deepEqual(await viewOf(), updated, 'list shows what update printed');
 
     const cleared = cliJson(
-      await runCliInProcess(['app', 'update', created.client_id, '--no-redirect-uri', '--no-owner'], db.env),
+      await runCliInProcess(['app', 'update', created.client_id, '--no-redirect-uri', '--no-owner'], t.database.env),
     );
     assert.deepEqual(cleared.redirect_uris, []);
     assert.equal(cleared.owner, null, '--no-owner takes the app back to the operator');
     assert.equal(cleared.description, 'changed');
     assert.deepEqual((await viewOf()).owner, null);
 
-    const none = await runCliInProcess(['app', 'update', created.client_id], db.env);
+    const none = await runCliInProcess(['app', 'update', created.client_id], t.database.env);
     assert.equal(none.code, 2);
     assert.match(none.stderr, /app update needs at least one change/);
   });
 
   test("a failure that is not the operator's (a damaged app row) exits 1 as an error, not as a usage error", async () => {
-    const created = cliJson(await runCliInProcess(['app', 'create', '--name', 'Damaged', '--no-redirect-uri'], db.env));
+    const created = cliJson(
+      await runCliInProcess(['app', 'create', '--name', 'Damaged', '--no-redirect-uri'], t.database.env),
+    );
     await t.ctx.db
       .updateTable('signin_apps')
       .set({ redirect_uris: 'not json' })
       .where('client_id', '=', created.client_id)
       .execute();
     try {
-      const r = await runCliInProcess(['app', 'list'], db.env);
+      const r = await runCliInProcess(['app', 'list'], t.database.env);
       assert.equal(r.code, 1, r.stderr);
       assert.match(r.stderr, /^Error: .*JSON/m);
       assert.doesNotMatch(r.stderr, /--help' shows the usage/);
@@ -305,7 +302,7 @@ describe('platform app: the other options', () => {
   });
 
   test('a domain refusal is one line with exit 2: bad name', async () => {
-    const r = await runCliInProcess(['app', 'create', '--name', ' Padded', '--no-redirect-uri'], db.env);
+    const r = await runCliInProcess(['app', 'create', '--name', ' Padded', '--no-redirect-uri'], t.database.env);
     assert.equal(r.code, 2, r.stderr);
     assert.match(r.stderr, /Invalid name: 1 to 64 characters/);
     assert.equal(r.stdout, '');
@@ -319,7 +316,7 @@ describe('platform app: the other options', () => {
       [['app', 'rotate-secret', unknown], `No developer app with clientId ${unknown}`],
       [['app', 'delete', unknown], `No developer app with client id ${unknown}`],
     ] as const) {
-      const r = await runCliInProcess([...args], db.env);
+      const r = await runCliInProcess([...args], t.database.env);
       assert.equal(r.code, 1, `${args.join(' ')}: ${r.stderr}`);
       assert.deepEqual(
         r.stderr.split('\n').filter((l) => l && !l.startsWith('Database: ')),
@@ -332,20 +329,14 @@ describe('platform app: the other options', () => {
 });
 
 describe('platform token: defaults, durations and the list', () => {
-  let db: TestDatabase;
-  let t: TestApp;
-  before(async () => {
-    db = createTestDatabase();
-    t = await startApp({ database: db });
-  });
-  after(() => t.close());
+  const t = useApp();
 
   test('defaults: 30 days, no label; scopes are trimmed and deduplicated; the address keeps its 0x form', async () => {
     const who = testAccount();
     const minted = cliJson(
       await runCliInProcess(
         ['token', 'create', '--address', who.address, '--scopes', ' manageClaims , ,readPrivateClaimData,manageClaims'],
-        db.env,
+        t.database.env,
       ),
     );
     assert.deepEqual(Object.keys(minted), [
@@ -366,9 +357,9 @@ describe('platform token: defaults, durations and the list', () => {
     assert.equal(minted.platformAddress, who.platformAddress);
     assert.equal(typeof minted.access_token_expires_at, 'string');
 
-    const listed = (cliJson(await runCliInProcess(['token', 'list'], db.env)) as Array<Record<string, unknown>>).find(
-      (x) => x.id === minted.id,
-    )!;
+    const listed = (
+      cliJson(await runCliInProcess(['token', 'list'], t.database.env)) as Array<Record<string, unknown>>
+    ).find((x) => x.id === minted.id)!;
     assert.deepEqual(Object.keys(listed), [
       'id',
       'address',
@@ -398,7 +389,7 @@ describe('platform token: defaults, durations and the list', () => {
     const mint = (expires: string) =>
       runCliInProcess(
         ['token', 'create', '--address', address, '--scopes', 'manageClaims', '--expires', expires],
-        db.env,
+        t.database.env,
       );
     const [m, s, ms, msUnit, padded, max] = await Promise.all(
       ['90m', '30s', '5000', '2500ms', ' 12h ', '366d'].map(mint),
@@ -442,14 +433,14 @@ describe('platform token: defaults, durations and the list', () => {
         /--label must be at most 200 characters, without quotes or control characters/,
       ],
     ] as const) {
-      const r = await runCliInProcess(['token', 'create', '--address', address, ...extra], db.env);
+      const r = await runCliInProcess(['token', 'create', '--address', address, ...extra], t.database.env);
       assert.equal(r.code, 2, `${extra.join(' ')}: ${r.stderr}`);
       assert.match(r.stderr, why);
     }
     const long = cliJson(
       await runCliInProcess(
         ['token', 'create', '--address', address, '--scopes', 'manageClaims', '--label', 'y'.repeat(200)],
-        db.env,
+        t.database.env,
       ),
     );
     assert.equal(long.label, 'y'.repeat(200), '200 characters are allowed');
@@ -458,14 +449,17 @@ describe('platform token: defaults, durations and the list', () => {
   test('a native address is kept in its native form, and the session is a Cosmos one', async () => {
     const who = testAccount();
     const minted = cliJson(
-      await runCliInProcess(['token', 'create', '--address', who.platformAddress, '--scopes', 'manageClaims'], db.env),
+      await runCliInProcess(
+        ['token', 'create', '--address', who.platformAddress, '--scopes', 'manageClaims'],
+        t.database.env,
+      ),
     );
     assert.equal(minted.address, who.platformAddress);
     assert.equal(minted.platformAddress, who.platformAddress);
     const st = (await t.request('POST', '/api/v0/auth/status', { token: minted.access_token, body: {} })).json();
     assert.deepEqual([st.signedIn, st.address, st.chain], [true, who.platformAddress, 'Cosmos']);
     const evm = cliJson(
-      await runCliInProcess(['token', 'create', '--address', who.address, '--scopes', 'manageClaims'], db.env),
+      await runCliInProcess(['token', 'create', '--address', who.address, '--scopes', 'manageClaims'], t.database.env),
     );
     assert.equal(
       (await t.request('POST', '/api/v0/auth/status', { token: evm.access_token, body: {} })).json().chain,

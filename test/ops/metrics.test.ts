@@ -2,6 +2,7 @@
 // pattern; claim queue depth and age; webhook backlog; indexer lag when a chain is configured;
 // database pool use.
 import { after, before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
 import { startApp, TEST_DB, type TestApp } from '../helpers/app.ts';
 import { freePort } from '../helpers/process.ts';
@@ -36,11 +37,7 @@ describe('metrics are off unless configured', () => {
 });
 
 describe('metrics behind METRICS_TOKEN', () => {
-  let t: TestApp;
-  before(async () => {
-    t = await startApp({ manualClock: true, env: { METRICS_TOKEN: TOKEN, RUN_WORKER: 'false' } });
-  });
-  after(() => t.close());
+  const t = useApp({ clock: true, env: { METRICS_TOKEN: TOKEN, RUN_WORKER: 'false' } });
   const scrape = async () => {
     const res = await t.request('GET', '/metrics', { apiKey: null, headers: { authorization: `Bearer ${TOKEN}` } });
     assert.equal(res.statusCode, 200, res.body);

@@ -2,9 +2,9 @@
 // the managePlugins scope and ownership, the secret (owner only, rotatable), versions
 // (append, edit while unfinalized, finalized is immutable), validation of schemas and the
 // endpoint URL, localised ids, and the operator's review through the CLI.
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import type { TestApp } from '../helpers/app.ts';
 import { runCliInProcess } from '../helpers/cli.ts';
 import type { SignedIn } from '../helpers/signin.ts';
 import { signIn } from '../helpers/signin.ts';
@@ -22,15 +22,13 @@ import {
 const URI = 'https://127.0.0.1:9/hook';
 
 describe('plugin documents', () => {
-  let t: TestApp;
   let alice: SignedIn;
   let bob: SignedIn;
+  const t = useApp({ plugins: true });
   before(async () => {
-    t = await startPluginApp();
     alice = await owner(t);
     bob = await owner(t);
   });
-  after(() => t.close());
 
   const body = (pluginId: string, extra: Record<string, unknown> = {}, config: Record<string, unknown> = {}) => ({
     pluginId,
@@ -358,9 +356,9 @@ describe('plugin documents', () => {
     );
     const hidden = await createPlugin(t, alice.accessToken, URI, {}, { metadata: { name: `Beta ${tag}` } });
     const search = async (q: string, token?: string) => {
-      const res = await t.request('GET', `/api/v0/plugins/search?${q}`, token ? { token } : {});
+      const res = await t.get(`/api/v0/plugins/search?${q}`, token ? { token } : {});
       assert.equal(res.statusCode, 200, res.body);
-      return res.json() as { plugins: Array<{ pluginId: string }>; bookmark: string; hasMore: boolean };
+      return res.json();
     };
     assert.deepEqual((await search(`searchValue=${tag}`)).plugins, [], 'not reviewed yet');
 

@@ -2,17 +2,16 @@
 // the same request (versionCreate applies first, all in one transaction), and localised ids (an
 // English id may not end in -<locale>, so nobody can take another owner's <id>-<locale> first;
 // an -en ending is named as such).
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import type { TestApp } from '../helpers/app.ts';
 import type { SignedIn } from '../helpers/signin.ts';
 import {
   createPlugin,
   createPluginRequest,
   newPluginId,
   owner,
-  startPluginApp,
   updatePlugin,
   versionConfig,
 } from '../helpers/plugins.ts';
@@ -20,15 +19,13 @@ import {
 const URI = 'https://127.0.0.1:9/hook';
 
 describe('plugin documents: combined updates and localised ids', () => {
-  let t: TestApp;
   let alice: SignedIn;
   let bob: SignedIn;
+  const t = useApp({ plugins: true });
   before(async () => {
-    t = await startPluginApp();
     alice = await owner(t);
     bob = await owner(t);
   });
-  after(() => t.close());
 
   const body = (pluginId: string, extra: Record<string, unknown> = {}) => ({
     pluginId,

@@ -1,18 +1,14 @@
 // The generated TypeScript client: its declarations match the service's current OpenAPI document
 // (stale types fail here), and the client works against a running service.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { generated } from '../../clients/typescript/generate.ts';
 import { createPlatformClient } from '../../clients/typescript/index.ts';
-import { startApp, type TestApp } from '../helpers/app.ts';
 
 describe('TypeScript client', () => {
-  let t: TestApp;
-  before(async () => {
-    t = await startApp({ listen: true });
-  });
-  after(() => t.close());
+  const t = useApp({ listen: true });
 
   test('the committed declarations and OpenAPI document are not stale', async () => {
     const files = await generated();

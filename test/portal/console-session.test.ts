@@ -1,21 +1,17 @@
 // The console's browser session through HTTP: the cookie replaces x-api-key for same-origin calls,
 // and the refusals (cross-site, missing or wrong CSRF token, expired or signed-out session, a
 // visitor writing, a proof given to another app).
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
 import { privateKeyToAccount } from 'viem/accounts';
 import { SCOPE_IDS } from '../../src/signin/scopes.ts';
-import { startApp, type TestApp } from '../helpers/app.ts';
 import { createTestClient, signIn, testAccount } from '../helpers/signin.ts';
 import type { ManualClock } from '../../src/shared/clock.ts';
 import { consoleRequest, consoleSignIn, originOf } from './helpers.ts';
 
 describe('console session', () => {
-  let t: TestApp;
-  before(async () => {
-    t = await startApp({ manualClock: true, env: { API_KEY_CACHE_MS: '0' } });
-  });
-  after(() => t.close());
+  const t = useApp({ clock: true, env: { API_KEY_CACHE_MS: '0' } });
 
   test('sign-in sets an HttpOnly SameSite=Strict cookie; the session answers who and the CSRF token', async () => {
     const s = await consoleSignIn(t);

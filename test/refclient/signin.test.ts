@@ -1,20 +1,18 @@
 // The reference client's sign-in calls, unchanged, against a running service: the code exchange
 // (`/api/v0/siwbb/token` renamed to `/api/v0/signin/token` in the path only), the session check,
 // and the revocation, each with one refusal.
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import { startApp, type TestApp } from '../helpers/app.ts';
 import { authorizeCode, codeExchangeBody, signIn } from '../helpers/signin.ts';
 import { refusal, sdkClient, type SdkClient } from './sdk.ts';
 
 describe('reference client: sign-in', () => {
-  let t: TestApp;
   let sdk: SdkClient;
+  const t = useApp({ listen: true });
   before(async () => {
-    t = await startApp({ listen: true });
     sdk = sdkClient(t);
   });
-  after(() => t.close());
 
   test('exchangeSIWBBAuthorizationCode, checkIfSignedIn and revokeOauthAuthorization', async () => {
     const { code, client, account } = await authorizeCode(t, { scopes: ['manageAccount'] });

@@ -1,25 +1,23 @@
 // The reference client's dynamic store calls, unchanged, against a running service: create,
 // update, fetch, search, read, actions (single and batch), membership, members, activity, delete,
 // each with one refusal.
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import { startApp, type TestApp } from '../helpers/app.ts';
 import { signIn, type SignedIn } from '../helpers/signin.ts';
 import { randomAddress } from '../claims/helpers.ts';
 import { refusal, sdkClient, type SdkClient } from './sdk.ts';
 
 describe('reference client: dynamic stores', () => {
-  let t: TestApp;
   let alice: SignedIn;
   let sdk: SdkClient;
   let aliceSdk: SdkClient;
+  const t = useApp({ listen: true });
   before(async () => {
-    t = await startApp({ listen: true });
     alice = await signIn(t, { scopes: ['manageDynamicStores'] });
     sdk = sdkClient(t);
     aliceSdk = sdkClient(t, alice.accessToken);
   });
-  after(() => t.close());
 
   test('a store through the client, from creation to deletion', async () => {
     const api = aliceSdk.api;

@@ -5,12 +5,12 @@
 // without its CSRF token; the owner's console cookie sent with a foreign Origin; a visitor cookie.
 // The requests name the owner's own plugin, claim, store, app and delivery, so that an entry's
 // owner rule (checked by the handler) is reached too.
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
 import Fastify from 'fastify';
-import type { TestApp } from '../helpers/app.ts';
 import { createTestClient, signIn, testClient, type SignedIn, type TestClient } from '../helpers/signin.ts';
-import { createPlugin, startPluginApp } from '../helpers/plugins.ts';
+import { createPlugin } from '../helpers/plugins.ts';
 import { consoleSignIn, originOf, type ConsoleSignIn } from '../portal/helpers.ts';
 import { enqueue, newDelivery } from '../webhooks/helpers.ts';
 import { SCOPE_IDS } from '../../src/signin/scopes.ts';
@@ -64,7 +64,6 @@ function allowed(rule: AccessRule, method: string, kind: Kind): boolean {
 
 // generous limits for a loaded machine: ~800 requests and a dozen sign-ins (about 25 s on two shared cores)
 describe('who may call what: every route × every credential', () => {
-  let t: TestApp;
   let owner: SignedIn;
   let other: SignedIn;
   let ownerConsole: ConsoleSignIn;
@@ -74,8 +73,8 @@ describe('who may call what: every route × every credential', () => {
   const thirdParty = new Map<string, SignedIn>();
   const ids: Record<string, string> = {};
 
+  const t = useApp({ plugins: true, env: { METRICS_TOKEN: 'metrics-token-of-the-test' } });
   before(async () => {
-    t = await startPluginApp({ env: { METRICS_TOKEN: 'metrics-token-of-the-test' } });
     owner = await signIn(t);
     other = await signIn(t);
     ownerConsole = await consoleSignIn(t, { privateKey: owner.privateKey });
@@ -118,7 +117,6 @@ describe('who may call what: every route × every credential', () => {
         .executeTakeFirstOrThrow()
     ).delivery_id;
   });
-  after(() => t.close());
 
   const claimBody = () => ({
     claimId: ids.claimId,

@@ -2,21 +2,20 @@
 // error logs", as the consent page says): a session of the owner without that scope, such as the
 // token a third-party app obtained with completeClaims only, reads neither. And the two paths of
 // one plugin document answer a visitor cookie alike.
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import type { TestApp } from '../helpers/app.ts';
 import { createTestClient, signIn, type SignedIn } from '../helpers/signin.ts';
-import { createPlugin, owner, startPluginApp } from '../helpers/plugins.ts';
+import { createPlugin, owner } from '../helpers/plugins.ts';
 
 const URI = 'https://127.0.0.1:9/hook';
 
 describe('plugin secrets and error logs need managePlugins', () => {
-  let t: TestApp;
   let alice: SignedIn;
   let thirdParty: SignedIn;
   let pluginId: string;
+  const t = useApp({ plugins: true });
   before(async () => {
-    t = await startPluginApp();
     alice = await owner(t);
     // the same wallet, signed in to another developer app that asked for completeClaims only
     thirdParty = await signIn(t, {
@@ -26,7 +25,6 @@ describe('plugin secrets and error logs need managePlugins', () => {
     });
     pluginId = await createPlugin(t, alice.accessToken, URI);
   });
-  after(() => t.close());
 
   const fetchSecret = (o: { token?: string }) =>
     t.request('POST', '/api/v0/plugins/fetch', { ...o, body: { pluginIds: [pluginId], returnSensitiveData: true } });
