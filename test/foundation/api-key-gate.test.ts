@@ -1,4 +1,5 @@
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { startApp, type TestApp } from '../helpers/app.ts';
@@ -45,13 +46,9 @@ async function afterQueuedStatements(t: TestApp): Promise<void> {
 }
 
 describe('API-key gate', () => {
-  let t: TestApp;
-  before(async () => {
-    t = await startApp({
-      extend: (app) => app.get('/api/v0/ping', async (req) => ({ pong: true, keyId: req.apiKeyId })),
-    });
+  const t = useApp({
+    extend: (app) => app.get('/api/v0/ping', async (req) => ({ pong: true, keyId: req.apiKeyId })),
   });
-  after(() => t.close());
 
   test('a valid key passes', async () => {
     const res = await t.request('GET', '/api/v0/ping');
@@ -130,14 +127,10 @@ describe('API-key gate', () => {
 });
 
 describe('rate limit', () => {
-  let t: TestApp;
-  before(async () => {
-    t = await startApp({
-      env: { RATE_LIMIT_PER_MINUTE: '3' },
-      extend: (app) => app.get('/api/v0/ping', async () => ({ pong: true })),
-    });
+  const t = useApp({
+    env: { RATE_LIMIT_PER_MINUTE: '3' },
+    extend: (app) => app.get('/api/v0/ping', async () => ({ pong: true })),
   });
-  after(() => t.close());
 
   test('requests beyond the per-key limit get a 429 with Retry-After', async () => {
     const codes = [];

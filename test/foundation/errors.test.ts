@@ -1,7 +1,8 @@
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
 import { Type } from 'typebox';
-import { startApp, type TestApp } from '../helpers/app.ts';
+import { startApp } from '../helpers/app.ts';
 import { badRequest } from '../../src/shared/errors.ts';
 
 // A probe route with a strict body schema exercises the shared validation and error machinery.
@@ -15,22 +16,18 @@ const Probe = Type.Object(
 );
 
 describe('error model', () => {
-  let t: TestApp;
-  before(async () => {
-    t = await startApp({
-      env: { BODY_LIMIT: '2048' },
-      extend(app) {
-        app.post('/api/v0/probe', { schema: { body: Probe } }, async (req) => ({ echoed: req.body }));
-        app.get('/api/v0/probe/fail', async () => {
-          throw badRequest('Probe says no');
-        });
-        app.get('/api/v0/probe/crash', async () => {
-          throw new Error('secret internal detail');
-        });
-      },
-    });
+  const t = useApp({
+    env: { BODY_LIMIT: '2048' },
+    extend(app) {
+      app.post('/api/v0/probe', { schema: { body: Probe } }, async (req) => ({ echoed: req.body }));
+      app.get('/api/v0/probe/fail', async () => {
+        throw badRequest('Probe says no');
+      });
+      app.get('/api/v0/probe/crash', async () => {
+        throw new Error('secret internal detail');
+      });
+    },
   });
-  after(() => t.close());
 
   const post = (payload: string, contentType = 'application/json') =>
     t.app.inject({

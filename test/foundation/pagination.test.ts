@@ -1,41 +1,40 @@
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
 import { Type } from 'typebox';
-import { startApp, type TestApp } from '../helpers/app.ts';
 import { paginate } from '../../src/shared/pagination.ts';
 
 // A probe list route over api_keys, ordered newest first with ties broken by id.
 describe('bookmark pagination', () => {
-  let t: TestApp;
   const N = 60;
+  const t = useApp({
+    extend(app) {
+      app.get(
+        '/api/v0/probe/keys',
+        {
+          schema: {
+            querystring: Type.Object({ bookmark: Type.Optional(Type.String()), label: Type.Optional(Type.String()) }),
+          },
+        },
+        async (req) => {
+          const q = req.query as { bookmark?: string; label?: string };
+          let query = app.ctx.db.selectFrom('api_keys').select(['id', 'label', 'created_at']);
+          if (q.label) query = query.where('label', '=', q.label);
+          return paginate({
+            query,
+            keys: [
+              { column: 'created_at', direction: 'desc' },
+              { column: 'id', direction: 'asc' },
+            ],
+            bookmark: q.bookmark,
+            keyring: app.ctx.keyring,
+            scope: `probe:${q.label ?? ''}`,
+          });
+        },
+      );
+    },
+  });
   before(async () => {
-    t = await startApp({
-      extend(app) {
-        app.get(
-          '/api/v0/probe/keys',
-          {
-            schema: {
-              querystring: Type.Object({ bookmark: Type.Optional(Type.String()), label: Type.Optional(Type.String()) }),
-            },
-          },
-          async (req) => {
-            const q = req.query as { bookmark?: string; label?: string };
-            let query = app.ctx.db.selectFrom('api_keys').select(['id', 'label', 'created_at']);
-            if (q.label) query = query.where('label', '=', q.label);
-            return paginate({
-              query,
-              keys: [
-                { column: 'created_at', direction: 'desc' },
-                { column: 'id', direction: 'asc' },
-              ],
-              bookmark: q.bookmark,
-              keyring: app.ctx.keyring,
-              scope: `probe:${q.label ?? ''}`,
-            });
-          },
-        );
-      },
-    });
     // 60 keys, many sharing a timestamp, so the tie-breaker matters
     const rows = Array.from({ length: N }, (_, i) => ({
       id: `p_${String(i).padStart(3, '0')}`,
@@ -46,7 +45,6 @@ describe('bookmark pagination', () => {
     }));
     await t.ctx.db.insertInto('api_keys').values(rows).execute();
   });
-  after(() => t.close());
 
   async function all(label?: string) {
     const seen: string[] = [];

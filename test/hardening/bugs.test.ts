@@ -1,7 +1,8 @@
 // Bugs found by the operability review (issue 15, "Bugs"): each test is the case that was observed.
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import { startApp, type TestApp } from '../helpers/app.ts';
+import { startApp } from '../helpers/app.ts';
 import { authorizeCode, codeExchangeBody, type SignedIn } from '../helpers/signin.ts';
 import { ManualClock } from '../../src/shared/clock.ts';
 import { attempt, claimWithPlugins, manager, numUses, randomAddress } from '../claims/helpers.ts';
@@ -11,13 +12,11 @@ const DAY = 86_400_000;
 const TOKEN = '/api/v0/signin/token';
 
 describe('claims and addresses', () => {
-  let t: TestApp;
   let m: SignedIn;
+  const t = useApp();
   before(async () => {
-    t = await startApp();
     m = await manager(t);
   });
-  after(() => t.close());
 
   test('halt plus another failing plugin: always "Claim halted"', async () => {
     const pw = { pluginId: 'password', instanceId: 'pw', publicParams: {}, privateParams: { password: 'secret' } };
@@ -104,13 +103,11 @@ describe('claims and addresses', () => {
 });
 
 describe('request bodies', () => {
-  let t: TestApp;
   let m: SignedIn;
+  const t = useApp({ listen: true });
   before(async () => {
-    t = await startApp({ listen: true });
     m = await manager(t);
   });
-  after(() => t.close());
 
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   const json = async (res: Response) => (await res.json()) as Record<string, any>;

@@ -1,8 +1,9 @@
 // The public challenge route stores a row per call: it is limited per IP and per app, one call
 // stores a bounded row, and unused challenges are purged once they expire.
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import { startApp, type TestApp } from '../helpers/app.ts';
+import { startApp } from '../helpers/app.ts';
 import { createTestClient, testAccount, type TestClient } from '../helpers/signin.ts';
 import type { ManualClock } from '../../src/shared/clock.ts';
 import { sweepSigninRequests } from '../../src/signin/cleanup.ts';
@@ -10,19 +11,17 @@ import { sweepSigninRequests } from '../../src/signin/cleanup.ts';
 const CHALLENGE = '/api/v0/signin/challenge';
 
 describe('challenge limits', () => {
-  let t: TestApp;
   let client: TestClient;
   let other: TestClient;
+  const t = useApp({
+    clock: true,
+    env: { SIGNIN_CHALLENGE_LIMIT_PER_IP: '5', SIGNIN_CHALLENGE_LIMIT_PER_CLIENT: '8' },
+  });
   before(async () => {
-    t = await startApp({
-      manualClock: true,
-      env: { SIGNIN_CHALLENGE_LIMIT_PER_IP: '5', SIGNIN_CHALLENGE_LIMIT_PER_CLIENT: '8' },
-    });
     (t.clock as ManualClock).set(1_800_000_000_000 - (1_800_000_000_000 % 60_000) + 1000);
     client = await createTestClient(t);
     other = await createTestClient(t);
   });
-  after(() => t.close());
 
   const challenge = (c: TestClient, ip: string, extra: Record<string, unknown> = {}) =>
     t.app.inject({

@@ -3,6 +3,7 @@
 // feel), with one budget across processes sharing the database; the owner sees the counts; and a
 // trusted backend's users are told apart by the IP it forwards.
 import { after, before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
 import { createTestDatabase, startApp, type TestApp, type TestDatabase } from '../helpers/app.ts';
 import { cliJson, runCliInProcess } from '../helpers/cli.ts';
@@ -205,19 +206,17 @@ describe('guess throttling', () => {
 });
 
 describe('guessing through a backend', () => {
-  let t: TestApp;
   let m: SignedIn;
   let trusted: { id: string; key: string };
   const clock = new ManualClock(1_700_000_000_000);
+  // 100 a minute per IP (a burst of 25): small enough that one user's guesses use it up quickly
+  const t = useApp({ clock, env: { GUESS_LIMIT_PER_MINUTE: '100' } });
   before(async () => {
-    // 100 a minute per IP (a burst of 25): small enough that one user's guesses use it up quickly
-    t = await startApp({ clock, env: { GUESS_LIMIT_PER_MINUTE: '100' } });
     m = await manager(t);
     trusted = cliJson(
       await runCliInProcess(['api-key', 'create', '--label', 'claims backend', '--trusted-backend'], t.database.env),
     );
   });
-  after(() => t.close());
 
   const viaBackend = (
     key: string,

@@ -1,10 +1,11 @@
 // What a hostile client probe found at the HTTP layer (issue 15, "Security and load hardening"):
 // deep JSON, router errors, form bodies, request ids, GET bodies and slow bodies. Raw sockets
 // where fetch would hide the behaviour (slow senders, bodies on GET).
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
-import { startApp, type TestApp } from '../helpers/app.ts';
+import type { TestApp } from '../helpers/app.ts';
 import type { SignedIn } from '../helpers/signin.ts';
 import { claimWithPlugins, createClaim, manager, numUses, randomAddress } from '../claims/helpers.ts';
 
@@ -43,13 +44,11 @@ const statusOf = (raw: string) => Number(/^HTTP\/1\.1 (\d{3})/.exec(raw)?.[1] ??
 const bodyOf = (raw: string) => raw.slice(raw.indexOf('\r\n\r\n') + 4);
 
 describe('HTTP input hardening', () => {
-  let t: TestApp;
   let m: SignedIn;
+  const t = useApp({ listen: true });
   before(async () => {
-    t = await startApp({ listen: true });
     m = await manager(t);
   });
-  after(() => t.close());
 
   test('deep JSON: nesting beyond the cap is a 400 at parse time, in rewards and in user inputs', async () => {
     const deep = (n: number) => '['.repeat(n) + ']'.repeat(n);
@@ -251,11 +250,7 @@ describe('HTTP input hardening', () => {
 });
 
 describe('slow bodies', () => {
-  let t: TestApp;
-  before(async () => {
-    t = await startApp({ listen: true, env: { REQUEST_TIMEOUT_MS: '1000' } });
-  });
-  after(() => t.close());
+  const t = useApp({ listen: true, env: { REQUEST_TIMEOUT_MS: '1000' } });
 
   test('a client trickling its body is cut off while normal requests are served', async () => {
     let trickle: NodeJS.Timeout | undefined;

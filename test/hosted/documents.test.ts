@@ -1,9 +1,9 @@
 // Hosted plugins are plugin documents of the service: readable through the plugin routes, listed in
 // search, finalized and published, in English and Spanish, with PUBLIC_URL in their URI; a claim may
 // name either locale's id, and neither is editable by anyone.
-import { describe, test, before, after } from 'node:test';
+import { describe, test, before } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import { startApp, type TestApp } from '../helpers/app.ts';
 import { claimWithPlugins, manager, numUses } from '../claims/helpers.ts';
 import type { SignedIn } from '../helpers/signin.ts';
 
@@ -18,13 +18,11 @@ const HOSTED = [
 ];
 
 describe('hosted plugin documents', () => {
-  let t: TestApp;
   let owner: SignedIn;
+  const t = useApp({ env: { PUBLIC_URL: 'https://platform.example' } });
   before(async () => {
-    t = await startApp({ env: { PUBLIC_URL: 'https://platform.example' } });
     owner = await manager(t, ['manageClaims', 'managePlugins']);
   });
-  after(() => t.close());
 
   test('each hosted plugin is a finalized, published document in en and es, run in-process', async () => {
     for (const id of HOSTED) {

@@ -4,9 +4,9 @@
 // 100-asset and 5-level limits at their edges, UintRange bounds (amounts, times) inclusive at both
 // ends in both modes, $and / $or / numMatchesForVerification logic with exact answers, which ids
 // the route takes as hosted (localised or not), and the registry's unknown-plugin answers.
-import { describe, test, before, after } from 'node:test';
+import { describe, test, before } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import { startApp, type TestApp } from '../helpers/app.ts';
 import { addressOf, bal, balanceStore, collectionDoc } from '../helpers/fake-chain.ts';
 import { getClaim, manager, newClaimId, numUses } from '../claims/helpers.ts';
 import type { SignedIn } from '../helpers/signin.ts';
@@ -42,10 +42,9 @@ const FAIL_HIGH = { assets: [asset([1, 10], [1, 4])] };
 const HIGH_TEXT = 'Address owns too much of IDs 1-10 in collection 7 to meet maximum balance requirement of 4';
 
 describe('must-own-badges edges', () => {
-  let t: TestApp;
   let owner: SignedIn;
+  const t = useApp({ clock: true, env: { RUN_WORKER: 'false' } });
   before(async () => {
-    t = await startApp({ manualClock: true, env: { RUN_WORKER: 'false' } });
     (t.clock as ManualClock).set(NOW);
     owner = await manager(t);
     // collection 7: A owns 5 of tokens 1-10 and 3 of token 20 only during [1000, 2000]; B owns 9 of tokens 1-10
@@ -69,9 +68,6 @@ describe('must-own-badges edges', () => {
       }),
       NOW,
     );
-  });
-  after(async () => {
-    await t.close();
   });
 
   const query = (ownershipRequirements: unknown, address = A, pluginId = 'must-own-badges') =>

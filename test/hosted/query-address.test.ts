@@ -1,18 +1,14 @@
 // POST /api/v0/integrations/query/{pluginId}: the address a check runs for. A plugin that checks an
 // address (its document's verificationCall.passAddress, docs/hosted-plugins.md) needs one; an invalid one is
 // named by the field it came in.
-import { describe, test, before, after } from 'node:test';
+import { describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import { startApp, type TestApp } from '../helpers/app.ts';
 import { randomAddress } from '../claims/helpers.ts';
 import { evmAddressOf } from '../../src/shared/addresses.ts';
 
 describe('integrations query: platformAddress / ethAddress', () => {
-  let t: TestApp;
-  before(async () => {
-    t = await startApp();
-  });
-  after(() => t.close());
+  const t = useApp();
   const query = (id: string, body: Record<string, unknown>) =>
     t.request('POST', `/api/v0/integrations/query/${id}`, { body });
 
