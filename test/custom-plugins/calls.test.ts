@@ -3,11 +3,12 @@
 // and how often the endpoint is called by simulate, complete and execution (replay,
 // ignoreSimulations, skipProcessingWebhook). The worker is off: the tests drain the queue.
 import { after, before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
-import { startApp, type TestApp } from '../helpers/app.ts';
+import { startApp } from '../helpers/app.ts';
 import { startHttpsEndpoint, type HttpsEndpoint, type RecordedRequest } from '../helpers/https-endpoint.ts';
-import { createPlugin, loopbackEgressEnv, owner, pluginSecret, startPluginApp } from '../helpers/plugins.ts';
+import { createPlugin, loopbackEgressEnv, owner, pluginSecret } from '../helpers/plugins.ts';
 import type { SignedIn } from '../helpers/signin.ts';
 import { signIn } from '../helpers/signin.ts';
 import { attempt, claimWithPlugins, getClaim, newClaimId, numUses, randomAddress, status } from '../claims/helpers.ts';
@@ -17,18 +18,16 @@ import { parseAddress } from '../../src/shared/addresses.ts';
 const field = (key: string, type: string, extra: Record<string, unknown> = {}) => ({ key, label: key, type, ...extra });
 
 describe('custom plugins: the call and the presets', () => {
-  let t: TestApp;
   let ep: HttpsEndpoint;
   let alice: SignedIn;
   before(async () => {
     ep = await startHttpsEndpoint();
-    t = await startPluginApp({ env: { RUN_WORKER: 'false' } });
+  });
+  const t = useApp({ plugins: true, env: { RUN_WORKER: 'false' } });
+  before(async () => {
     alice = await owner(t);
   });
-  after(async () => {
-    await t.close();
-    await ep.close();
-  });
+  after(() => ep.close());
 
   const custom = (
     pluginId: string,

@@ -4,12 +4,13 @@
 // (paginated). Versions: unfinalized ones are the owner's, unpublished plugins need approval,
 // claims pin their version. Status webhooks reach the endpoint once the attempt resolves.
 import { after, before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import { startApp, type TestApp } from '../helpers/app.ts';
+import { startApp } from '../helpers/app.ts';
 import { runCliInProcess } from '../helpers/cli.ts';
 import { startHttpsEndpoint, type HttpsEndpoint } from '../helpers/https-endpoint.ts';
 import { freePort } from '../helpers/process.ts';
-import { createPlugin, owner, startPluginApp, updatePlugin, versionConfig } from '../helpers/plugins.ts';
+import { createPlugin, owner, updatePlugin, versionConfig } from '../helpers/plugins.ts';
 import type { SignedIn } from '../helpers/signin.ts';
 import { attempt, claimWithPlugins, completeAndWait, numUses, randomAddress } from '../claims/helpers.ts';
 import { PATIENCE_MS } from '../helpers/patience.ts';
@@ -23,20 +24,18 @@ const custom = (pluginId: string, version = '1', instanceId = 'cp') => ({
 });
 
 describe('custom plugins: failures, errors, versions, webhooks', () => {
-  let t: TestApp;
   let ep: HttpsEndpoint;
   let alice: SignedIn;
   let bob: SignedIn;
   before(async () => {
     ep = await startHttpsEndpoint();
-    t = await startPluginApp();
+  });
+  const t = useApp({ plugins: true });
+  before(async () => {
     alice = await owner(t);
     bob = await owner(t);
   });
-  after(async () => {
-    await t.close();
-    await ep.close();
-  });
+  after(() => ep.close());
 
   async function failsWith(claimId: string, error: string | RegExp) {
     const res = await attempt(t, 'simulate', claimId, randomAddress());

@@ -5,15 +5,14 @@
 // record written for the plugin's owner (a probe found such values saved with 200, then every
 // attempt failing at call time and logged as the endpoint's fault).
 import { after, before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import type { TestApp } from '../helpers/app.ts';
 import { startHttpsEndpoint, type HttpsEndpoint } from '../helpers/https-endpoint.ts';
 import {
   createPlugin,
   createPluginRequest,
   newPluginId,
   owner,
-  startPluginApp,
   updatePlugin,
   versionConfig,
 } from '../helpers/plugins.ts';
@@ -30,14 +29,15 @@ const rule = 'must be a valid HTTP header value (headerField): printable ASCII c
 const BAD = ['a\r\nInjected: 1', 'é 😀', 'del\u007f']; // NUL is refused for every body before any route runs
 
 describe('custom plugins: headerField values', () => {
-  let t: TestApp;
   let ep: HttpsEndpoint;
   let alice: SignedIn;
   let pluginId: string;
   before(async () => {
     ep = await startHttpsEndpoint();
     ep.respond(() => ({ body: {} }));
-    t = await startPluginApp({ env: { RUN_WORKER: 'false' } });
+  });
+  const t = useApp({ plugins: true, env: { RUN_WORKER: 'false' } });
+  before(async () => {
     alice = await owner(t);
     pluginId = await createPlugin(t, alice.accessToken, ep.url, {
       requiresUserInputs: true,
@@ -46,10 +46,7 @@ describe('custom plugins: headerField values', () => {
       privateParamsSchema: [field('X-Api-Key', 'string', { headerField: true })],
     });
   });
-  after(async () => {
-    await t.close();
-    await ep.close();
-  });
+  after(() => ep.close());
 
   async function errorRecords(): Promise<number> {
     const res = await t.request('GET', `/api/v0/plugins/errors?pluginId=${pluginId}`, { token: alice.accessToken });

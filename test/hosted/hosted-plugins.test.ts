@@ -3,8 +3,8 @@
 // chain-length limit at create and update), username-set, and the display-only url-clicker and
 // custom-instructions.
 import { describe, test, before, after } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import { startApp, type TestApp } from '../helpers/app.ts';
 import { signIn, type SignedIn } from '../helpers/signin.ts';
 import { startFakeChain, type FakeChain } from '../helpers/fake-chain.ts';
 import {
@@ -27,20 +27,18 @@ const plugin = (pluginId: string, publicParams: Record<string, unknown> = {}, in
 const WHOLE = 1_000_000_000n;
 
 describe('hosted plugins', () => {
-  let t: TestApp;
   let chain: FakeChain;
   let owner: SignedIn;
   let clock: ManualClock;
   before(async () => {
     chain = await startFakeChain();
-    t = await startApp({ manualClock: true, env: { CHAIN_REST_URL: chain.url, CHAIN_TIMEOUT_MS: '1000' } });
+  });
+  const t = useApp({ clock: true, env: () => ({ CHAIN_REST_URL: chain.url, CHAIN_TIMEOUT_MS: '1000' }) });
+  before(async () => {
     clock = t.clock as ManualClock;
     owner = await manager(t);
   });
-  after(async () => {
-    await t.close();
-    await chain.close();
-  });
+  after(() => chain.close());
 
   async function simulate(claimId: string, address: string): Promise<string | null> {
     const r = await attempt(t, 'simulate', claimId, address);
@@ -273,16 +271,12 @@ describe('hosted plugins', () => {
 });
 
 describe('POST /api/v0/integrations/query/{pluginId}', () => {
-  let t: TestApp;
   let chain: FakeChain;
   before(async () => {
     chain = await startFakeChain();
-    t = await startApp({ env: { CHAIN_REST_URL: chain.url, CHAIN_TIMEOUT_MS: '1000' } });
   });
-  after(async () => {
-    await t.close();
-    await chain.close();
-  });
+  const t = useApp({ env: () => ({ CHAIN_REST_URL: chain.url, CHAIN_TIMEOUT_MS: '1000' }) });
+  after(() => chain.close());
   const query = (id: string, body: Record<string, unknown>) =>
     t.request('POST', `/api/v0/integrations/query/${id}`, { body });
 

@@ -2,8 +2,8 @@
 // fake chain REST server): all-must-match and numMatchesForVerification, nested $and / $or,
 // time-bounded ownership, amounts above 2^53, on-demand use, an unreadable chain, and validation.
 import { describe, test, before, after } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import { startApp, type TestApp } from '../helpers/app.ts';
 import { addressOf, bal, balanceStore, collectionDoc, startFakeChain, type FakeChain } from '../helpers/fake-chain.ts';
 import { claimWithPlugins, manager, numUses } from '../claims/helpers.ts';
 import type { SignedIn } from '../helpers/signin.ts';
@@ -37,7 +37,6 @@ const mob = (ownershipRequirements: unknown, instanceId = 'own') => ({
 });
 
 describe('must-own-badges', () => {
-  let t: TestApp;
   let chain: FakeChain;
   let owner: SignedIn;
   before(async () => {
@@ -46,10 +45,12 @@ describe('must-own-badges', () => {
     chain.setCollection('9', collectionDoc('9', A));
     chain.setBalance('9', A, balanceStore([bal(1, 1)]));
     chain.advanceTo(5);
-    t = await startApp({
-      manualClock: true,
-      env: { CHAIN_REST_URL: chain.url, CHAIN_TIMEOUT_MS: '1000', RUN_WORKER: 'false' },
-    });
+  });
+  const t = useApp({
+    clock: true,
+    env: () => ({ CHAIN_REST_URL: chain.url, CHAIN_TIMEOUT_MS: '1000', RUN_WORKER: 'false' }),
+  });
+  before(async () => {
     (t.clock as ManualClock).set(NOW);
     owner = await manager(t);
     // collection 7 in the read model: A owns 5 of tokens 1-10, BIG of token 11, and 3 of token 20
@@ -76,10 +77,7 @@ describe('must-own-badges', () => {
       NOW,
     );
   });
-  after(async () => {
-    await t.close();
-    await chain.close();
-  });
+  after(() => chain.close());
 
   async function check(req: unknown, address: string): Promise<string | null> {
     const claimId = await claimWithPlugins(t, owner.accessToken, [numUses(10), mob(req)]);

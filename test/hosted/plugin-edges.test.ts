@@ -8,6 +8,7 @@
 // link, claims above the changed one, a custom plugin's look-alike param), read-model collections
 // without default balances, and a must-own-badges claim completed by the queue.
 import { describe, test, before, after } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
 import { startApp, type TestApp } from '../helpers/app.ts';
 import { addressOf, bal, balanceStore, collectionDoc, startFakeChain, type FakeChain } from '../helpers/fake-chain.ts';
@@ -39,46 +40,40 @@ const mob = (collectionId: string, amounts: [number, number] = [1, 1], instanceI
 const err = (errorMessage: string) => ({ errorMessage });
 
 describe('hosted plugin edges', () => {
-  let t: TestApp;
-  let bare: TestApp; // no chain configured
   let chain: FakeChain;
   let owner: SignedIn;
   let bareOwner: SignedIn;
   before(async () => {
     chain = await startFakeChain();
-    t = await startApp({ manualClock: true, env: { CHAIN_REST_URL: chain.url, CHAIN_TIMEOUT_MS: '1000' } });
-    (t.clock as ManualClock).set(NOW);
-    bare = await startApp({ manualClock: true });
-    (bare.clock as ManualClock).set(NOW);
+  });
+  const t = useApp({ clock: NOW, env: () => ({ CHAIN_REST_URL: chain.url, CHAIN_TIMEOUT_MS: '1000' }) });
+  const bare = useApp({ clock: NOW }); // no chain configured
+  before(async () => {
     owner = await manager(t);
     bareOwner = await manager(bare);
   });
-  after(async () => {
-    await t.close();
-    await bare.close();
-    await chain.close();
-  });
+  after(() => chain.close());
 
   /** Creates a claim of numUses plus these plugins; returns status and body. */
-  async function create(plugins: unknown[], app = t, token = owner.accessToken, claimId = newClaimId()) {
+  async function create(plugins: unknown[], app: TestApp = t, token = owner.accessToken, claimId = newClaimId()) {
     const res = await app.request('POST', '/api/v0/claims', { token, body: { claims: [{ claimId, plugins }] } });
     return { status: res.statusCode, body: res.json() };
   }
-  async function refused(plugins: unknown[], errorMessage: string, app = t, token = owner.accessToken) {
+  async function refused(plugins: unknown[], errorMessage: string, app: TestApp = t, token = owner.accessToken) {
     assert.deepEqual(await create(plugins, app, token), { status: 400, body: err(errorMessage) });
   }
-  async function accepted(plugins: unknown[], app = t, token = owner.accessToken): Promise<string> {
+  async function accepted(plugins: unknown[], app: TestApp = t, token = owner.accessToken): Promise<string> {
     const claimId = newClaimId();
     assert.deepEqual(await create(plugins, app, token, claimId), { status: 200, body: {} });
     return claimId;
   }
-  async function simulate(claimId: string, address: string, body: Record<string, unknown> = {}, app = t) {
+  async function simulate(claimId: string, address: string, body: Record<string, unknown> = {}, app: TestApp = t) {
     const r = await attempt(app, 'simulate', claimId, address, body);
     return { status: r.statusCode, body: r.json() };
   }
   const passes = { status: 200, body: { claimAttemptId: '0'.repeat(32) } };
   const fails = (errorMessage: string) => ({ status: 400, body: err(errorMessage) });
-  async function successCount(claimId: string, address: string, app = t): Promise<number> {
+  async function successCount(claimId: string, address: string, app: TestApp = t): Promise<number> {
     const r = await app.request('GET', `/api/v0/claims/success/${claimId}/${address}`);
     assert.equal(r.statusCode, 200, r.body);
     return r.json().successCount;

@@ -1,8 +1,8 @@
 // Behaviours a one-line regression could break unnoticed (issue 16): each test here was seen to
 // fail on the bug its comment names. Both routes, and the state read back after the fact.
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import { startApp, type TestApp } from '../helpers/app.ts';
 import { signIn, testAccount, type SignedIn } from '../helpers/signin.ts';
 import { ManualClock } from '../../src/shared/clock.ts';
 import {
@@ -17,15 +17,12 @@ import {
 } from '../claims/helpers.ts';
 
 describe('plugin edges', () => {
-  let t: TestApp;
   let m: SignedIn;
-  let clock: ManualClock;
+  const clock = new ManualClock(1_700_000_000_000);
+  const t = useApp({ clock });
   before(async () => {
-    clock = new ManualClock(1_700_000_000_000);
-    t = await startApp({ clock });
     m = await manager(t);
   });
-  after(() => t.close());
 
   const claimWith = (plugins: unknown[]) => claimWithPlugins(t, m.accessToken, plugins);
 
