@@ -2,9 +2,9 @@
 // managingTokens): a fake chain's blocks go through the real indexer into the read model, and
 // POST /api/v0/users pages them. They keep answering from the read model while the chain is down.
 import { after, before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { startApp, type TestApp } from '../helpers/app.ts';
 import { collectionDoc, startFakeChain, type FakeChain } from '../helpers/fake-chain.ts';
 import { createIndexer } from '../../src/chain/loops.ts';
 import { toPlatformAddress } from '../../src/shared/addresses.ts';
@@ -20,7 +20,6 @@ type Account = Record<string, unknown> & { views: Record<string, View> };
 
 describe('chain-backed account views', () => {
   let chain: FakeChain;
-  let t: TestApp;
   const [alice, bob, carol] = [randomAddress(), randomAddress(), randomAddress()];
 
   async function account(address: string, viewType: string, bookmark = '', oldestFirst?: boolean): Promise<Account> {
@@ -74,13 +73,12 @@ describe('chain-backed account views', () => {
     chain.addBlock([
       chain.transfer({ collectionId: '1', from: carol, to: bob, tokenId: 1, amount: 1000, failed: true }),
     ]);
-    t = await startApp({ env: { CHAIN_REST_URL: chain.url, RUN_WORKER: 'false' } });
+  });
+  const t = useApp({ env: () => ({ CHAIN_REST_URL: chain.url, RUN_WORKER: 'false' }) });
+  before(async () => {
     await createIndexer(t.ctx)!.catchUp();
   });
-  after(async () => {
-    await t.close();
-    await chain.close();
-  });
+  after(() => chain.close());
 
   test('transferActivity: the address as sender or recipient, newest first, pages of 25, oldestFirst', async () => {
     const newest = await pageAll(alice, 'transferActivity', 'activity');

@@ -4,7 +4,7 @@
 import { after, before, describe, test } from 'node:test';
 import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import { startApp, type TestApp } from '../helpers/app.ts';
+import type { TestApp } from '../helpers/app.ts';
 import { collectionDoc, startFakeChain, type FakeChain } from '../helpers/fake-chain.ts';
 import { signIn, type SignedIn } from '../helpers/signin.ts';
 import { newClaimId, numUses } from '../claims/helpers.ts';
@@ -35,19 +35,17 @@ const exists = async (t: TestApp, claimId: string) =>
 
 describe('ownership of on-chain claims', () => {
   let chain: FakeChain;
-  let t: TestApp;
   let manager: SignedIn;
   let stranger: SignedIn;
   before(async () => {
     chain = await startFakeChain();
-    t = await startApp({ env: { CHAIN_REST_URL: chain.url, CHAIN_TIMEOUT_MS: '1000' } });
+  });
+  const t = useApp({ env: () => ({ CHAIN_REST_URL: chain.url, CHAIN_TIMEOUT_MS: '1000' }) });
+  before(async () => {
     [manager, stranger] = await Promise.all([signIn(t), signIn(t)]);
     chain.setCollection('7', collectionDoc('7', manager.platformAddress), chain.height);
   });
-  after(async () => {
-    await t.close();
-    await chain.close();
-  });
+  after(() => chain.close());
 
   test('collection level: the collection manager links; anyone else gets a 403 and nothing is written', async () => {
     const ok = await create(t, manager, { claimId: newClaimId(), trackerDetails: tracker() });

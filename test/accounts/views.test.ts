@@ -3,7 +3,7 @@
 import { after, before, describe, test } from 'node:test';
 import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import { startApp, type TestApp } from '../helpers/app.ts';
+import type { TestApp } from '../helpers/app.ts';
 import { signIn } from '../helpers/signin.ts';
 import { startFakeChain, type FakeChain } from '../helpers/fake-chain.ts';
 import { drainQueue } from '../../src/claims/queue.ts';
@@ -378,15 +378,11 @@ describe('account views', () => {
 
 describe('account balance from the chain', () => {
   let chain: FakeChain;
-  let t: TestApp;
   before(async () => {
     chain = await startFakeChain();
-    t = await startApp({ env: { CHAIN_REST_URL: chain.url, CHAIN_TIMEOUT_MS: '1000' } });
   });
-  after(async () => {
-    await t.close();
-    await chain.close();
-  });
+  const t = useApp({ env: () => ({ CHAIN_REST_URL: chain.url, CHAIN_TIMEOUT_MS: '1000' }) });
+  after(() => chain.close());
 
   test('native balance read from the chain, exact beyond 2^64; a down chain answers balanceError, not a 500', async () => {
     const who = await signIn(t);

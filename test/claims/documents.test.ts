@@ -1,9 +1,9 @@
 // Claim documents: who may create / update / delete, validation at create and update, versions,
 // explicit state, soft delete, private-param stripping and encryption at rest, batch fetch,
 // search (literal, case-insensitive substring; no user regex), and test claims.
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import { startApp, type TestApp } from '../helpers/app.ts';
 import { signIn, type SignedIn } from '../helpers/signin.ts';
 import { ManualClock } from '../../src/shared/clock.ts';
 import { parseAddress } from '../../src/shared/addresses.ts';
@@ -20,15 +20,12 @@ import {
 } from './helpers.ts';
 
 describe('claim documents', () => {
-  let t: TestApp;
   let m: SignedIn;
-  let clock: ManualClock;
+  const clock = new ManualClock(1_700_000_000_000);
+  const t = useApp({ clock });
   before(async () => {
-    clock = new ManualClock(1_700_000_000_000);
-    t = await startApp({ clock });
     m = await manager(t);
   });
-  after(() => t.close());
 
   const post = (body: unknown, token = m.accessToken) => t.request('POST', '/api/v0/claims', { token, body });
   const put = (claims: unknown[], token = m.accessToken) =>
@@ -389,16 +386,11 @@ describe('claim documents', () => {
     assert.equal((await post({ claims: claims.slice(0, 20) })).statusCode, 200);
     assert.equal((await post({ claims: claims.slice(20) })).statusCode, 200);
     const search = async (v: string, bookmark = '') => {
-      const res = await t.request(
-        'GET',
+      const res = await t.get(
         `/api/v0/claims/search?searchValue=${encodeURIComponent(v)}&bookmark=${encodeURIComponent(bookmark)}`,
       );
       assert.equal(res.statusCode, 200, res.body);
-      return res.json() as {
-        claims: Array<{ claimId: string; metadata: { name: string } }>;
-        bookmark: string;
-        hasMore: boolean;
-      };
+      return res.json();
     };
     const first = await search(`alpha ${tag.toUpperCase()}`);
     assert.equal(first.claims.length, 25);

@@ -1,9 +1,9 @@
 // On-chain claims (contracts.md): the claim-level seed, claimCode, the onchain.ts loaders, the
 // status route's `code` for permitted readers only, and useCreatorAddressAsLeaf.
 import { after, before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { startApp, type TestApp } from '../helpers/app.ts';
 import { collectionDoc, startFakeChain, type FakeChain } from '../helpers/fake-chain.ts';
 import { signIn, type SignedIn } from '../helpers/signin.ts';
 import {
@@ -26,20 +26,18 @@ import {
 } from './helpers.ts';
 
 describe('on-chain claims', () => {
-  let t: TestApp;
   let m: SignedIn;
   let chain: FakeChain;
   before(async () => {
     // linking a claim to an approval needs the chain to name the caller as its manager
     chain = await startFakeChain();
-    t = await startApp({ env: { CHAIN_REST_URL: chain.url } });
+  });
+  const t = useApp({ env: () => ({ CHAIN_REST_URL: chain.url }) });
+  before(async () => {
     m = await manager(t);
     for (const id of ['17', '18', '19']) chain.setCollection(id, collectionDoc(id, m.platformAddress), chain.height);
   });
-  after(async () => {
-    await t.close();
-    await chain.close();
-  });
+  after(() => chain.close());
 
   const tracker = (collectionId: string, challengeTrackerId: string) => ({
     collectionId,

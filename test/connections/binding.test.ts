@@ -4,13 +4,14 @@
 // naming the wallet and the provider); and the callback, which completes only with the binding
 // cookie of the browser that proved the wallet. The same attack in Chromium: browser.test.ts.
 import { after, before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { ripemd160 } from '@noble/hashes/legacy.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { base64, bech32 } from '@scure/base';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { startApp, type TestApp } from '../helpers/app.ts';
+import { startApp } from '../helpers/app.ts';
 import { signIn, testAccount, type SignedIn } from '../helpers/signin.ts';
 import type { ManualClock } from '../../src/shared/clock.ts';
 import { sha256Hex } from '../../src/shared/crypto.ts';
@@ -33,7 +34,6 @@ const SCOPE_403 = { errorMessage: 'This route requires the session to hold the s
 
 describe('linking needs the wallet in the browser that finishes', () => {
   let mock: MockProvider;
-  let t: TestApp;
   let user: SignedIn;
   const links = async (token: string) =>
     (await t.request('GET', '/api/v0/connections', { token }))
@@ -42,13 +42,12 @@ describe('linking needs the wallet in the browser that finishes', () => {
 
   before(async () => {
     mock = await startMockProvider();
-    t = await startApp({ manualClock: true, env: providerEnv(mock, ['github', 'discord']) });
+  });
+  const t = useApp({ clock: true, env: () => providerEnv(mock, ['github', 'discord']) });
+  before(async () => {
     user = await signIn(t, { scopes: ['manageConnections'] });
   });
-  after(async () => {
-    await t.close();
-    await mock.stop();
-  });
+  after(() => mock.stop());
 
   test('start and delete need manageConnections; listing needs any session', async () => {
     const other = await signIn(t, { scopes: ['completeClaims', 'manageAccount'] });

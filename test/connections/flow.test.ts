@@ -4,8 +4,9 @@
 // the user sees them. The browser's side is played over HTTP (its binding cookie included); the
 // refusals of the proof and the binding are in binding.test.ts, the browser itself in browser.test.ts.
 import { describe, test, before, after } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import { startApp, type TestApp } from '../helpers/app.ts';
+import { startApp } from '../helpers/app.ts';
 import { signIn, type SignedIn } from '../helpers/signin.ts';
 import type { ManualClock } from '../../src/shared/clock.ts';
 import {
@@ -22,17 +23,15 @@ import {
 
 describe('social connections flow', () => {
   let mock: MockProvider;
-  let t: TestApp;
   let user: SignedIn;
   before(async () => {
     mock = await startMockProvider();
-    t = await startApp({ manualClock: true, env: providerEnv(mock) });
+  });
+  const t = useApp({ clock: true, env: () => providerEnv(mock) });
+  before(async () => {
     user = await signIn(t, { scopes: ['completeClaims', 'manageConnections'] });
   });
-  after(async () => {
-    await t.close();
-    await mock.stop();
-  });
+  after(() => mock.stop());
 
   test('discord: PKCE S256 start, code exchange, link listed and shown by auth/status, then unlinked', async () => {
     const { authorizeUrl: start, cookie } = await proveWallet(

@@ -2,8 +2,8 @@
 // connections flow: list and private list, maxUsesPerUser counted per provider account across
 // wallets, the reference's error texts and state shape, and parameter validation.
 import { describe, test, before, after } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import { startApp, type TestApp } from '../helpers/app.ts';
 import { signIn, type SignedIn } from '../helpers/signin.ts';
 import { attempt, claimWithPlugins, getClaim, manager, numUses, resolved } from '../claims/helpers.ts';
 import { link, providerEnv, startMockProvider, type MockProvider } from './helpers.ts';
@@ -17,14 +17,15 @@ const social = (
 
 describe('social plugins', () => {
   let mock: MockProvider;
-  let t: TestApp;
   let owner: SignedIn;
   let alice: SignedIn;
   let bob: SignedIn;
   let carol: SignedIn;
   before(async () => {
     mock = await startMockProvider();
-    t = await startApp({ env: providerEnv(mock) });
+  });
+  const t = useApp({ env: () => providerEnv(mock) });
+  before(async () => {
     owner = await manager(t);
     [alice, bob, carol] = await Promise.all([signIn(t), signIn(t), signIn(t)]);
     // alice and bob link the SAME discord account; carol links another; nobody links twitter
@@ -33,10 +34,7 @@ describe('social plugins', () => {
     await link(t, mock, carol, 'discord', { id: '2002', username: 'carol' });
     await link(t, mock, carol, 'github', { id: '583231', username: 'octocat' });
   });
-  after(async () => {
-    await t.close();
-    await mock.stop();
-  });
+  after(() => mock.stop());
 
   async function complete(claimId: string, who: SignedIn) {
     const res = await attempt(t, 'complete', claimId, who.platformAddress);

@@ -4,12 +4,12 @@
 // no redirects, the deadline, the body cap, keep-alive reuse.
 // test-run: once (the egress client: no storage behaviour; scripts/test.mjs)
 import { after, before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:https';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { startApp, type TestApp } from '../helpers/app.ts';
 import { startHttpsEndpoint, testCertificates, type HttpsEndpoint } from '../helpers/https-endpoint.ts';
 import { Egress, EgressError, egressFor } from '../../src/egress/index.ts';
 import { loadConfig, ConfigError } from '../../src/config.ts';
@@ -23,8 +23,6 @@ const egressError = (kind: EgressError['kind'], reason: RegExp) => (err: unknown
 
 describe('egress client', () => {
   let endpoint: HttpsEndpoint;
-  let opened: TestApp;
-  let defaults: TestApp;
   const testEnv = () => ({
     EGRESS_EXTRA_CA_FILE: testCertificates().caFile,
     EGRESS_ALLOW_PRIVATE_CIDRS: '127.0.0.1/32',
@@ -32,14 +30,10 @@ describe('egress client', () => {
 
   before(async () => {
     endpoint = await startHttpsEndpoint();
-    opened = await startApp({ env: testEnv() });
-    defaults = await startApp();
   });
-  after(async () => {
-    await opened.close();
-    await defaults.close();
-    await endpoint.close();
-  });
+  const opened = useApp({ env: testEnv() });
+  const defaults = useApp();
+  after(() => endpoint.close());
 
   test('the test-only configuration reaches a loopback endpoint; the exact body arrives', async () => {
     endpoint.respond(() => ({ status: 200, body: { ok: true } }));

@@ -4,8 +4,8 @@
 // after it does not free the wallet's holdings for that claim; the linked wallet's own claim is
 // refused; per-address limits apply to the claiming address; the param's validation.
 import { describe, test, before, after } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import { startApp, type TestApp } from '../helpers/app.ts';
 import { signIn, testAccount, type SignedIn, type TestAccount } from '../helpers/signin.ts';
 import { collectionDoc, balanceStore, bal, startFakeChain, type FakeChain } from '../helpers/fake-chain.ts';
 import { attempt, claimWithPlugins, completeAndWait, getClaim, manager, numUses } from '../claims/helpers.ts';
@@ -46,7 +46,6 @@ const minBadge = (minBalance: number, combine?: boolean) => ({
 });
 
 describe('combineLinkedWallets', () => {
-  let t: TestApp;
   let chain: FakeChain;
   let clock: ManualClock;
   let owner: SignedIn;
@@ -55,7 +54,9 @@ describe('combineLinkedWallets', () => {
   let before5to10: string;
   before(async () => {
     chain = await startFakeChain();
-    t = await startApp({ manualClock: true, env: { CHAIN_REST_URL: chain.url, CHAIN_TIMEOUT_MS: '1000' } });
+  });
+  const t = useApp({ clock: true, env: () => ({ CHAIN_REST_URL: chain.url, CHAIN_TIMEOUT_MS: '1000' }) });
+  before(async () => {
     clock = t.clock as ManualClock;
     clock.set(NOW);
     owner = await manager(t);
@@ -83,10 +84,7 @@ describe('combineLinkedWallets', () => {
     await linkEvm(t, user.accessToken, wallet);
     clock.advance(1000);
   });
-  after(async () => {
-    await t.close();
-    await chain.close();
-  });
+  after(() => chain.close());
 
   async function simulate(claimId: string, address: string): Promise<string | null> {
     const r = await attempt(t, 'simulate', claimId, address);

@@ -3,12 +3,12 @@
 // node:crypto, roots and proofs with merkletreejs, the chain's check written out below, and the
 // signatures recovered with viem.
 import { after, before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { MerkleTree as ReferenceTree } from 'merkletreejs';
 import { recoverMessageAddress } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { startApp, type TestApp } from '../helpers/app.ts';
 import { collectionDoc, startFakeChain, type FakeChain } from '../helpers/fake-chain.ts';
 import { signIn, type SignedIn } from '../helpers/signin.ts';
 import { toPlatformAddress, tryParseAddress } from '../../src/shared/addresses.ts';
@@ -56,7 +56,6 @@ function referenceTree(leafPreimages: string[]) {
 }
 
 describe('on-chain claims: reserved codes, leaf signatures, merkle proofs', () => {
-  let t: TestApp;
   let creator: SignedIn;
   const leafSignerKey = generatePrivateKey();
   const leafSigner = privateKeyToAccount(leafSignerKey).address;
@@ -65,14 +64,13 @@ describe('on-chain claims: reserved codes, leaf signatures, merkle proofs', () =
   let chain: FakeChain;
   before(async () => {
     chain = await startFakeChain();
-    t = await startApp({ env: { LEAF_SIGNER_KEY: leafSignerKey, CHAIN_REST_URL: chain.url } });
+  });
+  const t = useApp({ env: () => ({ LEAF_SIGNER_KEY: leafSignerKey, CHAIN_REST_URL: chain.url }) });
+  before(async () => {
     creator = await signIn(t);
     chain.setCollection('42', collectionDoc('42', creator.platformAddress), chain.height);
   });
-  after(async () => {
-    await t.close();
-    await chain.close();
-  });
+  after(() => chain.close());
 
   const tracker = (over: Record<string, unknown> = {}) => ({
     collectionId: '42',

@@ -1,9 +1,9 @@
 // The eight core plugins through the public routes: each one's pass, and every error text of
 // docs/plugins.md, exactly. Failures are checked on simulate (nothing is written) and, where state
 // matters, through complete and the queue.
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import { startApp, type TestApp } from '../helpers/app.ts';
 import { signIn, type SignedIn } from '../helpers/signin.ts';
 import { ManualClock } from '../../src/shared/clock.ts';
 import { claimCode } from '../../src/claims/onchain.ts';
@@ -21,15 +21,12 @@ import {
 } from '../claims/helpers.ts';
 
 describe('core plugins', () => {
-  let t: TestApp;
   let m: SignedIn;
-  let clock: ManualClock;
+  const clock = new ManualClock(1_700_000_000_000);
+  const t = useApp({ clock });
   before(async () => {
-    clock = new ManualClock(1_700_000_000_000);
-    t = await startApp({ clock });
     m = await manager(t);
   });
-  after(() => t.close());
 
   const claimWith = (plugins: unknown[], extra: Record<string, unknown> = {}) =>
     claimWithPlugins(t, m.accessToken, plugins, extra);

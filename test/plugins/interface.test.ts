@@ -2,9 +2,9 @@
 // set (one object, one registerPlugin call) takes part in validation, simulate, complete and state;
 // what it returns as `replay` at simulation comes back at execution (custom plugins are called once
 // per attempt); it reads the state as it was before the attempt.
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import { startApp, type TestApp } from '../helpers/app.ts';
 import type { SignedIn } from '../helpers/signin.ts';
 import { registerPlugin } from '../../src/plugins/registry.ts';
 import { badRequest } from '../../src/shared/errors.ts';
@@ -50,14 +50,12 @@ const probe: ClaimPlugin<{ label: string }> = {
 };
 
 describe('plugin interface', () => {
-  let t: TestApp;
   let m: SignedIn;
+  before(() => registerPlugin(probe));
+  const t = useApp({ env: { RUN_WORKER: 'false' } });
   before(async () => {
-    registerPlugin(probe);
-    t = await startApp({ env: { RUN_WORKER: 'false' } });
     m = await manager(t);
   });
-  after(() => t.close());
 
   test('params are validated by the plugin', async () => {
     const res = await t.request('POST', '/api/v0/claims', {

@@ -2,8 +2,8 @@
 // that indexes a fake chain REST API: response shapes the client maps (getCollection's arrays and
 // metadata, getBalanceByAddress's balance document, accounts' tracker arrays).
 import { after, before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import { startApp, type TestApp } from '../helpers/app.ts';
 import { bal, balanceStore, collectionDoc, startFakeChain, type FakeChain } from '../helpers/fake-chain.ts';
 import { signIn, type SignedIn } from '../helpers/signin.ts';
 import { attempt, claimWithPlugins, numUses, randomAddress } from '../claims/helpers.ts';
@@ -33,7 +33,6 @@ export const chainCollection = (id: string, manager: string, over: Record<string
 
 describe('reference client: collections and accounts', () => {
   let chain: FakeChain;
-  let t: TestApp;
   let alice: SignedIn;
   let bob: SignedIn;
   let sdk: SdkClient;
@@ -42,7 +41,9 @@ describe('reference client: collections and accounts', () => {
 
   before(async () => {
     chain = await startFakeChain();
-    t = await startApp({ listen: true, env: { CHAIN_REST_URL: chain.url, RUN_WORKER: 'false' } });
+  });
+  const t = useApp({ listen: true, env: () => ({ CHAIN_REST_URL: chain.url, RUN_WORKER: 'false' }) });
+  before(async () => {
     alice = await signIn(t, { scopes: ['manageAccount', 'manageClaims'] });
     bob = await signIn(t, { scopes: ['manageAccount'] });
     chain.nativeBalances.set(alice.platformAddress, '2000000000');
@@ -68,10 +69,7 @@ describe('reference client: collections and accounts', () => {
     await indexer.catchUp();
     sdk = sdkClient(t);
   });
-  after(async () => {
-    await t.close();
-    await chain.close();
-  });
+  after(() => chain.close());
 
   test('getCollection: the collection with every array the client maps (empty) and the top-level metadata', async () => {
     const res = await sdk.api.getCollection('1', {});

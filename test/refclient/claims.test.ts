@@ -3,8 +3,8 @@
 // correctly), getClaim always carries trackerDetails, and a claim whose ClaimNumbers plugin's
 // number would be dropped is refused at creation, naming the fix.
 import { after, before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import { startApp, type TestApp } from '../helpers/app.ts';
 import { startHttpsEndpoint, type HttpsEndpoint } from '../helpers/https-endpoint.ts';
 import { createPlugin, loopbackEgressEnv, PLUGIN_SCOPES } from '../helpers/plugins.ts';
 import { signIn, type SignedIn } from '../helpers/signin.ts';
@@ -12,7 +12,6 @@ import { newClaimId, numUses } from '../claims/helpers.ts';
 import { refusal, sdkClient, type SdkClient } from './sdk.ts';
 
 describe('reference client: claims', () => {
-  let t: TestApp;
   let ep: HttpsEndpoint;
   let alice: SignedIn;
   let sdk: SdkClient;
@@ -21,15 +20,14 @@ describe('reference client: claims', () => {
 
   before(async () => {
     ep = await startHttpsEndpoint();
-    t = await startApp({ listen: true, env: loopbackEgressEnv() });
+  });
+  const t = useApp({ listen: true, env: loopbackEgressEnv() });
+  before(async () => {
     alice = await signIn(t, { scopes: PLUGIN_SCOPES });
     sdk = sdkClient(t);
     aliceSdk = sdkClient(t, alice.accessToken);
   });
-  after(async () => {
-    await t.close();
-    await ep.close();
-  });
+  after(() => ep.close());
 
   /** A claim as the client types it: metadata with description and image, plugins with a version. */
   const uses = (n: number) => ({ ...numUses(n), version: '1' });

@@ -3,8 +3,8 @@
 // getPlugin / getPlugins / searchPlugins (documents under `plugins`), deletePlugin, and
 // getPluginErrors (the client sends no query: the caller's plugins' errors, paged).
 import { after, before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import { startApp, type TestApp } from '../helpers/app.ts';
 import { startHttpsEndpoint, type HttpsEndpoint } from '../helpers/https-endpoint.ts';
 import { loopbackEgressEnv, newPluginId, owner, versionConfig } from '../helpers/plugins.ts';
 import type { SignedIn } from '../helpers/signin.ts';
@@ -32,7 +32,6 @@ const metadata = (name: string) => ({
 });
 
 describe('reference client: plugin documents', () => {
-  let t: TestApp;
   let ep: HttpsEndpoint;
   let alice: SignedIn;
   let bob: SignedIn;
@@ -40,16 +39,15 @@ describe('reference client: plugin documents', () => {
   let bobSdk: SdkClient;
   before(async () => {
     ep = await startHttpsEndpoint();
-    t = await startApp({ listen: true, env: loopbackEgressEnv() });
+  });
+  const t = useApp({ listen: true, env: loopbackEgressEnv() });
+  before(async () => {
     alice = await owner(t);
     bob = await owner(t);
     aliceSdk = sdkClient(t, alice.accessToken);
     bobSdk = sdkClient(t, bob.accessToken);
   });
-  after(async () => {
-    await t.close();
-    await ep.close();
-  });
+  after(() => ep.close());
 
   test('createPlugin with method POST and an empty postProcessingJs; updatePlugin appends a version the same way', async () => {
     const pluginId = newPluginId('sdk');

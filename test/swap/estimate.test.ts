@@ -2,8 +2,8 @@
 // native route's exact amounts and message shape, warnings, affiliates, the deprecated alias,
 // pool-state changes, and the errors for same denom / too small / no route.
 import { after, before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import { startApp, type TestApp } from '../helpers/app.ts';
 import { parseAddress } from '../../src/shared/addresses.ts';
 import { balancerOutGivenIn } from '../../src/swap/balancer.ts';
 import { parseDec } from '../../src/swap/dec.ts';
@@ -15,7 +15,6 @@ const EVM = '0x1111111111111111111111111111111111111111';
 
 describe('swap estimate (native pools from the chain REST endpoint)', () => {
   let chain: LocalServer & { state: ChainState };
-  let t: TestApp;
   let sender: string;
 
   const basePools = () => [
@@ -47,15 +46,14 @@ describe('swap estimate (native pools from the chain REST endpoint)', () => {
 
   before(async () => {
     chain = await startChainServer({ pools: basePools() });
-    t = await startApp({
-      env: { CHAIN_REST_URL: chain.url, CHAIN_POLL_INTERVAL_MS: '100', CHAIN_TAKER_FEE_REFRESH_MS: '1000' },
-    });
+  });
+  const t = useApp({
+    env: () => ({ CHAIN_REST_URL: chain.url, CHAIN_POLL_INTERVAL_MS: '100', CHAIN_TAKER_FEE_REFRESH_MS: '1000' }),
+  });
+  before(async () => {
     sender = parseAddress(EVM).platformAddress;
   });
-  after(async () => {
-    await t.close();
-    await chain.close();
-  });
+  after(() => chain.close());
 
   const body = (over: Record<string, unknown> = {}) => ({
     tokenIn: '1000000ubadge',

@@ -1,8 +1,8 @@
 // Swap bugs of issue 15: huge accepted amounts answered 500 (decimal overflow in the pool math),
 // and with an affiliate fee the message's minimum exceeded the estimate it came with.
 import { after, before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import { startApp, type TestApp } from '../helpers/app.ts';
 import { parseAddress } from '../../src/shared/addresses.ts';
 import { balancerOutGivenIn } from '../../src/swap/balancer.ts';
 import { parseDec } from '../../src/swap/dec.ts';
@@ -20,7 +20,6 @@ const USDC = 'ibc/F082B65C88E4B6D5EF1DB243CDA1D331D002759E938A0F5CD3FFDC5D53B3E3
 
 describe('swap estimate: every amount gets a 200 or a 400; affiliates and the minimum agree', () => {
   let chain: LocalServer & { state: ChainState };
-  let t: TestApp;
   const sender = parseAddress('0x1111111111111111111111111111111111111111').platformAddress;
 
   before(async () => {
@@ -40,7 +39,9 @@ describe('swap estimate: every amount gets a 200 or a 400; affiliates and the mi
         ]),
       ],
     });
-    t = await startApp({ env: { CHAIN_REST_URL: chain.url, CHAIN_POLL_INTERVAL_MS: '100' } });
+  });
+  const t = useApp({ env: () => ({ CHAIN_REST_URL: chain.url, CHAIN_POLL_INTERVAL_MS: '100' }) });
+  before(async () => {
     // wait for the first poll
     for (let i = 0; i < 100; i++) {
       const res = await estimate('1000ubadge', USDC);
@@ -48,10 +49,7 @@ describe('swap estimate: every amount gets a 200 or a 400; affiliates and the mi
       await new Promise((r) => setTimeout(r, 50));
     }
   });
-  after(async () => {
-    await t.close();
-    await chain.close();
-  });
+  after(() => chain.close());
 
   function estimate(tokenIn: string, tokenOutDenom: string, extra: Record<string, unknown> = {}) {
     return t.request('POST', '/api/v0/swap/estimate', {

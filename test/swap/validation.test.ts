@@ -1,8 +1,8 @@
 // Every request field of POST /api/v0/swap/estimate is validated with a 400 naming the problem.
 // test-run: once (request validation: no storage behaviour; scripts/test.mjs)
 import { after, before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import { startApp, type TestApp } from '../helpers/app.ts';
 import { parseAddress } from '../../src/shared/addresses.ts';
 import { balancerPool, startChainServer, type LocalServer } from './fixtures.ts';
 
@@ -11,7 +11,6 @@ const USDC = 'ibc/F082B65C88E4B6D5EF1DB243CDA1D331D002759E938A0F5CD3FFDC5D53B3E3
 
 describe('swap estimate request validation', () => {
   let chain: LocalServer;
-  let t: TestApp;
   let sender: string;
 
   before(async () => {
@@ -23,13 +22,12 @@ describe('swap estimate request validation', () => {
         ]),
       ],
     });
-    t = await startApp({ env: { CHAIN_REST_URL: chain.url } });
+  });
+  const t = useApp({ env: () => ({ CHAIN_REST_URL: chain.url }) });
+  before(async () => {
     sender = parseAddress(EVM).platformAddress;
   });
-  after(async () => {
-    await t.close();
-    await chain.close();
-  });
+  after(() => chain.close());
 
   const valid = () => ({
     tokenIn: '1000000ubadge',

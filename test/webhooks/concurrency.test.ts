@@ -3,8 +3,8 @@
 // the running loop sends a healthy origin's delivery while another origin's deliveries hang.
 // Conditions are waited on; nothing here is timed.
 import { after, before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import { startApp, type TestApp } from '../helpers/app.ts';
 import { startHttpsEndpoint, type HttpsEndpoint } from '../helpers/https-endpoint.ts';
 import { freePort } from '../helpers/process.ts';
 import type { ManualClock } from '../../src/shared/clock.ts';
@@ -22,18 +22,14 @@ const until = async (what: string, cond: () => boolean | Promise<boolean>) => {
 };
 
 describe('webhook delivery concurrency', () => {
-  let t: TestApp;
   let endpoint: HttpsEndpoint;
 
   before(async () => {
     endpoint = await startHttpsEndpoint();
     // a manual clock: deliveries enqueued one after another are due one after another
-    t = await startApp({ env: { ...egressTestEnv(), RUN_WORKER: 'false' }, manualClock: true });
   });
-  after(async () => {
-    await t.close();
-    await endpoint.close();
-  });
+  const t = useApp({ env: { ...egressTestEnv(), RUN_WORKER: 'false' }, clock: true });
+  after(() => endpoint.close());
 
   const drain = async () => {
     endpoint.respond(() => ({ status: 200, body: {} }));

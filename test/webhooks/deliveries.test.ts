@@ -2,8 +2,8 @@
 // retry schedule. The worker is off (RUN_WORKER=false); each test runs the loop's pass
 // (deliverDue) itself, so it decides when time moves and when a try happens.
 import { after, before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import { startApp, type TestApp } from '../helpers/app.ts';
 import { startHttpsEndpoint, type HttpsEndpoint } from '../helpers/https-endpoint.ts';
 import { signIn, type SignedIn } from '../helpers/signin.ts';
 import type { ManualClock } from '../../src/shared/clock.ts';
@@ -15,22 +15,20 @@ const HOUR = 60 * 60_000;
 const DAY = 24 * HOUR;
 
 describe('status webhook deliveries', () => {
-  let t: TestApp;
   let clock: ManualClock;
   let endpoint: HttpsEndpoint;
   let owner: SignedIn;
 
   before(async () => {
     endpoint = await startHttpsEndpoint();
-    t = await startApp({ env: { ...egressTestEnv(), RUN_WORKER: 'false' }, manualClock: true });
+  });
+  const t = useApp({ env: { ...egressTestEnv(), RUN_WORKER: 'false' }, clock: true });
+  before(async () => {
     clock = t.clock as ManualClock;
     owner = await signIn(t, { scopes: ['managePlugins'] });
     signedInAt = clock.now();
   });
-  after(async () => {
-    await t.close();
-    await endpoint.close();
-  });
+  after(() => endpoint.close());
 
   let signedInAt = 0;
   /** The owner's access token, signed in again once the manual clock has moved past half its day. */
@@ -44,13 +42,14 @@ describe('status webhook deliveries', () => {
 
   async function deliveries(pluginId: string, token?: string, bookmark = '') {
     token ??= await ownerToken();
-    const res = await t.request(
-      'GET',
+    const res = await t.get(
       `/api/v0/plugins/deliveries?pluginId=${pluginId}&bookmark=${encodeURIComponent(bookmark)}`,
-      { token },
+      {
+        token,
+      },
     );
     assert.equal(res.statusCode, 200, res.body);
-    return res.json() as { docs: any[]; bookmark: string; hasMore: boolean; total: number };
+    return res.json();
   }
 
   test('a delivery is the exact payload, signed with the plugin secret over `<timestamp>.<body bytes>`', async () => {

@@ -4,10 +4,10 @@
 // failure; a redelivered delivery is pending again. The queue and the deliveries are drained by
 // the tests (RUN_WORKER=false).
 import { after, before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import type { TestApp } from '../helpers/app.ts';
 import { startHttpsEndpoint, type HttpsEndpoint } from '../helpers/https-endpoint.ts';
-import { createPlugin, owner, pluginSecret, startPluginApp, updatePlugin } from '../helpers/plugins.ts';
+import { createPlugin, owner, pluginSecret, updatePlugin } from '../helpers/plugins.ts';
 import type { SignedIn } from '../helpers/signin.ts';
 import { attempt, claimWithPlugins, numUses, randomAddress, status } from '../claims/helpers.ts';
 import { drainQueue } from '../../src/claims/queue.ts';
@@ -16,26 +16,22 @@ import { deliverDue } from '../../src/webhooks/deliver.ts';
 import { expectedSignature } from './helpers.ts';
 
 describe('status webhooks end to end', () => {
-  let t: TestApp;
   let ep: HttpsEndpoint;
   let alice: SignedIn;
   const clock = new ManualClock();
   before(async () => {
     ep = await startHttpsEndpoint();
-    t = await startPluginApp({ env: { RUN_WORKER: 'false' }, clock });
+  });
+  const t = useApp({ plugins: true, env: { RUN_WORKER: 'false' }, clock });
+  before(async () => {
     alice = await owner(t);
   });
-  after(async () => {
-    await t.close();
-    await ep.close();
-  });
+  after(() => ep.close());
 
   async function deliveries(pluginId: string) {
-    const res = await t.request('GET', `/api/v0/plugins/deliveries?pluginId=${pluginId}&bookmark=`, {
-      token: alice.accessToken,
-    });
+    const res = await t.get(`/api/v0/plugins/deliveries?pluginId=${pluginId}&bookmark=`, { token: alice.accessToken });
     assert.equal(res.statusCode, 200, res.body);
-    return res.json() as { docs: any[]; total: number };
+    return res.json();
   }
 
   test('complete → one delivery → signed with the current secret → retried until a 2xx', async () => {
