@@ -11,9 +11,9 @@
 // A failure prints the seed and the shrunk request (fast-check's report), to be kept as a
 // regression test in test/fuzz/regressions.test.ts.
 import { after, before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { startApp, type TestApp } from '../helpers/app.ts';
 import { signIn, testClient, type SignedIn } from '../helpers/signin.ts';
 import { claimWithPlugins, numUses, randomAddress } from '../claims/helpers.ts';
 import { KNOWN_OPEN, type FuzzRequest } from './known.ts';
@@ -317,7 +317,6 @@ function requestArbitrary(
 }
 
 describe(`route fuzzer (seed ${SEED}, ${RUNS} requests per route)`, () => {
-  let t: TestApp;
   let session: SignedIn;
   const ops: Operation[] = [];
   let spec: {
@@ -333,8 +332,8 @@ describe(`route fuzzer (seed ${SEED}, ${RUNS} requests per route)`, () => {
   const tolerated = new Map<string, number>();
   const statuses = new Map<number, number>();
 
+  const t = useApp();
   before(async () => {
-    t = await startApp();
     session = await signIn(t);
     const res = await t.request('GET', '/openapi.json');
     assert.equal(res.statusCode, 200);
@@ -402,7 +401,6 @@ describe(`route fuzzer (seed ${SEED}, ${RUNS} requests per route)`, () => {
         .join(' ')}`,
     );
     if (summary) console.log(`fuzzer: tolerated known cases (FUZZ_STRICT=1 asserts them): ${summary}`);
-    await t.close();
   });
 
   test('every route: no 5xx, errors as { errorMessage }, under 2 s of CPU each, no prototype pollution', async () => {

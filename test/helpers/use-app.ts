@@ -4,6 +4,7 @@
 //   const t = useApp({ clock: NOW, signedIn: ['manageClaims'] });
 //   test('…', async () => {
 //     const res = await t.get(`/api/v0/claim/${id}`, { token: t.session.accessToken });
+//     assert.equal(res.statusCode, 200, res.body); // narrows res: json() is the 200 body of that route
 //     assert.equal(res.json().claim.claimId, id); // typed from clients/typescript/schema.d.ts
 //   });
 //
@@ -14,7 +15,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import type { paths } from '../../clients/typescript/schema.d.ts';
 import type { BuildOptions } from '../../src/server.ts';
 import { ManualClock, type Clock } from '../../src/shared/clock.ts';
-import { startApp, type TestApp, type TestDatabase } from './app.ts';
+import { startApp, type TestApp } from './app.ts';
 import { loopbackEgressEnv } from './plugins.ts';
 import { signIn, type SignedIn } from './signin.ts';
 
@@ -30,8 +31,6 @@ export interface UseAppOptions {
   /** Listen on a free port (`t.url`). */
   listen?: boolean;
   extend?: BuildOptions['extend'];
-  /** The database to start on, made in before() (default: a fresh one of the run's kind). */
-  database?: () => TestDatabase;
 }
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -109,7 +108,7 @@ export function useApp<const O extends UseAppOptions = Record<never, never>>(
   let started: TestApp | undefined;
   let session: SignedIn | undefined;
   before(async () => {
-    const { clock, signedIn, plugins, listen, extend, database } = options;
+    const { clock, signedIn, plugins, listen, extend } = options;
     const env = {
       ...(plugins ? loopbackEgressEnv() : {}),
       ...(typeof options.env === 'function' ? options.env() : options.env),
@@ -118,7 +117,6 @@ export function useApp<const O extends UseAppOptions = Record<never, never>>(
       env,
       ...(listen ? { listen } : {}),
       ...(extend ? { extend } : {}),
-      ...(database ? { database: database() } : {}),
       ...(clock === undefined
         ? {}
         : { clock: typeof clock === 'object' ? clock : new ManualClock(clock === true ? undefined : clock) }),

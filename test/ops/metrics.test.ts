@@ -1,10 +1,10 @@
 // /metrics: off by default, behind a bearer token or on its own port; request latency per route
 // pattern; claim queue depth and age; webhook backlog; indexer lag when a chain is configured;
 // database pool use.
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import { startApp, TEST_DB, type TestApp } from '../helpers/app.ts';
+import { startApp, TEST_DB } from '../helpers/app.ts';
 import { freePort } from '../helpers/process.ts';
 import { attempt, claimWithPlugins, manager, numUses, randomAddress } from '../claims/helpers.ts';
 import { drainQueue } from '../../src/claims/queue.ts';
@@ -137,13 +137,11 @@ describe('metrics behind METRICS_TOKEN', () => {
 });
 
 describe('metrics on METRICS_PORT', () => {
-  let t: TestApp;
   let port: number;
   before(async () => {
     port = await freePort();
-    t = await startApp({ env: { METRICS_PORT: String(port), METRICS_HOST: '127.0.0.1' } });
   });
-  after(() => t.close());
+  const t = useApp({ env: () => ({ METRICS_PORT: String(port), METRICS_HOST: '127.0.0.1' }) });
 
   test('served only on the separate listener', async () => {
     assert.equal((await t.request('GET', '/metrics', { apiKey: null })).statusCode, 404);

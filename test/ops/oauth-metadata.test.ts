@@ -1,25 +1,24 @@
 // RFC 8414 metadata, and a stock OAuth client (oauth4webapi, the library under openid-client and
 // Auth.js) configuring itself from it and running the whole code flow, passing x-api-key on the
 // token and revocation calls. This is the example docs/operations.md shows.
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
+import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
 import * as oauth from 'oauth4webapi';
 import { privateKeyToAccount } from 'viem/accounts';
-import { startApp, type TestApp } from '../helpers/app.ts';
 import { freePort } from '../helpers/process.ts';
 import { createTestClient, testAccount } from '../helpers/signin.ts';
 import { SCOPE_IDS } from '../../src/signin/scopes.ts';
 
 describe('OAuth authorization server metadata', () => {
-  let t: TestApp;
+  let port: number;
   let issuer: string;
   before(async () => {
-    const port = await freePort();
+    port = await freePort();
     issuer = `http://127.0.0.1:${port}`;
-    t = await startApp({ env: { PUBLIC_URL: issuer } });
-    await t.app.listen({ port, host: '127.0.0.1' });
   });
-  after(() => t.close());
+  const t = useApp({ env: () => ({ PUBLIC_URL: issuer }) });
+  before(() => t.app.listen({ port, host: '127.0.0.1' }));
 
   test('GET /.well-known/oauth-authorization-server describes the endpoints, without an API key', async () => {
     const res = await fetch(`${issuer}/.well-known/oauth-authorization-server`);
