@@ -2,13 +2,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startApp, type TestApp } from '../helpers/app.ts';
-import { authorizeCode, codeExchangeBody, type SignedIn } from '../helpers/signin.ts';
-import { ManualClock } from '../../src/shared/clock.ts';
+import type { SignedIn } from '../helpers/signin.ts';
 import { attempt, claimWithPlugins, manager, numUses, randomAddress } from '../claims/helpers.ts';
 import { createStore, signInUser } from '../stores/helpers.ts';
-
-const DAY = 86_400_000;
-const TOKEN = '/api/v0/signin/token';
 
 describe('claims and addresses', () => {
   let t: TestApp;
@@ -100,110 +96,5 @@ describe('claims and addresses', () => {
       edit.json().errorMessage,
       'Only the creator or manager of this store, or a caller presenting its dataSecret, can edit this store',
     );
-  });
-});
-
-describe('request bodies', () => {
-  let t: TestApp;
-  let m: SignedIn;
-  before(async () => {
-    t = await startApp({ listen: true });
-    m = await manager(t);
-  });
-  after(() => t.close());
-
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  const json = async (res: Response) => (await res.json()) as Record<string, any>;
-  // bytes, not a string: fetch adds no content type of its own to those
-  const post = (path: string, headers: Record<string, string>, body?: string) =>
-    fetch(t.url + path, {
-      method: 'POST',
-      headers: { 'x-api-key': t.apiKey, ...headers },
-      ...(body !== undefined ? { body: new TextEncoder().encode(body) } : {}),
-    });
-
-  test('an empty body with content-type application/json is {} where the body is optional', async () => {
-    const res = await post(
-      '/api/v0/auth/status',
-      { 'content-type': 'application/json', authorization: `Bearer ${m.accessToken}` },
-      '',
-    );
-    assert.equal(res.status, 200, await res.clone().text());
-    assert.equal((await json(res)).signedIn, true);
-  });
-
-  test('an empty JSON body where fields are required: a 400 in our shape saying the body is empty', async () => {
-    const res = await post(
-      '/api/v0/claims',
-      { 'content-type': 'application/json', authorization: `Bearer ${m.accessToken}` },
-      '',
-    );
-    assert.equal(res.status, 400);
-    const body = await json(res);
-    assert.deepEqual(Object.keys(body), ['errorMessage']);
-    assert.match(body.errorMessage, /empty/);
-    assert.match(body.errorMessage, /"claims"/);
-  });
-
-  test('a JSON body without a JSON content type (curl -d) is a 415 saying JSON is expected', async () => {
-    const body = JSON.stringify({ claims: [] });
-    for (const headers of [
-      { 'content-type': 'application/x-www-form-urlencoded' },
-      { 'content-type': 'text/plain' },
-      {},
-    ] as Record<string, string>[]) {
-      const res = await post('/api/v0/claims', { authorization: `Bearer ${m.accessToken}`, ...headers }, body);
-      assert.equal(res.status, 415, JSON.stringify(headers));
-      const { errorMessage } = await json(res);
-      assert.match(errorMessage, /content-type: application\/json/);
-      if (!headers['content-type']) assert.match(errorMessage, /^Missing content type/);
-    }
-  });
-});
-
-describe('refresh rotation resets expirations (docs/signin.md)', () => {
-  const refreshBody = (client: { clientId: string; clientSecret: string }, refresh_token: string) => ({
-    grant_type: 'refresh_token',
-    refresh_token,
-    client_id: client.clientId,
-    client_secret: client.clientSecret,
-  });
-
-  test('each rotation gives a refresh token valid for the full lifetime from now; no absolute cap by default', async () => {
-    const clock = new ManualClock(1_700_000_000_000);
-    const t = await startApp({ clock });
-    try {
-      const { code, client } = await authorizeCode(t);
-      let tokens = (await t.request('POST', TOKEN, { body: codeExchangeBody(client, code) })).json();
-      for (let i = 0; i < 4; i++) {
-        clock.advance(50 * DAY); // 200 days in all: past any 60-day family end
-        const res = await t.request('POST', TOKEN, { body: refreshBody(client, tokens.refresh_token) });
-        assert.equal(res.statusCode, 200, res.body);
-        tokens = res.json();
-        assert.equal(Number(tokens.refresh_token_expires_at), clock.now() + 60 * DAY);
-        assert.equal(Number(tokens.access_token_expires_at), clock.now() + DAY);
-      }
-    } finally {
-      await t.close();
-    }
-  });
-
-  test('SIGNIN_SESSION_MAX_AGE_DAYS caps a token family from its first grant', async () => {
-    const clock = new ManualClock(1_700_000_000_000);
-    const t = await startApp({ clock, env: { SIGNIN_SESSION_MAX_AGE_DAYS: '90' } });
-    try {
-      const start = clock.now();
-      const { code, client } = await authorizeCode(t);
-      let tokens = (await t.request('POST', TOKEN, { body: codeExchangeBody(client, code) })).json();
-      clock.advance(50 * DAY);
-      tokens = (await t.request('POST', TOKEN, { body: refreshBody(client, tokens.refresh_token) })).json();
-      assert.equal(Number(tokens.refresh_token_expires_at), start + 90 * DAY, 'the cap bounds the reset');
-      clock.advance(40 * DAY);
-      const late = await t.request('POST', TOKEN, { body: refreshBody(client, tokens.refresh_token) });
-      assert.equal(late.statusCode, 400);
-      assert.equal(late.json().error, 'invalid_grant');
-    } finally {
-      await t.close();
-    }
   });
 });
