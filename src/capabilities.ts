@@ -1,7 +1,7 @@
 // The capabilities the service is made of, each one object listed once. A capability is a folder
 // holding its routes, its domain logic and its storage; this list is the only place that names it
 // (docs/design.md, "Adding a capability"). Routes and loops load when they are needed, so that the
-// CLI lists its commands without loading the service (test/foundation/bin.test.ts checks it).
+// CLI lists its commands without loading the service (test/ops/entry-points.test.ts checks it).
 import { chainCommands } from './chain/cli.ts';
 import { claimCommands } from './claims/cli.ts';
 import { pluginDocumentCommands } from './plugin-documents/cli.ts';

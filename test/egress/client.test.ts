@@ -104,7 +104,7 @@ describe('egress client', () => {
 
   test('the deadline covers the whole exchange', async () => {
     // a connection is opened first (on a loaded machine the handshake alone can take 200 ms, and a
-    // call whose connection was not ready in time is "not sent", client-edges.test.ts)
+    // call whose connection was not ready in time is "not sent", client-transport.test.ts)
     endpoint.respond((req) => ({ status: 200, body: {}, delayMs: req.path.endsWith('?slow') ? 3000 : 0 }));
     assert.equal((await egressFor(opened.ctx).request({ url: endpoint.url, body: '{}' })).status, 200);
     await assert.rejects(

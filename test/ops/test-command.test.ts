@@ -42,7 +42,7 @@ describe('npm test on a machine missing things', () => {
     const admin = new URL(TEST_DATABASE_URL);
     admin.pathname = '/postgres';
     try {
-      const r = testCommand(['--db', 'postgres', 'test/foundation/uint-ranges.test.ts'], {
+      const r = testCommand(['--db', 'postgres', 'test/shared/uint-ranges.test.ts'], {
         TEST_DATABASE_URL: url.toString(),
       });
       assert.equal(r.code, 0, r.stderr + r.stdout);

@@ -4,7 +4,7 @@ import { createTestDatabase, startApp, type TestApp, type TestDatabase } from '.
 import { runCliInProcess } from '../helpers/cli.ts';
 import { PATIENCE_MS } from '../helpers/patience.ts';
 
-// The commands' own behaviour, run in this process (runCliInProcess); bin.test.ts starts the real
+// The commands' own behaviour, run in this process (runCliInProcess); entry-points.test.ts starts the real
 // entry points and `serve` below is a real process.
 describe('operator CLI', () => {
   let db: TestDatabase;

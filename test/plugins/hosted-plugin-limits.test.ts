@@ -1,4 +1,4 @@
-// Edges of the hosted plugins that hosted-plugins.test.ts and ownership.test.ts leave unasserted:
+// Edges of the hosted plugins that hosted-plugins.test.ts and must-own-badges.test.ts leave unasserted:
 // the exact 400 texts of every invalid param (min-badge, url-clicker, custom-instructions,
 // satisfies-claim, must-own-badges), the limits met exactly and one past, which plugins may stand
 // alone on an on-demand claim or appear twice, the params a claim shows, what the display-only

@@ -3,7 +3,7 @@
 // image, grant types, taking an app back, clearing its redirect URIs), the defaults of a token
 // (30 days, no label), the duration forms, what `token list` shows, and a failure that is not the
 // operator's (exit 1, not a usage error). The commands run in this process (runCliInProcess): what
-// a command does is the same code; bin.test.ts and cli.test.ts keep the real process.
+// a command does is the same code; entry-points.test.ts and cli.test.ts keep the real process.
 import { describe, test } from 'node:test';
 import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
