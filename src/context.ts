@@ -18,6 +18,7 @@ import { noSessions, type SessionResolver } from './shared/session.ts';
 import type { CachedClaim } from './claims/model.ts';
 import { createWakeHub, type WakeHub } from './claims/queue-wakeup.ts';
 import type { PendingInsert } from './claims/attempts.ts';
+import type { TakeRequest as RateLimitTake } from './api-keys/rate-limit.ts';
 import type { TurnBatcher } from './shared/turn-batcher.ts';
 import type { Egress } from './egress/index.ts';
 import type { CallThread } from './plugin-documents/call-thread.ts';
@@ -92,6 +93,8 @@ export interface LazyServices {
   contractWallets?: ContractWallets;
   /** claims/attempts.ts: attempts accepted in one turn, inserted by one statement. */
   attemptInserts?: TurnBatcher<PendingInsert>;
+  /** api-keys/rate-limit.ts: the rate-limit leases asked for in one turn, taken by one statement. */
+  rateLimitTakes?: TurnBatcher<RateLimitTake>;
 }
 
 /** Keys, tokens and secrets never reach the logs, wherever they appear. */
