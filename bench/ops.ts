@@ -3,20 +3,28 @@
 // IP, RATE_LIMIT_STORE=database, leased in blocks; on SQLite also the in-memory store), and both,
 // each against the same pipeline without them, measured in one run.
 //
-// Default: CPU time per request in one process (Fastify's inject, the variants interleaved in
-// rounds, the median round): process CPU time is what these features add, and unlike a request
-// rate it barely moves with the load other programs put on a shared machine.
+// Default: CPU time per request in one process (Fastify's inject): process CPU time is what these
+// features add. The variants take turns in many short rounds (in a rotating order), and each
+// variant's ratio is the median over rounds of its CPU per request against the baseline's in the
+// same round: on a shared machine the load drifts within seconds, and a ratio of neighbours in time
+// moves far less than one of long rounds minutes apart. Statements sent to the database per request
+// are counted too (pg's and better-sqlite3's calls, wrapped in this process only).
 // `--http`: request rates over real sockets (autocannon, 50 connections) in alternating rounds.
-// BENCH_ROUNDS (default 5), BENCH_REQUESTS (inject, default 4000), BENCH_SECONDS (--http, default 2).
+// BENCH_ROUNDS (default 5; in process 40), BENCH_REQUESTS (inject: per round, default 250),
+// BENCH_SECONDS (--http, default 2).
 import { benchDatabases, cpuSeconds, fmt, load, median, startChild, type ChildServer } from './lib/harness.ts';
 import { loadConfig } from '../src/config.ts';
 import { createContext } from '../src/context.ts';
 import { buildApp } from '../src/server.ts';
 import { createApiKey } from '../src/api-keys/storage.ts';
 import { record } from './lib/record.ts';
+import { loadavg } from 'node:os';
+import pg from 'pg';
+import Database from 'better-sqlite3';
 
-const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
-const requests = Number(process.env.BENCH_REQUESTS ?? 4000);
+const http = process.argv.includes('--http');
+const rounds = Number(process.env.BENCH_ROUNDS ?? (http ? 5 : 40));
+const requests = Number(process.env.BENCH_REQUESTS ?? 250);
 const seconds = Number(process.env.BENCH_SECONDS ?? 2);
 
 // limits high enough never to refuse: what is measured is the counting
@@ -35,9 +43,35 @@ function variants(db: 'sqlite' | 'postgres'): Array<[string, Record<string, stri
   ];
 }
 
+/** Statements sent to either database from this process, counted by wrapping the drivers' calls. */
+let statements = 0;
+function countStatements() {
+  const query = pg.Client.prototype.query;
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    statements++;
+    return (query as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof query;
+  const probe = new Database(':memory:');
+  const proto = Object.getPrototypeOf(probe.prepare('select 1')) as Record<string, (...a: unknown[]) => unknown>;
+  probe.close();
+  for (const name of ['run', 'get', 'all', 'iterate']) {
+    const original = proto[name];
+    proto[name] = function (this: unknown, ...args: unknown[]) {
+      statements++;
+      return original.apply(this, args);
+    };
+  }
+}
+
 async function inProcess() {
+  countStatements();
   console.log(
-    `# ops: server CPU per authenticated request, in process (inject, ${requests} requests per variant, median of ${rounds} interleaved rounds)`,
+    `# ops: server CPU per authenticated request, in process (inject; ${rounds} rounds of ${requests} requests per variant, variants in turn; ratio: median of per-round ratios to the baseline)`,
+  );
+  console.log(
+    `load average at start: ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
   );
   for (const db of await benchDatabases()) {
     const apps: Array<{
@@ -47,6 +81,8 @@ async function inProcess() {
       key: string;
       database: ReturnType<typeof db.make>;
       cpuUs: number[];
+      ratios: number[];
+      statements: number;
     }> = [];
     for (const [name, env] of variants(db.name)) {
       // each variant on its own database (schema or directory): no shared rows between them
@@ -55,28 +91,49 @@ async function inProcess() {
       const ctx = await createContext(config);
       const app = await buildApp(ctx, { extend: (a) => a.get('/api/v0/ping', async () => ({ pong: true })) });
       const { key } = await createApiKey(ctx.db, 'bench', Date.now());
-      apps.push({ name, app, ctx, key, database, cpuUs: [] });
+      apps.push({ name, app, ctx, key, database, cpuUs: [], ratios: [], statements: 0 });
     }
     const run = async (a: (typeof apps)[number], n: number) => {
+      const statementsBefore = statements;
       const before = process.cpuUsage();
       for (let i = 0; i < n; i++) {
         const res = await a.app.inject({ method: 'GET', url: '/api/v0/ping', headers: { 'x-api-key': a.key } });
         if (res.statusCode !== 200) throw new Error(`${a.name}: ${res.statusCode} ${res.body}`);
       }
       const used = process.cpuUsage(before);
+      a.statements += statements - statementsBefore;
       return (used.user + used.system) / n;
     };
     for (const a of apps) await run(a, 500); // warm-up
-    for (let r = 0; r < rounds; r++) for (const a of apps) a.cpuUs.push(await run(a, requests));
+    for (const a of apps) a.statements = 0;
+    for (let r = 0; r < rounds; r++) {
+      const round = new Map<(typeof apps)[number], number>();
+      for (let i = 0; i < apps.length; i++) {
+        const a = apps[(r + i) % apps.length];
+        round.set(a, await run(a, requests));
+      }
+      for (const [a, us] of round) {
+        a.cpuUs.push(us);
+        a.ratios.push(us / round.get(apps[0])!);
+      }
+    }
     const base = median(apps[0].cpuUs);
     for (const a of apps) {
       const m = median(a.cpuUs);
+      const ratio = median(a.ratios);
+      const perRequest = a.statements / (rounds * requests);
       console.log(
         `${`${a.name} (${db.name})`.padEnd(44)} ${fmt(m, 1).padStart(6)} µs/req` +
-          (a === apps[0] ? '' : `  ${m - base >= 0 ? '+' : ''}${fmt(m - base, 1)} µs (${fmt(m / base, 2)}x baseline)`),
+          (a === apps[0] ? '' : `  ${m - base >= 0 ? '+' : ''}${fmt(m - base, 1)} µs (${fmt(ratio, 2)}x baseline)`) +
+          `  ${perRequest.toFixed(4)} statements/req`,
       );
-      if (a !== apps[0]) record(`${a.name} / baseline, CPU per request (${db.name})`, m / base, { better: 'lower' });
+      if (a !== apps[0]) record(`${a.name} / baseline, CPU per request (${db.name})`, ratio, { better: 'lower' });
     }
+    console.log(
+      `load average at end: ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
+    );
     for (const a of apps) {
       await a.app.close();
       await a.ctx.close();
@@ -136,5 +193,5 @@ async function overHttp() {
   }
 }
 
-await (process.argv.includes('--http') ? overHttp() : inProcess());
+await (http ? overHttp() : inProcess());
 process.exit(0);

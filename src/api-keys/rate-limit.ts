@@ -9,12 +9,19 @@
 // lease of `block` requests at a time (one upsert adds `block` to the window's row and returns the
 // new total) and admits requests from its lease synchronously until it is used up. The part of a
 // lease beyond the limit is never admitted, so the processes together never admit more than the
-// limit; a lease left unused in an idle process is budget the others cannot use, at most
-// (processes − 1) × (block − 1) requests per window. The block is 1 (exact, one upsert per request)
-// for limits up to 100 a minute and grows to 1 % of the limit above that, at most 100.
+// limit. The block is 1 (exact) for limits up to 100 a minute and grows to 1 % of the limit above
+// that, at most 100. From a block of 4 up, the next lease is taken ahead, when a quarter of the
+// current one is left, so requests do not wait for it. A lease left unused in an idle process is
+// budget the others cannot use: at most (processes − 1) × (block + block / 4 − 1) requests per window.
+//
+// Through Kysely (PostgreSQL), the leases asked for in one event-loop turn, by every limiter of the
+// process (the per-key and the per-IP one, whose blocks run out on the same request), are one
+// statement: one multi-row upsert, the increments of one bucket added together. With a block of 1,
+// the requests of a burst thus share a statement instead of taking one each.
 import ipaddr from 'ipaddr.js';
 import { CompiledQuery } from 'kysely';
 import type { AppContext } from '../context.ts';
+import { TurnBatcher } from '../shared/turn-batcher.ts';
 
 const WINDOW_MS = 60_000;
 const MAX_TRACKED_BUCKETS = 100_000;
@@ -34,23 +41,73 @@ interface Lease {
 /** Adds `amount` to the bucket's count for the window; returns the new total. */
 type Take = (bucket: string, window: number, amount: number) => number | Promise<number>;
 
-const UPSERT_SQL =
-  'insert into rate_limit_windows (bucket, window_start, taken) values (?, ?, ?) ' +
-  'on conflict (bucket, window_start) do update set taken = rate_limit_windows.taken + excluded.taken returning taken';
-const UPSERT_PG = UPSERT_SQL.replace(
-  /\?/g,
-  (() => {
-    let n = 0;
-    return () => `$${++n}`;
-  })(),
-);
+export interface TakeRequest {
+  bucket: string;
+  window: number;
+  amount: number;
+  resolve(total: number): void;
+  reject(err: unknown): void;
+}
+
+const upsertSql = (dialect: AppContext['dialect'], rows: number): string => {
+  let n = 0;
+  const p = () => (dialect === 'postgres' ? `$${++n}` : '?');
+  const values = Array.from({ length: rows }, () => `(${p()}, ${p()}, ${p()})`).join(', ');
+  return (
+    `insert into rate_limit_windows (bucket, window_start, taken) values ${values} ` +
+    'on conflict (bucket, window_start) do update set taken = rate_limit_windows.taken + excluded.taken ' +
+    'returning bucket, window_start, taken'
+  );
+};
+
+/** One upsert for the takes asked for in one turn; each caller gets the total as if it had run alone, in order. */
+function flushTakes(ctx: AppContext, items: TakeRequest[]): void {
+  const rows = new Map<string, { bucket: string; window: number; amount: number; items: TakeRequest[] }>();
+  for (const item of items) {
+    const key = `${item.window} ${item.bucket}`;
+    let row = rows.get(key);
+    if (!row) rows.set(key, (row = { bucket: item.bucket, window: item.window, amount: 0, items: [] }));
+    row.amount += item.amount;
+    row.items.push(item);
+  }
+  // rows in key order: concurrent statements of several processes lock them in the same order
+  const ordered = [...rows.values()].sort((x, y) =>
+    x.window !== y.window ? x.window - y.window : x.bucket < y.bucket ? -1 : x.bucket > y.bucket ? 1 : 0,
+  );
+  const query = CompiledQuery.raw(
+    upsertSql(ctx.dialect, ordered.length),
+    ordered.flatMap((r) => [r.bucket, r.window, r.amount]),
+  );
+  ctx.db.executeQuery<{ bucket: string; window_start: number | string; taken: number | string }>(query).then(
+    (result) => {
+      for (const got of result.rows) {
+        const row = rows.get(`${Number(got.window_start)} ${got.bucket}`);
+        if (!row) continue;
+        let total = Number(got.taken) - row.amount;
+        for (const item of row.items) item.resolve((total += item.amount));
+        rows.delete(`${row.window} ${row.bucket}`);
+      }
+      for (const row of rows.values())
+        for (const item of row.items) item.reject(new Error('rate limit: no row returned'));
+    },
+    (err) => {
+      for (const item of items) item.reject(err);
+    },
+  );
+}
 
 function databaseTake(ctx: AppContext): Take {
+  // one batcher per context, shared by all its limiters
+  const batcher = (ctx.services.rateLimitTakes ??= new TurnBatcher<TakeRequest>((items) => flushTakes(ctx, items)));
   return (bucket, window, amount) => {
-    const query = CompiledQuery.raw(ctx.dialect === 'postgres' ? UPSERT_PG : UPSERT_SQL, [bucket, window, amount]);
-    const fast = ctx.sqlite?.run<{ taken: number | string }>(query);
-    if (fast) return Number(fast.rows[0].taken);
-    return ctx.db.executeQuery<{ taken: number | string }>(query).then((r) => Number(r.rows[0].taken));
+    if (ctx.sqlite) {
+      // SQLite: synchronous when Kysely does not hold the connection (no batching needed)
+      const fast = ctx.sqlite.run<{ taken: number | string }>(
+        CompiledQuery.raw(upsertSql('sqlite', 1), [bucket, window, amount]),
+      );
+      if (fast) return Number(fast.rows[0].taken);
+    }
+    return new Promise<number>((resolve, reject) => batcher.add({ bucket, window, amount, resolve, reject }));
   };
 }
 
@@ -76,7 +133,9 @@ export interface RateLimiter {
 export function createRateLimiter(ctx: AppContext, perMinute: number): RateLimiter {
   const shared = ctx.config.rateLimitStore === 'database';
   const takeFromStore = shared ? databaseTake(ctx) : memoryTake();
-  const block = perMinute <= 100 ? 1 : Math.min(100, Math.floor(perMinute / 100));
+  const block = perMinute <= 100 ? 1 : Math.min(1000, Math.floor(perMinute / 100));
+  // the next lease is taken when this many of the current one are left (0: only once it is used up)
+  const ahead = block >= 4 ? Math.floor(block / 4) : 0;
   let leases = new Map<string, Lease>();
   let currentWindow = 0;
 
@@ -124,6 +183,16 @@ export function createRateLimiter(ctx: AppContext, perMinute: number): RateLimit
     return { retryAfter: Math.max(1, Math.ceil((l.window + WINDOW_MS - now) / 1000)) };
   };
 
+  /** Starts a lease; the returned promise (null when it completed synchronously) settles with it. */
+  const startLease = (bucket: string, l: Lease): Promise<void> | null => {
+    const leased = lease(bucket, l);
+    if (!leased) return null;
+    const promise: Promise<void> = leased.finally(() => {
+      if (l.pending === promise) l.pending = null;
+    });
+    return (l.pending = promise);
+  };
+
   const take = (bucket: string): Verdict | Promise<Verdict> => {
     const now = ctx.clock.now();
     const w = now - (now % WINDOW_MS);
@@ -133,14 +202,20 @@ export function createRateLimiter(ctx: AppContext, perMinute: number): RateLimit
       if (leases.size >= MAX_TRACKED_BUCKETS) leases.clear(); // bounded memory under many IPs
       leases.set(bucket, (l = { window: w, left: 0, spent: false, pending: null }));
     }
-    if (l.left > 0 || l.spent) return verdict(l, now);
-    // wait for a lease already on its way, then look again (another request may have used it up)
-    if (l.pending) return l.pending.then(() => take(bucket));
-    const leased = lease(bucket, l);
+    if (l.left > 0) {
+      l.left--;
+      // the next lease ahead of need, so that the requests after this one do not wait for it
+      if (l.left === ahead && ahead > 0 && !l.spent && !l.pending) startLease(bucket, l);
+      return null;
+    }
+    if (l.spent) return verdict(l, now);
+    // with blocks, wait for a lease already on its way, then look again (others may use it up);
+    // a block of 1 is this request's own: take it now (one turn's takes share a statement)
+    if (l.pending && block > 1) return l.pending.then(() => take(bucket));
+    const leased = startLease(bucket, l);
     if (!leased) return verdict(l, now);
     const lease_ = l;
-    lease_.pending = leased.finally(() => (lease_.pending = null));
-    return lease_.pending.then(() => verdict(lease_, ctx.clock.now()));
+    return leased.then(() => verdict(lease_, ctx.clock.now()));
   };
 
   return { take };

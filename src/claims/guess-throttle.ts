@@ -2,7 +2,11 @@
 // without giving any claimer a lever against the others. Policy and figures: docs/security.md,
 // "Guess throttle". In short, before a claim with a password or codes plugin is evaluated:
 // - the claiming address waits after each wrong answer past the fifth in a row, twice as long
-//   every time (1 s … 15 min); a right answer starts the count again;
+//   every time (1 s … 15 min); a right answer starts the count again. Its count holds only real
+//   wrong answers; its evaluations in flight are counted apart, and at most as many may run at
+//   once as it has wrong answers left before a wait (5 − count, or 1 once a wait is over): a
+//   further attempt waits for their verdicts instead of being refused, so parallel attempts cannot
+//   overrun the count and are never refused for failures that did not happen;
 // - the client IP (IPv6: its /64) gets GUESS_LIMIT_PER_MINUTE wrong answers in any 60 s: a rolling
 //   limit (GCRA), a burst of a quarter and then one at a steady pace, so no window edge doubles it.
 //   Its slot is taken before the evaluation (so parallel requests cannot overrun it) and given
@@ -29,6 +33,8 @@ export const GUESS_PARTICIPATION_MS = 10 * 60_000;
 export const GUESS_FREE_FAILURES = 5;
 const FIRST_WAIT_MS = 1000;
 const LONGEST_WAIT_MS = 15 * 60_000;
+/** An address's evaluations in flight lapse this long after the last one started (a process may die mid-evaluation). */
+export const GUESS_IN_FLIGHT_MS = 60_000;
 
 /** The wait after the n-th wrong answer in a row: none up to 4, then 1 s, 2 s, 4 s, … 15 min. */
 export function addressWaitMs(n: number): number {
@@ -83,6 +89,8 @@ interface BucketRow {
   tat: number | string;
   failures: number | string;
   last_failure_at: number | string;
+  in_flight: number | string;
+  in_flight_until: number | string;
 }
 
 /** What `admitGuess` took; `settleGuess` completes or gives it back. */
@@ -94,8 +102,8 @@ export interface GuessTicket {
   net: string | null;
   /** The IP's slot taken (its interval), 0 when the IP limit is off. */
   ipInterval: number;
-  /** The address's wrong-answer count was raised in advance; this was its wait before. */
-  addressTatBefore: number | null;
+  /** One of the address's evaluations in flight is this one's (released when it settles). */
+  addressReserved: boolean;
   /** The claim's budget was used up and this claimer was let through as a non-participant. */
   outsideClaimBudget: boolean;
 }
@@ -110,23 +118,97 @@ async function run<R>(ctx: AppContext, query: CompiledQuery): Promise<R[]> {
 const big = (n: number): RawBuilder<number> => sql<number>`cast(${n} as bigint)`;
 const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
 
-/** The address's new count and wait, in SQL: a count idle for an hour starts again at 1. */
-function addressReservation(now: number): { count: RawBuilder<number>; tat: RawBuilder<number> } {
+/** The address row's count in SQL as of `now`: a count idle for an hour starts again from 0. */
+function addressCount(now: number): RawBuilder<number> {
   const stale = now - GUESS_RETENTION_MS;
-  const count = sql<number>`(case when claim_guess_buckets.last_failure_at < ${big(stale)} and claim_guess_buckets.tat < ${big(stale)} then 1 else claim_guess_buckets.failures + 1 end)`;
+  return sql<number>`(case when claim_guess_buckets.last_failure_at < ${big(stale)} and claim_guess_buckets.tat < ${big(stale)} then 0 else claim_guess_buckets.failures end)`;
+}
+
+/** The wait after the `count`-th wrong answer in a row, in SQL (addressWaitMs). */
+function addressWait(count: RawBuilder<number>): RawBuilder<number> {
   const waits: RawBuilder<unknown>[] = [];
   for (let n = GUESS_FREE_FAILURES; addressWaitMs(n - 1) < LONGEST_WAIT_MS; n++)
     waits.push(sql`when ${count} = ${n} then ${big(addressWaitMs(n))}`);
   const longest = GUESS_FREE_FAILURES + waits.length;
-  const tat = sql<number>`${big(now)} + (case ${sql.join(waits, sql` `)} when ${count} >= ${longest} then ${big(LONGEST_WAIT_MS)} else ${big(0)} end)`;
-  return { count, tat };
+  return sql<number>`(case ${sql.join(waits, sql` `)} when ${count} >= ${longest} then ${big(LONGEST_WAIT_MS)} else ${big(0)} end)`;
 }
+
+/** How many evaluations of an address with this count may run at once: its wrong answers left before a wait. */
+function addressAllowance(failures: number, tat: number, now: number): number {
+  if (failures < GUESS_FREE_FAILURES) return GUESS_FREE_FAILURES - failures;
+  return tat <= now ? 1 : 0;
+}
+
+/** The address's state as read: its real count (0 when idle for an hour) and its evaluations in flight. */
+function addressState(r: BucketRow | undefined, now: number) {
+  if (!r) return { failures: 0, tat: 0, inFlight: 0, lastFailureAt: 0 };
+  const stale = now - GUESS_RETENTION_MS;
+  const lastFailureAt = Number(r.last_failure_at);
+  const tat = Number(r.tat);
+  return {
+    failures: lastFailureAt < stale && tat < stale ? 0 : Number(r.failures),
+    tat,
+    inFlight: Number(r.in_flight_until) > now ? Number(r.in_flight) : 0,
+    lastFailureAt,
+  };
+}
+
+/** Requests of this process waiting for an address's evaluations in flight, oldest first (per claim and address). */
+export type GuessTurns = Map<string, Array<() => void>>;
+
+const turns = (ctx: AppContext): GuessTurns => (ctx.services.guessTurns ??= new Map());
+
+/** Waits until one of the address's evaluations in this process settles, or a poll interval passes (other processes). */
+function waitForTurn(ctx: AppContext, key: string, round: number): Promise<void> {
+  return new Promise((resolve) => {
+    const queue = turns(ctx).get(key) ?? [];
+    turns(ctx).set(key, queue);
+    const done = () => {
+      clearTimeout(timer);
+      const i = queue.indexOf(done);
+      if (i >= 0) queue.splice(i, 1);
+      if (queue.length === 0 && turns(ctx).get(key) === queue) turns(ctx).delete(key);
+      resolve();
+    };
+    const timer = setTimeout(done, Math.min(200, 5 * 2 ** Math.min(round, 6)));
+    queue.push(done);
+  });
+}
+
+/** Lets the oldest request waiting on the address look again. */
+function nextTurn(ctx: AppContext, key: string): void {
+  turns(ctx).get(key)?.[0]?.();
+}
+
+const turnKey = (claimId: string, address: string) => `${claimId} ${address}`;
 
 /**
  * Admits one evaluation of a guessable claim or throws the 429 (with Retry-After). On admission
- * the IP's slot and the address's count are taken; pass the ticket to `settleGuess` afterwards.
+ * the IP's slot and one of the address's evaluations in flight are taken; pass the ticket to
+ * `settleGuess` afterwards. While the address has as many in flight as it may, this waits.
  */
 export async function admitGuess(ctx: AppContext, claimId: string, who: Guesser, now: number): Promise<GuessTicket> {
+  const key = turnKey(claimId, who.platformAddress);
+  for (let round = 0; ; round++) {
+    let outcome: GuessTicket | 'busy' | 'again';
+    try {
+      outcome = await tryAdmit(ctx, claimId, who, round === 0 ? now : Math.max(now, ctx.clock.now()));
+    } catch (err) {
+      // refused: the next waiter is likely refused too, and need not wait for its poll to learn it
+      if (round > 0) nextTurn(ctx, key);
+      throw err;
+    }
+    if (outcome === 'busy') await waitForTurn(ctx, key, round);
+    else if (outcome !== 'again') return outcome;
+  }
+}
+
+async function tryAdmit(
+  ctx: AppContext,
+  claimId: string,
+  who: Guesser,
+  now: number,
+): Promise<GuessTicket | 'busy' | 'again'> {
   const { perClientPerMinute, perClaimPerMinute } = ctx.config.guessLimits;
   const ticket: GuessTicket = {
     claimId,
@@ -135,7 +217,7 @@ export async function admitGuess(ctx: AppContext, claimId: string, who: Guesser,
     ip: ipBucket(who.ip),
     net: networkOf(who.ip),
     ipInterval: 0,
-    addressTatBefore: null,
+    addressReserved: false,
     outsideClaimBudget: false,
   };
   const ipLimit = rollingLimit(perClientPerMinute);
@@ -146,7 +228,7 @@ export async function admitGuess(ctx: AppContext, claimId: string, who: Guesser,
     ctx,
     ctx.db
       .selectFrom('claim_guess_buckets')
-      .select(['scope', 'tat', 'failures', 'last_failure_at'])
+      .select(['scope', 'tat', 'failures', 'last_failure_at', 'in_flight', 'in_flight_until'])
       .where('claim_id', '=', claimId)
       .where('scope', 'in', scopes)
       .compile(),
@@ -155,7 +237,10 @@ export async function admitGuess(ctx: AppContext, claimId: string, who: Guesser,
     const r = rows.find((x) => x.scope === scope);
     return r ? { tat: Number(r.tat), failures: Number(r.failures), lastFailureAt: Number(r.last_failure_at) } : null;
   };
-  const address = row(ticket.address);
+  const address = addressState(
+    rows.find((x) => x.scope === ticket.address),
+    now,
+  );
   const ip = row(ticket.ip);
   const claim = row('claim');
 
@@ -164,10 +249,8 @@ export async function admitGuess(ctx: AppContext, claimId: string, who: Guesser,
       `Too many failed guesses for this address on claim ${claimId}: ${count} in a row. Try again in ${seconds(waitMs)} s.`,
       seconds(waitMs),
     );
-  // Only a count past the free ones carries a wait: below it, `tat` is merely the time of the last
-  // reservation, which a parallel request of the same address may have stamped a moment after this
-  // request's `now` (PostgreSQL runs them in any order), and is no reason to refuse.
-  if (ipLimit && address && address.failures >= GUESS_FREE_FAILURES && address.tat > now)
+  // the count is of real wrong answers only: its wait is set by the last of them
+  if (ipLimit && address.failures >= GUESS_FREE_FAILURES && address.tat > now)
     throw addressRefusal(address.failures, address.tat - now);
 
   const claimRefusal = () => {
@@ -180,6 +263,7 @@ export async function admitGuess(ctx: AppContext, claimId: string, who: Guesser,
   const exhausted = !!claimLimit && !!claim && claim.tat - now > claimLimit.toleranceMs;
   if (exhausted) {
     const recent = (r: { lastFailureAt: number } | null) => !!r && r.lastFailureAt > now - GUESS_PARTICIPATION_MS;
+    // (an address without a row has lastFailureAt 0: not recent)
     if (recent(address) || recent(ip) || recent(row(ticket.net))) throw claimRefusal();
     ticket.outsideClaimBudget = true;
   }
@@ -195,8 +279,11 @@ export async function admitGuess(ctx: AppContext, claimId: string, who: Guesser,
           seconds(waitMs),
         );
   if (ip && ip.tat - now > tolerance) throw ipRefusal(ip.tat - tolerance - now);
+  // as many in flight as may turn out wrong before a wait: wait for their verdicts
+  if (address.inFlight >= addressAllowance(address.failures, address.tat, now)) return 'busy';
 
-  const { count, tat } = addressReservation(now);
+  const count = addressCount(now);
+  const inFlight = sql<number>`(case when claim_guess_buckets.in_flight_until > ${big(now)} then claim_guess_buckets.in_flight else 0 end)`;
   const [ipTaken, addressTaken] = await Promise.all([
     run<{ tat: number }>(
       ctx,
@@ -211,35 +298,57 @@ export async function admitGuess(ctx: AppContext, claimId: string, who: Guesser,
       ctx,
       sql<{
         failures: number;
-      }>`insert into claim_guess_buckets (claim_id, scope, tat, failures, last_failure_at) values (${claimId}, ${ticket.address}, ${big(now)}, 1, 0)
-        on conflict (claim_id, scope) do update set failures = ${count}, tat = ${tat}
-        where claim_guess_buckets.tat <= ${big(now)} or claim_guess_buckets.failures < ${GUESS_FREE_FAILURES}
+      }>`insert into claim_guess_buckets (claim_id, scope, tat, failures, last_failure_at, in_flight, in_flight_until)
+        values (${claimId}, ${ticket.address}, ${big(0)}, 0, 0, 1, ${big(now + GUESS_IN_FLIGHT_MS)})
+        on conflict (claim_id, scope) do update set in_flight = ${inFlight} + 1, in_flight_until = ${big(now + GUESS_IN_FLIGHT_MS)}
+        where ${inFlight} < (case when ${count} < ${GUESS_FREE_FAILURES} then ${GUESS_FREE_FAILURES} - ${count}
+          when claim_guess_buckets.tat <= ${big(now)} then 1 else 0 end)
         returning failures`.compile(ctx.db),
     ),
   ]);
-  // A refusal here means parallel requests took the slot between the read and the update.
+  // Nothing taken here means parallel requests took the slot between the read and the update.
   if (ipTaken.length === 1) ticket.ipInterval = ipLimit.intervalMs;
-  if (addressTaken.length === 1) ticket.addressTatBefore = address?.tat ?? 0;
+  if (addressTaken.length === 1) ticket.addressReserved = true;
   if (ipTaken.length === 0 || addressTaken.length === 0) {
     await giveBack(ctx, ticket);
-    if (addressTaken.length === 0) throw addressRefusal((address?.failures ?? 0) + 1, FIRST_WAIT_MS);
-    throw ipRefusal(ipLimit.intervalMs);
+    if (ipTaken.length === 0) throw ipRefusal(ipLimit.intervalMs);
+    return 'again'; // read again: a wrong answer may have ended in a wait meanwhile, or the others are in flight
   }
   return ticket;
 }
 
-/** Returns what the ticket took: the IP's slot, and the address's count and wait as they were. */
-async function giveBack(ctx: AppContext, t: GuessTicket): Promise<void> {
-  const scopes = [...(t.addressTatBefore !== null ? [t.address] : []), ...(t.ipInterval > 0 ? [t.ip] : [])];
-  if (scopes.length === 0) return;
-  await run(
-    ctx,
-    sql`update claim_guess_buckets
-      set tat = case when scope = ${t.ip} then tat - ${big(t.ipInterval)} else ${big(t.addressTatBefore ?? 0)} end,
-        failures = case when scope = ${t.ip} then failures else failures - 1 end
-      where claim_id = ${t.claimId} and scope in (${sql.join(scopes)})`.compile(ctx.db),
-  );
+/**
+ * Gives the IP's slot back (`ip`) and releases the address's evaluation in flight, resetting its
+ * count on a right answer (`right`). One statement per row: a statement that locks one row cannot
+ * deadlock with another (an update of two rows locks them in the order it finds them, which two
+ * concurrent ones need not share).
+ */
+async function release(ctx: AppContext, t: GuessTicket, right: boolean): Promise<void> {
+  await Promise.all([
+    t.ipInterval > 0
+      ? run(
+          ctx,
+          sql`update claim_guess_buckets set tat = tat - ${big(t.ipInterval)}
+            where claim_id = ${t.claimId} and scope = ${t.ip}`.compile(ctx.db),
+        )
+      : null,
+    t.addressReserved
+      ? run(
+          ctx,
+          right
+            ? sql`update claim_guess_buckets
+                set failures = 0, tat = ${big(0)}, in_flight = case when in_flight > 0 then in_flight - 1 else 0 end
+                where claim_id = ${t.claimId} and scope = ${t.address}`.compile(ctx.db)
+            : sql`update claim_guess_buckets set in_flight = case when in_flight > 0 then in_flight - 1 else 0 end
+                where claim_id = ${t.claimId} and scope = ${t.address}`.compile(ctx.db),
+        )
+      : null,
+  ]);
+  if (t.addressReserved) nextTurn(ctx, turnKey(t.claimId, t.address.slice('address:'.length)));
 }
+
+/** Returns what the ticket took: the IP's slot, and the address's evaluation in flight. */
+const giveBack = (ctx: AppContext, t: GuessTicket) => release(ctx, t, false);
 
 /**
  * After the evaluation: `wrong` counts a failed guess (address, IP, IPv6 /48, claim, the minute);
@@ -252,28 +361,19 @@ export async function settleGuess(
   outcome: 'wrong' | 'right' | 'other',
 ): Promise<void> {
   if (outcome === 'other') return giveBack(ctx, t);
-  if (outcome === 'right') {
-    const scopes = [...(t.addressTatBefore !== null ? [t.address] : []), ...(t.ipInterval > 0 ? [t.ip] : [])];
-    if (scopes.length === 0) return;
-    await run(
-      ctx,
-      sql`update claim_guess_buckets
-        set tat = case when scope = ${t.ip} then tat - ${big(t.ipInterval)} else ${big(0)} end,
-          failures = case when scope = ${t.ip} then failures else 0 end
-        where claim_id = ${t.claimId} and scope in (${sql.join(scopes)})`.compile(ctx.db),
-    );
-    return;
-  }
+  // a right answer gives the IP's slot back and starts the address's count again
+  if (outcome === 'right') return release(ctx, t, true);
   const now = t.now;
   const claimLimit = rollingLimit(ctx.config.guessLimits.perClaimPerMinute);
   // Wrong answers let through outside the claim's budget do not push it further away: the claim
   // comes back as soon as participants' guessing slows down.
   const claimInterval = claimLimit && !t.outsideClaimBudget ? claimLimit.intervalMs : 0;
   const minute = now - (now % GUESS_MINUTE_MS);
+  const count = addressCount(now);
   // One statement, rows in scope order (as every statement here locks them), so it is atomic and
   // concurrent ones cannot deadlock on PostgreSQL.
   const rows = [
-    { scope: t.address, tat: 0, failures: t.addressTatBefore !== null ? 0 : 1 },
+    { scope: t.address, tat: now, failures: 1 },
     { scope: 'claim', tat: now + claimInterval, failures: 1 },
     { scope: t.ip, tat: 0, failures: 1 },
     { scope: `minute:${minute}`, tat: minute, failures: 1 },
@@ -284,12 +384,19 @@ export async function settleGuess(
     ctx,
     sql`insert into claim_guess_buckets (claim_id, scope, tat, failures, last_failure_at) values ${sql.join(values)}
       on conflict (claim_id, scope) do update set
-        failures = claim_guess_buckets.failures + excluded.failures,
+        failures = case when excluded.scope = ${t.address} then ${count} + 1
+          else claim_guess_buckets.failures + excluded.failures end,
         last_failure_at = excluded.last_failure_at,
         tat = case when excluded.scope = 'claim'
           then (case when claim_guess_buckets.tat > ${big(now)} then claim_guess_buckets.tat else ${big(now)} end) + ${big(claimInterval)}
-          else claim_guess_buckets.tat end`.compile(ctx.db),
+          when excluded.scope = ${t.address} then ${big(now)} + ${addressWait(sql<number>`(${count} + 1)`)}
+          else claim_guess_buckets.tat end,
+        in_flight = case when excluded.scope = ${t.address} and claim_guess_buckets.in_flight > 0
+          then claim_guess_buckets.in_flight - ${t.addressReserved ? 1 : 0} else claim_guess_buckets.in_flight end`.compile(
+      ctx.db,
+    ),
   );
+  if (t.addressReserved) nextTurn(ctx, turnKey(t.claimId, t.address.slice('address:'.length)));
 }
 
 /** What the claim's owner sees: all failed guesses since creation, and those of the last hour. */
@@ -320,6 +427,7 @@ export async function sweepGuessBuckets(ctx: AppContext, now = ctx.clock.now()):
     .deleteFrom('claim_guess_buckets')
     .where('last_failure_at', '<', cutoff)
     .where('tat', '<', cutoff)
+    .where('in_flight_until', '<', cutoff)
     .where('scope', '!=', 'claim')
     .executeTakeFirst();
   return Number(res.numDeletedRows);

@@ -93,11 +93,15 @@ export interface ClaimGuessBucketTable {
   claim_id: string;
   /** 'address:<native address>', 'ip:<IPv4 or IPv6 /64>', 'net:<IPv6 /48>', 'claim', or 'minute:<window start>'. */
   scope: string;
-  /** address: when it may try again; ip, claim: the rolling limit's theoretical arrival time; minute: the window's start. */
+  /** address: when it may try again (set by a wrong answer); ip, claim: the rolling limit's theoretical arrival time; minute: the window's start. */
   tat: number;
-  /** address: wrong answers in a row (reserved included); claim: all since creation; ip, net, minute: counted. */
+  /** address: wrong answers in a row; claim: all since creation; ip, net, minute: counted. */
   failures: number;
   last_failure_at: number;
+  /** address: its evaluations running now (each may turn out a wrong answer). */
+  in_flight: number;
+  /** address: when `in_flight` lapses (a process that died mid-evaluation leaves it behind). */
+  in_flight_until: number;
 }
 
 export interface ClaimTables {

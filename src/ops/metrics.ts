@@ -54,29 +54,49 @@ async function safely<T>(ctx: AppContext, what: string, fn: () => Promise<T>): P
  * own Histogram validates and hashes its labels on every observation (measured: most of the
  * per-request cost); here a series is found by one map lookup and its bucket by a short scan.
  */
+interface Series {
+  labels: Record<string, string>;
+  buckets: Float64Array;
+  sum: number;
+  count: number;
+}
+
 class RequestHistogram {
   readonly name = 'platform_http_request_duration_seconds';
   readonly help = 'HTTP request latency by route pattern, method and status (its _count is the request rate)';
   readonly type = 'histogram';
   readonly aggregator = 'sum';
-  private readonly series = new Map<
-    string,
-    { labels: Record<string, string>; buckets: Float64Array; sum: number; count: number }
-  >();
+  private readonly series: Series[] = [];
+  /** Per route pattern, then method, then status: no key is built per request (method names are interned). */
+  private readonly byRoute = new Map<string, Map<string, Map<number, Series>>>();
 
-  observe(method: string, route: string, status: number, seconds: number): void {
-    const key = `${method} ${status} ${route}`;
-    let s = this.series.get(key);
-    if (!s)
-      this.series.set(
-        key,
-        (s = {
-          labels: { method, route, status_code: String(status) },
-          buckets: new Float64Array(BUCKETS.length),
-          sum: 0,
-          count: 0,
-        }),
-      );
+  /** The lookup of one route pattern: a route's hook keeps it, so a request starts one level down. */
+  routeSeries(route: string): Map<string, Map<number, Series>> {
+    let byMethod = this.byRoute.get(route);
+    if (!byMethod) this.byRoute.set(route, (byMethod = new Map()));
+    return byMethod;
+  }
+
+  observe(
+    byMethod: Map<string, Map<number, Series>>,
+    method: string,
+    route: string,
+    status: number,
+    seconds: number,
+  ): void {
+    let byStatus = byMethod.get(method);
+    if (!byStatus) byMethod.set(method, (byStatus = new Map()));
+    let s = byStatus.get(status);
+    if (!s) {
+      s = {
+        labels: { method, route, status_code: String(status) },
+        buckets: new Float64Array(BUCKETS.length),
+        sum: 0,
+        count: 0,
+      };
+      byStatus.set(status, s);
+      this.series.push(s);
+    }
     for (let i = 0; i < BUCKETS.length; i++) {
       if (seconds <= BUCKETS[i]) {
         s.buckets[i]++;
@@ -90,7 +110,7 @@ class RequestHistogram {
   /** prom-client's metric interface: the samples, buckets cumulative as the exposition format wants. */
   async get() {
     const values: Array<{ labels: Record<string, string | number>; value: number; metricName: string }> = [];
-    for (const s of this.series.values()) {
+    for (const s of this.series) {
       let cumulative = 0;
       BUCKETS.forEach((le, i) => {
         cumulative += s.buckets[i];
@@ -104,7 +124,8 @@ class RequestHistogram {
   }
 
   reset(): void {
-    this.series.clear();
+    this.series.length = 0;
+    for (const byMethod of this.byRoute.values()) byMethod.clear(); // routes' hooks keep their maps
   }
 }
 
@@ -113,7 +134,6 @@ export function createMetrics(ctx: AppContext) {
   collectDefaultMetrics({ register: registry });
   const requests = new RequestHistogram();
   registry.registerMetric(requests as unknown as Parameters<Registry['registerMetric']>[0]);
-  const observe = requests.observe.bind(requests);
 
   const queueDepth = new Gauge({
     name: 'platform_claim_queue_depth',
@@ -249,7 +269,7 @@ export function createMetrics(ctx: AppContext) {
 
   return {
     registry,
-    observe,
+    requests,
     async render(): Promise<string> {
       await refresh();
       return registry.metrics();
@@ -277,15 +297,18 @@ export async function registerMetrics(app: FastifyInstance, ctx: AppContext): Pr
   // one app-wide hook as `unmatched`.
   app.addHook('onRoute', (route) => {
     const pattern = route.url;
+    const series = metrics.requests.routeSeries(pattern);
     const hook = (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
-      metrics.observe(request.method, pattern, reply.statusCode, reply.elapsedTime / 1000);
+      metrics.requests.observe(series, request.method, pattern, reply.statusCode, reply.elapsedTime / 1000);
       done();
     };
     const own = route.onResponse;
     route.onResponse = own === undefined ? [hook] : Array.isArray(own) ? [...own, hook] : [own, hook];
   });
+  const unmatched = metrics.requests.routeSeries('unmatched');
   app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
-    if (request.is404) metrics.observe(request.method, 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+    if (request.is404)
+      metrics.requests.observe(unmatched, request.method, 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
     done();
   });
   const { metricsToken: token, metricsPort: port, metricsHost: host } = ctx.config;

@@ -387,3 +387,61 @@ describe('a distributed attack on one claim', () => {
     assert.equal((await guess(a, claimId, randomAddress(), attackers[0], RIGHT)).statusCode, 200);
   });
 });
+
+describe('parallel attempts from one address', () => {
+  let database: TestDatabase;
+  let a: TestApp;
+  let b: TestApp;
+  let m: SignedIn;
+  const clock = new ManualClock(1_700_000_000_000);
+  before(async () => {
+    database = createTestDatabase();
+    // the default limits: one IP may have 250 attempts in flight, so only the address's count can refuse
+    a = await startApp({ database, clock });
+    b = await startApp({ database, clock });
+    m = await manager(a);
+  });
+  after(async () => {
+    await b.app.close();
+    await b.ctx.close();
+    await a.close();
+  });
+
+  /** `n` attempts at once from one address and one IP, alternating between the two instances. */
+  const parallel = (claimId: string, address: string, n: number, body: Record<string, unknown>) =>
+    Promise.all(Array.from({ length: n }, (_, i) => guess(i % 2 ? b : a, claimId, address, '10.9.0.1', body)));
+
+  test('64 right answers at once from one address are all evaluated, after wrong ones too', async () => {
+    const claimId = await passwordClaim(a, m.accessToken);
+    const address = randomAddress();
+    for (const res of await parallel(claimId, address, 64, RIGHT)) assert.equal(res.statusCode, 200, res.body);
+    // 4 wrong answers in a row leave one free: still, nobody is refused who did not fail 5 times
+    for (let i = 0; i < 4; i++) assert.equal((await guess(a, claimId, address, '10.9.0.1', WRONG)).statusCode, 400);
+    for (const res of await parallel(claimId, address, 64, RIGHT)) assert.equal(res.statusCode, 200, res.body);
+    assert.deepEqual((await getClaim(a, claimId, '', m.accessToken))._failedGuesses, { total: 4, lastHour: 4 });
+  });
+
+  test('64 wrong answers at once: exactly 5 are evaluated, and the refusals name the real count', async () => {
+    const claimId = await passwordClaim(a, m.accessToken);
+    const address = randomAddress();
+    const first = await parallel(claimId, address, 64, WRONG);
+    assert.equal(first.filter((r) => r.statusCode === 400).length, 5);
+    for (const res of first.filter((r) => r.statusCode !== 400))
+      assertRefused(
+        res,
+        `Too many failed guesses for this address on claim ${claimId}: 5 in a row. Try again in 1 s.`,
+        1,
+      );
+    // after the wait, one more wrong answer at a time, however many are sent together
+    clock.advance(1000);
+    const second = await parallel(claimId, address, 64, WRONG);
+    assert.equal(second.filter((r) => r.statusCode === 400).length, 1);
+    for (const res of second.filter((r) => r.statusCode !== 400))
+      assertRefused(
+        res,
+        `Too many failed guesses for this address on claim ${claimId}: 6 in a row. Try again in 2 s.`,
+        2,
+      );
+    assert.deepEqual((await getClaim(a, claimId, '', m.accessToken))._failedGuesses, { total: 6, lastHour: 6 });
+  });
+});
