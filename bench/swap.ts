@@ -110,6 +110,22 @@ async function scenario(name: string, hubs: number): Promise<void> {
     cpuTimes.push((c1.user + c1.system) / 1000);
   }
   cpuTimes.sort((x, y) => x - y);
+  // Load-robust tail: each request twice more, keeping its fastest run. On a shared machine most
+  // of a slow run is time spent descheduled; the fastest of three keeps the request's own cost
+  // (GC pauses included when they repeat), though it drops one-off pauses.
+  const fastest = times.slice();
+  for (let round = 0; round < 2; round++) {
+    for (let i = 0; i < requests.length; i++) {
+      const start = performance.now();
+      try {
+        await estimateSwap(svc, validateEstimate(requests[i]));
+      } catch {
+        // counted above
+      }
+      fastest[i] = Math.min(fastest[i], performance.now() - start);
+    }
+  }
+  fastest.sort((x, y) => x - y);
   times.sort((x, y) => x - y);
   const p50 = pct(times, 50);
   const p99 = pct(times, 99);
@@ -189,10 +205,14 @@ async function scenario(name: string, hubs: number): Promise<void> {
     `  estimate (validate + candidate routes + exact quotes + messages): p50 ${ms(p50)}  p99 ${ms(p99)}  max ${ms(times[times.length - 1])}`,
   );
   console.log(
+    `    fastest of 3 runs per request (load-robust): p50 ${ms(pct(fastest, 50))}  p99 ${ms(pct(fastest, 99))}  max ${ms(fastest[fastest.length - 1])}`,
+  );
+  console.log(
     `    CPU time per estimate (process, GC threads included; load average ${loadavg()[0].toFixed(1)}): p50 ${ms(pct(cpuTimes, 50))}  p99 ${ms(pct(cpuTimes, 99))}`,
   );
   const tag = hubs ? 'hub-and-spoke' : 'uniform';
   record(`estimate p99, ${tag}`, p99, { better: 'lower', unit: 'ms', goal: tag === 'hub-and-spoke' ? 2 : undefined });
+  record(`estimate p99, fastest of 3 runs, ${tag}`, pct(fastest, 99), { better: 'lower', unit: 'ms' });
   const p99Goal = hubs ? 2 : 10;
   console.log(
     `    goal p50 < 1 ms: ${p50 < 1 ? 'met' : 'MISSED'}; goal p99 < ${p99Goal} ms: ${p99 < p99Goal ? 'met' : 'MISSED'}`,

@@ -24,6 +24,8 @@ export const RANKED_MAX_HOPS = 3;
 export const RANKED_EXACT = 8;
 /** The same when amounts reach the pools' limits (some of the best-ranked routes then fail exactly). */
 const RANKED_EXACT_SATURATED = 64;
+/** Amounts kept per denom and level when they reach the pools' limits. */
+const RANKED_PER_DENOM_SATURATED = 16;
 /**
  * Routes are quoted exactly in the order of their float estimates until the next estimate falls
  * more than this fraction below the best exact output so far (the float estimate is within ~1e-8
@@ -292,7 +294,8 @@ function quoteRanked(
       if (out > bestOut) bestOut = out;
     } catch (err) {
       if (!(err instanceof SwapMathError)) throw err;
-      failed = true;
+      // an amount too small for a route yields too little on the others as well
+      if (err.reason !== 'zero-output') failed = true;
     }
   }
   // the same routes again, from the memo: the tie-break and the failure reasons of bestQuote
@@ -319,7 +322,7 @@ export function searchBest(
   // pool's reserve.
   if (!ranked || ranked.failed) {
     const all = rankedRoutes(state, tokenIn, tokenOut, amountIn, {
-      perDenom: Number.POSITIVE_INFINITY,
+      perDenom: RANKED_PER_DENOM_SATURATED,
       limit: RANKED_EXACT_SATURATED,
     });
     ranked = quoteRanked(state, all.routes, tokenIn, amountIn, memo);
