@@ -13,7 +13,8 @@ import {
   type SkipGoMsg,
 } from './messages.ts';
 import { reserveOf } from './pools.ts';
-import { bestQuote, priceImpact, type RouteQuote } from './router.ts';
+import { searchBest } from './ranked.ts';
+import { priceImpact, type RouteQuote } from './router.ts';
 import type { SwapService } from './service.ts';
 import { skipEstimate, type AssetStep } from './skip.ts';
 import type { EstimateRequest } from './validate.ts';
@@ -61,12 +62,7 @@ function noPoolsHint(svc: SwapService): string {
 async function nativeSwap(svc: SwapService, req: EstimateRequest, tokenOutDenom: string): Promise<NativeSwap> {
   const state = svc.state;
   const { denom, amount } = req.tokenIn;
-  let best = bestQuote(state, svc.routes.candidates(state, denom, tokenOutDenom), denom, amount);
-  // the liquid candidates could not quote this amount: try the shallow pools too
-  if (!best.ok && best.reason !== 'no-route') {
-    const all = bestQuote(state, svc.routes.candidates(state, denom, tokenOutDenom, false), denom, amount);
-    if (all.ok) best = all;
-  }
+  const best = searchBest(state, denom, tokenOutDenom, amount, svc.routes);
   if (!best.ok) {
     if (best.reason === 'no-route')
       throw badRequest(`No route from ${denom} to ${tokenOutDenom} through the platform pools${noPoolsHint(svc)}`);

@@ -221,10 +221,15 @@ export type BestQuote =
   | { ok: true; quote: RouteQuote; candidates: number }
   | { ok: false; reason: 'no-route' | 'zero-output' | 'too-large' | 'invalid'; candidates: number };
 
-/** Picks the largest output; ties go to fewer hops, then to lower pool ids. */
-export function bestQuote(state: PoolState, routes: Route[], tokenInDenom: string, amountIn: bigint): BestQuote {
+/** Picks the largest output; ties go to fewer hops, then to lower pool ids. `memo` must be for this amount. */
+export function bestQuote(
+  state: PoolState,
+  routes: Route[],
+  tokenInDenom: string,
+  amountIn: bigint,
+  memo: HopMemo = new Map(),
+): BestQuote {
   if (routes.length === 0) return { ok: false, reason: 'no-route', candidates: 0 };
-  const memo: HopMemo = new Map();
   let best: RouteQuote | null = null;
   const failures = new Set<SwapMathError['reason']>();
   for (const route of routes) {
