@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { Pool } from 'undici';
 import { toPlatformAddress } from '../src/shared/addresses.ts';
-import { benchDatabases, fmt, load, percentile, startChild } from './lib/harness.ts';
+import { benchDatabases, cpuSeconds, fmt, load, percentile, startChild } from './lib/harness.ts';
 import { record } from './lib/record.ts';
 
 const SERVE = process.argv[2] === '--serve';
@@ -260,11 +260,14 @@ async function main(): Promise<void> {
         sim: Awaited<ReturnType<typeof load>>;
         hot: Awaited<ReturnType<typeof measured>>;
         multi: Awaited<ReturnType<typeof measured>>;
+        cpu: { sim: number; hot: number };
       };
       const rounds: Round[] = [];
       const tag = db.name.padEnd(8);
       for (let round = 0; round < ROUNDS; round++) {
         // each round takes its own baseline, so both rates of a ratio share the machine's load
+        const pid = server.child.pid!;
+        const c0 = cpuSeconds(pid);
         const sim = await load({
           url: simUrl,
           method: 'POST',
@@ -273,15 +276,22 @@ async function main(): Promise<void> {
           seconds: SECONDS,
           path: simPath,
         });
+        const c1 = cpuSeconds(pid);
         const hot = await measured(['hot']);
+        const c2 = cpuSeconds(pid);
         const multi = await measured(Array.from({ length: 100 }, (_, i) => `multi${i}`));
-        rounds.push({ sim, hot, multi });
+        // the service's CPU (all threads) per simulate and per resolved hot attempt: a loaded machine
+        // moves these less than the rates
+        const simRequests = sim.rps * SECONDS;
+        const cpu = { sim: ((c1 - c0) / simRequests) * 1e6, hot: ((c2 - c1) / (ATTEMPTS - hot.rejected)) * 1e6 };
+        rounds.push({ sim, hot, multi, cpu });
         console.log(
           `  round ${round + 1}/${ROUNDS} (${tag}, load ${loadNow()}): simulate ${fmt(sim.rps)} req/s${sim.errors + sim.non2xx ? ` FAILED ${sim.errors + sim.non2xx}` : ''}, ` +
-            `hot ${fmt(hot.perSecond)}/s (ratio ${fmt(hot.perSecond / sim.rps, 2)}), 100 claims ${fmt(multi.perSecond)}/s (ratio ${fmt(multi.perSecond / sim.rps, 2)})`,
+            `hot ${fmt(hot.perSecond)}/s (ratio ${fmt(hot.perSecond / sim.rps, 2)}), 100 claims ${fmt(multi.perSecond)}/s (ratio ${fmt(multi.perSecond / sim.rps, 2)}); service CPU ${fmt(cpu.sim)} µs per simulate, ${fmt(cpu.hot)} µs per hot attempt`,
         );
       }
       const hotRatios = rounds.map((r) => r.hot.perSecond / r.sim.rps);
+      const cpuRatio = median(rounds.map((r) => r.cpu.sim / r.cpu.hot));
       const multiRatios = rounds.map((r) => r.multi.perSecond / r.sim.rps);
       const hotRatio = median(hotRatios);
       const multiRatio = median(multiRatios);
@@ -310,6 +320,9 @@ async function main(): Promise<void> {
       );
       console.log(
         `100 claims/colls.  (${tag}) ${fmt(multi.perSecond)} resolved/s  ratio to simulate ${fmt(multiRatio, 2)} (rounds ${multiRatios.map((r) => fmt(r, 2)).join(' ')})${multi.rejected ? `  REJECTED ${multi.rejected}` : ''}`,
+      );
+      console.log(
+        `service CPU        (${tag}) simulate / hot attempt CPU ratio ${fmt(cpuRatio, 2)} (median of rounds; the rate ratio's ceiling when the service is CPU-bound)`,
       );
       if (hot.work) console.log(`  hot claim (last round), database work ${hot.work.line}`);
       if (multi.work) console.log(`  100 claims (last round), database work ${multi.work.line}`);
