@@ -105,12 +105,16 @@ export async function load(opts: {
   body?: string;
   seconds?: number;
   connections?: number;
+  /** Each request's path, when it varies (else the url's). */
+  path?: () => string;
 }): Promise<LoadResult> {
+  const path = opts.path;
   const r = await autocannon({
     url: opts.url,
     method: (opts.method ?? 'GET') as 'GET',
     headers: opts.headers,
     body: opts.body,
+    ...(path ? { requests: [{ setupRequest: (req: Record<string, unknown>) => ({ ...req, path: path() }) }] } : {}),
     duration: opts.seconds ?? 5,
     connections: opts.connections ?? 50,
   });

@@ -16,7 +16,11 @@ export interface SignatureHeaders {
 
 function mac(secret: string, body: string | Uint8Array, timestamp: string): Buffer {
   // the secret is used as the UTF-8 string the owner is given (64 hex characters), as endpoints key it
-  return createHmac('sha256', secret).update(`${timestamp}.`).update(body).digest();
+  const hmac = createHmac('sha256', secret);
+  // a string body goes in one update with its prefix (one call into OpenSSL instead of two)
+  return (
+    typeof body === 'string' ? hmac.update(`${timestamp}.${body}`) : hmac.update(`${timestamp}.`).update(body)
+  ).digest();
 }
 
 /** The three signature headers for one request body (sign the exact bytes that are sent). */

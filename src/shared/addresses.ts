@@ -31,9 +31,13 @@ const utf8 = new TextEncoder();
 
 export function toChecksumAddress(bytes: Uint8Array): string {
   const hex = bytesToHex(bytes);
-  const hash = bytesToHex(keccak_256(utf8.encode(hex)));
+  const hash = keccak_256(utf8.encode(hex));
   let out = '0x';
-  for (let i = 0; i < 40; i++) out += parseInt(hash[i], 16) >= 8 ? hex[i].toUpperCase() : hex[i];
+  // the i-th hex digit of the hash, read from its bytes (high nibble first): 8 or more upper-cases
+  for (let i = 0; i < 40; i++) {
+    const nibble = i & 1 ? hash[i >> 1]! & 15 : hash[i >> 1]! >> 4;
+    out += nibble >= 8 ? hex[i]!.toUpperCase() : hex[i];
+  }
   return out;
 }
 

@@ -30,6 +30,7 @@ import * as m0025 from './0025_linked_wallets.ts';
 import * as m0026 from './0026_claim_refusals.ts';
 import * as m0027 from './0027_console_links.ts';
 import * as m0028 from './0028_guess_in_flight.ts';
+import * as m0029 from './0029_claim_numbers_one_address_index.ts';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -59,6 +60,7 @@ const migrations: Record<string, Migration> = {
   '0026_claim_refusals': m0026,
   '0027_console_links': m0027,
   '0028_guess_in_flight': m0028,
+  '0029_claim_numbers_one_address_index': m0029,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
