@@ -4,13 +4,15 @@
 // (a running indexer loses its lease and picks the new cursor up). Format: docs/chain-data.md.
 import type { DB } from '../db/index.ts';
 import { tryCanonical } from '../shared/addresses.ts';
-import type { UpdateEntry } from './model.ts';
 import {
+  AMOUNT_TRACKER_FIELDS,
   amountTrackerDocId,
   amountTrackerKey,
   challengeTrackerDocId,
+  CHALLENGE_TRACKER_FIELDS,
   challengeTrackerKey,
   holdsSomething,
+  type UpdateEntry,
 } from './model.ts';
 import { checkCollectionId } from './views.ts';
 
@@ -143,15 +145,7 @@ export function parseSnapshot(doc: unknown): Snapshot {
     const r = t as Record<string, unknown>;
     const f = `amountTrackers[${i}]`;
     checkId(r.collectionId, `${f}.collectionId`);
-    for (const k of [
-      'approvalLevel',
-      'approverAddress',
-      'approvalId',
-      'amountTrackerId',
-      'trackerType',
-      'approvedAddress',
-    ])
-      str(r, k, f);
+    for (const k of AMOUNT_TRACKER_FIELDS) str(r, k, f);
     need(
       typeof r.numTransfers === 'string' && DEC.test(r.numTransfers),
       `${f}.numTransfers must be a decimal string`,
@@ -169,7 +163,7 @@ export function parseSnapshot(doc: unknown): Snapshot {
     const r = t as Record<string, unknown>;
     const f = `challengeTrackers[${i}]`;
     checkId(r.collectionId, `${f}.collectionId`);
-    for (const k of ['approvalLevel', 'approverAddress', 'approvalId', 'challengeTrackerId']) str(r, k, f);
+    for (const k of CHALLENGE_TRACKER_FIELDS) str(r, k, f);
     const leaves = r.usedLeafIndices ?? [];
     need(
       Array.isArray(leaves) &&
