@@ -11,9 +11,9 @@ import {
   challengeTrackerDocId,
   CHALLENGE_TRACKER_FIELDS,
   challengeTrackerKey,
-  holdsSomething,
   type UpdateEntry,
 } from './model.ts';
+import { balanceRow } from './storage.ts';
 import { checkCollectionId } from './views.ts';
 
 export class SnapshotError extends Error {}
@@ -251,17 +251,7 @@ export async function importSnapshot(
     await insertChunks(s.balances, (part) =>
       tx
         .insertInto('chain_balances')
-        .values(
-          part.map((b) => ({
-            collection_id: b.collectionId,
-            address: b.address,
-            store_json: JSON.stringify(b.balance),
-            has_balance: holdsSomething(b.balance.balances) ? 1 : 0,
-            first_block: s.height,
-            updated_block: s.height,
-            update_history: history,
-          })),
-        )
+        .values(part.map((b) => balanceRow(b.collectionId, b.address, b.balance, s.height, history)))
         .execute(),
     );
     await insertChunks(s.amountTrackers, (part) =>

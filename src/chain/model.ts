@@ -76,7 +76,12 @@ export const AMOUNT_TRACKER_FIELDS = [
   'trackerType',
   'approvedAddress',
 ] as const;
-export const CHALLENGE_TRACKER_FIELDS = ['approvalLevel', 'approverAddress', 'approvalId', 'challengeTrackerId'] as const;
+export const CHALLENGE_TRACKER_FIELDS = [
+  'approvalLevel',
+  'approverAddress',
+  'approvalId',
+  'challengeTrackerId',
+] as const;
 
 function trackerKey<F extends string>(
   collectionId: string,

@@ -32,6 +32,24 @@ export interface ChainBalanceTable {
   updated_block: number;
   update_history: string;
 }
+
+/** A holder's balance row as of block `height`, where it was first and last written. */
+export const balanceRow = (
+  collectionId: string,
+  address: string,
+  store: { balances: { amount: string }[] },
+  height: number,
+  updateHistory: string,
+): ChainBalanceTable => ({
+  collection_id: collectionId,
+  address,
+  store_json: JSON.stringify(store),
+  has_balance: holdsSomething(store.balances) ? 1 : 0,
+  first_block: height,
+  updated_block: height,
+  update_history: updateHistory,
+});
+
 export interface ChainActivityTable {
   doc_id: string;
   collection_id: string;
@@ -271,15 +289,15 @@ export async function commitBlock(
         await tx
           .insertInto('chain_balances')
           .values(
-            part.map((b) => ({
-              collection_id: b.collectionId,
-              address: b.address,
-              store_json: JSON.stringify(b.store),
-              has_balance: holdsSomething(b.store.balances) ? 1 : 0,
-              first_block: h,
-              updated_block: h,
-              update_history: appendHistory(prev.get(ownerDocId(b.collectionId, b.address)), entry(b.txHash)),
-            })),
+            part.map((b) =>
+              balanceRow(
+                b.collectionId,
+                b.address,
+                b.store,
+                h,
+                appendHistory(prev.get(ownerDocId(b.collectionId, b.address)), entry(b.txHash)),
+              ),
+            ),
           )
           .onConflict((oc) =>
             oc.columns(['collection_id', 'address']).doUpdateSet((eb) => ({
