@@ -2,7 +2,7 @@
 // instead of replaying history. The file is validated as a whole; then one transaction replaces
 // the read model and sets the cursor to the snapshot height, so the indexer resumes at height + 1
 // (a running indexer loses its lease and picks the new cursor up). Format: docs/chain-data.md.
-import type { DB } from '../db/index.ts';
+import { chunks, type DB } from '../db/index.ts';
 import { tryCanonical } from '../shared/addresses.ts';
 import {
   AMOUNT_TRACKER_FIELDS,
@@ -182,9 +182,8 @@ export function parseSnapshot(doc: unknown): Snapshot {
   return { height, blockTime, collections, balances, amountTrackers, challengeTrackers };
 }
 
-const CHUNK = 200;
 async function insertChunks<T>(rows: T[], insert: (part: T[]) => Promise<unknown>): Promise<void> {
-  for (let i = 0; i < rows.length; i += CHUNK) await insert(rows.slice(i, i + CHUNK));
+  for (const part of chunks(rows)) await insert(part);
 }
 
 /** Replaces the read model with the snapshot; returns what was loaded. */

@@ -1,7 +1,7 @@
 // The chain read model in the database: the indexer's cursor and lease, and one block's writes,
 // committed in one transaction fenced by the cursor (height h commits only over h − 1, and only
 // by the lease holder), so a crash loses nothing and a second indexer cannot duplicate anything.
-import type { DB, Tx } from '../db/index.ts';
+import { chunks, type DB, type Tx } from '../db/index.ts';
 import { appendHistory, holdsSomething, ownerDocId, type BlockWork, type UpdateEntry } from './model.ts';
 
 export interface ChainIndexStateTable {
@@ -98,8 +98,6 @@ declare module '../db/schema.ts' {
 }
 
 const STATE_ID = 'indexer';
-/** Rows per multi-row INSERT (stays under both dialects' parameter limits). */
-const CHUNK = 200;
 
 export interface IndexState {
   /** Last indexed height (start height − 1 before the first block). */
@@ -198,12 +196,6 @@ export async function knownCollections(db: DB, ids: string[]): Promise<Set<strin
     .where('collection_id', 'in', ids)
     .execute();
   return new Set(rows.map((r) => r.collection_id));
-}
-
-function chunks<T>(items: T[], size = CHUNK): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
 }
 
 /** Writes one block's results and advances the cursor to it, all or nothing. */
