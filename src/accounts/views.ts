@@ -4,7 +4,7 @@
 // model (src/chain/account-views.ts) through ./chain-views.ts.
 import type { AppContext } from '../context.ts';
 import { badRequest } from '../shared/errors.ts';
-import { emptyPage, type Page } from '../shared/pagination.ts';
+import { emptyPage, mapPage, type Page } from '../shared/pagination.ts';
 import { resolvedAttemptsOf } from '../claims/read.ts';
 import { authorizationsOf } from '../signin/authorizations.ts';
 import { parseList } from '../signin/storage.ts';
@@ -37,30 +37,27 @@ const signinRequests: AccountView = {
   ownerOnly: true,
   async load(ctx, address, req) {
     const page = await authorizationsOf(ctx, address, { ...req, scope: scopeOf('signinRequests', address, req) });
-    return {
-      ...page,
-      docs: page.docs.map((r) => ({
-        _docId: r.authorization_id,
-        clientId: r.client_id,
-        appName: r.name ?? '',
-        appImage: r.image ?? '',
-        redirectUri: r.redirect_uri ?? '',
-        scopes: parseList(r.scopes).map((scopeId) => ({ scopeName: scopeName(scopeId), scopeId })),
-        address: r.address,
-        chain: r.chain,
-        platformAddress: r.platform_address,
-        createdAt: String(r.created_at),
-        codeExchanged: r.code_consumed_at !== null,
-        // an unexchanged code ends at its expiry; an exchanged one when its token family does
-        // an exchanged sign-in lives as long as its refresh token, within the optional absolute end
-        expiresAt: String(
-          r.code_consumed_at === null
-            ? r.code_expires_at
-            : Math.min(r.refresh_expires_at ?? r.code_expires_at, r.expires_at ?? Number.MAX_SAFE_INTEGER),
-        ),
-        ...(r.revoked_at !== null ? { revokedAt: String(r.revoked_at) } : {}),
-      })),
-    };
+    return mapPage(page, (r) => ({
+      _docId: r.authorization_id,
+      clientId: r.client_id,
+      appName: r.name ?? '',
+      appImage: r.image ?? '',
+      redirectUri: r.redirect_uri ?? '',
+      scopes: parseList(r.scopes).map((scopeId) => ({ scopeName: scopeName(scopeId), scopeId })),
+      address: r.address,
+      chain: r.chain,
+      platformAddress: r.platform_address,
+      createdAt: String(r.created_at),
+      codeExchanged: r.code_consumed_at !== null,
+      // an unexchanged code ends at its expiry; an exchanged one when its token family does
+      // an exchanged sign-in lives as long as its refresh token, within the optional absolute end
+      expiresAt: String(
+        r.code_consumed_at === null
+          ? r.code_expires_at
+          : Math.min(r.refresh_expires_at ?? r.code_expires_at, r.expires_at ?? Number.MAX_SAFE_INTEGER),
+      ),
+      ...(r.revoked_at !== null ? { revokedAt: String(r.revoked_at) } : {}),
+    }));
   },
 };
 
@@ -76,20 +73,17 @@ function claimActivity(viewType: 'publicClaimActivity' | 'allClaimActivity'): Ac
     ownerOnly: all,
     async load(ctx, address, req) {
       const page = await resolvedAttemptsOf(ctx, address, !all, { ...req, scope: scopeOf(viewType, address, req) });
-      return {
-        ...page,
-        docs: page.docs.map((r) => ({
-          _docId: r.claim_attempt_id,
-          claimAttemptId: r.claim_attempt_id,
-          claimId: r.claim_id,
-          platformAddress: r.platform_address,
-          success: r.status === 'success',
-          claimNumber: r.status === 'success' ? r.claim_number : -1,
-          attemptedAt: String(r.attempted_at),
-          updatedAt: String(r.resolved_at ?? r.attempted_at),
-          ...(r.status === 'failure' ? { error: r.error } : {}),
-        })),
-      };
+      return mapPage(page, (r) => ({
+        _docId: r.claim_attempt_id,
+        claimAttemptId: r.claim_attempt_id,
+        claimId: r.claim_id,
+        platformAddress: r.platform_address,
+        success: r.status === 'success',
+        claimNumber: r.status === 'success' ? r.claim_number : -1,
+        attemptedAt: String(r.attempted_at),
+        updatedAt: String(r.resolved_at ?? r.attempted_at),
+        ...(r.status === 'failure' ? { error: r.error } : {}),
+      }));
     },
   };
 }

@@ -2,16 +2,18 @@
 // instead of replaying history. The file is validated as a whole; then one transaction replaces
 // the read model and sets the cursor to the snapshot height, so the indexer resumes at height + 1
 // (a running indexer loses its lease and picks the new cursor up). Format: docs/chain-data.md.
-import type { DB } from '../db/index.ts';
+import { chunks, type DB } from '../db/index.ts';
 import { tryCanonical } from '../shared/addresses.ts';
-import type { UpdateEntry } from './model.ts';
 import {
+  AMOUNT_TRACKER_FIELDS,
   amountTrackerDocId,
   amountTrackerKey,
   challengeTrackerDocId,
+  CHALLENGE_TRACKER_FIELDS,
   challengeTrackerKey,
-  holdsSomething,
+  type UpdateEntry,
 } from './model.ts';
+import { balanceRow } from './storage.ts';
 import { checkCollectionId } from './views.ts';
 
 export class SnapshotError extends Error {}
@@ -143,15 +145,7 @@ export function parseSnapshot(doc: unknown): Snapshot {
     const r = t as Record<string, unknown>;
     const f = `amountTrackers[${i}]`;
     checkId(r.collectionId, `${f}.collectionId`);
-    for (const k of [
-      'approvalLevel',
-      'approverAddress',
-      'approvalId',
-      'amountTrackerId',
-      'trackerType',
-      'approvedAddress',
-    ])
-      str(r, k, f);
+    for (const k of AMOUNT_TRACKER_FIELDS) str(r, k, f);
     need(
       typeof r.numTransfers === 'string' && DEC.test(r.numTransfers),
       `${f}.numTransfers must be a decimal string`,
@@ -169,7 +163,7 @@ export function parseSnapshot(doc: unknown): Snapshot {
     const r = t as Record<string, unknown>;
     const f = `challengeTrackers[${i}]`;
     checkId(r.collectionId, `${f}.collectionId`);
-    for (const k of ['approvalLevel', 'approverAddress', 'approvalId', 'challengeTrackerId']) str(r, k, f);
+    for (const k of CHALLENGE_TRACKER_FIELDS) str(r, k, f);
     const leaves = r.usedLeafIndices ?? [];
     need(
       Array.isArray(leaves) &&
@@ -188,9 +182,8 @@ export function parseSnapshot(doc: unknown): Snapshot {
   return { height, blockTime, collections, balances, amountTrackers, challengeTrackers };
 }
 
-const CHUNK = 200;
 async function insertChunks<T>(rows: T[], insert: (part: T[]) => Promise<unknown>): Promise<void> {
-  for (let i = 0; i < rows.length; i += CHUNK) await insert(rows.slice(i, i + CHUNK));
+  for (const part of chunks(rows)) await insert(part);
 }
 
 /** Replaces the read model with the snapshot; returns what was loaded. */
@@ -257,17 +250,7 @@ export async function importSnapshot(
     await insertChunks(s.balances, (part) =>
       tx
         .insertInto('chain_balances')
-        .values(
-          part.map((b) => ({
-            collection_id: b.collectionId,
-            address: b.address,
-            store_json: JSON.stringify(b.balance),
-            has_balance: holdsSomething(b.balance.balances) ? 1 : 0,
-            first_block: s.height,
-            updated_block: s.height,
-            update_history: history,
-          })),
-        )
+        .values(part.map((b) => balanceRow(b.collectionId, b.address, b.balance, s.height, history)))
         .execute(),
     );
     await insertChunks(s.amountTrackers, (part) =>

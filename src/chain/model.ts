@@ -68,7 +68,7 @@ export interface BlockWork {
 }
 
 /** A tracker key's fields after its collectionId, in the order its documents list them. */
-const AMOUNT_TRACKER_FIELDS = [
+export const AMOUNT_TRACKER_FIELDS = [
   'approvalLevel',
   'approverAddress',
   'approvalId',
@@ -76,7 +76,12 @@ const AMOUNT_TRACKER_FIELDS = [
   'trackerType',
   'approvedAddress',
 ] as const;
-const CHALLENGE_TRACKER_FIELDS = ['approvalLevel', 'approverAddress', 'approvalId', 'challengeTrackerId'] as const;
+export const CHALLENGE_TRACKER_FIELDS = [
+  'approvalLevel',
+  'approverAddress',
+  'approvalId',
+  'challengeTrackerId',
+] as const;
 
 function trackerKey<F extends string>(
   collectionId: string,

@@ -1,7 +1,7 @@
 // The chain read model in the database: the indexer's cursor and lease, and one block's writes,
 // committed in one transaction fenced by the cursor (height h commits only over h − 1, and only
 // by the lease holder), so a crash loses nothing and a second indexer cannot duplicate anything.
-import type { DB, Tx } from '../db/index.ts';
+import { chunks, type DB, type Tx } from '../db/index.ts';
 import { appendHistory, holdsSomething, ownerDocId, type BlockWork, type UpdateEntry } from './model.ts';
 
 export interface ChainIndexStateTable {
@@ -32,6 +32,24 @@ export interface ChainBalanceTable {
   updated_block: number;
   update_history: string;
 }
+
+/** A holder's balance row as of block `height`, where it was first and last written. */
+export const balanceRow = (
+  collectionId: string,
+  address: string,
+  store: { balances: { amount: string }[] },
+  height: number,
+  updateHistory: string,
+): ChainBalanceTable => ({
+  collection_id: collectionId,
+  address,
+  store_json: JSON.stringify(store),
+  has_balance: holdsSomething(store.balances) ? 1 : 0,
+  first_block: height,
+  updated_block: height,
+  update_history: updateHistory,
+});
+
 export interface ChainActivityTable {
   doc_id: string;
   collection_id: string;
@@ -80,8 +98,6 @@ declare module '../db/schema.ts' {
 }
 
 const STATE_ID = 'indexer';
-/** Rows per multi-row INSERT (stays under both dialects' parameter limits). */
-const CHUNK = 200;
 
 export interface IndexState {
   /** Last indexed height (start height − 1 before the first block). */
@@ -182,12 +198,6 @@ export async function knownCollections(db: DB, ids: string[]): Promise<Set<strin
   return new Set(rows.map((r) => r.collection_id));
 }
 
-function chunks<T>(items: T[], size = CHUNK): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
-}
-
 /** Writes one block's results and advances the cursor to it, all or nothing. */
 export async function commitBlock(
   db: DB,
@@ -271,15 +281,15 @@ export async function commitBlock(
         await tx
           .insertInto('chain_balances')
           .values(
-            part.map((b) => ({
-              collection_id: b.collectionId,
-              address: b.address,
-              store_json: JSON.stringify(b.store),
-              has_balance: holdsSomething(b.store.balances) ? 1 : 0,
-              first_block: h,
-              updated_block: h,
-              update_history: appendHistory(prev.get(ownerDocId(b.collectionId, b.address)), entry(b.txHash)),
-            })),
+            part.map((b) =>
+              balanceRow(
+                b.collectionId,
+                b.address,
+                b.store,
+                h,
+                appendHistory(prev.get(ownerDocId(b.collectionId, b.address)), entry(b.txHash)),
+              ),
+            ),
           )
           .onConflict((oc) =>
             oc.columns(['collection_id', 'address']).doUpdateSet((eb) => ({

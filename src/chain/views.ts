@@ -5,7 +5,7 @@ import type { AppContext } from '../context.ts';
 import { toCanonical } from '../shared/addresses.ts';
 import { badRequest } from '../shared/errors.ts';
 import type { SelectQueryBuilder } from 'kysely';
-import { paginate, paginateFiltered, type Page, type SortKey } from '../shared/pagination.ts';
+import { mapPage, paginate, paginateFiltered, type Page, type SortKey } from '../shared/pagination.ts';
 import { ownerDocId } from './model.ts';
 
 export type Doc = Record<string, unknown> & { _docId: string };
@@ -40,11 +40,6 @@ const keys = (oldestFirst: boolean | undefined, ...columns: string[]): SortKey[]
   columns.map((column) => ({ column, direction: oldestFirst ? 'asc' : 'desc' }));
 const scopeOf = (view: string, o: ViewOptions, address: string | null) =>
   `chain:${view}:${address ?? ''}:${o.oldestFirst ? 'asc' : 'desc'}`;
-const mapPage = <R extends Record<string, unknown>>(page: Page<R>, fn: (row: R) => Doc): Page<Doc> => ({
-  docs: page.docs.map(fn),
-  bookmark: page.bookmark,
-  hasMore: page.hasMore,
-});
 
 // ---- document builders --------------------------------------------------------------------------
 

@@ -1,6 +1,6 @@
 // Claim documents: validation at create and update, create / update / soft delete (each request
 // one transaction), and who may edit. Private params are encrypted at rest (model.claimToRow).
-import { isUniqueViolation, type DB, type Tx } from '../db/index.ts';
+import { chunks, isUniqueViolation, type DB, type Tx } from '../db/index.ts';
 import type { AppContext } from '../context.ts';
 import { toCanonical, tryParseAddress } from '../shared/addresses.ts';
 import { randomHex } from '../shared/crypto.ts';
@@ -518,12 +518,6 @@ async function deleteInTransaction(ctx: AppContext, actor: Actor, claimIds: stri
         .execute();
     }
   });
-}
-
-function chunks<T>(items: T[], size: number): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
 }
 
 /** Whether `address` is the claim's creator or manager (canonical compare). */

@@ -1,4 +1,5 @@
 // The claim queue: resolves queued attempts in order (claims/queue.ts); and the guess-window sweep.
+import { sweepEvery } from '../shared/poll-loop.ts';
 import type { BackgroundLoop } from '../worker/runtime.ts';
 import { GUESS_MINUTE_MS, sweepGuessBuckets } from './guess-throttle.ts';
 import { ClaimWorker } from './queue.ts';
@@ -14,12 +15,8 @@ export const claimLoops: BackgroundLoop[] = [
   {
     name: 'guess-window-sweep',
     description: 'deletes idle failed-guess buckets',
-    start(ctx) {
-      const timer = setInterval(() => {
-        sweepGuessBuckets(ctx).catch((err) => ctx.log.warn({ err }, 'guess bucket sweep failed'));
-      }, GUESS_MINUTE_MS);
-      timer.unref();
-      return { stop: () => clearInterval(timer) };
-    },
+    start: (ctx) => ({
+      stop: sweepEvery(ctx, GUESS_MINUTE_MS, () => sweepGuessBuckets(ctx), 'guess bucket sweep failed'),
+    }),
   },
 ];

@@ -32,6 +32,9 @@ export function claimCode(seedCode: string, index: number): string {
   return codeFor(seedCode, index);
 }
 
+/** What reading an on-chain claim takes: the database, the claim cache and keyring, and the clock. */
+type ClaimReader = Pick<AppContext, 'db' | 'keyring' | 'claimCache' | 'clock'>;
+
 function toOnChain(c: ClaimRecord | null): OnChainClaim | null {
   if (!c || !isOnChain(c) || !c.trackerDetails || !c.seedCode) return null;
   const list = c.plugins.map((p) => (p.pluginId === 'whitelist' ? whitelistList(p) : null)).find((l) => l?.whitelist);
@@ -51,31 +54,21 @@ function toOnChain(c: ClaimRecord | null): OnChainClaim | null {
 }
 
 /** null: missing, deleted (or an expired test claim at `now`), or not on-chain. */
-export async function loadOnChainClaim(
-  db: DB | Tx,
-  app: Pick<AppContext, 'keyring' | 'claimCache'>,
-  claimId: string,
-  now: number,
-): Promise<OnChainClaim | null> {
-  return toOnChain(await loadClaim(db, app, claimId, now));
+export async function loadOnChainClaim(ctx: ClaimReader, claimId: string): Promise<OnChainClaim | null> {
+  return toOnChain(await loadClaim(ctx.db, ctx, claimId, ctx.clock.now()));
 }
 
-export async function findOnChainClaimByTracker(
-  db: DB | Tx,
-  app: Pick<AppContext, 'keyring' | 'claimCache'>,
-  t: TrackerDetails,
-  now: number,
-): Promise<OnChainClaim | null> {
+export async function findOnChainClaimByTracker(ctx: ClaimReader, t: TrackerDetails): Promise<OnChainClaim | null> {
   const approverAddress =
     t.approverAddress === '' ? '' : (tryParseAddress(t.approverAddress)?.platformAddress ?? t.approverAddress);
-  const rows = await db
+  const rows = await ctx.db
     .selectFrom('claims')
     .select('claim_id')
     .where('tracker_key', '=', trackerKey({ ...t, approverAddress }))
     .where('deleted_at', 'is', null)
     .execute();
   for (const r of rows) {
-    const c = await loadOnChainClaim(db, app, r.claim_id, now);
+    const c = await loadOnChainClaim(ctx, r.claim_id);
     if (c) return c;
   }
   return null;

@@ -7,7 +7,7 @@ import type { DB, Tx } from '../db/index.ts';
 import type { JsonObject } from '../shared/json.ts';
 import { RE2JS } from 're2js';
 import { badRequest } from '../shared/errors.ts';
-import { paginate, paginateFiltered, type Page, type SortKey } from '../shared/pagination.ts';
+import { mapPage, newestFirst, paginate, paginateFiltered, type Page, type SortKey } from '../shared/pagination.ts';
 import type { Session } from '../shared/session.ts';
 import { findPlugin } from '../plugins/registry.ts';
 import { isCreatorOrManager } from './documents.ts';
@@ -200,10 +200,7 @@ export async function searchClaims(
     .where('test_expires_at', 'is', null);
   const page = await paginateFiltered({
     query,
-    keys: [
-      { column: 'created_at', direction: 'desc' },
-      { column: 'claim_id', direction: 'asc' },
-    ],
+    keys: newestFirst('claim_id', 'asc'),
     bookmark,
     keyring: ctx.keyring,
     scope: `claims/search-re:${searchValue}`,
@@ -235,25 +232,19 @@ export async function claimsCreatedBy(
     query: liveClaimQuery(ctx.db, ctx.clock.now())
       .select(['claim_id', 'details', 'created_at', 'last_updated', 'version', 'test_expires_at'])
       .where('created_by', '=', platformAddress),
-    keys: [
-      { column: 'created_at', direction: 'desc' },
-      { column: 'claim_id', direction: 'desc' },
-    ],
+    keys: newestFirst('claim_id'),
     bookmark,
     keyring: ctx.keyring,
     scope: `myClaims|${platformAddress}`,
   });
-  return {
-    ...page,
-    docs: page.docs.map((r) => ({
-      claimId: r.claim_id,
-      name: String((JSON.parse(r.details) as { metadata?: { name?: string } }).metadata?.name ?? ''),
-      createdAt: String(r.created_at),
-      lastUpdated: String(r.last_updated),
-      version: String(r.version),
-      testOnly: r.test_expires_at !== null,
-    })),
-  };
+  return mapPage(page, (r) => ({
+    claimId: r.claim_id,
+    name: String((JSON.parse(r.details) as { metadata?: { name?: string } }).metadata?.name ?? ''),
+    createdAt: String(r.created_at),
+    lastUpdated: String(r.last_updated),
+    version: String(r.version),
+    testOnly: r.test_expires_at !== null,
+  }));
 }
 
 /**

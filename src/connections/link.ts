@@ -15,7 +15,7 @@ import { randomHex, sha256Hex } from '../shared/crypto.ts';
 import { badRequest, notFound } from '../shared/errors.ts';
 import type { Session } from '../shared/session.ts';
 import { readCookie } from '../portal/console-session.ts';
-import { buildSigninMessage, EVM_CHAIN_ID } from '../signin/message.ts';
+import { requestMessage } from '../signin/message.ts';
 import type { ConfiguredProvider } from './config.ts';
 import { authorizationUrl } from './oauth.ts';
 import { PROVIDER_NAMES, type ProviderId } from './providers.ts';
@@ -75,20 +75,8 @@ export const linkStatement = (provider: ProviderId, domain: string) =>
 
 /** The EIP-4361 text the wallet signs: this service, the wallet, the provider, and the request. */
 export function linkMessage(ctx: AppContext, row: ConnectionRequestTable): string {
-  const u = new URL(ctx.config.publicUrl);
-  return buildSigninMessage({
-    scheme: u.protocol.slice(0, -1),
-    domain: u.host,
-    address: row.address,
-    chain: row.chain,
-    statement: linkStatement(row.provider as ProviderId, u.host),
-    uri: `${u.origin}${linkPagePath(row.provider as ProviderId)}`,
-    chainId: EVM_CHAIN_ID,
-    nonce: row.nonce,
-    issuedAt: row.issued_at,
-    expiresAt: row.expires_at,
-    requestId: row.request_id,
-  });
+  const provider = row.provider as ProviderId;
+  return requestMessage(ctx.config.publicUrl, linkPagePath(provider), (domain) => linkStatement(provider, domain), row);
 }
 
 /**

@@ -1,4 +1,5 @@
 // Deletes connection requests nobody finished (they are useless after CONNECTION_REQUEST_TTL_MS).
+import { sweepEvery } from '../shared/poll-loop.ts';
 import type { BackgroundLoop } from '../worker/runtime.ts';
 import { purgeExpiredRequests } from './storage.ts';
 
@@ -8,14 +9,13 @@ export const connectionLoops: BackgroundLoop[] = [
   {
     name: 'connections-cleanup',
     description: 'deletes expired social-connection requests',
-    start(ctx) {
-      const timer = setInterval(() => {
-        purgeExpiredRequests(ctx.db, ctx.clock.now()).catch((err) =>
-          ctx.log.warn({ err }, 'connection request purge failed'),
-        );
-      }, PURGE_INTERVAL_MS);
-      timer.unref();
-      return { stop: () => clearInterval(timer) };
-    },
+    start: (ctx) => ({
+      stop: sweepEvery(
+        ctx,
+        PURGE_INTERVAL_MS,
+        () => purgeExpiredRequests(ctx.db, ctx.clock.now()),
+        'connection request purge failed',
+      ),
+    }),
   },
 ];

@@ -187,6 +187,16 @@ function withStatementCache(database: SQLite.Database, max = 1000) {
  * Whether a write was refused by a unique index or a primary key, on either dialect (PostgreSQL
  * reports both as 23505; SQLite names them apart).
  */
+/** Rows per multi-row INSERT: stays under both dialects' bound-parameter limits. */
+export const INSERT_CHUNK = 200;
+
+/** `items` cut into consecutive slices of at most `size` (for multi-row writes and `in` lists). */
+export function chunks<T>(items: T[], size = INSERT_CHUNK): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
 export function isUniqueViolation(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';

@@ -7,6 +7,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Routes } from '../shared/capability.ts';
 import { pluginEnv } from '../claims/plugin-env.ts';
+import { REQUEST_KEYS } from '../plugin-documents/validation.ts';
 import { DISPLAY_ONLY_PLUGIN_IDS } from '../plugins/displayOnly.ts';
 import { HOSTED_PLUGIN_IDS, hostedBaseId } from '../plugins/hosted.ts';
 import { findPlugin } from '../plugins/registry.ts';
@@ -16,24 +17,8 @@ import { ApiError, badRequest, notFound } from '../shared/errors.ts';
 import type { JsonObject } from '../shared/json.ts';
 import { errorResponses } from '../shared/schemas.ts';
 
-/** Body keys that are context, not params (docs/plugins-platform.md's reserved keys). */
-const CONTEXT_KEYS = new Set([
-  'pluginSecret',
-  'version',
-  'claimId',
-  'claimAttemptId',
-  'instanceId',
-  'platformAddress',
-  'ethAddress',
-  'isAddressSignedIn',
-  '_isSimulation',
-  '_isQueueHandler',
-  '_attemptStatus',
-  'lastUpdated',
-  'createdAt',
-  'email',
-  'locale',
-]);
+/** Body keys that are context, not params: the request's own fields (docs/plugins-platform.md's reserved keys). */
+const CONTEXT_KEYS = new Set(REQUEST_KEYS);
 
 export const integrations: Routes = {
   register(fastify, ctx) {

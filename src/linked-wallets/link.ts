@@ -10,7 +10,7 @@ import { parseAddress } from '../shared/addresses.ts';
 import { randomHex } from '../shared/crypto.ts';
 import { ApiError, badRequest, conflict, forbidden, notFound, tooManyRequests } from '../shared/errors.ts';
 import type { Session } from '../shared/session.ts';
-import { buildSigninMessage, EVM_CHAIN_ID } from '../signin/message.ts';
+import { requestMessage } from '../signin/message.ts';
 import { verifyWalletSignature } from '../signin/flow.ts';
 import { liveLinkOf, liveLinksOf, type LinkedWalletRequestTable, type LinkedWalletTable } from './storage.ts';
 
@@ -46,20 +46,7 @@ export const linkStatement = (accountAddress: string, domain: string) =>
 
 /** The EIP-4361 text the wallet signs: this service, the wallet, the account, the nonce and the expiry. */
 export function linkMessage(ctx: Pick<AppContext, 'config'>, row: LinkedWalletRequestTable): string {
-  const u = new URL(ctx.config.publicUrl);
-  return buildSigninMessage({
-    scheme: u.protocol.slice(0, -1),
-    domain: u.host,
-    address: row.address,
-    chain: row.chain,
-    statement: linkStatement(row.account_address, u.host),
-    uri: `${u.origin}${LINK_PATH}`,
-    chainId: EVM_CHAIN_ID,
-    nonce: row.nonce,
-    issuedAt: row.issued_at,
-    expiresAt: row.expires_at,
-    requestId: row.request_id,
-  });
+  return requestMessage(ctx.config.publicUrl, LINK_PATH, (domain) => linkStatement(row.account_address, domain), row);
 }
 
 /** Why `platformAddress` cannot be linked to `who`'s account now (a 400 or 409), or nothing. */

@@ -30,7 +30,7 @@ export const NOT_ON_CHAIN = 'Invalid configuration. Reserved codes can only be f
 
 /** The claim, or 404 when missing / deleted, or 400 when it is not linked to an on-chain approval. */
 async function onChainClaim(ctx: AppContext, claimId: string): Promise<OnChainClaim> {
-  const claim = await loadOnChainClaim(ctx.db, ctx, claimId, ctx.clock.now());
+  const claim = await loadOnChainClaim(ctx, claimId);
   if (claim) return claim;
   if (!(await loadClaim(ctx.db, ctx, claimId, ctx.clock.now()))) throw notFound(`Claim ${claimId} not found`);
   throw badRequest(NOT_ON_CHAIN);
@@ -119,7 +119,7 @@ function trackerOf(body: MerkleProofRequest): TrackerDetails {
 }
 
 async function claimOfTracker(ctx: AppContext, tracker: TrackerDetails): Promise<OnChainClaim> {
-  const claim = await findOnChainClaimByTracker(ctx.db, ctx, tracker, ctx.clock.now());
+  const claim = await findOnChainClaimByTracker(ctx, tracker);
   if (!claim) {
     throw notFound(
       `No on-chain claim is linked to collectionId ${tracker.collectionId}, approvalId ${tracker.approvalId}, approvalLevel ${tracker.approvalLevel}, approverAddress "${tracker.approverAddress}", challengeTrackerId ${tracker.challengeTrackerId}`,

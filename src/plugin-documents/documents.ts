@@ -10,7 +10,7 @@ import { findPlugin } from '../plugins/registry.ts';
 import { toCanonical } from '../shared/addresses.ts';
 import { randomHex } from '../shared/crypto.ts';
 import { badRequest, conflict, forbidden, notFound } from '../shared/errors.ts';
-import { paginate } from '../shared/pagination.ts';
+import { mapPage, newestFirst, paginate } from '../shared/pagination.ts';
 import type { Session } from '../shared/session.ts';
 import { forgetPlugin } from './cache.ts';
 import { isOwner, type PluginMetadata, type PluginRecord, type PluginVersion, type VersionConfig } from './model.ts';
@@ -369,10 +369,7 @@ export async function searchPlugins(
   if (needle) q = q.where(sql<boolean>`name_search like ${'%' + escapeLike(needle) + '%'} escape '\\'`);
   const page = await paginate({
     query: q,
-    keys: [
-      { column: 'created_at', direction: 'desc' },
-      { column: 'plugin_id', direction: 'desc' },
-    ],
+    keys: newestFirst('plugin_id'),
     bookmark: opts.bookmark,
     keyring: ctx.keyring,
     scope: `plugins/search:${locale}:${needle}:${opts.mine ?? ''}`,
@@ -458,15 +455,13 @@ export async function listPluginErrors(
       .executeTakeFirstOrThrow(),
   ]);
   return {
-    docs: page.docs.map((r) => ({
+    ...mapPage(page, (r) => ({
       _docId: `${r.plugin_id}-${r.timestamp}-${r.seq}`,
       pluginId: r.plugin_id,
       timestamp: Number(r.timestamp),
       error: r.error,
       context: { claimId: r.claim_id, claimAttemptId: r.claim_attempt_id, instanceId: r.instance_id },
     })),
-    bookmark: page.bookmark,
-    hasMore: page.hasMore,
     total: Number(count.n),
   };
 }

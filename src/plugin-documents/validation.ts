@@ -2,13 +2,14 @@
 // options, reserved and repeated keys, header fields, customDetailsDisplay, the verification
 // call, the preset's companions; and the check of param / input values against a schema, used by
 // the custom plugin runtime. Every problem is a 400 naming the field.
+import { SIGNATURE_HEADER, TIMESTAMP_HEADER, VERSION_HEADER } from '../egress/signature.ts';
 import { badRequest } from '../shared/errors.ts';
 import type { JsonObject } from '../plugins/types.ts';
 import type { HardcodedInput, SchemaField, VersionConfig } from './model.ts';
 import type { VersionConfigInput } from './schemas.ts';
 
-/** Keys a schema may not use: the request's own fields and the signature headers (docs/plugins-platform.md). */
-export const RESERVED_KEYS = [
+/** The request's own fields in a plugin call's flat body, beside the params (docs/plugins-platform.md). */
+export const REQUEST_KEYS = [
   'pluginSecret',
   'version',
   'claimId',
@@ -24,10 +25,9 @@ export const RESERVED_KEYS = [
   'isAddressSignedIn',
   'locale',
   'instanceId',
-  'X-Platform-Signature',
-  'X-Platform-Timestamp',
-  'X-Platform-Version',
 ];
+/** Keys a schema may not use: the request's own fields and the signature headers (docs/plugins-platform.md). */
+export const RESERVED_KEYS = [...REQUEST_KEYS, SIGNATURE_HEADER, TIMESTAMP_HEADER, VERSION_HEADER];
 const RESERVED_LOWER = new Set(RESERVED_KEYS.map((k) => k.toLowerCase()));
 
 /** Headers the HTTP exchange itself owns; a header field may not set them. */

@@ -10,10 +10,10 @@
 // write an audit line (warn level) naming the link id and the address, never the secret.
 import type { AppContext } from '../context.ts';
 import { parseAddress } from '../shared/addresses.ts';
-import { randomHex, safeEqual, sha256Hex } from '../shared/crypto.ts';
+import { safeEqual, sha256Hex } from '../shared/crypto.ts';
 import { badRequest, unauthorized } from '../shared/errors.ts';
 import { createConsoleSession } from './console-session.ts';
-import { dropEnded } from './storage.ts';
+import { newCredential } from './storage.ts';
 
 export const DEFAULT_CONSOLE_LINK_TTL_MS = 10 * 60 * 1000;
 export const MAX_CONSOLE_LINK_TTL_MS = 24 * 60 * 60 * 1000;
@@ -48,25 +48,16 @@ export async function createConsoleLink(
   const ttl = input.ttlMs ?? DEFAULT_CONSOLE_LINK_TTL_MS;
   if (!(ttl > 0 && ttl <= MAX_CONSOLE_LINK_TTL_MS)) throw badRequest('--expires must be more than 0 and at most 24h');
   const now = ctx.clock.now();
-  const linkId = randomHex(16);
-  const secret = randomHex(32);
   const address = parsed.chain === 'ETH' ? parsed.evmAddress : parsed.platformAddress;
   const expiresAt = now + ttl;
-  await ctx.db.transaction().execute(async (tx) => {
-    await dropEnded(tx, 'console_links', now);
+  const who = { address, platformAddress: parsed.platformAddress, chain: parsed.chain };
+  const { id: linkId, secret } = await ctx.db.transaction().execute(async (tx) => {
+    const link = await newCredential(tx, 'console_links', who, now, expiresAt);
     await tx
       .insertInto('console_links')
-      .values({
-        link_id: linkId,
-        token_hash: sha256Hex(secret),
-        address,
-        platform_address: parsed.platformAddress,
-        chain: parsed.chain,
-        created_at: now,
-        expires_at: expiresAt,
-        used_at: null,
-      })
+      .values({ link_id: link.id, ...link.columns, used_at: null })
       .execute();
+    return link;
   });
   ctx.log.warn(
     { consoleLink: linkId, platformAddress: parsed.platformAddress, expiresAt },

@@ -20,7 +20,7 @@ import { forbidden, unauthorized } from '../shared/errors.ts';
 import type { Session } from '../shared/session.ts';
 import { CONSOLE_CLIENT_ID } from '../db/migrations/0014_console_sessions.ts';
 import type { Tx } from '../db/index.ts';
-import { dropEnded } from './storage.ts';
+import { newCredential } from './storage.ts';
 
 export { CONSOLE_CLIENT_ID };
 
@@ -188,23 +188,11 @@ export async function createConsoleSession(
   who: { address: string; platformAddress: string; chain: Chain; scopes: string[] },
   now: number,
 ): Promise<{ cookie: string; sessionId: string; expiresAt: number }> {
-  const sessionId = randomHex(16);
-  const verifier = randomHex(32);
   const expiresAt = now + SESSION_TTL_MS;
-  await dropEnded(tx, 'console_sessions', now);
+  const { id, secret, columns } = await newCredential(tx, 'console_sessions', who, now, expiresAt);
   await tx
     .insertInto('console_sessions')
-    .values({
-      session_id: sessionId,
-      token_hash: sha256Hex(verifier),
-      address: who.address,
-      platform_address: who.platformAddress,
-      chain: who.chain,
-      scopes: JSON.stringify(who.scopes),
-      created_at: now,
-      expires_at: expiresAt,
-      revoked_at: null,
-    })
+    .values({ session_id: id, ...columns, scopes: JSON.stringify(who.scopes), revoked_at: null })
     .execute();
-  return { cookie: `s.${sessionId}.${verifier}`, sessionId, expiresAt };
+  return { cookie: `s.${id}.${secret}`, sessionId: id, expiresAt };
 }

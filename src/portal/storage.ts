@@ -2,6 +2,7 @@
 // links (console-links.ts).
 import type { Chain } from '../shared/addresses.ts';
 import type { Tx } from '../db/index.ts';
+import { randomHex, sha256Hex } from '../shared/crypto.ts';
 
 export interface ConsoleSessionTable {
   session_id: string;
@@ -46,4 +47,32 @@ export async function dropEnded(tx: Tx, table: keyof ConsoleTables, now: number)
     .deleteFrom(table)
     .where('expires_at', '<', now - 24 * 60 * 60 * 1000)
     .execute();
+}
+
+/**
+ * Starts a new session or link for `who`, ending at `expiresAt`: drops the ended ones (above),
+ * then draws its id and secret. Only the secret's SHA-256 goes in `columns`, the columns both
+ * tables share; the caller inserts them under its own id column.
+ */
+export async function newCredential(
+  tx: Tx,
+  table: keyof ConsoleTables,
+  who: { address: string; platformAddress: string; chain: Chain },
+  now: number,
+  expiresAt: number,
+) {
+  await dropEnded(tx, table, now);
+  const secret = randomHex(32);
+  return {
+    id: randomHex(16),
+    secret,
+    columns: {
+      token_hash: sha256Hex(secret),
+      address: who.address,
+      platform_address: who.platformAddress,
+      chain: who.chain,
+      created_at: now,
+      expires_at: expiresAt,
+    },
+  };
 }

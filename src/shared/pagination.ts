@@ -22,6 +22,19 @@ export interface Page<Row> {
 
 type Cursor = (string | number)[];
 
+/** Newest first by `created_at`, ties broken by the unique column `id` (the last key must be unique). */
+export const newestFirst = (id: string, idDirection: SortKey['direction'] = 'desc'): SortKey[] => [
+  { column: 'created_at', direction: 'desc' },
+  { column: id, direction: idDirection },
+];
+
+/** The same page, each row turned into what the list answers. */
+export const mapPage = <Row, Doc>(page: Page<Row>, fn: (row: Row) => Doc): Page<Doc> => ({
+  docs: page.docs.map(fn),
+  bookmark: page.bookmark,
+  hasMore: page.hasMore,
+});
+
 /** A bookmark for a list that pages in memory (its scope binds it to that list). */
 export const encodeBookmark = (keyring: Keyring, scope: string, values: Cursor): string =>
   encode(keyring, scope, values);

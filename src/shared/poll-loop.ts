@@ -2,6 +2,7 @@
 // how long to wait after it (0: go on at once, it left work behind); a wake() cuts the wait short,
 // and one during a round skips the wait after it, so work signalled meanwhile is never left for a
 // whole interval. stop() ends the wait and resolves once the round in flight has finished.
+import type { FastifyBaseLogger } from 'fastify';
 
 export interface PollLoop {
   /** Aborted when stop() is called: rounds check it to end early. */
@@ -57,4 +58,22 @@ export function startPollLoop(rounds: PollRounds): PollLoop {
       await done;
     },
   };
+}
+
+/**
+ * A sweep on a fixed interval, for a background loop: `sweep` runs every `intervalMs` without
+ * keeping the process alive; a failed run is logged (warn, `failed`) and the next one goes on.
+ * Returns the function that stops it.
+ */
+export function sweepEvery(
+  ctx: { log: Pick<FastifyBaseLogger, 'warn'> },
+  intervalMs: number,
+  sweep: () => Promise<unknown>,
+  failed: string,
+): () => void {
+  const timer = setInterval(() => {
+    sweep().catch((err) => ctx.log.warn({ err }, failed));
+  }, intervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
 }

@@ -5,7 +5,7 @@ import type { DB } from '../db/index.ts';
 import { randomHex, safeEqual, sha256Hex } from '../shared/crypto.ts';
 import { badRequest, forbidden, notFound } from '../shared/errors.ts';
 import type { Keyring } from '../shared/crypto.ts';
-import { paginate } from '../shared/pagination.ts';
+import { mapPage, newestFirst, paginate } from '../shared/pagination.ts';
 import { FIND_APP } from './sql.ts';
 import { parseList, type SigninAppTable } from './storage.ts';
 
@@ -251,15 +251,12 @@ export async function deleteDeveloperApp(
 export async function listDeveloperApps(db: DB, keyring: Keyring, owner: string, bookmark: string | undefined) {
   const page = await paginate({
     query: db.selectFrom('signin_apps').selectAll().where('created_by', '=', owner),
-    keys: [
-      { column: 'created_at', direction: 'desc' },
-      { column: 'client_id', direction: 'desc' },
-    ],
+    keys: newestFirst('client_id'),
     bookmark,
     keyring,
     scope: `developerApps|${owner}`,
   });
-  return { docs: page.docs.map(toApp), bookmark: page.bookmark, hasMore: page.hasMore };
+  return mapPage(page, toApp);
 }
 
 /** Every app, oldest first (the operator's view; `owner` narrows it to one wallet's apps). */

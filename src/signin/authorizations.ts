@@ -2,7 +2,7 @@
 // the apps a user is signed in to (and signing out of one), an app's sign-ins for its owner, and
 // every sign-in of an account.
 import type { AppContext } from '../context.ts';
-import { paginate, type Page, type SortKey } from '../shared/pagination.ts';
+import { mapPage, newestFirst, paginate, type Page, type SortKey } from '../shared/pagination.ts';
 import { parseList, type SigninAuthorizationTable } from './storage.ts';
 
 /** An app the user is signed in to. */
@@ -129,25 +129,19 @@ export async function signinsToApp(
         'revoked_at',
       ])
       .where('client_id', '=', clientId),
-    keys: [
-      { column: 'created_at', direction: 'desc' },
-      { column: 'authorization_id', direction: 'desc' },
-    ],
+    keys: newestFirst('authorization_id'),
     bookmark,
     keyring: ctx.keyring,
     scope: `appSignins|${clientId}`,
   });
-  return {
-    ...page,
-    docs: page.docs.map((r) => ({
-      address: r.address,
-      platformAddress: r.platform_address,
-      chain: r.chain,
-      scopes: parseList(r.scopes),
-      createdAt: String(r.created_at),
-      status: signinStatus(r, now),
-    })),
-  };
+  return mapPage(page, (r) => ({
+    address: r.address,
+    platformAddress: r.platform_address,
+    chain: r.chain,
+    scopes: parseList(r.scopes),
+    createdAt: String(r.created_at),
+    status: signinStatus(r, now),
+  }));
 }
 
 /** Where a page of a list starts and which way it runs; `scope` binds its bookmarks to the list. */

@@ -20,6 +20,42 @@ export interface SigninMessageFields {
   requestId: string;
 }
 
+/** The stored request a wallet signs for (a link of a social account or of a further wallet). */
+export interface SignedRequest {
+  address: string;
+  chain: Chain;
+  nonce: string;
+  issued_at: number;
+  expires_at: number;
+  request_id: string;
+}
+
+/**
+ * The EIP-4361 text of `row`, for this service at `publicUrl`: its page at `path`, and the
+ * statement written for the service's domain.
+ */
+export function requestMessage(
+  publicUrl: string,
+  path: string,
+  statement: (domain: string) => string,
+  row: SignedRequest,
+): string {
+  const u = new URL(publicUrl);
+  return buildSigninMessage({
+    scheme: u.protocol.slice(0, -1),
+    domain: u.host,
+    address: row.address,
+    chain: row.chain,
+    statement: statement(u.host),
+    uri: `${u.origin}${path}`,
+    chainId: EVM_CHAIN_ID,
+    nonce: row.nonce,
+    issuedAt: row.issued_at,
+    expiresAt: row.expires_at,
+    requestId: row.request_id,
+  });
+}
+
 const iso = (ms: number) => new Date(ms).toISOString();
 
 export function buildSigninMessage(f: SigninMessageFields): string {

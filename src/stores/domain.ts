@@ -8,7 +8,7 @@ import type { AppContext } from '../context.ts';
 import { toCanonical } from '../shared/addresses.ts';
 import { randomHex, safeEqual, sha256Hex } from '../shared/crypto.ts';
 import { ApiError, badRequest, forbidden, notFound, unauthorized } from '../shared/errors.ts';
-import { paginate, type Page } from '../shared/pagination.ts';
+import { mapPage, newestFirst, paginate, type Page } from '../shared/pagination.ts';
 import type { Session } from '../shared/session.ts';
 import {
   addMembers,
@@ -257,10 +257,7 @@ export async function searchStores(
   }
   const page = await paginate({
     query,
-    keys: [
-      { column: 'created_at', direction: 'desc' },
-      { column: 'dynamic_data_id', direction: 'asc' },
-    ],
+    keys: newestFirst('dynamic_data_id', 'asc'),
     bookmark: opts.bookmark,
     keyring: deps.keyring,
     scope: `dynamicStores/search:${me}:${opts.searchValue ?? ''}`,
@@ -299,7 +296,7 @@ export async function listMembers(
     keyring: deps.keyring,
     scope: `dynamicStore/values:${dynamicDataId}`,
   });
-  return { ...page, docs: page.docs.map((r) => ({ key: r.address, inStore: true as const })) };
+  return mapPage(page, (r) => ({ key: r.address, inStore: true as const }));
 }
 
 export interface ActivityDoc {
@@ -324,15 +321,12 @@ export async function listActivity(
     keyring: deps.keyring,
     scope: `dynamicStores/activity:${dynamicDataId}`,
   });
-  return {
-    ...page,
-    docs: page.docs.map((r) => ({
-      _docId: `${r.dynamic_data_id}:${r.seq}`,
-      dynamicDataId: r.dynamic_data_id,
-      updatedAt: String(r.updated_at),
-      actions: JSON.parse(r.actions) as StoreAction[],
-    })),
-  };
+  return mapPage(page, (r) => ({
+    _docId: `${r.dynamic_data_id}:${r.seq}`,
+    dynamicDataId: r.dynamic_data_id,
+    updatedAt: String(r.updated_at),
+    actions: JSON.parse(r.actions) as StoreAction[],
+  }));
 }
 
 // ---------------------------------------------------------------- actions

@@ -5,7 +5,7 @@ import type { FastifyRequest } from 'fastify';
 import { type TSchema, Type } from 'typebox';
 import type { Routes } from '../shared/capability.ts';
 import { errorResponses } from '../shared/schemas.ts';
-import { getSession, requireSession } from '../shared/session.ts';
+import { getSession, requireSession, type Session } from '../shared/session.ts';
 import {
   applyActions,
   createStore,
@@ -20,6 +20,8 @@ import {
   STORE_SCOPE,
   updateStore,
   type Caller,
+  type StoreAction,
+  type StoreDoc,
 } from './domain.ts';
 import {
   ActivityDocSchema,
@@ -45,6 +47,13 @@ const tags = ['dynamic stores'];
 const DocResponse = Type.Object({ doc: StoreDocSchema });
 const Empty = Type.Object({}, { additionalProperties: false });
 
+/** The store an action names, with its secret and simulation flag (both action bodies). */
+interface ActionTarget {
+  dynamicDataId: string;
+  dataSecret?: string;
+  _isSimulation?: boolean;
+}
+
 async function caller(request: FastifyRequest, dataSecret: string | undefined): Promise<Caller> {
   return { session: await getSession(request), ...(dataSecret !== undefined ? { dataSecret } : {}) };
 }
@@ -53,36 +62,33 @@ export const dynamicStores: Routes = {
   register(fastify, ctx) {
     const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
 
+    // Create and update: the signed-in owner's write, answered with the stored document.
+    const docWrite = <B extends TSchema>(summary: string, body: B, errors: number[]) => ({
+      tags,
+      summary,
+      body,
+      response: { 200: DocResponse, ...errorResponses(...errors) },
+    });
+    const asOwner =
+      <B>(write: (c: typeof ctx, session: Session, body: B) => Promise<StoreDoc>) =>
+      async (request: FastifyRequest & { body: B }) => ({
+        doc: await write(ctx, await requireSession(request, STORE_SCOPE), request.body),
+      });
     app.post(
       '/api/v0/dynamicStores',
-      {
-        schema: {
-          tags,
-          summary: 'Create a dynamic store',
-          body: CreateBody,
-          response: { 200: DocResponse, ...errorResponses(400, 401, 403) },
-        },
-      },
-      async (request) => {
-        const session = await requireSession(request, STORE_SCOPE);
-        return { doc: await createStore(ctx, session, request.body) };
-      },
+      { schema: docWrite('Create a dynamic store', CreateBody, [400, 401, 403]) },
+      asOwner(createStore),
     );
-
     app.put(
       '/api/v0/dynamicStores',
       {
-        schema: {
-          tags,
-          summary: 'Update a dynamic store (label, publicUseInClaims, rotate the secret)',
-          body: UpdateBody,
-          response: { 200: DocResponse, ...errorResponses(400, 401, 403, 404) },
-        },
+        schema: docWrite(
+          'Update a dynamic store (label, publicUseInClaims, rotate the secret)',
+          UpdateBody,
+          [400, 401, 403, 404],
+        ),
       },
-      async (request) => {
-        const session = await requireSession(request, STORE_SCOPE);
-        return { doc: await updateStore(ctx, session, request.body) };
-      },
+      asOwner(updateStore),
     );
 
     app.delete(
@@ -256,58 +262,47 @@ export const dynamicStores: Routes = {
       async (request) => member(request, request.params.id, request.params.key, request.query.dataSecret),
     );
 
+    // Single and batch actions: the same all-or-nothing apply, from one action or a list of them.
+    const actionSchema = <B extends TSchema>(summary: string, body: B) => ({
+      tags,
+      summary,
+      body,
+      response: { 200: Empty, ...errorResponses(400, 401, 403, 404) },
+    });
+    const apply = async (request: FastifyRequest, b: ActionTarget, actions: StoreAction[]) => {
+      await applyActions(
+        ctx,
+        {
+          dynamicDataId: b.dynamicDataId,
+          ...(b.dataSecret !== undefined ? { dataSecret: b.dataSecret } : {}),
+          actions,
+          isSimulation: b._isSimulation === true,
+        },
+        await getSession(request),
+      );
+      return {};
+    };
     app.post(
       '/api/v0/storeActions/single',
-      {
-        schema: {
-          tags,
-          summary: 'Add or remove one address',
-          body: SingleActionBody,
-          response: { 200: Empty, ...errorResponses(400, 401, 403, 404) },
-        },
-      },
+      { schema: actionSchema('Add or remove one address', SingleActionBody) },
       async (request) => {
         const b = request.body;
-        const actions = normalizeActions([{ actionName: b.actionName, payload: b.payload }], () => 'body');
-        await applyActions(
-          ctx,
-          {
-            dynamicDataId: b.dynamicDataId,
-            ...(b.dataSecret !== undefined ? { dataSecret: b.dataSecret } : {}),
-            actions,
-            isSimulation: b._isSimulation === true,
-          },
-          await getSession(request),
+        return apply(
+          request,
+          b,
+          normalizeActions([{ actionName: b.actionName, payload: b.payload }], () => 'body'),
         );
-        return {};
       },
     );
-
     app.post(
       '/api/v0/storeActions/batch',
-      {
-        schema: {
-          tags,
-          summary: 'Apply add/remove actions as one all-or-nothing unit',
-          body: BatchActionBody,
-          response: { 200: Empty, ...errorResponses(400, 401, 403, 404) },
-        },
-      },
-      async (request) => {
-        const b = request.body;
-        const actions = normalizeActions(b.actions, (i) => `actions[${i}]`);
-        await applyActions(
-          ctx,
-          {
-            dynamicDataId: b.dynamicDataId,
-            ...(b.dataSecret !== undefined ? { dataSecret: b.dataSecret } : {}),
-            actions,
-            isSimulation: b._isSimulation === true,
-          },
-          await getSession(request),
-        );
-        return {};
-      },
+      { schema: actionSchema('Apply add/remove actions as one all-or-nothing unit', BatchActionBody) },
+      async (request) =>
+        apply(
+          request,
+          request.body,
+          normalizeActions(request.body.actions, (i) => `actions[${i}]`),
+        ),
     );
   },
 };

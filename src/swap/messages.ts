@@ -31,6 +31,28 @@ export interface Affiliate {
 
 const routes = (quote: RouteQuote) => quote.hops.map((h) => ({ pool_id: h.pool.id, token_out_denom: h.tokenOutDenom }));
 
+/** `msg` for the first chain of `path` to sign, routed along `path`. */
+const multiChainMsg = (path: string[], msgTypeUrl: string, msg: object): SkipGoMsg => ({
+  multi_chain_msg: { chain_id: path[0], path, msg: JSON.stringify(msg), msg_type_url: msgTypeUrl },
+});
+
+/** A gamm swap's fields in proto order: the swap, `more` (the transfer), then `affiliates` if any (field 5). */
+const swapMsg = (
+  sender: string,
+  tokenInDenom: string,
+  quote: RouteQuote,
+  minOut: bigint,
+  affiliates: Affiliate[],
+  more: object = {},
+) => ({
+  sender,
+  routes: routes(quote),
+  token_in: { denom: tokenInDenom, amount: quote.amountIn.toString() },
+  token_out_min_amount: minOut.toString(),
+  ...more,
+  ...(affiliates.length > 0 ? { affiliates } : {}),
+});
+
 /** gamm MsgSwapExactAmountIn; `affiliates` only when there are some (the chain's field 5). */
 export function swapExactAmountInMsg(
   chainId: string,
@@ -40,21 +62,7 @@ export function swapExactAmountInMsg(
   minOut: bigint,
   affiliates: Affiliate[],
 ): SkipGoMsg {
-  const msg: Record<string, unknown> = {
-    sender,
-    routes: routes(quote),
-    token_in: { denom: tokenInDenom, amount: quote.amountIn.toString() },
-    token_out_min_amount: minOut.toString(),
-  };
-  if (affiliates.length > 0) msg.affiliates = affiliates;
-  return {
-    multi_chain_msg: {
-      chain_id: chainId,
-      path: [chainId],
-      msg: JSON.stringify(msg),
-      msg_type_url: MSG_SWAP_EXACT_AMOUNT_IN,
-    },
-  };
+  return multiChainMsg([chainId], MSG_SWAP_EXACT_AMOUNT_IN, swapMsg(sender, tokenInDenom, quote, minOut, affiliates));
 }
 
 /** gamm MsgSwapExactAmountInWithIBCTransfer: swap, check the minimum, pay affiliates, send the rest over ICS-20. */
@@ -68,27 +76,17 @@ export function swapWithIbcTransferMsg(
   transfer: { sourceChannel: string; receiver: string; timeoutTimestampNs: bigint },
   affiliates: Affiliate[],
 ): SkipGoMsg {
-  const msg: Record<string, unknown> = {
-    sender,
-    routes: routes(quote),
-    token_in: { denom: tokenInDenom, amount: quote.amountIn.toString() },
-    token_out_min_amount: minOut.toString(),
-    ibc_transfer_info: {
-      source_channel: transfer.sourceChannel,
-      receiver: transfer.receiver,
-      memo: '',
-      timeout_timestamp: transfer.timeoutTimestampNs.toString(),
-    },
+  const ibcTransferInfo = {
+    source_channel: transfer.sourceChannel,
+    receiver: transfer.receiver,
+    memo: '',
+    timeout_timestamp: transfer.timeoutTimestampNs.toString(),
   };
-  if (affiliates.length > 0) msg.affiliates = affiliates;
-  return {
-    multi_chain_msg: {
-      chain_id: chainId,
-      path: [chainId, destChainId],
-      msg: JSON.stringify(msg),
-      msg_type_url: MSG_SWAP_WITH_IBC_TRANSFER,
-    },
-  };
+  return multiChainMsg(
+    [chainId, destChainId],
+    MSG_SWAP_WITH_IBC_TRANSFER,
+    swapMsg(sender, tokenInDenom, quote, minOut, affiliates, { ibc_transfer_info: ibcTransferInfo }),
+  );
 }
 
 /** ICS-20 MsgTransfer with no height timeout and an absolute timestamp timeout (ns). */
@@ -112,12 +110,5 @@ export function transferMsg(args: {
     timeout_timestamp: args.timeoutTimestampNs.toString(),
     memo: '',
   };
-  return {
-    multi_chain_msg: {
-      chain_id: args.chainId,
-      path: [args.chainId, args.destChainId],
-      msg: JSON.stringify(msg),
-      msg_type_url: MSG_TRANSFER,
-    },
-  };
+  return multiChainMsg([args.chainId, args.destChainId], MSG_TRANSFER, msg);
 }

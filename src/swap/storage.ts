@@ -1,7 +1,7 @@
 // Imported pool state in the database. `platform import-pools` (its own process) replaces the
 // imported set in one transaction and bumps a revision; each running service polls the revision
 // and reloads when it moves.
-import type { DB } from '../db/index.ts';
+import { chunks, type DB } from '../db/index.ts';
 import { formatDec, parseDec } from './dec.ts';
 import { parsePool, parsePairTakerFees, type Pool, type TakerFees } from './pools.ts';
 
@@ -29,7 +29,6 @@ declare module '../db/schema.ts' {
 }
 
 const STATE_ID = 'current';
-const CHUNK = 200;
 
 function feesToJson(fees: TakerFees): string {
   return JSON.stringify({
@@ -45,10 +44,8 @@ function feesToJson(fees: TakerFees): string {
 export async function replaceImportedPools(db: DB, pools: Pool[], fees: TakerFees, now: number): Promise<number> {
   return db.transaction().execute(async (tx) => {
     await tx.deleteFrom('swap_pools').execute();
-    for (let i = 0; i < pools.length; i += CHUNK) {
-      const rows = pools
-        .slice(i, i + CHUNK)
-        .map((p) => ({ pool_id: p.id, pool_json: JSON.stringify(p.source), updated_at: now }));
+    for (const part of chunks(pools)) {
+      const rows = part.map((p) => ({ pool_id: p.id, pool_json: JSON.stringify(p.source), updated_at: now }));
       await tx.insertInto('swap_pools').values(rows).execute();
     }
     await tx

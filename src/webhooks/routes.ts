@@ -8,7 +8,7 @@ import type { Routes } from '../shared/capability.ts';
 import type { AppContext } from '../context.ts';
 import { isPluginOwner } from '../plugin-documents/storage.ts';
 import { conflict, forbidden, notFound } from '../shared/errors.ts';
-import { paginate } from '../shared/pagination.ts';
+import { mapPage, newestFirst, paginate } from '../shared/pagination.ts';
 import { Bookmark, errorResponses } from '../shared/schemas.ts';
 import { requireSession, type Session } from '../shared/session.ts';
 import { DELIVERY_VIEW_COLUMNS, deliveryView, redeliver } from './outbox.ts';
@@ -100,10 +100,7 @@ export const webhooks: Routes = {
               .selectFrom('webhook_deliveries')
               .select(DELIVERY_VIEW_COLUMNS)
               .where('plugin_id', '=', pluginId),
-            keys: [
-              { column: 'created_at', direction: 'desc' },
-              { column: 'delivery_id', direction: 'desc' },
-            ],
+            keys: newestFirst('delivery_id'),
             bookmark,
             keyring: ctx.keyring,
             scope: `webhook-deliveries|${pluginId}`,
@@ -115,9 +112,7 @@ export const webhooks: Routes = {
             .executeTakeFirstOrThrow(),
         ]);
         return {
-          docs: page.docs.map(deliveryView),
-          bookmark: page.bookmark,
-          hasMore: page.hasMore,
+          ...mapPage(page, deliveryView),
           total: Number(count.n),
         };
       },

@@ -65,7 +65,7 @@ describe('on-chain claims', () => {
       .executeTakeFirstOrThrow();
     assert.ok(row.seed_code?.startsWith('v1.'), 'seed stored encrypted');
 
-    const oc = await loadOnChainClaim(t.ctx.db, t.ctx, claimId, t.clock.now());
+    const oc = await loadOnChainClaim(t.ctx, claimId);
     assert.ok(oc);
     assert.match(oc.seedCode, /^[0-9a-f]{64}$/);
     assert.ok(!row.seed_code!.includes(oc.seedCode));
@@ -74,8 +74,8 @@ describe('on-chain claims', () => {
     assert.deepEqual(oc.trackerDetails, t1);
     assert.equal(oc.useCreatorAddressAsLeaf, false);
     assert.deepEqual(oc.whitelistAddresses, []);
-    assert.equal((await findOnChainClaimByTracker(t.ctx.db, t.ctx, t1, t.clock.now()))?.claimId, claimId);
-    assert.equal(await findOnChainClaimByTracker(t.ctx.db, t.ctx, { ...t1, approvalId: 'other' }, t.clock.now()), null);
+    assert.equal((await findOnChainClaimByTracker(t.ctx, t1))?.claimId, claimId);
+    assert.equal(await findOnChainClaimByTracker(t.ctx, { ...t1, approvalId: 'other' }), null);
 
     // the seed is returned only with private params, to the creator with readPrivateClaimData
     assert.equal((await getClaim(t, claimId))._seedCode, undefined);
@@ -107,11 +107,11 @@ describe('on-chain claims', () => {
       standaloneClaim: true,
       plugins: [numUses(1)],
     });
-    assert.equal(await loadOnChainClaim(t.ctx.db, t.ctx, standalone, t.clock.now()), null);
+    assert.equal(await loadOnChainClaim(t.ctx, standalone), null);
     const plain = newClaimId('pl');
     await createClaim(t, m.accessToken, { claimId: plain, plugins: [numUses(1)] });
-    assert.equal(await loadOnChainClaim(t.ctx.db, t.ctx, plain, t.clock.now()), null);
-    assert.equal(await loadOnChainClaim(t.ctx.db, t.ctx, 'missing', t.clock.now()), null);
+    assert.equal(await loadOnChainClaim(t.ctx, plain), null);
+    assert.equal(await loadOnChainClaim(t.ctx, 'missing'), null);
     const a = await completeAndWait(t, plain, randomAddress());
     assert.equal(a.success, true);
     assert.equal((await status(t, a.claimAttemptId, m.accessToken)).code, undefined, 'no code for off-chain claims');
@@ -132,7 +132,7 @@ describe('on-chain claims', () => {
         { pluginId: 'whitelist', instanceId: 'wl', publicParams: { list: { addresses: addrs, whitelist: true } } },
       ],
     });
-    const oc = await loadOnChainClaim(t.ctx.db, t.ctx, claimId, t.clock.now());
+    const oc = await loadOnChainClaim(t.ctx, claimId);
     assert.equal(oc?.useCreatorAddressAsLeaf, true);
     assert.deepEqual(oc?.whitelistAddresses, addrs);
     const r = await attempt(t, 'complete', claimId, addrs[2]);
