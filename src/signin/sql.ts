@@ -3,14 +3,15 @@
 // on SQLite, and every bearer request and token exchange goes through them.
 import { CompiledQuery, type QueryResult } from 'kysely';
 import type { AppContext } from '../context.ts';
-import type { DialectName } from '../db/index.ts';
+import { type DialectName, preparePostgres } from '../db/index.ts';
 
 export type Statement = (dialect: DialectName, params: readonly unknown[]) => CompiledQuery;
 
 /** `?` placeholders for SQLite; numbered `$n` for PostgreSQL (computed once). */
-export function statement(text: string): Statement {
+export function statement(text: string, prepared = false): Statement {
   let n = 0;
   const pg = text.replace(/\?/g, () => `$${++n}`);
+  if (prepared) preparePostgres(pg);
   return (dialect, params) => CompiledQuery.raw(dialect === 'postgres' ? pg : text, params as unknown[]);
 }
 
@@ -56,7 +57,7 @@ const exchangeInOne = (redirect: string): Statement => {
   // a row whose scopes are not JSON fail the statement (nothing written), as a failed parse rolls
   // back the transaction on the full path. SQLite runs it inside that transaction.
   const sqlite = statement(text);
-  const pg = statement(`${text}, json_typeof(scopes::json) as scopes_type`);
+  const pg = statement(`${text}, json_typeof(scopes::json) as scopes_type`, true);
   return (dialect, params) => (dialect === 'postgres' ? pg : sqlite)(dialect, params);
 };
 export const EXCHANGE_CODE = exchangeInOne('redirect_uri is null');
@@ -105,6 +106,7 @@ const rotatePg = `with rotated as (${rotateText}, json_typeof(scopes::json) as s
    remembered as (insert into signin_rotated_tokens (authorization_id, token_hash, rotated_at)
      select authorization_id, $6, $8 from rotated)
    select * from rotated`;
+preparePostgres(rotatePg);
 export const ROTATE_IN_ONE: Statement = (dialect, params) =>
   dialect === 'postgres'
     ? CompiledQuery.raw(rotatePg, params as unknown[])
@@ -127,6 +129,7 @@ export const FIND_ROTATED = statement(
 export const FIND_ACCESS = statement(
   `select authorization_id, client_id, address, chain, platform_address, message, access_scopes, access_expires_at, revoked_at, access_hash
    from signin_authorizations where authorization_id = ?`,
+  true,
 );
 
 /** Revocation: the row a token's selector names, with both current hashes to compare. */
