@@ -214,9 +214,24 @@ function marked(result: unknown): never {
   }) as never;
 }
 
+// PostgreSQL named prepared statements for a few hot statements: each connection parses and plans
+// one the first time and then only binds and executes it (no Parse per request). Kysely hands the
+// driver a text and values, so the client swaps a registered text for node-postgres's named form.
+// Only statements with an explicit result column list are registered: a cached plan whose result
+// columns a migration changed would fail ("cached plan must not change result type").
+const preparedNames = new Map<string, string>();
+
+/** Registers `text` (exactly as sent) to run as a named prepared statement on PostgreSQL. */
+export function preparePostgres(text: string): void {
+  if (!preparedNames.has(text)) preparedNames.set(text, `hot_${preparedNames.size}`);
+}
+
 /** node-postgres's client and pool, marking what their queries and connects reject with. */
 class MarkingClient extends pg.Client {
   override query(...args: unknown[]): never {
+    const name = typeof args[0] === 'string' ? preparedNames.get(args[0]) : undefined;
+    if (name !== undefined && Array.isArray(args[1]) && args.length === 2)
+      args = [{ name, text: args[0], values: args[1] }];
     return marked((pg.Client.prototype.query as (...a: unknown[]) => unknown).apply(this, args));
   }
 }

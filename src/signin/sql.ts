@@ -3,14 +3,15 @@
 // on SQLite, and every bearer request and token exchange goes through them.
 import { CompiledQuery, type QueryResult } from 'kysely';
 import type { AppContext } from '../context.ts';
-import type { DialectName } from '../db/index.ts';
+import { type DialectName, preparePostgres } from '../db/index.ts';
 
 export type Statement = (dialect: DialectName, params: readonly unknown[]) => CompiledQuery;
 
 /** `?` placeholders for SQLite; numbered `$n` for PostgreSQL (computed once). */
-export function statement(text: string): Statement {
+export function statement(text: string, prepared = false): Statement {
   let n = 0;
   const pg = text.replace(/\?/g, () => `$${++n}`);
+  if (prepared) preparePostgres(pg);
   return (dialect, params) => CompiledQuery.raw(dialect === 'postgres' ? pg : text, params as unknown[]);
 }
 
@@ -56,7 +57,7 @@ const exchangeInOne = (redirect: string): Statement => {
   // a row whose scopes are not JSON fail the statement (nothing written), as a failed parse rolls
   // back the transaction on the full path. SQLite runs it inside that transaction.
   const sqlite = statement(text);
-  const pg = statement(`${text}, json_typeof(scopes::json) as scopes_type`);
+  const pg = statement(`${text}, json_typeof(scopes::json) as scopes_type`, true);
   return (dialect, params) => (dialect === 'postgres' ? pg : sqlite)(dialect, params);
 };
 export const EXCHANGE_CODE = exchangeInOne('redirect_uri is null');
@@ -79,6 +80,41 @@ export const ROTATE = statement(
    where authorization_id = ? and refresh_hash = ? and revoked_at is null`,
 );
 
+/**
+ * The usual rotation in one statement, for a request without `scope` (tokens.ts): only when the
+ * presented refresh token is the current one of this client's family, not revoked and not expired
+ * (refresh token, family end), it stores the new pair (access scopes: the grant's; lifetimes from
+ * now, capped at the family's end) and answers the row. No row: nothing was written and the full
+ * path finds out why. On PostgreSQL a data-modifying CTE remembers the replaced token in the same
+ * statement, which then commits alone (one round trip); SQLite runs it and INSERT_ROTATED in the
+ * group transaction. Parameters: $1 access_hash, $2 now + access lifetime, $3 refresh_hash, $4 now
+ * + refresh lifetime, $5 authorization_id, $6 presented refresh hash, $7 client_id, $8 now.
+ */
+const rotateText = `update signin_authorizations
+   set access_hash = $1, access_scopes = scopes,
+     access_expires_at = case when expires_at < $2 then expires_at else $2 end,
+     refresh_hash = $3,
+     refresh_expires_at = case when expires_at < $4 then expires_at else $4 end
+   where authorization_id = $5 and refresh_hash = $6 and client_id = $7 and revoked_at is null
+     and refresh_expires_at > $8 and (expires_at is null or expires_at > $8)
+   returning authorization_id, client_id, scopes, address, platform_address, chain, created_at, expires_at`;
+// SQLite: positional `?`, the parameters repeated in the order they appear
+const rotateOrder = [...rotateText.matchAll(/\$(\d)/g)].map((m) => Number(m[1]) - 1);
+const rotateSqlite = rotateText.replace(/\$\d/g, '?');
+// PostgreSQL: as EXCHANGE_CODE, the cast makes a row whose scopes are not JSON fail the statement
+const rotatePg = `with rotated as (${rotateText}, json_typeof(scopes::json) as scopes_type),
+   remembered as (insert into signin_rotated_tokens (authorization_id, token_hash, rotated_at)
+     select authorization_id, $6, $8 from rotated)
+   select * from rotated`;
+preparePostgres(rotatePg);
+export const ROTATE_IN_ONE: Statement = (dialect, params) =>
+  dialect === 'postgres'
+    ? CompiledQuery.raw(rotatePg, params as unknown[])
+    : CompiledQuery.raw(
+        rotateSqlite,
+        rotateOrder.map((i) => params[i]),
+      );
+
 /** Keyed (authorization_id, token_hash): a family's rotated tokens sit together in the primary key. */
 export const INSERT_ROTATED = statement(
   'insert into signin_rotated_tokens (authorization_id, token_hash, rotated_at) values (?, ?, ?)',
@@ -93,6 +129,7 @@ export const FIND_ROTATED = statement(
 export const FIND_ACCESS = statement(
   `select authorization_id, client_id, address, chain, platform_address, message, access_scopes, access_expires_at, revoked_at, access_hash
    from signin_authorizations where authorization_id = ?`,
+  true,
 );
 
 /** Revocation: the row a token's selector names, with both current hashes to compare. */

@@ -32,6 +32,7 @@ import {
   INSERT_ROTATED,
   REVOKE_AUTHORIZATION,
   ROTATE,
+  ROTATE_IN_ONE,
 } from './sql.ts';
 import { parseList, type SigninAppTable, type SigninAuthorizationTable } from './storage.ts';
 
@@ -271,7 +272,7 @@ function respond(
  */
 async function answer(
   ctx: AppContext,
-  a: ExchangedRow,
+  a: Omit<ExchangedRow, 'oidc_nonce'>,
   t: TokenPair,
   scopes: string[],
   now: number,
@@ -452,11 +453,49 @@ async function refresh(ctx: AppContext, app: SigninAppTable, body: TokenRequest)
   const hash = token.verifierHash;
   // no scope: the grant's scopes (an empty one was dropped as omitted, RFC 6749 §3.1, by the route)
   const requested = body.scope === undefined ? null : [...new Set(body.scope.split(/[\s,]+/).filter(Boolean))];
+  // The usual rotation (no `scope`) is one statement whose conditions are every check below: it
+  // rotates only the current refresh token of this client's live family, and answers the row. No
+  // row: nothing was written, and the full path finds out why (reuse, expiry, another client…).
+  const fast = requested === null;
+  const v = fast ? freshVerifiers() : null;
+  const rotateInOne = () =>
+    ROTATE_IN_ONE(ctx.dialect, [
+      v!.accessHash,
+      now + ACCESS_TOKEN_TTL_MS,
+      v!.refreshHash,
+      now + REFRESH_TOKEN_TTL_MS,
+      token.authorizationId,
+      hash,
+      app.client_id,
+      now,
+    ]);
+  type Rotated = Omit<ExchangedRow, 'oidc_nonce'> & { expires_at: number | null };
+  const issued = (a: Rotated) => {
+    const scopes = parseList(a.scopes);
+    return { a, t: tokenPair(a.authorization_id, now, scopes, a.expires_at, a.scopes, v!), scopes };
+  };
+  // PostgreSQL: the statement (with the insert of the replaced token) commits alone; SQLite: it
+  // runs in the shared group commit, followed by the insert.
+  if (fast && ctx.dialect !== 'sqlite') {
+    const a = (await execute<Rotated>(ctx, rotateInOne())).rows[0];
+    if (a) {
+      const r = issued(a);
+      return answer(ctx, a, r.t, r.scopes, now, null);
+    }
+  }
   // Read, check and rotate in one transaction, as for codes: only the caller presenting the current
   // refresh token replaces it (conditional UPDATE), and the replaced one is remembered.
   const outcome = await groupTransaction(ctx, function* (): Program<
-    { problem: ApiError } | { a: RefreshRow; t: TokenPair; scopes: string[] }
+    { problem: ApiError } | { a: Omit<ExchangedRow, 'oidc_nonce'>; t: TokenPair; scopes: string[] }
   > {
+    if (fast && ctx.dialect === 'sqlite') {
+      const one = (yield rotateInOne()).rows[0] as Rotated | undefined;
+      if (one) {
+        const r = issued(one);
+        yield INSERT_ROTATED(ctx.dialect, [one.authorization_id, hash, now]);
+        return r;
+      }
+    }
     const a = (yield FIND_BY_REFRESH(ctx.dialect, [token.authorizationId])).rows[0] as RefreshRow | undefined;
     if (!a) return { problem: oauthError('invalid_grant', 'Invalid refresh token.') };
     if (!hashMatches(hash, a.refresh_hash)) {

@@ -532,6 +532,27 @@ describe('token endpoint: refresh_token', () => {
     for (const r of results.filter((r) => r.statusCode !== 200)) assertOAuthError(r, 400, 'invalid_grant');
     assert.equal(await isSignedIn(t, ok[0].json().access_token), false, 'reuse detected: the family is revoked');
   });
+
+  test('parallel refreshes with one token: exactly one success, every other one is the reuse error', async () => {
+    const { client, tokens } = await grant();
+    const results = await Promise.all(
+      [0, 1, 2, 3].map(() => t.request('POST', TOKEN, { body: refreshBody(client, tokens.refresh_token) })),
+    );
+    assert.equal(results.filter((r) => r.statusCode === 200).length, 1, results.map((r) => r.statusCode).join(','));
+    for (const r of results.filter((r) => r.statusCode !== 200))
+      assertOAuthError(r, 400, 'invalid_grant', /already been used/);
+  });
+
+  test('a rotation remembers the replaced token: revoking it later revokes the family', async () => {
+    const { client, tokens } = await grant();
+    const rotated = (await t.request('POST', TOKEN, { body: refreshBody(client, tokens.refresh_token) })).json();
+    assert.equal(await isSignedIn(t, rotated.access_token), true);
+    const res = await t.request('POST', '/api/v0/signin/token/revoke', {
+      body: { token: tokens.refresh_token, client_id: client.clientId, client_secret: client.clientSecret },
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.equal(await isSignedIn(t, rotated.access_token), false);
+  });
 });
 
 describe('revocation', () => {
