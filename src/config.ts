@@ -1,6 +1,6 @@
 // Configuration comes from environment variables only. Every value is validated once, at start;
 // a bad value stops the process with a message naming the variable.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { randomHex } from './shared/crypto.ts';
 import { ensurePrivateDir } from './shared/files.ts';
@@ -128,12 +128,19 @@ function persistentSecret(
   }
   ensurePrivateDir(dataDir);
   const hex = randomHex(32);
-  // 'wx' fails if another process created it first; then read theirs so all processes agree.
+  // Written whole to a file of our own, then linked into place: a link fails if another process
+  // created the file first (then we read theirs, so all processes agree), and no process can ever
+  // read a key file that exists but is not yet written.
+  const own = `${path}.${process.pid}.${randomHex(4)}.tmp`;
+  writeFileSync(own, hex + '\n', { mode: 0o600, flag: 'wx' });
   try {
-    writeFileSync(path, hex + '\n', { mode: 0o600, flag: 'wx' });
+    linkSync(own, path);
     return hex;
-  } catch {
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     return readFileSync(path, 'utf8').trim();
+  } finally {
+    unlinkSync(own);
   }
 }
 

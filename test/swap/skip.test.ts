@@ -118,7 +118,7 @@ describe('routing API fallback (Skip Go schema)', () => {
       }),
     );
     t = await startApp({
-      env: { SKIP_API_URL: skip.url, IBC_REGISTRY_FILE: join(dir, 'r.json'), SWAP_UPSTREAM_TIMEOUT_MS: '500' },
+      env: { SKIP_API_URL: skip.url, IBC_REGISTRY_FILE: join(dir, 'r.json'), SWAP_UPSTREAM_TIMEOUT_MS: '30000' },
     });
     sender = parseAddress(EVM).platformAddress;
   });
