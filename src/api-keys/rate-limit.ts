@@ -96,6 +96,9 @@ function flushTakes(ctx: AppContext, items: TakeRequest[]): void {
   );
 }
 
+/** The one-row upsert SQLite runs synchronously on every take: built once, not per request. */
+const UPSERT_ONE_SQLITE = upsertSql('sqlite', 1);
+
 function databaseTake(ctx: AppContext): Take {
   // one batcher per context, shared by all its limiters
   const batcher = (ctx.services.rateLimitTakes ??= new TurnBatcher<TakeRequest>((items) => flushTakes(ctx, items)));
@@ -103,7 +106,7 @@ function databaseTake(ctx: AppContext): Take {
     if (ctx.sqlite) {
       // SQLite: synchronous when Kysely does not hold the connection (no batching needed)
       const fast = ctx.sqlite.run<{ taken: number | string }>(
-        CompiledQuery.raw(upsertSql('sqlite', 1), [bucket, window, amount]),
+        CompiledQuery.raw(UPSERT_ONE_SQLITE, [bucket, window, amount]),
       );
       if (fast) return Number(fast.rows[0].taken);
     }
