@@ -48,20 +48,40 @@ export const CONSUME_CODE = statement(
  * created_at[, redirect_uri].
  */
 const exchangeInOne = (redirect: string): Statement => {
-  const text = `update signin_authorizations
-     set code_consumed_at = ?, expires_at = ?, access_hash = ?, access_scopes = scopes, access_expires_at = ?, refresh_hash = ?, refresh_expires_at = ?
-     where code_hash = ? and client_id = ? and code_consumed_at is null and revoked_at is null
-       and code_expires_at > ? and created_at >= ? and code_challenge is null and ${redirect}
+  // The row is found by its code hash alone, in a CTE; the checks of its fixed columns (client,
+  // expiry, issue time, challenge, redirect) apply to that row, and the UPDATE takes it by its
+  // primary key, rechecking the columns concurrent requests change (consumed, revoked). Written with
+  // the hash beside client_id and created_at in one WHERE, a PostgreSQL generic plan made while the
+  // table had no statistics (a new deployment; pooled connections keep it) chose the
+  // (client_id, created_at) index and read all of the client's authorizations on every exchange.
+  const text = `with code as materialized (
+       select authorization_id as id, client_id as cid, code_expires_at as expiry, created_at as issued,
+         code_challenge as challenge, redirect_uri as redirect
+       from signin_authorizations where code_hash = $7)
+     update signin_authorizations
+     set code_consumed_at = $1, expires_at = $2, access_hash = $3, access_scopes = scopes, access_expires_at = $4, refresh_hash = $5, refresh_expires_at = $6
+     from code
+     where authorization_id = code.id and code_consumed_at is null and revoked_at is null
+       and code.cid = $8 and code.expiry > $9 and code.issued >= $10 and code.challenge is null and ${redirect}
      returning authorization_id, client_id, scopes, address, platform_address, chain, created_at, oidc_nonce`;
   // On PostgreSQL the statement commits alone, before the caller parses `scopes`: the cast makes
   // a row whose scopes are not JSON fail the statement (nothing written), as a failed parse rolls
-  // back the transaction on the full path. SQLite runs it inside that transaction.
-  const sqlite = statement(text);
-  const pg = statement(`${text}, json_typeof(scopes::json) as scopes_type`, true);
-  return (dialect, params) => (dialect === 'postgres' ? pg : sqlite)(dialect, params);
+  // back the transaction on the full path. SQLite runs it inside that transaction, with positional
+  // `?` in the order the parameters appear.
+  const pg = `${text}, json_typeof(scopes::json) as scopes_type`;
+  preparePostgres(pg);
+  const order = [...text.matchAll(/\$(\d+)/g)].map((m) => Number(m[1]) - 1);
+  const sqlite = text.replace(/\$\d+/g, '?');
+  return (dialect, params) =>
+    dialect === 'postgres'
+      ? CompiledQuery.raw(pg, params as unknown[])
+      : CompiledQuery.raw(
+          sqlite,
+          order.map((i) => params[i]),
+        );
 };
-export const EXCHANGE_CODE = exchangeInOne('redirect_uri is null');
-export const EXCHANGE_CODE_REDIRECT = exchangeInOne('redirect_uri = ?');
+export const EXCHANGE_CODE = exchangeInOne('code.redirect is null');
+export const EXCHANGE_CODE_REDIRECT = exchangeInOne('code.redirect = $11');
 
 // Access and refresh tokens are `<authorization_id>.<verifier>` (see tokens.ts): every token lookup
 // reads the row by its primary key, and the caller compares the stored SHA-256 of the verifier in
