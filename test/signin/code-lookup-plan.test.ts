@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CompiledQuery } from 'kysely';
-import { EXCHANGE_CODE, EXCHANGE_CODE_REDIRECT } from '../../src/signin/sql.ts';
+import { EXCHANGE_CODE, EXCHANGE_CODE_REDIRECT, ROTATE_IN_ONE } from '../../src/signin/sql.ts';
 import { useApp } from '../helpers/use-app.ts';
 
 const t = useApp();
@@ -28,7 +28,7 @@ function indexesOf(plan: unknown, out: string[] = []): string[] {
   return out;
 }
 
-test('the one-statement exchange reads the code by its hash, on a table never analyzed', async () => {
+test('the one-statement exchange and rotation read one row by its key, on a table never analyzed', async () => {
   const now = Date.now();
   // one client's codes, fewer than autovacuum's threshold: the table stays without statistics
   await t.ctx.db
@@ -63,6 +63,8 @@ test('the one-statement exchange reads the code by its hash, on a table never an
   const cases = [
     [EXCHANGE_CODE, params],
     [EXCHANGE_CODE_REDIRECT, [...params, REDIRECT]],
+    // the refresh rotation, the other prepared statement that names the client
+    [ROTATE_IN_ONE, ['a', now + 1, 'r', now + 2, '1'.padStart(32, 'a'), 'x', CLIENT, now]],
   ] as const;
   for (const [statement, args] of cases) {
     const query = statement(t.ctx.dialect, args);
