@@ -6,16 +6,7 @@ import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
 import { claimWithPlugins, manager, numUses } from '../claims/helpers.ts';
 import type { SignedIn } from '../helpers/signin.ts';
-
-const HOSTED = [
-  'must-own-badges',
-  'min-badge',
-  'satisfies-claim',
-  'username-set',
-  'url-clicker',
-  'custom-instructions',
-  'github-contributions',
-];
+import { HOSTED_PLUGIN_IDS as HOSTED } from '../../src/plugins/hosted.ts';
 
 describe('hosted plugin documents', () => {
   let owner: SignedIn;
