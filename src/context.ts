@@ -19,7 +19,6 @@ import type { CachedClaim } from './claims/model.ts';
 import { createWakeHub, type WakeHub } from './claims/queue-wakeup.ts';
 import type { PendingInsert } from './claims/attempts.ts';
 import type { TakeRequest as RateLimitTake } from './api-keys/rate-limit.ts';
-import type { GuessTurns } from './claims/guess-throttle.ts';
 import type { TurnBatcher } from './shared/turn-batcher.ts';
 import type { Egress } from './egress/index.ts';
 import type { CallThread } from './plugin-documents/call-thread.ts';
@@ -90,8 +89,6 @@ export interface LazyServices {
   eligibility?: EligibilityIndex;
   /** claims/refusals.ts `refusalLog`: the refused-tries log's buffer, flushed on close. */
   refusals?: RefusalLog;
-  /** claims/guess-throttle.ts: requests waiting for an address's guesses in flight to settle. */
-  guessTurns?: GuessTurns;
   /** signin/contract-wallets.ts: contract-wallet signature checks (only when EVM_RPC_URL is set). */
   contractWallets?: ContractWallets;
   /** claims/attempts.ts: attempts accepted in one turn, inserted by one statement. */

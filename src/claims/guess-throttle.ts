@@ -23,6 +23,8 @@ import type { AppContext } from '../context.ts';
 import type { DB, Tx } from '../db/index.ts';
 import { ipBucket } from '../api-keys/rate-limit.ts';
 import { tooManyRequests } from '../shared/errors.ts';
+import { backoffMs } from '../shared/poll-loop.ts';
+import { waitForWake, wakeOne } from './queue-wakeup.ts';
 
 export const GUESS_MINUTE_MS = 60_000;
 /** How long the owner's per-minute counts and idle buckets are kept. */
@@ -153,34 +155,13 @@ function addressState(r: BucketRow | undefined, now: number) {
   };
 }
 
-/** Requests of this process waiting for an address's evaluations in flight, oldest first (per claim and address). */
-export type GuessTurns = Map<string, Array<() => void>>;
-
-const turns = (ctx: AppContext): GuessTurns => (ctx.services.guessTurns ??= new Map());
-
 /** Waits until one of the address's evaluations in this process settles, or a poll interval passes (other processes). */
-function waitForTurn(ctx: AppContext, key: string, round: number): Promise<void> {
-  return new Promise((resolve) => {
-    const queue = turns(ctx).get(key) ?? [];
-    turns(ctx).set(key, queue);
-    const done = () => {
-      clearTimeout(timer);
-      const i = queue.indexOf(done);
-      if (i >= 0) queue.splice(i, 1);
-      if (queue.length === 0 && turns(ctx).get(key) === queue) turns(ctx).delete(key);
-      resolve();
-    };
-    const timer = setTimeout(done, Math.min(200, 5 * 2 ** Math.min(round, 6)));
-    queue.push(done);
-  });
-}
+const waitForTurn = (ctx: AppContext, key: string, round: number) => waitForWake(ctx, key, backoffMs(round, 5, 200));
 
 /** Lets the oldest request waiting on the address look again. */
-function nextTurn(ctx: AppContext, key: string): void {
-  turns(ctx).get(key)?.[0]?.();
-}
+const nextTurn = wakeOne;
 
-const turnKey = (claimId: string, address: string) => `${claimId} ${address}`;
+const turnKey = (claimId: string, address: string) => `guess ${claimId} ${address}`;
 
 /**
  * Admits one evaluation of a guessable claim or throws the 429 (with Retry-After). On admission

@@ -2,19 +2,25 @@
 // that runs the worker wakes it at once; other processes are told by a PostgreSQL NOTIFY on the
 // schema's channel (one per turn however many attempts a burst queues), which their worker
 // LISTENs to. Polling is the fallback (and, on SQLite, the only way).
+// The hub also wakes requests of this process that wait for a keyed event (`waitForWake`): the
+// guess throttle's wait for an address's verdicts (guess-throttle.ts), woken when one settles here,
+// with a poll (shared/poll-loop.ts) as the fallback for what other processes settle.
 import { sql } from 'kysely';
 import pg from 'pg';
 import type { AppContext } from '../context.ts';
 import { TurnBatcher } from '../shared/turn-batcher.ts';
+import { wakeableWait } from '../shared/poll-loop.ts';
 
 interface Wakeable {
   wake(): void;
 }
 
-/** One per context (AppContext.claimQueueWake): the worker of this process, and the batched NOTIFY. */
+/** One per context (AppContext.claimQueueWake): the worker of this process, the batched NOTIFY, and keyed waiters. */
 export interface WakeHub {
   worker: Wakeable | null;
   notify: TurnBatcher<void>;
+  /** Requests of this process waiting by key (`waitForWake`), oldest first. */
+  waiters: Map<string, Array<() => void>>;
 }
 
 export function createWakeHub(ctx: Pick<AppContext, 'config' | 'db' | 'log'>): WakeHub {
@@ -23,7 +29,7 @@ export function createWakeHub(ctx: Pick<AppContext, 'config' | 'db' | 'log'>): W
       .execute(ctx.db)
       .catch((err) => ctx.log.warn({ err }, 'claim queue: notify failed'));
   });
-  return { worker: null, notify };
+  return { worker: null, notify, waiters: new Map() };
 }
 
 /** PostgreSQL notification channel, one per schema so deployments sharing a database stay apart. */
@@ -50,6 +56,28 @@ export function enqueued(ctx: Pick<AppContext, 'claimQueueWake' | 'dialect'>): v
     return;
   }
   if (ctx.dialect === 'postgres') hub.notify.add();
+}
+
+/**
+ * Waits until `wakeOne(key)` in this process picks this waiter (oldest first) or `pollMs` passes:
+ * the poll is the fallback for events of other processes.
+ */
+export function waitForWake(ctx: Pick<AppContext, 'claimQueueWake'>, key: string, pollMs: number): Promise<void> {
+  const { waiters } = ctx.claimQueueWake;
+  const queue = waiters.get(key) ?? [];
+  waiters.set(key, queue);
+  const wait = wakeableWait(pollMs, () => {
+    const i = queue.indexOf(wait.wake);
+    if (i >= 0) queue.splice(i, 1);
+    if (queue.length === 0 && waiters.get(key) === queue) waiters.delete(key);
+  });
+  queue.push(wait.wake);
+  return wait.done;
+}
+
+/** Lets the oldest request of this process waiting on `key` go on. */
+export function wakeOne(ctx: Pick<AppContext, 'claimQueueWake'>, key: string): void {
+  ctx.claimQueueWake.waiters.get(key)?.[0]?.();
 }
 
 /**

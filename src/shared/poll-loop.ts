@@ -35,15 +35,9 @@ export function startPollLoop(rounds: PollRounds): PollLoop {
       }
       if (signal.aborted) break;
       if (waitMs <= 0 || woken) continue;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(finish, waitMs);
-        function finish() {
-          clearTimeout(timer);
-          endWait = null;
-          resolve();
-        }
-        endWait = finish;
-      });
+      const wait = wakeableWait(waitMs, () => (endWait = null));
+      endWait = wait.wake;
+      await wait.done;
     }
   })();
   return {
@@ -58,6 +52,39 @@ export function startPollLoop(rounds: PollRounds): PollLoop {
       await done;
     },
   };
+}
+
+/** A wait of `ms` that wake() ends early. */
+export interface WakeableWait {
+  readonly done: Promise<void>;
+  wake(): void;
+}
+
+/**
+ * The one way to wait for a wake-up, with a poll as the fallback: the poll loop's wait between
+ * rounds, and a request's wait for a turn (claims/queue-wakeup.ts `waitForWake`). `onEnd` runs
+ * synchronously when the wait ends (by wake() or by the timer), once.
+ */
+export function wakeableWait(ms: number, onEnd?: () => void): WakeableWait {
+  let wake!: () => void;
+  const done = new Promise<void>((resolve) => {
+    let ended = false;
+    const timer = setTimeout(finish, ms);
+    function finish() {
+      if (ended) return;
+      ended = true;
+      clearTimeout(timer);
+      onEnd?.();
+      resolve();
+    }
+    wake = finish;
+  });
+  return { done, wake };
+}
+
+/** A fallback poll's interval in round `round` of a wait: `firstMs`, doubling every round up to `longestMs`. */
+export function backoffMs(round: number, firstMs: number, longestMs: number): number {
+  return Math.min(longestMs, firstMs * 2 ** Math.min(round, 30));
 }
 
 /**
