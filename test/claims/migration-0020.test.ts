@@ -3,11 +3,10 @@
 // per-address and per-IP windows are dropped, and existing API keys keep working, unmarked.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestDatabase, startApp, type TestApp } from '../helpers/app.ts';
+import { startApp, type TestApp } from '../helpers/app.ts';
+import { seedDatabaseAt } from '../helpers/seed-database.ts';
 import { cliJson, runCli } from '../helpers/cli.ts';
 import { ManualClock } from '../../src/shared/clock.ts';
-import { openStorage } from '../../src/db/index.ts';
-import { migrateTo } from '../../src/db/migrations/index.ts';
 import { randomHex, sha256Hex } from '../../src/shared/crypto.ts';
 import { createClaim, getClaim, manager, newClaimId, numUses, randomAddress } from '../claims/helpers.ts';
 
@@ -19,17 +18,8 @@ describe('migration 0020_guess_buckets', () => {
   const oldKey = randomHex(32);
 
   before(async () => {
-    const database = createTestDatabase();
-    const storage = await openStorage({
-      databaseUrl: database.env.DATABASE_URL ?? null,
-      dataDir: database.env.DATA_DIR,
-    });
-    try {
-      assert.deepEqual(
-        (await migrateTo(storage.db, '0018_secret_key_check', storage.schema)).at(-1),
-        '0018_secret_key_check',
-      );
-      await storage.db
+    const database = await seedDatabaseAt('0018_secret_key_check', async (db) => {
+      await db
         .insertInto('claim_guess_failures' as never)
         .values([
           { claim_id: claimId, scope: 'total', window_start: 0, failures: 1001 },
@@ -40,7 +30,7 @@ describe('migration 0020_guess_buckets', () => {
           { claim_id: claimId, scope: `address:${randomAddress()}`, window_start: minute, failures: 7 },
         ] as never)
         .execute();
-      await storage.db
+      await db
         .insertInto('api_keys' as never)
         .values({
           id: 'key_0123456789abcdef',
@@ -52,9 +42,7 @@ describe('migration 0020_guess_buckets', () => {
           last_used_at: null,
         } as never)
         .execute();
-    } finally {
-      await storage.close();
-    }
+    });
     // applies 0020; the ping route shows what the gate made of the key
     t = await startApp({
       database,

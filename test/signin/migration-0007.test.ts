@@ -5,10 +5,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
-import { createTestDatabase, startApp, TEST_DB, type TestApp } from '../helpers/app.ts';
+import { startApp, TEST_DB, type TestApp } from '../helpers/app.ts';
+import { seedDatabaseAt } from '../helpers/seed-database.ts';
 import { testAccount } from '../helpers/signin.ts';
-import { openStorage } from '../../src/db/index.ts';
-import { migrateTo } from '../../src/db/migrations/index.ts';
 import { randomHex, sha256Hex } from '../../src/shared/crypto.ts';
 import { createDeveloperApp } from '../../src/signin/apps.ts';
 import type { SigninAuthorizationTable, SigninRotatedTokenTable } from '../../src/signin/storage.ts';
@@ -32,15 +31,9 @@ describe('migration 0007_signin_token_selectors', () => {
   let rotated: SigninRotatedTokenTable;
 
   before(async () => {
-    const database = createTestDatabase();
-    const storage = await openStorage({
-      databaseUrl: database.env.DATABASE_URL ?? null,
-      dataDir: database.env.DATA_DIR,
-    });
-    try {
-      assert.deepEqual((await migrateTo(storage.db, '0006_swap', storage.schema)).at(-1), '0006_swap');
+    const database = await seedDatabaseAt('0006_swap', async (db) => {
       const { app, clientSecret } = await createDeveloperApp(
-        storage.db,
+        db,
         { name: 'Before 0007', redirectUris: ['https://app.example/callback'] },
         now,
       );
@@ -86,11 +79,9 @@ describe('migration 0007_signin_token_selectors', () => {
         refresh_expires_at: now + 60 * DAY,
       };
       rotated = { token_hash: sha256Hex(oldRotated), authorization_id: live.authorization_id, rotated_at: now };
-      await storage.db.insertInto('signin_authorizations').values([pending, live]).execute();
-      await storage.db.insertInto('signin_rotated_tokens').values(rotated).execute();
-    } finally {
-      await storage.close();
-    }
+      await db.insertInto('signin_authorizations').values([pending, live]).execute();
+      await db.insertInto('signin_rotated_tokens').values(rotated).execute();
+    });
     t = await startApp({ database }); // applies 0007
   });
   after(() => t?.close());

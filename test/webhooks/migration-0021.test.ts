@@ -4,9 +4,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Kysely } from 'kysely';
-import { createTestDatabase, startApp, type TestApp } from '../helpers/app.ts';
-import { openStorage } from '../../src/db/index.ts';
-import { migrateTo } from '../../src/db/migrations/index.ts';
+import { startApp, type TestApp } from '../helpers/app.ts';
+import { seedDatabaseAt } from '../helpers/seed-database.ts';
 import { deliverDue } from '../../src/webhooks/deliver.ts';
 
 describe('migration 0021_webhook_delivery_origin', () => {
@@ -29,18 +28,9 @@ describe('migration 0021_webhook_delivery_origin', () => {
   });
 
   before(async () => {
-    const database = createTestDatabase();
-    const storage = await openStorage({
-      databaseUrl: database.env.DATABASE_URL ?? null,
-      dataDir: database.env.DATA_DIR,
-    });
-    try {
-      assert.deepEqual(
-        (await migrateTo(storage.db, '0018_secret_key_check', storage.schema)).at(-1),
-        '0018_secret_key_check',
-      );
+    const database = await seedDatabaseAt('0018_secret_key_check', async (db) => {
       // the table as it was before 0021 (no origin column): written untyped
-      await (storage.db as unknown as Kysely<any>)
+      await (db as unknown as Kysely<any>)
         .insertInto('webhook_deliveries')
         .values([
           row('wh_pending', 'https://Plugin.Example.com:443/hook?x=1', 'pending'),
@@ -49,9 +39,7 @@ describe('migration 0021_webhook_delivery_origin', () => {
           row('wh_done', 'https://plugin.example.com/hook', 'delivered'),
         ])
         .execute();
-    } finally {
-      await storage.close();
-    }
+    });
     t = await startApp({ database, env: { RUN_WORKER: 'false' } });
   });
   after(async () => {
