@@ -156,6 +156,30 @@ describe('authorize page edges', () => {
     assert.ok(!res.body.includes('<script'));
   });
 
+  type Response = Awaited<ReturnType<typeof get>>;
+  /** An error redirect to the redirect URI: its own query, then exactly `expected` (error, description, state). */
+  const assertRedirected = (res: Response, expected: [string, string][], label?: string) => {
+    assert.equal(res.statusCode, 302, label);
+    assert.equal(res.headers['content-type'], 'text/plain; charset=utf-8', label);
+    assert.equal(res.headers['referrer-policy'], 'no-referrer', label);
+    assert.equal(res.body, '', label);
+    const loc = new URL(String(res.headers.location));
+    assert.equal(loc.origin + loc.pathname, 'https://shop.example/cb', label);
+    assert.deepEqual([...loc.searchParams], [['x', '1'], ...expected], label);
+  };
+  /** The error page, never a redirect: its message. */
+  const assertShown = (res: Response, message: string, label?: string) => {
+    assert.equal(res.statusCode, 400, label);
+    assert.equal(res.headers.location, undefined, label);
+    assert.equal(res.headers['content-type'], 'text/html; charset=utf-8', label);
+    assert.match(String(res.headers['content-security-policy']), /default-src 'none'/, label);
+    assert.ok(res.body.includes(`<p class="error" id="error">${message}</p>`), label);
+  };
+  const invalid = (description: string): [string, string][] => [
+    ['error', 'invalid_request'],
+    ['error_description', description],
+  ];
+
   test('an over-long client_id or redirect_uri is shown on the page; any other goes back as invalid_request', async () => {
     const limits: [string, number][] = [
       ['response_type', 64],
@@ -171,24 +195,14 @@ describe('authorize page edges', () => {
     for (const [name, max] of limits) {
       const res = await page({ ...base(), state: 's1', [name]: 'a'.repeat(max + 1) });
       const message = `Parameter ${name} must be at most ${max} characters.`;
-      if (name === 'client_id' || name === 'redirect_uri') {
-        assert.equal(res.statusCode, 400, name);
-        assert.equal(res.headers.location, undefined, name);
-        assert.equal(res.headers['content-type'], 'text/html; charset=utf-8', name);
-        assert.match(String(res.headers['content-security-policy']), /default-src 'none'/, name);
-        assert.ok(res.body.includes(`<p class="error" id="error">${message}</p>`), name);
-        continue;
-      }
-      assert.equal(res.statusCode, 302, name);
-      const loc = new URL(String(res.headers.location));
-      assert.equal(loc.origin + loc.pathname, 'https://shop.example/cb', name);
+      if (name === 'client_id' || name === 'redirect_uri') assertShown(res, message, name);
       // an over-long state is not echoed back; a valid one is
-      const state: [string, string][] = name === 'state' ? [] : [['state', 's1']];
-      assert.deepEqual(
-        [...loc.searchParams],
-        [['x', '1'], ['error', 'invalid_request'], ['error_description', message], ...state],
-        name,
-      );
+      else
+        assertRedirected(
+          res,
+          [...invalid(message), ...(name === 'state' ? [] : [['state', 's1'] as [string, string]])],
+          name,
+        );
     }
     // at the limit it is let through
     const state = 'a'.repeat(1024);
@@ -200,90 +214,59 @@ describe('authorize page edges', () => {
   test('display-only parameters are allowed and ignored', async () => {
     const res = await page({ ...base(), claimId: '42', utm_source: 'mail' });
     assert.equal(res.statusCode, 200);
-    assert.deepEqual(paramsOf(res.body), {
-      client_id: client.clientId,
-      redirect_uri: CALLBACK,
-      appName: 'Shop',
-      nativeChainId: 'platform-1',
-      denyUrl: 'https://shop.example/cb?x=1&error=access_denied',
+    // the params JSON is exactly that of the request without them
+    assert.deepEqual(paramsOf(res.body), paramsOf((await page(base())).body));
+  });
+
+  // A repeated parameter goes back to the redirect URI as invalid_request (the first one repeated
+  // named, the state only when it was given once), except a repeated client_id or redirect_uri, or
+  // one without a redirect URI: those are shown on the page.
+  const q = (extra: Record<string, string> = {}) => String(new URLSearchParams({ ...base(), ...extra }));
+  const evil = 'https%3A%2F%2Fevil.example%2Fcb';
+  const repeated: { when: string; qs: () => string; redirected?: [string, string][]; shown?: string }[] = [
+    {
+      when: 'a display-only parameter: redirected with the state',
+      qs: () => `${q({ state: 's1' })}&claimId=1&claimId=2`,
+      redirected: [...invalid('Parameter claimId must not be repeated.'), ['state', 's1']],
+    },
+    {
+      when: 'a display-only parameter without a redirect URI: shown on the page',
+      qs: () => `response_type=code&client_id=${client.clientId}&claimId=1&claimId=2`,
+      shown: 'Parameter claimId must not be repeated.',
+    },
+    {
+      when: 'two parameters: the first is named, and a repeated state is not echoed back joined',
+      qs: () => `${q()}&claimId=1&claimId=2&state=a&state=b`,
+      redirected: invalid('Parameter claimId must not be repeated.'),
+    },
+    {
+      when: 'an empty-named parameter: redirected (only client_id and redirect_uri are held on the page)',
+      qs: () => `${q()}&=1&=2`,
+      redirected: invalid('Parameter  must not be repeated.'),
+    },
+    {
+      when: 'client_id: shown on the page, never redirected',
+      qs: () => `${q()}&client_id=${evil}&client_id=x`,
+      shown: 'Parameter client_id must not be repeated.',
+    },
+    {
+      when: 'redirect_uri: shown on the page, never redirected',
+      qs: () => `${q()}&redirect_uri=${evil}&redirect_uri=x`,
+      shown: 'Parameter redirect_uri must not be repeated.',
+    },
+    {
+      when: 'state: redirected without it',
+      qs: () => `${q()}&state=a&state=b`,
+      redirected: invalid('Parameter state must not be repeated.'),
+    },
+  ];
+  for (const c of repeated) {
+    test(`a repeated ${c.when}`, async () => {
+      const res = await get(c.qs());
+      if (c.shown) assertShown(res, c.shown);
+      else assertRedirected(res, c.redirected!);
     });
-  });
-
-  test('a repeated display-only parameter goes back to the redirect URI as invalid_request, with the state', async () => {
-    const qs = `${new URLSearchParams({ ...base(), state: 's1' })}&claimId=1&claimId=2`;
-    const res = await get(qs);
-    assert.equal(res.statusCode, 302);
-    assert.equal(res.headers['content-type'], 'text/plain; charset=utf-8');
-    assert.equal(res.headers['referrer-policy'], 'no-referrer');
-    const loc = new URL(String(res.headers.location));
-    assert.equal(loc.origin + loc.pathname, 'https://shop.example/cb');
-    assert.deepEqual(
-      [...loc.searchParams],
-      [
-        ['x', '1'],
-        ['error', 'invalid_request'],
-        ['error_description', 'Parameter claimId must not be repeated.'],
-        ['state', 's1'],
-      ],
-    );
-    // without a redirect URI it is shown on the error page
-    const shown = await get(`response_type=code&client_id=${client.clientId}&claimId=1&claimId=2`);
-    assert.equal(shown.statusCode, 400);
-    assert.equal(shown.headers.location, undefined);
-    assert.ok(shown.body.includes('<p class="error" id="error">Parameter claimId must not be repeated.</p>'));
-  });
-
-  test('two repeated parameters: the first is named, and a repeated state is not echoed back joined', async () => {
-    const res = await get(`${new URLSearchParams(base())}&claimId=1&claimId=2&state=a&state=b`);
-    assert.equal(res.statusCode, 302);
-    const loc = new URL(String(res.headers.location));
-    assert.deepEqual(
-      [...loc.searchParams],
-      [
-        ['x', '1'],
-        ['error', 'invalid_request'],
-        ['error_description', 'Parameter claimId must not be repeated.'],
-      ],
-    );
-  });
-
-  test('only client_id and redirect_uri are held on the page: a repeated empty-named parameter is redirected too', async () => {
-    const res = await get(`${new URLSearchParams(base())}&=1&=2`);
-    assert.equal(res.statusCode, 302);
-    const loc = new URL(String(res.headers.location));
-    assert.equal(loc.origin + loc.pathname, 'https://shop.example/cb');
-    assert.deepEqual(
-      [...loc.searchParams],
-      [
-        ['x', '1'],
-        ['error', 'invalid_request'],
-        ['error_description', 'Parameter  must not be repeated.'],
-      ],
-    );
-  });
-
-  test('a repeated client_id or redirect_uri is shown on the page, never redirected; a repeated state goes back without it', async () => {
-    const q = String(new URLSearchParams(base()));
-    for (const name of ['client_id', 'redirect_uri']) {
-      const res = await get(`${q}&${name}=https%3A%2F%2Fevil.example%2Fcb&${name}=x`);
-      assert.equal(res.statusCode, 400, name);
-      assert.equal(res.headers.location, undefined, name);
-      assert.equal(res.headers['content-type'], 'text/html; charset=utf-8', name);
-      assert.ok(res.body.includes(`<p class="error" id="error">Parameter ${name} must not be repeated.</p>`), name);
-    }
-    const res = await get(`${q}&state=a&state=b`);
-    assert.equal(res.statusCode, 302);
-    const loc = new URL(String(res.headers.location));
-    assert.equal(loc.origin + loc.pathname, 'https://shop.example/cb');
-    assert.deepEqual(
-      [...loc.searchParams],
-      [
-        ['x', '1'],
-        ['error', 'invalid_request'],
-        ['error_description', 'Parameter state must not be repeated.'],
-      ],
-    );
-  });
+  }
 
   test('other errors redirect with exactly error, error_description, and the state only when given', async () => {
     const cases: [Record<string, string>, [string, string][]][] = [
@@ -295,33 +278,15 @@ describe('authorize page edges', () => {
         ],
       ],
       // RFC 6749 §4.1.2.1: a missing parameter is invalid_request, an unknown value unsupported_response_type
-      [
-        { response_type: '' },
-        [
-          ['error', 'invalid_request'],
-          ['error_description', 'response_type is required (it must be code).'],
-        ],
-      ],
-      [
-        { code_challenge_method: 'S256' },
-        [
-          ['error', 'invalid_request'],
-          ['error_description', 'code_challenge_method was given without code_challenge.'],
-        ],
-      ],
+      [{ response_type: '' }, invalid('response_type is required (it must be code).')],
+      [{ code_challenge_method: 'S256' }, invalid('code_challenge_method was given without code_challenge.')],
     ];
     for (const [extra, expected] of cases) {
       for (const state of [undefined, 'st']) {
         const res = await page({ ...base(), ...extra, ...(state !== undefined ? { state } : {}) });
-        assert.equal(res.statusCode, 302, JSON.stringify(extra));
-        assert.equal(res.headers['content-type'], 'text/plain; charset=utf-8');
-        assert.equal(res.headers['referrer-policy'], 'no-referrer');
-        assert.equal(res.body, '');
-        const loc = new URL(String(res.headers.location));
-        assert.equal(loc.origin + loc.pathname, 'https://shop.example/cb');
-        assert.deepEqual(
-          [...loc.searchParams],
-          [['x', '1'], ...expected, ...(state !== undefined ? [['state', state]] : [])],
+        assertRedirected(
+          res,
+          [...expected, ...(state !== undefined ? [['state', state] as [string, string]] : [])],
           JSON.stringify({ extra, state }),
         );
       }
