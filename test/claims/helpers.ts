@@ -81,6 +81,27 @@ export async function status(t: TestApp, id: string, token?: string) {
   return res.json() as { success?: boolean; error: string; code?: string; platformAddress: string };
 }
 
+/**
+ * Checks an attempt refused on both routes: simulate and complete each answer `statusCode` with
+ * exactly `{ errorMessage: error }`.
+ */
+export const refusedOnBothRoutes =
+  (t: TestApp) =>
+  async (
+    claimId: string,
+    address: string,
+    body: Record<string, unknown>,
+    error: string,
+    statusCode = 400,
+    token?: string,
+  ): Promise<void> => {
+    for (const kind of ['simulate', 'complete'] as const) {
+      const res = await attempt(t, kind, claimId, address, body, token);
+      assert.equal(res.statusCode, statusCode, `${kind}: ${res.body}`);
+      assert.deepEqual(res.json(), { errorMessage: error }, kind);
+    }
+  };
+
 /** Polls the status route until the attempt resolves. */
 export async function resolved(t: TestApp, id: string, token?: string, timeoutMs = PATIENCE_MS) {
   const until = Date.now() + timeoutMs;

@@ -13,6 +13,7 @@ import {
   manager,
   numUses,
   randomAddress,
+  refusedOnBothRoutes,
   status,
 } from '../claims/helpers.ts';
 
@@ -26,20 +27,7 @@ describe('plugin edges', () => {
 
   const claimWith = (plugins: unknown[]) => claimWithPlugins(t, m.accessToken, plugins);
 
-  async function refused(
-    claimId: string,
-    address: string,
-    body: Record<string, unknown>,
-    error: string,
-    statusCode = 400,
-    token?: string,
-  ) {
-    for (const kind of ['simulate', 'complete'] as const) {
-      const res = await attempt(t, kind, claimId, address, body, token);
-      assert.equal(res.statusCode, statusCode, `${kind}: ${res.body}`);
-      assert.deepEqual(res.json(), { errorMessage: error }, kind);
-    }
-  }
+  const refused = refusedOnBothRoutes(t);
 
   test('an unknown plugin id is a 400 that lists the valid ids', async () => {
     const res = await t.request('POST', '/api/v0/claims', {

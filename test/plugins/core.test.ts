@@ -18,6 +18,7 @@ import {
   newClaimId,
   numUses,
   randomAddress,
+  refusedOnBothRoutes,
 } from '../claims/helpers.ts';
 
 describe('core plugins', () => {
@@ -31,20 +32,7 @@ describe('core plugins', () => {
   const claimWith = (plugins: unknown[], extra: Record<string, unknown> = {}) =>
     claimWithPlugins(t, m.accessToken, plugins, extra);
 
-  async function fails(
-    claimId: string,
-    address: string,
-    body: Record<string, unknown>,
-    error: string,
-    statusCode = 400,
-    token?: string,
-  ) {
-    for (const kind of ['simulate', 'complete'] as const) {
-      const res = await attempt(t, kind, claimId, address, body, token);
-      assert.equal(res.statusCode, statusCode, `${kind}: ${res.body}`);
-      assert.equal(res.json().errorMessage, error, kind);
-    }
-  }
+  const fails = refusedOnBothRoutes(t);
 
   async function passes(claimId: string, address: string, body: Record<string, unknown> = {}, token?: string) {
     const sim = await attempt(t, 'simulate', claimId, address, body, token);

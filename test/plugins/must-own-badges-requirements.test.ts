@@ -7,10 +7,10 @@
 import { describe, test, before } from 'node:test';
 import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import { addressOf, bal, balanceStore, collectionDoc } from '../helpers/fake-chain.ts';
+import { addressOf } from '../helpers/fake-chain.ts';
 import { getClaim, manager, newClaimId, numUses } from '../claims/helpers.ts';
 import type { SignedIn } from '../helpers/signin.ts';
-import { importSnapshot, parseSnapshot } from '../../src/chain/import.ts';
+import { asset as assetOf, importCollection7, range } from './badges.ts';
 import type { ManualClock } from '../../src/shared/clock.ts';
 
 const A = addressOf(11);
@@ -21,19 +21,12 @@ const P = 'body.ownershipRequirements';
 const HOSTED =
   'must-own-badges, min-badge, satisfies-claim, username-set, url-clicker, custom-instructions, github-contributions';
 
-const range = (start: number | string, end: number | string = start) => ({ start: String(start), end: String(end) });
 const asset = (
   ids: [number, number],
   amounts: [number | string, number | string],
   times: Array<[number, number]> = [],
   collectionId = '7',
-) => ({
-  chain: 'BitBadges',
-  collectionId,
-  assetIds: [range(ids[0], ids[1])],
-  ownershipTimes: times.map(([s, e]) => range(s, e)),
-  mustOwnAmounts: range(amounts[0], amounts[1]),
-});
+) => assetOf(collectionId, ids, amounts, times);
 /** A leaf group A passes (A owns 5 of tokens 1-10). */
 const PASS = { assets: [asset([1, 10], [5, 5])] };
 const FAIL_LOW = { assets: [asset([1, 10], [6, 6])] };
@@ -48,26 +41,7 @@ describe('must-own-badges edges', () => {
     (t.clock as ManualClock).set(NOW);
     owner = await manager(t);
     // collection 7: A owns 5 of tokens 1-10 and 3 of token 20 only during [1000, 2000]; B owns 9 of tokens 1-10
-    await importSnapshot(
-      t.ctx.db,
-      parseSnapshot({
-        height: '1',
-        blockTime: '2026-07-13T12:00:00Z',
-        collections: [collectionDoc('7', A)],
-        balances: [
-          {
-            collectionId: '7',
-            address: A,
-            balance: balanceStore([
-              bal(5, 1, 10),
-              { amount: '3', tokenIds: [range(20)], ownershipTimes: [range(1000, 2000)] },
-            ]),
-          },
-          { collectionId: '7', address: B, balance: balanceStore([bal(9, 1, 10)]) },
-        ],
-      }),
-      NOW,
-    );
+    await importCollection7(t.ctx.db, NOW, A, B);
   });
 
   const query = (ownershipRequirements: unknown, address = A, pluginId = 'must-own-badges') =>

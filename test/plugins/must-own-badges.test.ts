@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { addressOf, bal, balanceStore, collectionDoc, startFakeChain, type FakeChain } from '../helpers/fake-chain.ts';
 import { claimWithPlugins, manager, numUses } from '../claims/helpers.ts';
 import type { SignedIn } from '../helpers/signin.ts';
-import { importSnapshot, parseSnapshot } from '../../src/chain/import.ts';
+import { asset, importCollection7 } from './badges.ts';
 import type { ManualClock } from '../../src/shared/clock.ts';
 
 const A = addressOf(1);
@@ -16,19 +16,6 @@ const C = addressOf(3);
 const BIG = (2n ** 60n + 7n).toString(); // above 2^53: exact only in bigint
 const NOW = 1_800_000_000_000;
 
-const range = (start: number | string, end: number | string = start) => ({ start: String(start), end: String(end) });
-const asset = (
-  collectionId: string,
-  ids: [number, number],
-  amounts: [string | number, string | number],
-  times: Array<[number, number]> = [],
-) => ({
-  chain: 'BitBadges',
-  collectionId,
-  assetIds: [range(ids[0], ids[1])],
-  ownershipTimes: times.map(([s, e]) => range(s, e)),
-  mustOwnAmounts: range(amounts[0], amounts[1]),
-});
 const mob = (ownershipRequirements: unknown, instanceId = 'own') => ({
   pluginId: 'must-own-badges',
   instanceId,
@@ -55,27 +42,7 @@ describe('must-own-badges', () => {
     owner = await manager(t);
     // collection 7 in the read model: A owns 5 of tokens 1-10, BIG of token 11, and 3 of token 20
     // only during [1000, 2000]; B owns 9 of tokens 1-10; C owns nothing
-    await importSnapshot(
-      t.ctx.db,
-      parseSnapshot({
-        height: '1',
-        blockTime: '2026-07-13T12:00:00Z',
-        collections: [collectionDoc('7', A)],
-        balances: [
-          {
-            collectionId: '7',
-            address: A,
-            balance: balanceStore([
-              bal(5, 1, 10),
-              bal(BIG, 11),
-              { amount: '3', tokenIds: [range(20)], ownershipTimes: [range(1000, 2000)] },
-            ]),
-          },
-          { collectionId: '7', address: B, balance: balanceStore([bal(9, 1, 10)]) },
-        ],
-      }),
-      NOW,
-    );
+    await importCollection7(t.ctx.db, NOW, A, B, [bal(BIG, 11)]);
   });
   after(() => chain.close());
 
