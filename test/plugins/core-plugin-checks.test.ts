@@ -1,16 +1,15 @@
 // Behaviours a one-line regression could break unnoticed (issue 16): each test here was seen to
 // fail on the bug its comment names. Both routes, and the state read back after the fact.
-import { before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import { signIn, testAccount, type SignedIn } from '../helpers/signin.ts';
-import { ManualClock } from '../../src/shared/clock.ts';
+import { signIn, testAccount } from '../helpers/signin.ts';
 import {
+  ALL_SCOPES,
   attempt,
   claimWithPlugins,
   completeAndWait,
   getClaim,
-  manager,
   numUses,
   randomAddress,
   refusedOnBothRoutes,
@@ -18,20 +17,16 @@ import {
 } from '../claims/helpers.ts';
 
 describe('plugin edges', () => {
-  let m: SignedIn;
-  const clock = new ManualClock(1_700_000_000_000);
-  const t = useApp({ clock });
-  before(async () => {
-    m = await manager(t);
-  });
+  // a manager: every scope
+  const t = useApp({ clock: 1_700_000_000_000, signedIn: ALL_SCOPES });
 
-  const claimWith = (plugins: unknown[]) => claimWithPlugins(t, m.accessToken, plugins);
+  const claimWith = (plugins: unknown[]) => claimWithPlugins(t, t.session.accessToken, plugins);
 
   const refused = refusedOnBothRoutes(t);
 
   test('an unknown plugin id is a 400 that lists the valid ids', async () => {
     const res = await t.request('POST', '/api/v0/claims', {
-      token: m.accessToken,
+      token: t.session.accessToken,
       body: { claims: [{ claimId: `u${Date.now()}`, plugins: [numUses(1), { pluginId: 'passwd', instanceId: 'p' }] }] },
     });
     assert.equal(res.statusCode, 400, res.body);
@@ -61,7 +56,7 @@ describe('plugin edges', () => {
 
   // Bug it catches: the end of a UintRange made exclusive.
   test('transferTimes: the end bound is inclusive (now+1000 passes, now+1001 fails)', async () => {
-    const now = clock.now();
+    const now = t.clock.now();
     const claimId = await claimWith([
       numUses(10),
       {
@@ -71,21 +66,21 @@ describe('plugin edges', () => {
       },
     ]);
     try {
-      clock.set(now + 1000);
+      t.clock.set(now + 1000);
       const sim = await attempt(t, 'simulate', claimId, randomAddress());
       assert.equal(sim.statusCode, 200, sim.body);
       const done = await completeAndWait(t, claimId, randomAddress());
       assert.equal(done.success, true, done.error);
-      clock.set(now + 1001);
+      t.clock.set(now + 1001);
       await refused(claimId, randomAddress(), {}, 'We are currently outside the approved time window.');
-      clock.set(now - 1000);
+      t.clock.set(now - 1000);
       assert.equal(
         (await attempt(t, 'simulate', claimId, randomAddress())).statusCode,
         200,
         'the start bound is inclusive too',
       );
     } finally {
-      clock.set(now);
+      t.clock.set(now);
     }
   });
 

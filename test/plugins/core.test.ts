@@ -1,20 +1,19 @@
 // The eight core plugins through the public routes: each one's pass, and every error text of
 // docs/plugins.md, exactly. Failures are checked on simulate (nothing is written) and, where state
 // matters, through complete and the queue.
-import { before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { useApp } from '../helpers/use-app.ts';
 import assert from 'node:assert/strict';
-import { signIn, type SignedIn } from '../helpers/signin.ts';
-import { ManualClock } from '../../src/shared/clock.ts';
+import { signIn } from '../helpers/signin.ts';
 import { claimCode } from '../../src/claims/onchain.ts';
 import { nullAddress, parseAddress } from '../../src/shared/addresses.ts';
 import {
+  ALL_SCOPES,
   attempt,
   claimWithPlugins,
   completeAndWait,
   createClaim,
   getClaim,
-  manager,
   newClaimId,
   numUses,
   randomAddress,
@@ -22,15 +21,11 @@ import {
 } from '../claims/helpers.ts';
 
 describe('core plugins', () => {
-  let m: SignedIn;
-  const clock = new ManualClock(1_700_000_000_000);
-  const t = useApp({ clock });
-  before(async () => {
-    m = await manager(t);
-  });
+  // a manager: every scope
+  const t = useApp({ clock: 1_700_000_000_000, signedIn: ALL_SCOPES });
 
   const claimWith = (plugins: unknown[], extra: Record<string, unknown> = {}) =>
-    claimWithPlugins(t, m.accessToken, plugins, extra);
+    claimWithPlugins(t, t.session.accessToken, plugins, extra);
 
   const fails = refusedOnBothRoutes(t);
 
@@ -58,7 +53,7 @@ describe('core plugins', () => {
       numUses(10),
       { pluginId: 'codes', instanceId: 'c1', publicParams: { numCodes: 3 }, privateParams: {} },
     ]);
-    const doc = await getClaim(t, claimId, 'fetchPrivateParams=true', m.accessToken);
+    const doc = await getClaim(t, claimId, 'fetchPrivateParams=true', t.session.accessToken);
     const seed = doc.plugins[1].privateParams.seedCode as string;
     assert.match(seed, /^[0-9a-f]{64}$/, 'the server generated a 32-byte seed');
     await fails(claimId, randomAddress(), {}, 'Invalid code in body provided.');
@@ -98,7 +93,7 @@ describe('core plugins', () => {
     await passes(claimId, randomAddress(), { c1: { code: 'beta' } });
     await fails(claimId, randomAddress(), { c1: { code: 'beta' } }, 'Code already used.');
     const bad = await t.request('POST', '/api/v0/claims', {
-      token: m.accessToken,
+      token: t.session.accessToken,
       body: {
         claims: [
           {
@@ -135,7 +130,7 @@ describe('core plugins', () => {
   });
 
   test('transferTimes: passes inside a window only', async () => {
-    const now = clock.now();
+    const now = t.clock.now();
     const claimId = await claimWith([
       numUses(10),
       {
@@ -150,13 +145,13 @@ describe('core plugins', () => {
       },
     ]);
     await passes(claimId, randomAddress());
-    clock.set(now + 2000);
+    t.clock.set(now + 2000);
     await fails(claimId, randomAddress(), {}, 'We are currently outside the approved time window.');
-    clock.set(now + 5000);
+    t.clock.set(now + 5000);
     await passes(claimId, randomAddress());
-    clock.set(now - 1001);
+    t.clock.set(now - 1001);
     await fails(claimId, randomAddress(), {}, 'We are currently outside the approved time window.');
-    clock.set(now);
+    t.clock.set(now);
   });
 
   test('initiatedBy: a session of the claiming address with completeClaims', async () => {
@@ -190,7 +185,7 @@ describe('core plugins', () => {
     }
     await fails(claimId, randomAddress(), {}, 'Must be authenticated to claim', 401);
     assert.equal(
-      (await getClaim(t, claimId, '', m.accessToken))._failedGuesses,
+      (await getClaim(t, claimId, '', t.session.accessToken))._failedGuesses,
       undefined,
       'the creator sees no failed guesses',
     );
@@ -212,7 +207,7 @@ describe('core plugins', () => {
     await passes(claimId, member.evmAddress);
     await passes(claimId, member.platformAddress);
     await fails(claimId, member.evmAddress, {}, 'User already exceeded max uses');
-    const priv = await getClaim(t, claimId, 'privateStatesToFetch=wl', m.accessToken);
+    const priv = await getClaim(t, claimId, 'privateStatesToFetch=wl', t.session.accessToken);
     assert.deepEqual(priv.plugins[1].privateState, { addresses: { [member.platformAddress]: 2 } });
 
     const banned = randomAddress();
@@ -320,7 +315,7 @@ describe('core plugins', () => {
     const claimId = await claimWith([numUses(10), { pluginId: 'halt', instanceId: 'h' }]);
     await fails(claimId, randomAddress(), {}, 'Claim halted');
     const upd = await t.request('PUT', '/api/v0/claims', {
-      token: m.accessToken,
+      token: t.session.accessToken,
       body: { claims: [{ claimId, plugins: [numUses(10)] }] },
     });
     assert.equal(upd.statusCode, 200, upd.body);
@@ -364,7 +359,7 @@ describe('core plugins', () => {
     for (const [plugin, re] of cases) {
       const plugins = (plugin as { pluginId: string }).pluginId === 'numUses' ? [plugin] : [plugin, numUses(1, 'n2')];
       const res = await t.request('POST', '/api/v0/claims', {
-        token: m.accessToken,
+        token: t.session.accessToken,
         body: { claims: [{ claimId: newClaimId(), plugins }] },
       });
       assert.equal(res.statusCode, 400, JSON.stringify(plugin));
