@@ -574,7 +574,9 @@ async function main() {
   console.log(
     `signin token endpoint: ${N} requests per phase, ${ROUNDS} rounds (medians), ${CONNECTIONS} keep-alive connections; ` +
       `each server alone in the main thread, load generator in a worker thread (${process.version})` +
-      (DB === 'postgres' ? `; pool ${targets[0].name.startsWith('platform') ? (process.env.DATABASE_POOL_SIZE ?? 10) : '-'}` : '') +
+      (DB === 'postgres'
+        ? `; pool ${targets[0].name.startsWith('platform') ? (process.env.DATABASE_POOL_SIZE ?? 10) : '-'}`
+        : '') +
       `; load average at the end ${loadavg()
         .map((l) => l.toFixed(2))
         .join(' ')}`,
