@@ -10,9 +10,12 @@
 //   BENCH_N=… requests per phase, BENCH_ROUNDS=…, BENCH_CONNECTIONS=…, BENCH_VERBOSE=1 (every round),
 //   BENCH_ONLY=platform|oidc-provider|bare (one server), BENCH_PROFILE=dir (CPU profiles of the timed phases),
 //   BENCH_DB=sqlite|postgres (this service's database; postgres: a private schema in TEST_DATABASE_URL,
-//   default postgres://postgres@127.0.0.1:5432/test, dropped at the end)
+//   default postgres://postgres@127.0.0.1:5432/test, dropped at the end), DATABASE_POOL_SIZE=… (its pool).
+// On PostgreSQL it also reports the CPU of the pool's backend processes per request (/proc; the
+// database must be the run's alone, as the backends are found by database name).
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { connect, type Socket } from 'node:net';
@@ -42,6 +45,8 @@ interface Target {
   headers: Record<string, string>;
   /** `openid`: codes whose exchange returns an id_token (the openid scope and a nonce). */
   mintCodes(n: number, openid?: boolean): Promise<string[]>;
+  /** PostgreSQL: the process ids of the database's backends (the pool's connections). */
+  backends?(): Promise<number[]>;
   /** Whether it issues id_tokens (the bare ceiling does not: it has no id_token phase). */
   openid: boolean;
   codeBody(code: string): string;
@@ -58,7 +63,12 @@ async function listen(server: Server): Promise<string> {
 
 async function ours(): Promise<Target> {
   const database = createTestDatabase(DB);
-  const config = loadConfig({ ...database.env, LOG_LEVEL: 'silent', PORT: '0' });
+  const config = loadConfig({
+    ...database.env,
+    LOG_LEVEL: 'silent',
+    PORT: '0',
+    DATABASE_POOL_SIZE: process.env.DATABASE_POOL_SIZE,
+  });
   const ctx: AppContext = await createContext(config);
   const app = await buildApp(ctx);
   await app.listen({ port: 0, host: '127.0.0.1' });
@@ -76,6 +86,16 @@ async function ours(): Promise<Target> {
     origin,
     path: '/api/v0/signin/token',
     headers: { 'x-api-key': key, 'content-type': 'application/x-www-form-urlencoded' },
+    ...(ctx.pool
+      ? {
+          async backends() {
+            const r = await ctx.pool!.query<{ pid: number }>(
+              'select pid from pg_stat_activity where datname = current_database()',
+            );
+            return r.rows.map((x) => x.pid);
+          },
+        }
+      : {}),
     async mintCodes(n, openid = false) {
       return mintSigninCodes(ctx.db, client.clientId, REDIRECT, n, openid);
     },
@@ -263,11 +283,33 @@ async function startProfiler() {
  * generator's CPU per request and the JSON answers. The load generator runs in a worker thread so
  * it does not share the servers' event loop.
  */
+/** utime + stime of the processes, in µs (a process gone by now counts 0). */
+function procCpuUs(pids: number[]): number {
+  let ticks = 0;
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(f[11]) + Number(f[12]); // fields 14 and 15: utime, stime
+    } catch {
+      // exited
+    }
+  }
+  return ticks * 10_000; // USER_HZ = 100
+}
+
 async function drive(
   t: Target,
   bodies: string[],
   label = 'warm-up',
-): Promise<{ rate: number; busyUs: number; mainUs: number; clientUs: number; answers: Record<string, string>[] }> {
+): Promise<{
+  rate: number;
+  busyUs: number;
+  mainUs: number;
+  clientUs: number;
+  dbUs: number;
+  answers: Record<string, string>[];
+}> {
   const worker = new Worker(new URL(import.meta.url), {
     workerData: { origin: t.origin, path: t.path, headers: t.headers, bodies, connections: CONNECTIONS },
   });
@@ -282,12 +324,15 @@ async function drive(
   const done = new Promise<Result>((r) => messages.push(r as (m: unknown) => void));
   await Promise.race([ready, crashed]);
   const profiler = PROFILE_DIR && label !== 'warm-up' ? await startProfiler() : null;
+  const pids = (await t.backends?.()) ?? [];
+  const dbCpu = procCpuUs(pids);
   const cpu = process.cpuUsage();
   const mainCpu = process.threadCpuUsage();
   worker.postMessage('go');
   const result = await Promise.race([done, crashed]);
   const used = process.cpuUsage(cpu);
   const usedMain = process.threadCpuUsage(mainCpu);
+  const usedDb = procCpuUs(pids) - dbCpu;
   if (profiler)
     await profiler.stop(join(PROFILE_DIR!, `${t.name.replace(/\W+/g, '-')}-${label}-${++profiles}.cpuprofile`));
   await worker.terminate();
@@ -302,6 +347,7 @@ async function drive(
     busyUs: (used.user + used.system - result.clientUs) / bodies.length,
     mainUs: (usedMain.user + usedMain.system) / bodies.length,
     clientUs: result.clientUs / bodies.length,
+    dbUs: usedDb / bodies.length,
     answers: result.answers.map((a) => JSON.parse(a)),
   };
 }
@@ -440,6 +486,7 @@ interface Figures {
   rate: number[];
   cpuUs: number[];
   clientUs: number[];
+  dbUs: number[];
 }
 
 const median = (xs: number[]) => {
@@ -459,8 +506,13 @@ async function main() {
   const exchange = new Map<string, Figures>();
   const refresh = new Map<string, Figures>();
   const withIdToken = new Map<string, Figures>();
-  const add = (m: Map<string, Figures>, name: string, r: { rate: number; busyUs: number; clientUs: number }) => {
-    const f = m.get(name) ?? { rate: [], cpuUs: [], clientUs: [] };
+  const add = (
+    m: Map<string, Figures>,
+    name: string,
+    r: { rate: number; busyUs: number; clientUs: number; dbUs: number },
+  ) => {
+    const f = m.get(name) ?? { rate: [], cpuUs: [], clientUs: [], dbUs: [] };
+    f.dbUs.push(r.dbUs);
     f.rate.push(r.rate);
     f.cpuUs.push(r.busyUs);
     f.clientUs.push(r.clientUs);
@@ -503,6 +555,8 @@ async function main() {
           console.log(
             `  round ${round + 1} ${t.name}: exchange ${ex.rate.toFixed(0)}/s (server ${ex.busyUs.toFixed(0)} µs CPU/req, of which main thread ${ex.mainUs.toFixed(0)}; client ${ex.clientUs.toFixed(0)} µs), ` +
               `refresh ${rf.rate.toFixed(0)}/s (server ${rf.busyUs.toFixed(0)} µs, main thread ${rf.mainUs.toFixed(0)}; client ${rf.clientUs.toFixed(0)} µs)` +
+              (ex.dbUs ? `, PostgreSQL backends ${ex.dbUs.toFixed(0)} / ${rf.dbUs.toFixed(0)} µs` : '') +
+              `, load ${loadavg()[0].toFixed(2)}` +
               (id
                 ? `, exchange with id_token ${id.rate.toFixed(0)}/s (server ${id.busyUs.toFixed(0)} µs, main thread ${id.mainUs.toFixed(0)})`
                 : ''),
@@ -515,10 +569,17 @@ async function main() {
   }
   const [a, b, c] = targets.map((t) => t.name);
   const rate = (f: Figures) =>
-    `${median(f.rate).toFixed(0).padStart(5)} req/s, ${median(f.cpuUs).toFixed(0).padStart(3)} µs server CPU/req`;
+    `${median(f.rate).toFixed(0).padStart(5)} req/s, ${median(f.cpuUs).toFixed(0).padStart(3)} µs server CPU/req` +
+    (median(f.dbUs) > 0 ? ` + ${median(f.dbUs).toFixed(0)} µs PostgreSQL backends` : '');
   console.log(
     `signin token endpoint: ${N} requests per phase, ${ROUNDS} rounds (medians), ${CONNECTIONS} keep-alive connections; ` +
-      `each server alone in the main thread, load generator in a worker thread (${process.version})`,
+      `each server alone in the main thread, load generator in a worker thread (${process.version})` +
+      (DB === 'postgres'
+        ? `; pool ${targets[0].name.startsWith('platform') ? (process.env.DATABASE_POOL_SIZE ?? 10) : '-'}`
+        : '') +
+      `; load average at the end ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
   );
   for (const [label, m] of [
     ['code exchange', exchange],

@@ -22,6 +22,8 @@ export interface Config {
   host: string;
   /** postgres://… when set; otherwise SQLite in `dataDir`. */
   databaseUrl: string | null;
+  /** DATABASE_POOL_SIZE: connections the PostgreSQL pool (and each replica's) opens at most. */
+  databasePoolSize: number;
   /**
    * DATABASE_REPLICA_URL: streaming replicas of the PostgreSQL primary (comma-separated) that serve
    * read-only work (db/replicas.ts); empty when none.
@@ -283,6 +285,7 @@ export function loadConfig(env: Env = process.env): Config {
     port,
     host,
     databaseUrl,
+    databasePoolSize: int(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
     databaseReplicaUrls,
     replicaMaxLagMs: int(env, 'REPLICA_MAX_LAG_MS', 5000, 100, 3_600_000),
     dataDir,

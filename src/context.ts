@@ -175,6 +175,7 @@ export async function createContext(
           urls: config.databaseReplicaUrls,
           ...(storage.schema ? { schema: storage.schema } : {}),
           maxLagMs: config.replicaMaxLagMs,
+          poolSize: config.databasePoolSize,
           log,
         })
       : undefined;

@@ -337,10 +337,10 @@ export async function openPostgres(databaseUrl: string, poolSize = 10, opts: Sto
 }
 
 export async function openStorage(
-  config: { databaseUrl: string | null; dataDir: string },
+  config: { databaseUrl: string | null; dataDir: string; databasePoolSize?: number },
   opts: StorageOptions = {},
 ): Promise<Storage> {
   return config.databaseUrl
-    ? openPostgres(config.databaseUrl, undefined, opts)
+    ? openPostgres(config.databaseUrl, config.databasePoolSize, opts)
     : openSqlite(config.dataDir, undefined, opts);
 }

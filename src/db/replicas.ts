@@ -93,6 +93,8 @@ export function openReplicas(opts: {
   /** The primary's schema (DATABASE_URL ?schema=): the replicas hold the same one. */
   schema?: string;
   maxLagMs: number;
+  /** DATABASE_POOL_SIZE: connections each replica's pool opens at most. */
+  poolSize?: number;
   probeMs?: number;
   log: FastifyBaseLogger;
   now?: () => number;
@@ -105,7 +107,7 @@ export function openReplicas(opts: {
     url.searchParams.delete('schema');
     const pool = new pg.Pool({
       connectionString: url.toString(),
-      max: 10,
+      max: opts.poolSize ?? 10,
       // a replica that does not answer must not hold a read for long: the primary takes it
       connectionTimeoutMillis: 2000,
       // the same type parsing as the primary's pool: int8 columns read as numbers on both

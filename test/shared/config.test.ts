@@ -52,6 +52,20 @@ describe('configuration', () => {
     const primary = { DATABASE_URL: 'postgres://p/db' };
     bad({ ...primary, DATABASE_REPLICA_URL: 'postgres://r/db,mysql://x' }, 'DATABASE_REPLICA_URL', /postgres/);
     bad({ ...primary, REPLICA_MAX_LAG_MS: '5' }, 'REPLICA_MAX_LAG_MS', /from 100/);
+    bad(
+      { ...primary, DATABASE_POOL_SIZE: '0' },
+      'DATABASE_POOL_SIZE',
+      /DATABASE_POOL_SIZE must be an integer from 1 to 1000/,
+    );
+    bad({ ...primary, DATABASE_POOL_SIZE: 'many' }, 'DATABASE_POOL_SIZE', /from 1 to 1000 \(got "many"\)/);
+  });
+
+  test('DATABASE_POOL_SIZE: 10 connections unless set', () => {
+    assert.equal(loadConfig({ DATA_DIR: dir(), DATABASE_URL: 'postgres://p/db' }).databasePoolSize, 10);
+    assert.equal(
+      loadConfig({ DATA_DIR: dir(), DATABASE_URL: 'postgres://p/db', DATABASE_POOL_SIZE: '24' }).databasePoolSize,
+      24,
+    );
   });
 
   test('DATABASE_REPLICA_URL: one or more replicas, comma-separated; none by default', () => {

@@ -1,0 +1,74 @@
+// An authorization row is inserted once per sign-in and rewritten by the code exchange and by every
+// refresh rotation, none of which changes an indexed column. On PostgreSQL such an update stays on
+// the row's page (a HOT update, no new index entries) only when the page has room for the new row
+// version: the table keeps 30% of each page free for them (fillfactor 70, migration 0030). Without
+// it, a row on a page filled by later sign-ins moved to another page on each of these writes and
+// added an entry to every index of the table.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { sql } from 'kysely';
+import { TEST_DB } from '../helpers/app.ts';
+import { authorizeCode, codeExchangeBody } from '../helpers/signin.ts';
+import { useApp } from '../helpers/use-app.ts';
+
+const TOKEN = '/api/v0/signin/token';
+
+describe('authorization updates on PostgreSQL', {
+  skip: TEST_DB !== 'postgres' && 'PostgreSQL only: SQLite has no fillfactor or HOT updates',
+}, () => {
+  const t = useApp();
+
+  test('the exchange and a rotation rewrite the authorization on its own page, though later sign-ins filled it', async () => {
+    const { code, client } = await authorizeCode(t);
+    const page = async () => {
+      const r = await sql<{ block: string }>`select (ctid::text::point)[0]::text as block
+        from signin_authorizations where client_id = ${client.clientId}`.execute(t.ctx.db);
+      assert.equal(r.rows.length, 1);
+      return r.rows[0]!.block;
+    };
+    const first = await page();
+    // later sign-ins, as many as several pages hold
+    const now = Date.now();
+    await t.ctx.db
+      .insertInto('signin_authorizations')
+      .values(
+        Array.from({ length: 120 }, (_, i) => ({
+          authorization_id: String(i).padStart(32, 'f'),
+          code_hash: String(i).padStart(64, 'e'),
+          client_id: 'other-client',
+          redirect_uri: null,
+          scopes: '[]',
+          code_challenge: null,
+          address: '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266',
+          platform_address: 'bb17w0adeg64ky0daxwd2ugyuneellmjgnxqqnph3',
+          chain: 'ETH',
+          message: 'm'.repeat(300),
+          created_at: now,
+          code_expires_at: now + 60_000,
+          code_consumed_at: null,
+          expires_at: null,
+          revoked_at: null,
+          access_hash: null,
+          access_scopes: null,
+          access_expires_at: null,
+          refresh_hash: null,
+          refresh_expires_at: null,
+          oidc_nonce: null,
+        })),
+      )
+      .execute();
+    const exchanged = await t.request('POST', TOKEN, { body: codeExchangeBody(client, code) });
+    assert.equal(exchanged.statusCode, 200, exchanged.body);
+    assert.equal(await page(), first, 'the exchange kept the row on its page');
+    const rotated = await t.request('POST', TOKEN, {
+      body: {
+        grant_type: 'refresh_token',
+        refresh_token: exchanged.json().refresh_token,
+        client_id: client.clientId,
+        client_secret: client.clientSecret,
+      },
+    });
+    assert.equal(rotated.statusCode, 200, rotated.body);
+    assert.equal(await page(), first, 'the rotation kept the row on its page');
+  });
+});
