@@ -28,12 +28,41 @@ export const ATTEMPT_STATUS = statement(
   'select claim_id, platform_address, status, error, claim_number from claim_attempts where claim_attempt_id = ?',
 );
 
-const QUEUED = 'select seq, claim_attempt_id, claim_id, platform_address, payload from claim_attempts where status = ?';
+// The queue's reads name `status = 'queued'` as a constant: that is the condition of the partial
+// index claim_attempts_queued (migration 0031), and a prepared statement's generic plan cannot
+// match a parameter to it. Read through that index they never meet a resolved attempt, whatever
+// the table's statistics say.
+const QUEUED =
+  "select seq, claim_attempt_id, claim_id, platform_address, payload from claim_attempts where status = 'queued'";
 /** The oldest queued attempts of every lane (SQLite's one writer takes them all in order). */
 export const QUEUE_HEAD = statement(`${QUEUED} order by seq limit ?`);
 export const QUEUE_HEAD_FOR_UPDATE = statement(`${QUEUED} order by seq limit ? for update`);
-/** PostgreSQL: the oldest queued attempts of one lane, locked. */
-export const LANE_HEAD_FOR_UPDATE = statement(`${QUEUED} and lane = ? order by seq limit ? for update`);
+/**
+ * PostgreSQL: the oldest queued attempts of one lane, locked. Written as `lane >= ? and lane <= ?
+ * order by lane, seq` (the same rows as `lane = ? order by seq`) so that only the partial index
+ * yields the order: with `lane = ?` the planner drops `lane` from the order, and since it assumes
+ * queued rows are spread evenly over the table, a walk of the primary key that filters looks as
+ * cheap, while in a backlog it reads every resolved attempt before the first queued one. Now the
+ * primary key would have to read and sort the whole table. Parameters: lane, lane, limit.
+ */
+export const LANE_HEAD_FOR_UPDATE = statement(
+  `${QUEUED} and lane >= ? and lane <= ? order by lane, seq limit ? for update`,
+);
+/**
+ * PostgreSQL: the lanes with queued attempts, those whose oldest is oldest first. A skip scan over
+ * the partial index: one probe per lane for the next lane, one for its oldest attempt, instead of
+ * a read of every queued attempt (`group by lane`). A lane's oldest is found as in
+ * LANE_HEAD_FOR_UPDATE, for the same reason.
+ */
+export const LANE_LIST = statement(`with recursive lanes(lane) as (
+  (select lane from claim_attempts where status = 'queued' order by lane limit 1)
+  union all
+  select (select a.lane from claim_attempts a where a.status = 'queued' and a.lane > l.lane order by a.lane limit 1)
+  from lanes l where l.lane is not null
+)
+select lane, (select a.seq from claim_attempts a
+  where a.status = 'queued' and a.lane >= lanes.lane and a.lane <= lanes.lane order by a.lane, a.seq limit 1) as first
+from lanes where lane is not null order by first limit ?`);
 
 /**
  * A multi-row insert of `columns` into `table`, its text built once per dialect and row count (the

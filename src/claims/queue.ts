@@ -32,7 +32,7 @@ import { loadClaim } from './model.ts';
 import { decodePayload } from './payload.ts';
 import { pluginEnv } from './plugin-env.ts';
 import { Batch, NumberCollision, type QueuedRow } from './queue-batch.ts';
-import { LANE_HEAD_FOR_UPDATE, QUEUE_HEAD, QUEUE_HEAD_FOR_UPDATE, runHot } from './hot-sql.ts';
+import { LANE_HEAD_FOR_UPDATE, LANE_LIST, QUEUE_HEAD, QUEUE_HEAD_FOR_UPDATE, runHot } from './hot-sql.ts';
 import { clearLocalWorker, listenForEnqueues, setLocalWorker } from './queue-wakeup.ts';
 
 export interface WorkerOptions {
@@ -132,16 +132,7 @@ export class ClaimWorker {
     this.laneList = null;
     if (!list) {
       // the lanes whose oldest queued attempt is oldest first, so no lane starves
-      const lanes = (
-        await this.ctx.db
-          .selectFrom('claim_attempts')
-          .select((eb) => ['lane', eb.fn.min('seq').as('first')])
-          .where('status', '=', 'queued')
-          .groupBy('lane')
-          .orderBy('first')
-          .limit(64)
-          .execute()
-      ).map((r) => r.lane);
+      const lanes = (await runHot<{ lane: string }>(this.ctx.db, LANE_LIST, [64])).map((r) => r.lane);
       list = { lanes, readAt: now };
       if (lanes.length === 64) this.mayHaveMore = true;
     }
@@ -178,7 +169,7 @@ export class ClaimWorker {
         const rows = await runHot<QueuedRow>(
           tx,
           lane === null ? (isPg ? QUEUE_HEAD_FOR_UPDATE : QUEUE_HEAD) : LANE_HEAD_FOR_UPDATE,
-          lane === null ? ['queued', limit] : ['queued', lane, limit],
+          lane === null ? [limit] : [lane, lane, limit],
         );
         if (rows.length === limit) {
           this.mayHaveMore = true;
