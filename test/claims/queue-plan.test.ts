@@ -61,9 +61,8 @@ test('the head of a lane and the lane list read only queued attempts through the
       await q(`prepare queue_plan as ${query.sql}`);
       try {
         const values = query.parameters.map((p) => `'${String(p)}'`).join(', ');
-        const rows = (
-          await q(`explain (analyze, format json) execute queue_plan${values ? `(${values})` : ''}`)
-        ).rows as Array<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>;
+        const rows = (await q(`explain (analyze, format json) execute queue_plan${values ? `(${values})` : ''}`))
+          .rows as Array<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>;
         return nodesOf(rows[0]!['QUERY PLAN'][0]!.Plan);
       } finally {
         await q('rollback');
