@@ -33,7 +33,8 @@ async function serve(): Promise<void> {
   const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent', PORT: '0' });
   const ctx = await createContext(config);
   const app = await buildApp(ctx);
-  const { key } = await createApiKey(ctx.db, 'bench');
+  // a trusted backend's key: the simulate baseline names a distinct end-user IP per request
+  const { key } = await createApiKey(ctx.db, 'bench', Date.now(), null, { trustedBackend: true });
   const actor = { platformAddress: toPlatformAddress(randomBytes(20)) };
   const numUses = { pluginId: 'numUses', instanceId: 'n', publicParams: { maxUses: 1_000_000_000 } };
   await createClaims(ctx, actor, [
@@ -248,7 +249,24 @@ async function main(): Promise<void> {
       const simUrl = `http://127.0.0.1:${server.port}${simPath()}`;
       const simBody = JSON.stringify({ _expectedVersion: -1, pw: { password: 'open sesame' } });
       const simHeaders = { ...headers, 'content-type': 'application/json' };
-      await load({ url: simUrl, method: 'POST', body: simBody, headers: simHeaders, seconds: 1, path: simPath });
+      // Each simulate names its own end user's IP (x-end-user-ip, which the service takes from a key
+      // marked as a trusted backend). From one IP, every simulate updated that IP's guess-bucket row
+      // twice (taking the slot, giving it back), each its own commit, so on PostgreSQL the baseline
+      // measured those updates queued behind one another rather than the request path.
+      let simIp = 0;
+      const simIpHeader = () => {
+        const n = simIp++ % 0xffffff;
+        return { 'x-end-user-ip': `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}` };
+      };
+      await load({
+        url: simUrl,
+        method: 'POST',
+        body: simBody,
+        headers: simHeaders,
+        seconds: 1,
+        path: simPath,
+        requestHeaders: simIpHeader,
+      });
       await throughput(c, ['hot'], 300); // warm-up
       const dbUrl = database.env.DATABASE_URL;
       const measured = async (ids: string[]) => {
@@ -275,6 +293,7 @@ async function main(): Promise<void> {
           headers: simHeaders,
           seconds: SECONDS,
           path: simPath,
+          requestHeaders: simIpHeader,
         });
         const c1 = cpuSeconds(pid);
         const hot = await measured(['hot']);

@@ -107,14 +107,23 @@ export async function load(opts: {
   connections?: number;
   /** Each request's path, when it varies (else the url's). */
   path?: () => string;
+  /** Headers of each request added to `headers`, when they vary. */
+  requestHeaders?: () => Record<string, string>;
 }): Promise<LoadResult> {
-  const path = opts.path;
+  const { path, requestHeaders } = opts;
+  const setupRequest = (req: Record<string, unknown>) => ({
+    ...req,
+    ...(path ? { path: path() } : {}),
+    ...(requestHeaders
+      ? { headers: { ...opts.headers, ...(req.headers as Record<string, string> | undefined), ...requestHeaders() } }
+      : {}),
+  });
   const r = await autocannon({
     url: opts.url,
     method: (opts.method ?? 'GET') as 'GET',
     headers: opts.headers,
     body: opts.body,
-    ...(path ? { requests: [{ setupRequest: (req: Record<string, unknown>) => ({ ...req, path: path() }) }] } : {}),
+    ...(path || requestHeaders ? { requests: [{ setupRequest }] } : {}),
     duration: opts.seconds ?? 5,
     connections: opts.connections ?? 50,
   });
