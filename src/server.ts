@@ -17,7 +17,12 @@ import { MAX_PATH_PARAM_LENGTH } from './shared/schemas.ts';
 import { startLoops } from './worker/runtime.ts';
 import { isDatabaseUnavailable } from './db/index.ts';
 import { ErrorResponse } from './shared/schemas.ts';
-import { buildSerializer, compileValidator } from './shared/schema-compilers.ts';
+import {
+  buildSerializer,
+  buildSerializerAtStart,
+  buildValidator,
+  buildValidatorAtStart,
+} from './shared/schema-compilers.ts';
 
 export type App = FastifyInstance;
 
@@ -39,9 +44,18 @@ function describe(e: ErrorObject, part: string): string {
 export interface BuildOptions extends Pick<FastifyServerOptions, 'forceCloseConnections'> {
   /** Extra routes registered after the capabilities (tests probe the shared machinery with these). */
   extend?: (app: App) => unknown;
+  /**
+   * When route validators and serializers compile: on a route's first use (the default, in
+   * production too: a process pays only for the routes it serves), or all at start, so that a
+   * schema that cannot compile fails the start (a test builds the app so; docs/design.md).
+   */
+  compileSchemas?: 'onFirstUse' | 'atStart';
 }
 
-export async function buildApp(ctx: AppContext, { extend, ...opts }: BuildOptions = {}): Promise<App> {
+export async function buildApp(
+  ctx: AppContext,
+  { extend, compileSchemas = 'onFirstUse', ...opts }: BuildOptions = {},
+): Promise<App> {
   // Request ids: a random per-process prefix and a counter, unique across processes and cheaper
   // than a UUID per request. With logging off Fastify gets no logger at all, so it creates no
   // per-request child logger (measured: ~8 µs of a ~35 µs request); ctx.log still exists.
@@ -65,8 +79,15 @@ export async function buildApp(ctx: AppContext, { extend, ...opts }: BuildOption
     },
     routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
     frameworkErrors: routerErrorHandler(() => apiKeyGate),
-    // compiled once per process (shared/schema-compilers.ts)
-    schemaController: { compilersFactory: { buildSerializer } },
+    // Our compilers, compiled on a route's first use, once per process (shared/schema-compilers.ts).
+    // In the factory, not only app.setValidatorCompiler: a plugin context that adds schemas (the
+    // console's) otherwise rebuilt Fastify's default Ajv, which dropped unknown body fields.
+    schemaController: {
+      compilersFactory:
+        compileSchemas === 'atStart'
+          ? { buildValidator: buildValidatorAtStart, buildSerializer: buildSerializerAtStart }
+          : { buildValidator, buildSerializer },
+    },
     // while draining, requests on connections still open get our 503 (below), not Fastify's shape
     return503OnClosing: false,
     // each capability's routes are a plugin (below) that may prepare its services first (the
@@ -81,7 +102,6 @@ export async function buildApp(ctx: AppContext, { extend, ...opts }: BuildOption
   // first, so that every route registered below gets its metrics hook (ops/metrics.ts; off unless configured)
   await registerMetrics(app, ctx);
 
-  app.setValidatorCompiler(compileValidator);
   app.setSchemaErrorFormatter((errors, dataVar) => {
     const err = new Error(errors.map((e) => describe(e as ErrorObject, dataVar)).join('; ')) as FastifyError;
     err.statusCode = 400;

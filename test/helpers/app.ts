@@ -70,6 +70,7 @@ export async function startApp(
     listen?: boolean;
     manualClock?: boolean;
     extend?: BuildOptions['extend'];
+    compileSchemas?: BuildOptions['compileSchemas'];
     database?: TestDatabase;
   } = {},
 ): Promise<TestApp> {
@@ -84,11 +85,13 @@ export async function startApp(
   const ctx = await createContext(config, { clock });
   // a start that fails (a route missing from the access table, a bad config) must not leave the
   // database open, or the test process never ends
-  const app = await buildApp(ctx, { extend: opts.extend }).catch(async (err: unknown) => {
-    await ctx.close().catch(() => undefined);
-    await database.drop().catch(() => undefined);
-    throw err;
-  });
+  const app = await buildApp(ctx, { extend: opts.extend, compileSchemas: opts.compileSchemas }).catch(
+    async (err: unknown) => {
+      await ctx.close().catch(() => undefined);
+      await database.drop().catch(() => undefined);
+      throw err;
+    },
+  );
   let url = '';
   if (opts.listen) {
     await app.listen({ port: 0, host: '127.0.0.1' });
