@@ -79,7 +79,7 @@ export async function buildApp(ctx: AppContext, { extend, ...opts }: BuildOption
   // before any route: every route must be in the access table (src/shared/access.ts), or the start fails
   const accessTable = registerAccessTable(app);
   // first, so that every route registered below gets its metrics hook (ops/metrics.ts; off unless configured)
-  const timeUnmatched = await registerMetrics(app, ctx);
+  const timeOutsideRoutes = await registerMetrics(app, ctx);
 
   app.setValidatorCompiler(compileValidator);
   app.setSchemaErrorFormatter((errors, dataVar) => {
@@ -101,8 +101,8 @@ export async function buildApp(ctx: AppContext, { extend, ...opts }: BuildOption
   // are timed as `unmatched`. One app-wide onRequest hook does all of it (each hook costs every request a step of Fastify's hook runner).
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
-    // known routes start their metrics timing in hooks of their own (ops/metrics.ts)
-    if (timeUnmatched !== undefined && request.is404) timeUnmatched(reply);
+    // known routes start their metrics timing in hooks of their own, which run after this one (ops/metrics.ts)
+    if (timeOutsideRoutes !== undefined && (request.is404 || draining)) timeOutsideRoutes(request, reply);
     if (draining) {
       reply
         .code(503)

@@ -322,17 +322,17 @@ function timer(requests: RequestHistogram) {
   };
 }
 
-/** Counts requests to unknown paths (`unmatched`): server.ts's app-wide onRequest hook calls it for them. */
-export type UnmatchedRequestTimer = (reply: FastifyReply) => void;
+/**
+ * Times a request that its route's hook will not see: an unknown path (`unmatched`), or one
+ * answered by server.ts's app-wide onRequest hook before the route's hooks run (draining).
+ */
+export type RequestTimer = (request: FastifyRequest, reply: FastifyReply) => void;
 
 /**
  * Installs the per-route timing and /metrics (on the API port, or on METRICS_PORT); returns the
- * timer of unmatched requests (undefined when metrics are off).
+ * timer of the requests routes' hooks do not see (undefined when metrics are off).
  */
-export async function registerMetrics(
-  app: FastifyInstance,
-  ctx: AppContext,
-): Promise<UnmatchedRequestTimer | undefined> {
+export async function registerMetrics(app: FastifyInstance, ctx: AppContext): Promise<RequestTimer | undefined> {
   if (!metricsEnabled(ctx)) return undefined;
   const metrics = createMetrics(ctx);
   const time = timer(metrics.requests);
@@ -349,7 +349,10 @@ export async function registerMetrics(
     route.onRequest = own === undefined ? [hook] : Array.isArray(own) ? [hook, ...own] : [hook, own];
   });
   const unmatched: RouteSeries = { route: 'unmatched', byMethod: metrics.requests.routeSeries('unmatched') };
-  const timeUnmatched: UnmatchedRequestTimer = (reply) => time(reply.raw, unmatched);
+  const timeOutsideRoutes: RequestTimer = (request, reply) => {
+    const route = request.routeOptions.url; // rare paths: the object it builds does not matter
+    time(reply.raw, route === undefined ? unmatched : { route, byMethod: metrics.requests.routeSeries(route) });
+  };
   const { metricsToken: token, metricsPort: port, metricsHost: host } = ctx.config;
   if (port === null) {
     app.get(
@@ -361,7 +364,7 @@ export async function registerMetrics(
         return reply.header('content-type', metrics.registry.contentType).send(await metrics.render());
       },
     );
-    return timeUnmatched;
+    return timeOutsideRoutes;
   }
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0];
@@ -400,5 +403,5 @@ export async function registerMetrics(
         server.closeAllConnections(); // scrapers keep connections alive
       }),
   );
-  return timeUnmatched;
+  return timeOutsideRoutes;
 }
