@@ -100,7 +100,7 @@ export async function buildApp(
   // before any route: every route must be in the access table (src/shared/access.ts), or the start fails
   const accessTable = registerAccessTable(app);
   // first, so that every route registered below gets its metrics hook (ops/metrics.ts; off unless configured)
-  await registerMetrics(app, ctx);
+  const timeOutsideRoutes = await registerMetrics(app, ctx);
 
   app.setSchemaErrorFormatter((errors, dataVar) => {
     const err = new Error(errors.map((e) => describe(e as ErrorObject, dataVar)).join('; ')) as FastifyError;
@@ -117,10 +117,12 @@ export async function buildApp(
     done();
   });
   // Unknown paths under /api/ pass the API-key gate before anything else, as every known /api/
-  // route does: a caller without a key learns nothing about routes. One app-wide onRequest hook
-  // does all three (each hook costs every request a step of Fastify's hook runner).
+  // route does: a caller without a key learns nothing about routes; with metrics on, their requests
+  // are timed as `unmatched`. One app-wide onRequest hook does all of it (each hook costs every request a step of Fastify's hook runner).
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    // known routes start their metrics timing in hooks of their own, which run after this one (ops/metrics.ts)
+    if (timeOutsideRoutes !== undefined && (request.is404 || draining)) timeOutsideRoutes(request, reply);
     if (draining) {
       reply
         .code(503)

@@ -51,7 +51,8 @@ export type ApiKeyGate = (request: FastifyRequest, reply: unknown, done: Done) =
 /** Installs the gate on every /api/ route registered after this call; returns it for the not-found handler. */
 export function registerApiKeyGate(app: FastifyInstance, ctx: AppContext): ApiKeyGate {
   const ttl = ctx.config.apiKeyCacheMs;
-  const verified = new Map<string, { id: string; trusted: boolean; at: number }>();
+  // each entry keeps its limit bucket's name, so that a request builds no string for it
+  const verified = new Map<string, { id: string; trusted: boolean; at: number; bucket: string }>();
   // Requests presenting a key that is not verified yet share one lookup: without this, every
   // request in flight when the cache entry expires looked the key up, and each one that found the
   // last use a minute old wrote it (a burst of updates of one row, waiting on each other's lock).
@@ -82,15 +83,15 @@ export function registerApiKeyGate(app: FastifyInstance, ctx: AppContext): ApiKe
     const trusted = Number(key.trusted_backend) === 1;
     if (ttl > 0) {
       if (verified.size >= 10_000) verified.clear(); // bounded: keys are few, this never trims in practice
-      verified.set(presented, { id: key.id, trusted, at: Date.now() });
+      verified.set(presented, { id: key.id, trusted, at: Date.now(), bucket: `key:${key.id}` });
     }
     return { id: key.id, trusted };
   };
-  const admit = (request: FastifyRequest, keyId: string, done: Done, trusted = false) => {
+  const admit = (request: FastifyRequest, keyId: string, done: Done, trusted = false, bucket = `key:${keyId}`) => {
     request.apiKeyId = keyId;
     if (trusted) request.apiKeyTrustedBackend = true;
     if (!keyLimit) return done();
-    settle(keyLimit.take(`key:${keyId}`), done, done);
+    settle(keyLimit.take(bucket), done, done);
   };
   const authenticate = (request: FastifyRequest, done: Done) => {
     const header = request.headers['x-api-key'];
@@ -106,7 +107,7 @@ export function registerApiKeyGate(app: FastifyInstance, ctx: AppContext): ApiKe
     // Keyed by the presented key: a hit costs a map lookup, not a hash (the database holds only
     // hashes; this map lives in process memory for at most API_KEY_CACHE_MS per entry).
     const cached = verified.get(header);
-    if (cached && Date.now() - cached.at <= ttl) return admit(request, cached.id, done, cached.trusted);
+    if (cached && Date.now() - cached.at <= ttl) return admit(request, cached.id, done, cached.trusted, cached.bucket);
     let lookup = lookups.get(header);
     if (!lookup) {
       lookup = check(header).finally(() => lookups.delete(header));

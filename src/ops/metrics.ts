@@ -8,7 +8,7 @@
 // Protection: with METRICS_PORT, /metrics is served only on that listener (bind it to a private
 // interface with METRICS_HOST); with METRICS_TOKEN it requires `Authorization: Bearer <token>`.
 // Both may be set. The registry is per application context (tests run several in one process).
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
@@ -288,29 +288,71 @@ const UNAUTHORIZED = JSON.stringify({
   errorMessage: 'Unauthorized request. /metrics needs Authorization: Bearer <METRICS_TOKEN>.',
 });
 
-/** Installs the request hook and /metrics (on the API port, or on METRICS_PORT). */
-export async function registerMetrics(app: FastifyInstance, ctx: AppContext): Promise<void> {
-  if (!metricsEnabled(ctx)) return;
+/** What a response being timed carries until it finishes (raw response properties, not closures). */
+const TIMED = Symbol('metrics.timed');
+const STARTED = Symbol('metrics.started');
+interface RouteSeries {
+  route: string;
+  byMethod: Map<string, Map<number, Series>>;
+}
+type TimedResponse = ServerResponse & { [TIMED]?: RouteSeries; [STARTED]?: number };
+
+/**
+ * Starts timing a request: its response, when it finishes, is counted under the route pattern.
+ * No onResponse hook: with none, and logging off, Fastify neither sets up its own response
+ * listeners nor runs an onResponse hook runner per request (a no-op onResponse hook alone measured
+ * 1.13x the request's CPU). One listener, shared by every response (no closure per request).
+ * A response that never finishes (the connection dropped) is not counted.
+ */
+function timer(requests: RequestHistogram) {
+  function finished(this: TimedResponse) {
+    const series = this[TIMED]!;
+    requests.observe(
+      series.byMethod,
+      this.req.method ?? 'GET',
+      series.route,
+      this.statusCode,
+      (performance.now() - this[STARTED]!) / 1000,
+    );
+  }
+  return (res: TimedResponse, series: RouteSeries) => {
+    res[TIMED] = series;
+    res[STARTED] = performance.now();
+    res.once('finish', finished);
+  };
+}
+
+/**
+ * Times a request that its route's hook will not see: an unknown path (`unmatched`), or one
+ * answered by server.ts's app-wide onRequest hook before the route's hooks run (draining).
+ */
+export type RequestTimer = (request: FastifyRequest, reply: FastifyReply) => void;
+
+/**
+ * Installs the per-route timing and /metrics (on the API port, or on METRICS_PORT); returns the
+ * timer of the requests routes' hooks do not see (undefined when metrics are off).
+ */
+export async function registerMetrics(app: FastifyInstance, ctx: AppContext): Promise<RequestTimer | undefined> {
+  if (!metricsEnabled(ctx)) return undefined;
   const metrics = createMetrics(ctx);
-  // Each route registered from here on gets its own hook that knows its pattern (reading
-  // request.routeOptions per request builds an object each time); unknown paths are counted by
-  // one app-wide hook as `unmatched`.
+  const time = timer(metrics.requests);
+  // Each route registered from here on starts timing in an onRequest hook of its own that knows
+  // its pattern (reading request.routeOptions per request builds an object each time): one more
+  // step of the onRequest runner every request already goes through (server.ts's app-wide hook).
   app.addHook('onRoute', (route) => {
-    const pattern = route.url;
-    const series = metrics.requests.routeSeries(pattern);
-    const hook = (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
-      metrics.requests.observe(series, request.method, pattern, reply.statusCode, reply.elapsedTime / 1000);
+    const series: RouteSeries = { route: route.url, byMethod: metrics.requests.routeSeries(route.url) };
+    const hook = (_request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+      time(reply.raw, series);
       done();
     };
-    const own = route.onResponse;
-    route.onResponse = own === undefined ? [hook] : Array.isArray(own) ? [...own, hook] : [own, hook];
+    const own = route.onRequest;
+    route.onRequest = own === undefined ? [hook] : Array.isArray(own) ? [hook, ...own] : [hook, own];
   });
-  const unmatched = metrics.requests.routeSeries('unmatched');
-  app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
-    if (request.is404)
-      metrics.requests.observe(unmatched, request.method, 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
-    done();
-  });
+  const unmatched: RouteSeries = { route: 'unmatched', byMethod: metrics.requests.routeSeries('unmatched') };
+  const timeOutsideRoutes: RequestTimer = (request, reply) => {
+    const route = request.routeOptions.url; // rare paths: the object it builds does not matter
+    time(reply.raw, route === undefined ? unmatched : { route, byMethod: metrics.requests.routeSeries(route) });
+  };
   const { metricsToken: token, metricsPort: port, metricsHost: host } = ctx.config;
   if (port === null) {
     app.get(
@@ -322,7 +364,7 @@ export async function registerMetrics(app: FastifyInstance, ctx: AppContext): Pr
         return reply.header('content-type', metrics.registry.contentType).send(await metrics.render());
       },
     );
-    return;
+    return timeOutsideRoutes;
   }
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0];
@@ -361,4 +403,5 @@ export async function registerMetrics(app: FastifyInstance, ctx: AppContext): Pr
         server.closeAllConnections(); // scrapers keep connections alive
       }),
   );
+  return timeOutsideRoutes;
 }
