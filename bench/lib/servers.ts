@@ -3,6 +3,8 @@
 //   bare  – a bare Fastify route
 //   gated – the real application (API-key gate, error model, validators, logging off) with the
 //           same handler behind /api/ (and at /ping-public without the gate)
+// first, as in bin/platform.js: keeps process.nextTick on V8's fast path
+import '../../src/async-context.ts';
 import Fastify from 'fastify';
 import { loadConfig } from '../../src/config.ts';
 import { createContext } from '../../src/context.ts';
@@ -22,7 +24,8 @@ if (kind === 'bare') {
   console.log(`READY ${typeof addr === 'object' && addr ? addr.port : 0}`);
 } else if (kind === 'gated') {
   const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent', PORT: '0' });
-  const ctx = await createContext(config);
+  // BENCH_CHECKPOINTS=false: no SQLite checkpointer thread (its wake-ups are counted under callgrind)
+  const ctx = await createContext(config, { backgroundCheckpoints: process.env.BENCH_CHECKPOINTS !== 'false' });
   // /api/v0/ping behind the gate; /ping-public through the same pipeline without it (breakdown)
   const app = await buildApp(ctx, {
     extend: (a) => {
