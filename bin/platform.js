@@ -17,8 +17,8 @@ if (major < 24) {
 // Node's compile cache keeps each module's type-stripped, compiled form on disk (NODE_COMPILE_CACHE,
 // or <tmpdir>/node-compile-cache; NODE_DISABLE_COMPILE_CACHE=1 turns it off): a CLI command starts
 // in about half the time once the cache is warm. A cache that cannot be written is skipped silently.
-// First, before anything schedules ticks: keeps process.nextTick on V8's fast path (src/async-context.ts).
-await import('../src/async-context.ts');
+// First, before anything schedules ticks: keeps process.nextTick on V8's fast path (src/shared/async-context.ts).
+await import('../src/shared/async-context.ts');
 
 const { enableCompileCache } = await import('node:module');
 enableCompileCache?.();

@@ -4,7 +4,7 @@
 //   gated – the real application (API-key gate, error model, validators, logging off) with the
 //           same handler behind /api/ (and at /ping-public without the gate)
 // first, as in bin/platform.js: keeps process.nextTick on V8's fast path
-import '../../src/async-context.ts';
+import '../../src/shared/async-context.ts';
 import Fastify from 'fastify';
 import { loadConfig } from '../../src/config.ts';
 import { createContext } from '../../src/context.ts';
