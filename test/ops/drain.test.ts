@@ -82,7 +82,7 @@ describe('draining on shutdown', () => {
       await new Promise((r) => setTimeout(r, 50));
       a.socket.write('GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n');
       releases[0]!();
-      for (let i = 0; i < 500 && !/HTTP\/1\.1 503 [^]*\r\n\r\n\{[^}]*\}/.test(a.raw); i++)
+      for (let i = 0; i < 500 && !/HTTP\/1\.1 503 [\s\S]*\r\n\r\n\{[^}]*\}/.test(a.raw); i++)
         await new Promise((r) => setTimeout(r, 10));
       assert.match(a.raw, /HTTP\/1\.1 503 /);
       const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
