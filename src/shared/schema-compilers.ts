@@ -1,7 +1,7 @@
 // Route validators and response serializers. Each is compiled on its route's first use, not when
 // the route is registered: a process pays only for the routes it serves (a test file uses a few of
 // ~200; compiling them all was most of an app build), and a production server's first request on a
-// route pays that route's compile (about a millisecond or two; docs/design.md). Once compiled, a
+// route pays that route's compile (a few milliseconds, once; docs/operations.md). Once compiled, a
 // function is found again by its schema object, or else by the schema's JSON (routes build some
 // schemas inline, such as their error responses' `$ref`s): what compiles is only what JSON can say.
 // The test suite builds hundreds of apps, each process compiles each schema once.
