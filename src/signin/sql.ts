@@ -15,6 +15,24 @@ export function statement(text: string, prepared = false): Statement {
   return (dialect, params) => CompiledQuery.raw(dialect === 'postgres' ? pg : text, params as unknown[]);
 }
 
+/**
+ * A prepared statement written with numbered `$n` parameters, as PostgreSQL runs it, and its SQLite
+ * text written the same way: SQLite gets positional `?`, with the parameters repeated in the order
+ * they appear. The two texts may differ (the PostgreSQL one takes its row through a CTE below).
+ */
+function numbered(pg: string, sqlite: string): Statement {
+  preparePostgres(pg);
+  const order = [...sqlite.matchAll(/\$(\d+)/g)].map((m) => Number(m[1]) - 1);
+  const positional = sqlite.replace(/\$\d+/g, '?');
+  return (dialect, params) =>
+    dialect === 'postgres'
+      ? CompiledQuery.raw(pg, params as unknown[])
+      : CompiledQuery.raw(
+          positional,
+          order.map((i) => params[i]),
+        );
+}
+
 /** Runs a hot statement: synchronously on SQLite's fast path when Kysely is idle, else through Kysely. */
 export function execute<R>(ctx: AppContext, query: CompiledQuery): QueryResult<R> | Promise<QueryResult<R>> {
   return ctx.sqlite?.run<R>(query) ?? ctx.db.executeQuery<R>(query);
@@ -47,7 +65,7 @@ export const CONSUME_CODE = statement(
  * access_expires_at, refresh_hash, refresh_expires_at, code_hash, client_id, now, earliest
  * created_at[, redirect_uri].
  */
-const exchangeInOne = (redirect: string): Statement => {
+const exchangeInOne = (redirect: (column: string) => string): Statement => {
   const set = `set code_consumed_at = $1, expires_at = $2, access_hash = $3, access_scopes = scopes, access_expires_at = $4, refresh_hash = $5, refresh_expires_at = $6`;
   const returning =
     'returning authorization_id, client_id, scopes, address, platform_address, chain, created_at, oidc_nonce';
@@ -57,7 +75,10 @@ const exchangeInOne = (redirect: string): Statement => {
   // with the hash beside client_id and created_at in one WHERE, a generic plan made while the table
   // had no statistics (a new deployment; pooled connections keep it) chose the (client_id,
   // created_at) index and read all of the client's authorizations on every exchange.
-  const text = `with code as materialized (
+  // The statement commits alone, before the caller parses `scopes`: the cast makes a row whose
+  // scopes are not JSON fail the statement (nothing written), as a failed parse rolls back the
+  // transaction on the full path.
+  const pg = `with code as materialized (
        select authorization_id as id, client_id as cid, code_expires_at as expiry, created_at as issued,
          code_challenge as challenge, redirect_uri as redirect
        from signin_authorizations where code_hash = $7)
@@ -65,34 +86,20 @@ const exchangeInOne = (redirect: string): Statement => {
      ${set}
      from code
      where authorization_id = code.id and code_consumed_at is null and revoked_at is null
-       and code.cid = $8 and code.expiry > $9 and code.issued >= $10 and code.challenge is null and ${redirect.replace('redirect_uri', 'code.redirect')}
-     ${returning}`;
-  // On PostgreSQL the statement commits alone, before the caller parses `scopes`: the cast makes
-  // a row whose scopes are not JSON fail the statement (nothing written), as a failed parse rolls
-  // back the transaction on the full path.
-  const pg = `${text}, json_typeof(scopes::json) as scopes_type`;
-  preparePostgres(pg);
+       and code.cid = $8 and code.expiry > $9 and code.issued >= $10 and code.challenge is null and ${redirect('code.redirect')}
+     ${returning}, json_typeof(scopes::json) as scopes_type`;
   // SQLite plans each statement when it is prepared, and an equality on the unique code hash always
   // wins there; the materialized CTE and UPDATE … FROM cost it about four times the plain UPDATE
-  // (an ephemeral table per run). It runs inside the caller's transaction, with positional `?` in
-  // the order the parameters appear.
-  const plain = `update signin_authorizations
+  // (an ephemeral table per run). It runs inside the caller's transaction.
+  const sqlite = `update signin_authorizations
      ${set}
      where code_hash = $7 and client_id = $8 and code_expires_at > $9 and created_at >= $10
-       and code_challenge is null and ${redirect} and code_consumed_at is null and revoked_at is null
+       and code_challenge is null and ${redirect('redirect_uri')} and code_consumed_at is null and revoked_at is null
      ${returning}`;
-  const order = [...plain.matchAll(/\$(\d+)/g)].map((m) => Number(m[1]) - 1);
-  const sqlite = plain.replace(/\$\d+/g, '?');
-  return (dialect, params) =>
-    dialect === 'postgres'
-      ? CompiledQuery.raw(pg, params as unknown[])
-      : CompiledQuery.raw(
-          sqlite,
-          order.map((i) => params[i]),
-        );
+  return numbered(pg, sqlite);
 };
-export const EXCHANGE_CODE = exchangeInOne('redirect_uri is null');
-export const EXCHANGE_CODE_REDIRECT = exchangeInOne('redirect_uri = $11');
+export const EXCHANGE_CODE = exchangeInOne((column) => `${column} is null`);
+export const EXCHANGE_CODE_REDIRECT = exchangeInOne((column) => `${column} = $11`);
 
 // Access and refresh tokens are `<authorization_id>.<verifier>` (see tokens.ts): every token lookup
 // reads the row by its primary key, and the caller compares the stored SHA-256 of the verifier in
@@ -121,40 +128,32 @@ export const ROTATE = statement(
  * group transaction. Parameters: $1 access_hash, $2 now + access lifetime, $3 refresh_hash, $4 now
  * + refresh lifetime, $5 authorization_id, $6 presented refresh hash, $7 client_id, $8 now.
  */
-// The family's client is checked on the row the primary key finds (a materialized CTE), not as a
-// condition beside the key: PostgreSQL's generic plan made before the table had statistics took the
-// (client_id, created_at) index for `client_id = $7` and read every authorization of the client.
-const familyCte = `family as materialized (select authorization_id as id, client_id as cid from signin_authorizations where authorization_id = $5)`;
-const rotateText = `update signin_authorizations
+const rotateSet = `update signin_authorizations
    set access_hash = $1, access_scopes = scopes,
      access_expires_at = case when expires_at < $2 then expires_at else $2 end,
      refresh_hash = $3,
-     refresh_expires_at = case when expires_at < $4 then expires_at else $4 end
-   from family
-   where authorization_id = family.id and family.cid = $7 and refresh_hash = $6 and revoked_at is null
-     and refresh_expires_at > $8 and (expires_at is null or expires_at > $8)
-   returning authorization_id, client_id, scopes, address, platform_address, chain, created_at, expires_at`;
-// SQLite: the plain UPDATE by primary key (as EXCHANGE_CODE, the CTE costs SQLite several times
-// the statement), positional `?`, the parameters repeated in the order they appear
-const rotateSqliteText = rotateText
-  .replace('   from family\n', '')
-  .replace('authorization_id = family.id and family.cid = $7', 'authorization_id = $5 and client_id = $7');
-const rotateOrder = [...rotateSqliteText.matchAll(/\$(\d)/g)].map((m) => Number(m[1]) - 1);
-const rotateSqlite = rotateSqliteText.replace(/\$\d/g, '?');
-// PostgreSQL: as EXCHANGE_CODE, the cast makes a row whose scopes are not JSON fail the statement
-const rotatePg = `with ${familyCte},
-   rotated as (${rotateText}, json_typeof(scopes::json) as scopes_type),
+     refresh_expires_at = case when expires_at < $4 then expires_at else $4 end`;
+const rotateChecks = `refresh_hash = $6 and revoked_at is null
+     and refresh_expires_at > $8 and (expires_at is null or expires_at > $8)`;
+const rotateReturning =
+  'returning authorization_id, client_id, scopes, address, platform_address, chain, created_at, expires_at';
+// PostgreSQL: the family's client is checked on the row the primary key finds (a materialized CTE),
+// not as a condition beside the key: the generic plan made before the table had statistics took the
+// (client_id, created_at) index for `client_id = $7` and read every authorization of the client.
+// As EXCHANGE_CODE, the cast makes a row whose scopes are not JSON fail the statement.
+const rotatePg = `with family as materialized (
+     select authorization_id as id, client_id as cid from signin_authorizations where authorization_id = $5),
+   rotated as (${rotateSet}
+     from family where authorization_id = family.id and family.cid = $7 and ${rotateChecks}
+     ${rotateReturning}, json_typeof(scopes::json) as scopes_type),
    remembered as (insert into signin_rotated_tokens (authorization_id, token_hash, rotated_at)
      select authorization_id, $6, $8 from rotated)
    select * from rotated`;
-preparePostgres(rotatePg);
-export const ROTATE_IN_ONE: Statement = (dialect, params) =>
-  dialect === 'postgres'
-    ? CompiledQuery.raw(rotatePg, params as unknown[])
-    : CompiledQuery.raw(
-        rotateSqlite,
-        rotateOrder.map((i) => params[i]),
-      );
+// SQLite: the plain UPDATE by primary key (as EXCHANGE_CODE, the CTE costs SQLite several times the statement)
+export const ROTATE_IN_ONE = numbered(
+  rotatePg,
+  `${rotateSet} where authorization_id = $5 and client_id = $7 and ${rotateChecks} ${rotateReturning}`,
+);
 
 /** Keyed (authorization_id, token_hash): a family's rotated tokens sit together in the primary key. */
 export const INSERT_ROTATED = statement(
