@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Tx } from '../src/db/index.ts';
 import { startApp, type TestApp } from '../test/helpers/app.ts';
-import { signIn } from '../test/helpers/signin.ts';
+import { authorizationRow, signIn } from '../test/helpers/signin.ts';
 import { toPlatformAddress } from '../src/shared/addresses.ts';
 import { benchDatabases, fmt, percentile } from './lib/harness.ts';
 
@@ -116,28 +116,20 @@ async function seedRows(db: Tx, me: string): Promise<void> {
   await insertChunks(
     (function* () {
       for (let i = 0; i < SIGNINS; i++) {
-        yield {
+        yield authorizationRow({
           authorization_id: randomBytes(16).toString('hex'),
           code_hash: randomBytes(32).toString('hex'),
           client_id: 'bench',
-          redirect_uri: null,
           scopes: '["completeClaims"]',
-          code_challenge: null,
           address: me,
           platform_address: me,
-          chain: 'Cosmos' as const,
+          chain: 'Cosmos',
           message: 'bench',
           created_at: now - i * 1000,
           code_expires_at: now,
           code_consumed_at: now,
           expires_at: now + 86_400_000,
-          revoked_at: null,
-          access_hash: null,
-          access_scopes: null,
-          access_expires_at: null,
-          refresh_hash: null,
-          refresh_expires_at: null,
-        };
+        });
       }
     })(),
     500,

@@ -6,6 +6,8 @@ import { toPlatformAddress } from '../../src/shared/addresses.ts';
 import { hexToBytes } from '@noble/hashes/utils.js';
 import { createDeveloperApp } from '../../src/signin/apps.ts';
 import { SCOPE_IDS } from '../../src/signin/scopes.ts';
+import { CODE_TTL_MS } from '../../src/signin/lifetimes.ts';
+import type { SigninAuthorizationTable } from '../../src/signin/storage.ts';
 import type { TestApp } from './app.ts';
 
 export interface TestAccount {
@@ -189,4 +191,34 @@ export async function createTestClient(
     t.ctx.clock.now(),
   );
   return { clientId: app.clientId, clientSecret, redirectUri: redirectUris[0] ?? '' };
+}
+
+/**
+ * A `signin_authorizations` row as a fresh, unused code leaves it, for writing straight to the table
+ * (no wallet proof): `fields` names the row and whatever else differs.
+ */
+export function authorizationRow(
+  fields: Pick<SigninAuthorizationTable, 'authorization_id' | 'code_hash' | 'client_id' | 'created_at'> &
+    Partial<SigninAuthorizationTable>,
+): SigninAuthorizationTable {
+  return {
+    redirect_uri: null,
+    scopes: '[]',
+    code_challenge: null,
+    address: '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266',
+    platform_address: 'bb17w0adeg64ky0daxwd2ugyuneellmjgnxqqnph3',
+    chain: 'ETH',
+    message: 'm',
+    code_expires_at: fields.created_at + CODE_TTL_MS,
+    code_consumed_at: null,
+    expires_at: null,
+    revoked_at: null,
+    access_hash: null,
+    access_scopes: null,
+    access_expires_at: null,
+    refresh_hash: null,
+    refresh_expires_at: null,
+    oidc_nonce: null,
+    ...fields,
+  };
 }

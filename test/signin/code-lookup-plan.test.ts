@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CompiledQuery } from 'kysely';
 import { EXCHANGE_CODE, EXCHANGE_CODE_REDIRECT, ROTATE_IN_ONE } from '../../src/signin/sql.ts';
+import { authorizationRow } from '../helpers/signin.ts';
 import { useApp } from '../helpers/use-app.ts';
 
 const t = useApp();
@@ -34,29 +35,15 @@ test('the one-statement exchange and rotation read one row by its key, on a tabl
   await t.ctx.db
     .insertInto('signin_authorizations')
     .values(
-      Array.from({ length: 20 }, (_, i) => ({
-        authorization_id: String(i).padStart(32, 'a'),
-        code_hash: String(i).padStart(64, 'h'),
-        client_id: CLIENT,
-        redirect_uri: REDIRECT,
-        scopes: '[]',
-        code_challenge: null,
-        address: '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266',
-        platform_address: 'bb17w0adeg64ky0daxwd2ugyuneellmjgnxqqnph3',
-        chain: 'ETH',
-        message: 'm',
-        created_at: now,
-        code_expires_at: now + 60_000,
-        code_consumed_at: null,
-        expires_at: null,
-        revoked_at: null,
-        access_hash: null,
-        access_scopes: null,
-        access_expires_at: null,
-        refresh_hash: null,
-        refresh_expires_at: null,
-        oidc_nonce: null,
-      })),
+      Array.from({ length: 20 }, (_, i) =>
+        authorizationRow({
+          authorization_id: String(i).padStart(32, 'a'),
+          code_hash: String(i).padStart(64, 'h'),
+          client_id: CLIENT,
+          redirect_uri: REDIRECT,
+          created_at: now,
+        }),
+      ),
     )
     .execute();
   const params = [now, null, 'a', now + 1, 'r', now + 2, 'h'.padEnd(64, '0'), CLIENT, now, now - 600_000];

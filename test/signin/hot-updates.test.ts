@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { TEST_DB } from '../helpers/app.ts';
-import { authorizeCode, codeExchangeBody } from '../helpers/signin.ts';
+import { authorizationRow, authorizeCode, codeExchangeBody } from '../helpers/signin.ts';
 import { useApp } from '../helpers/use-app.ts';
 
 const TOKEN = '/api/v0/signin/token';
@@ -32,29 +32,15 @@ describe('authorization updates on PostgreSQL', {
     await t.ctx.db
       .insertInto('signin_authorizations')
       .values(
-        Array.from({ length: 120 }, (_, i) => ({
-          authorization_id: String(i).padStart(32, 'f'),
-          code_hash: String(i).padStart(64, 'e'),
-          client_id: 'other-client',
-          redirect_uri: null,
-          scopes: '[]',
-          code_challenge: null,
-          address: '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266',
-          platform_address: 'bb17w0adeg64ky0daxwd2ugyuneellmjgnxqqnph3',
-          chain: 'ETH',
-          message: 'm'.repeat(300),
-          created_at: now,
-          code_expires_at: now + 60_000,
-          code_consumed_at: null,
-          expires_at: null,
-          revoked_at: null,
-          access_hash: null,
-          access_scopes: null,
-          access_expires_at: null,
-          refresh_hash: null,
-          refresh_expires_at: null,
-          oidc_nonce: null,
-        })),
+        Array.from({ length: 120 }, (_, i) =>
+          authorizationRow({
+            authorization_id: String(i).padStart(32, 'f'),
+            code_hash: String(i).padStart(64, 'e'),
+            client_id: 'other-client',
+            message: 'm'.repeat(300),
+            created_at: now,
+          }),
+        ),
       )
       .execute();
     const exchanged = await t.request('POST', TOKEN, { body: codeExchangeBody(client, code) });
