@@ -62,12 +62,12 @@ function compileNow({ schema, httpPart }: ValidatorRoute, checkSchemas = true): 
 }
 
 /** Fastify's validator compiler: bodies strictly typed, path and query strings coerced. Compiles on first use. */
-export function compileValidator(route: ValidatorRoute): Validate {
+function compileValidator(route: ValidatorRoute): Validate {
   return lazyValidator(() => compileNow(route, false));
 }
 
 /** The same, compiled (and checked against the meta-schema) when the route is registered: a schema that cannot compile fails the start. */
-export const compileValidatorAtStart = (route: ValidatorRoute): Validate => compileNow(route, true);
+const compileValidatorAtStart = (route: ValidatorRoute): Validate => compileNow(route, true);
 
 type CompilersFactory = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>;
 type ValidatorFactory = NonNullable<CompilersFactory['buildValidator']>;
