@@ -24,6 +24,7 @@ import type { Egress } from './egress/index.ts';
 import type { CallThread } from './plugin-documents/call-thread.ts';
 import type { CachedDocument } from './plugin-documents/cache.ts';
 import type { ChainClient } from './chain/client.ts';
+import { ParsedBalanceStores } from './chain/stored-balances.ts';
 import type { MerkleService } from './merkle/service.ts';
 import type { CachedApp } from './signin/apps.ts';
 import type { ContractWallets } from './signin/contract-wallets.ts';
@@ -57,6 +58,8 @@ export interface AppContext {
   pluginDocumentCache: Map<string, CachedDocument>;
   /** min-badge verdicts kept 10–60 s, by chain, holders and minimum (plugins/minBadge.ts). */
   minBadgeResults: Map<string, MinBadgeResult>;
+  /** The read model's balance stores as last parsed, checked against their text on every read (chain/stored-balances.ts). */
+  balanceStores: ParsedBalanceStores;
   /** GitHub contributor lists kept 5 minutes, by API and repository (plugins/githubContributions.ts). */
   githubContributors: Map<string, CachedContributors>;
   /** Developer apps' rows as the token endpoint authenticates them, by client id (signin/apps.ts). */
@@ -197,6 +200,7 @@ export async function createContext(
     signinAppCache: new Map(),
     minBadgeResults: new Map(),
     githubContributors: new Map(),
+    balanceStores: new ParsedBalanceStores(),
     // (signin/signing-keys.ts loads jose: the CLI loads it only for the commands that sign)
     signingKeys: { rows: [], loadedAt: -Infinity, loading: null, imported: new Map(), ready: new Map() },
     claimQueueWake: createWakeHub({ config, db: storage.db, log }),

@@ -7,6 +7,7 @@
 import type { AppContext } from '../context.ts';
 import type { DB, Tx } from '../db/index.ts';
 import { chainClientFor } from '../chain/client.ts';
+import { storedBalances } from '../chain/stored-balances.ts';
 import { balancesFromJson, sumBalances, type Balance } from '../shared/balances.ts';
 import { definePlugin } from './define.ts';
 import { COMBINE_FIELD, holdersOf, LINKED_ELSEWHERE } from './linked.ts';
@@ -39,7 +40,7 @@ export async function readBalances(
     .where('collection_id', '=', collectionId)
     .where('address', '=', address)
     .executeTakeFirst();
-  if (row) return balancesFromJson((JSON.parse(row.store_json) as { balances?: [] }).balances ?? []);
+  if (row) return app.balanceStores.balancesOf(app.balanceStores.storesOf(address), collectionId, row.store_json);
   const collection = await db
     .selectFrom('chain_collections')
     .select('doc_json')
@@ -79,50 +80,25 @@ async function indexedBalances(
   if (!byAddress) pendingBalances.set(db, (byAddress = new Map()));
   let batch = byAddress.get(address);
   if (!batch) {
-    const fresh: BalanceBatch = { collections: new Set(), rows: null };
-    fresh.rows = new Promise((resolve, reject) => {
-      setImmediate(() => {
+    const fresh: BalanceBatch = { collections: new Set(), stores: null };
+    fresh.stores = new Promise((resolve, reject) => {
+      const flush = () => {
         byAddress.delete(address);
         if (byAddress.size === 0) pendingBalances.delete(db);
-        readIndexedBalances(app, db, [...fresh.collections], address).then(resolve, reject);
-      });
+        storedBalances(app, db, [...fresh.collections], address).then(resolve, reject);
+      };
+      setImmediate(flush);
     });
     byAddress.set(address, (batch = fresh));
   }
   for (const id of collectionIds) batch.collections.add(id);
-  const rows = await batch.rows!;
-  const out = new Map<string, Balance[]>();
-  for (const id of collectionIds) {
-    const json = rows.get(id);
-    if (json !== undefined) out.set(id, balancesFromJson((JSON.parse(json) as { balances?: [] }).balances ?? []));
-  }
-  return out;
+  return batch.stores!;
 }
 interface BalanceBatch {
   collections: Set<string>;
-  rows: Promise<Map<string, string>> | null;
+  stores: Promise<Map<string, Balance[]>> | null;
 }
 const pendingBalances = new WeakMap<DB | Tx, Map<string, BalanceBatch>>();
-
-async function readIndexedBalances(
-  app: AppContext,
-  db: DB | Tx,
-  collectionIds: string[],
-  address: string,
-): Promise<Map<string, string>> {
-  if (collectionIds.length === 0) return new Map();
-  const query = db
-    .selectFrom('chain_balances')
-    .select(['collection_id', 'store_json'])
-    .where('address', '=', address)
-    .where('collection_id', 'in', collectionIds)
-    .compile();
-  const rows = (
-    (db === app.db ? app.sqlite?.run<{ collection_id: string; store_json: string }>(query) : null) ??
-    (await db.executeQuery(query))
-  ).rows;
-  return new Map(rows.map((r) => [r.collection_id, r.store_json]));
-}
 
 /** Balances for one requirement and address: one read model query, then defaults or the chain per collection. */
 async function requirementReader(

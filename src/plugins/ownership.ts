@@ -119,54 +119,92 @@ export function requirementToJson(r: Requirement): unknown {
   };
 }
 
-/** Every collection the requirement reads (for prefetching). */
+/** Every collection the requirement reads (for prefetching), once per parsed requirement. */
 export function collectionsOf(r: Requirement): string[] {
-  if ('$and' in r) return [...new Set(r.$and.flatMap(collectionsOf))];
-  if ('$or' in r) return [...new Set(r.$or.flatMap(collectionsOf))];
-  return [...new Set(r.assets.map((a) => a.collectionId))];
+  let ids = collectionLists.get(r);
+  if (!ids) collectionLists.set(r, (ids = [...new Set(leafCollections(r))]));
+  return ids;
 }
+const leafCollections = (r: Requirement): string[] =>
+  '$and' in r
+    ? r.$and.flatMap(leafCollections)
+    : '$or' in r
+      ? r.$or.flatMap(leafCollections)
+      : r.assets.map((a) => a.collectionId);
+// a parsed requirement is never changed, so what it reads is computed once
+const collectionLists = new WeakMap<Requirement, string[]>();
 
 export type BalanceReader = (collectionId: string) => Promise<Balance[]>;
 
 const fmt = (rs: UintRange[]) => rs.map((r) => (r.start === r.end ? `${r.start}` : `${r.start}-${r.end}`)).join(', ');
 
+/** A group's failure whose reason nobody reads (a member of an `$or`, which has its own). */
+const FAILED = 'failed';
+
 /** null when the address meets the requirement; otherwise the reason. */
-export async function checkRequirement(
+export function checkRequirement(
   r: Requirement,
   address: string,
   now: number,
   read: BalanceReader,
 ): Promise<string | null> {
+  return check(r, address, { now, range: null }, read, true);
+}
+
+/** The evaluation time, and the range of it an asset without `ownershipTimes` asks about (made once). */
+interface EvaluationTime {
+  now: number;
+  range: UintRange[] | null;
+}
+
+/**
+ * `explain`: whether the reason of a failure is read; when not, a failure is FAILED (the members
+ * of an `$or` are tried in order until one passes, and a failing `$or` gives its own reason).
+ */
+async function check(
+  r: Requirement,
+  address: string,
+  at: EvaluationTime,
+  read: BalanceReader,
+  explain: boolean,
+): Promise<string | null> {
   if ('$and' in r) {
     for (const c of r.$and) {
-      const why = await checkRequirement(c, address, now, read);
+      const why = await check(c, address, at, read, explain);
       if (why) return why;
     }
     return null;
   }
   if ('$or' in r) {
-    for (const c of r.$or) if ((await checkRequirement(c, address, now, read)) === null) return null;
+    for (const c of r.$or) if ((await check(c, address, at, read, false)) === null) return null;
     return 'Address did not meet the asset ownership requirements.';
   }
   const need = r.options.numMatchesForVerification;
   let matched = 0n;
   for (const a of r.assets) {
-    const times = a.ownershipTimes.length ? a.ownershipTimes : [{ start: BigInt(now), end: BigInt(now) }];
+    const times = a.ownershipTimes.length
+      ? a.ownershipTimes
+      : (at.range ??= [{ start: BigInt(at.now), end: BigInt(at.now) }]);
     const pieces = balancesForIds(a.assetIds, times, await read(a.collectionId));
     const { start: min, end: max } = a.mustOwnAmounts;
     if (need === undefined) {
       for (const p of pieces) {
         if (p.amount < min)
-          return `Address does not own enough of IDs ${fmt(p.tokenIds)} in collection ${a.collectionId} to meet minimum balance requirement of ${min}`;
+          return explain
+            ? `Address does not own enough of IDs ${fmt(p.tokenIds)} in collection ${a.collectionId} to meet minimum balance requirement of ${min}`
+            : FAILED;
         if (p.amount > max)
-          return `Address owns too much of IDs ${fmt(p.tokenIds)} in collection ${a.collectionId} to meet maximum balance requirement of ${max}`;
+          return explain
+            ? `Address owns too much of IDs ${fmt(p.tokenIds)} in collection ${a.collectionId} to meet maximum balance requirement of ${max}`
+            : FAILED;
       }
     } else {
       const failing = pieces.filter((p) => p.amount < min || p.amount > max).flatMap((p) => p.tokenIds);
       matched += rangesSize(subtractRanges(a.assetIds, failing));
     }
   }
-  if (need !== undefined && matched < need) return `Address ${address} did not meet the ownership requirements.`;
+  if (need !== undefined && matched < need)
+    return explain ? `Address ${address} did not meet the ownership requirements.` : FAILED;
   return null;
 }
 

@@ -2,7 +2,7 @@
 // `tokenIds` during EACH millisecond of `ownershipTimes`. `balancesForIds` answers what a holder owns
 // over a requested (ids × times) area: every overlap with a stored balance at its amount, and every
 // uncovered part at amount 0, as the chain's and the SDK's getBalancesForIds do. All bigint.
-import { sortAndMerge, subtractRanges, type UintRange } from './uint-ranges.ts';
+import { sortAndMerge, type UintRange } from './uint-ranges.ts';
 
 export interface Balance {
   amount: bigint;
@@ -22,19 +22,43 @@ const overlap = (a: UintRange, b: UintRange): UintRange | null => {
   return start <= end ? { start, end } : null;
 };
 
-/** A cell minus one rectangle: at most four cells. */
+/**
+ * A cell minus one rectangle: at most four cells, in the order of `subtractRanges`' pieces (the
+ * ids left and right of the rectangle over the cell's times, then its times before and after it).
+ */
 function cut(c: Cell, ids: UintRange, times: UintRange): Cell[] {
   const out: Cell[] = [];
-  for (const r of subtractRanges([c.ids], [ids])) out.push({ ids: r, times: c.times });
+  if (c.ids.start < ids.start)
+    out.push({ ids: { start: c.ids.start, end: c.ids.end < ids.start ? c.ids.end : ids.start - 1n }, times: c.times });
+  if (ids.end < c.ids.end)
+    out.push({ ids: { start: c.ids.start > ids.end ? c.ids.start : ids.end + 1n, end: c.ids.end }, times: c.times });
   const mid = overlap(c.ids, ids);
-  if (mid) for (const t of subtractRanges([c.times], [times])) out.push({ ids: mid, times: t });
+  if (mid) {
+    if (c.times.start < times.start)
+      out.push({
+        ids: mid,
+        times: { start: c.times.start, end: c.times.end < times.start ? c.times.end : times.start - 1n },
+      });
+    if (times.end < c.times.end)
+      out.push({
+        ids: mid,
+        times: { start: c.times.start > times.end ? c.times.start : times.end + 1n, end: c.times.end },
+      });
+  }
   return out;
 }
+
+/** Whether ranges are sorted, without overlaps or adjacent ranges (as `sortAndMerge` leaves them). */
+function isMerged(ranges: UintRange[]): boolean {
+  for (let i = 1; i < ranges.length; i++) if (ranges[i].start <= ranges[i - 1].end + 1n) return false;
+  return true;
+}
+const merged = (ranges: UintRange[]) => (isMerged(ranges) ? ranges : sortAndMerge(ranges));
 
 export function balancesForIds(ids: UintRange[], times: UintRange[], stored: Balance[]): Balance[] {
   const pieces: Balance[] = [];
   let rest: Cell[] = [];
-  for (const i of sortAndMerge(ids)) for (const t of sortAndMerge(times)) rest.push({ ids: i, times: t });
+  for (const i of merged(ids)) for (const t of merged(times)) rest.push({ ids: i, times: t });
   for (const b of stored) {
     for (const bi of b.tokenIds) {
       for (const bt of b.ownershipTimes) {
