@@ -151,6 +151,20 @@ export function checkRequirement(
   return check(r, address, { now, range: null }, read, true);
 }
 
+/**
+ * As checkRequirement, at once, over balances read beforehand (by collection); undefined when the
+ * verdict needs a collection `known` does not hold (checkRequirement then reads it).
+ */
+export function checkKnownBalances(
+  r: Requirement,
+  address: string,
+  now: number,
+  known: ReadonlyMap<string, Balance[]>,
+): string | null | undefined {
+  const why = checkKnown(r, address, { now, range: null }, known, true);
+  return why === UNKNOWN ? undefined : why;
+}
+
 /** The evaluation time, and the range of it an asset without `ownershipTimes` asks about (made once). */
 interface EvaluationTime {
   now: number;
@@ -177,33 +191,97 @@ async function check(
   }
   if ('$or' in r) {
     for (const c of r.$or) if ((await check(c, address, at, read, false)) === null) return null;
-    return 'Address did not meet the asset ownership requirements.';
+    return OR_FAILED;
   }
-  const need = r.options.numMatchesForVerification;
-  let matched = 0n;
+  const tally = { matched: 0n };
   for (const a of r.assets) {
-    const times = a.ownershipTimes.length
-      ? a.ownershipTimes
-      : (at.range ??= [{ start: BigInt(at.now), end: BigInt(at.now) }]);
-    const pieces = balancesForIds(a.assetIds, times, await read(a.collectionId));
-    const { start: min, end: max } = a.mustOwnAmounts;
-    if (need === undefined) {
-      for (const p of pieces) {
-        if (p.amount < min)
-          return explain
-            ? `Address does not own enough of IDs ${fmt(p.tokenIds)} in collection ${a.collectionId} to meet minimum balance requirement of ${min}`
-            : FAILED;
-        if (p.amount > max)
-          return explain
-            ? `Address owns too much of IDs ${fmt(p.tokenIds)} in collection ${a.collectionId} to meet maximum balance requirement of ${max}`
-            : FAILED;
-      }
-    } else {
-      const failing = pieces.filter((p) => p.amount < min || p.amount > max).flatMap((p) => p.tokenIds);
-      matched += rangesSize(subtractRanges(a.assetIds, failing));
-    }
+    const why = assetFailure(r, a, await read(a.collectionId), at, tally, explain);
+    if (why !== null) return why;
   }
-  if (need !== undefined && matched < need)
+  return groupFailure(r, address, tally, explain);
+}
+
+/** A verdict of checkKnown that needs a collection it was not given. */
+const UNKNOWN = 'unknown';
+
+/** `check` over balances read beforehand: the same verdicts, in the same order, or UNKNOWN. */
+function checkKnown(
+  r: Requirement,
+  address: string,
+  at: EvaluationTime,
+  known: ReadonlyMap<string, Balance[]>,
+  explain: boolean,
+): string | null {
+  if ('$and' in r) {
+    for (const c of r.$and) {
+      const why = checkKnown(c, address, at, known, explain);
+      if (why) return why;
+    }
+    return null;
+  }
+  if ('$or' in r) {
+    for (const c of r.$or) {
+      const why = checkKnown(c, address, at, known, false);
+      if (why === null || why === UNKNOWN) return why;
+    }
+    return OR_FAILED;
+  }
+  const tally = { matched: 0n };
+  for (const a of r.assets) {
+    const stored = known.get(a.collectionId);
+    if (stored === undefined) return UNKNOWN;
+    const why = assetFailure(r, a, stored, at, tally, explain);
+    if (why !== null) return why;
+  }
+  return groupFailure(r, address, tally, explain);
+}
+
+const OR_FAILED = 'Address did not meet the asset ownership requirements.';
+
+/**
+ * One asset of a group of assets against the holder's balances in its collection: the reason it
+ * fails the group, or null (with `numMatchesForVerification`, its ids in range are added to `tally`).
+ */
+function assetFailure(
+  group: { options: { numMatchesForVerification?: bigint } },
+  a: Asset,
+  stored: Balance[],
+  at: EvaluationTime,
+  tally: { matched: bigint },
+  explain: boolean,
+): string | null {
+  const times = a.ownershipTimes.length
+    ? a.ownershipTimes
+    : (at.range ??= [{ start: BigInt(at.now), end: BigInt(at.now) }]);
+  const pieces = balancesForIds(a.assetIds, times, stored);
+  const { start: min, end: max } = a.mustOwnAmounts;
+  if (group.options.numMatchesForVerification === undefined) {
+    for (const p of pieces) {
+      if (p.amount < min)
+        return explain
+          ? `Address does not own enough of IDs ${fmt(p.tokenIds)} in collection ${a.collectionId} to meet minimum balance requirement of ${min}`
+          : FAILED;
+      if (p.amount > max)
+        return explain
+          ? `Address owns too much of IDs ${fmt(p.tokenIds)} in collection ${a.collectionId} to meet maximum balance requirement of ${max}`
+          : FAILED;
+    }
+  } else {
+    const failing = pieces.filter((p) => p.amount < min || p.amount > max).flatMap((p) => p.tokenIds);
+    tally.matched += rangesSize(subtractRanges(a.assetIds, failing));
+  }
+  return null;
+}
+
+/** A group of assets whose every asset passed: fails only short of `numMatchesForVerification`. */
+function groupFailure(
+  group: { options: { numMatchesForVerification?: bigint } },
+  address: string,
+  tally: { matched: bigint },
+  explain: boolean,
+): string | null {
+  const need = group.options.numMatchesForVerification;
+  if (need !== undefined && tally.matched < need)
     return explain ? `Address ${address} did not meet the ownership requirements.` : FAILED;
   return null;
 }

@@ -22,3 +22,15 @@ export class TurnBatcher<T> {
     this.items.push(item);
   }
 }
+
+/**
+ * Runs `fn` once the microtasks queued until then, and those they queue, have all run: after every
+ * promise chain started in this turn went as far as it can without I/O or a timer. Work gathered
+ * until then is gathered without waiting for the next turn of the event loop (setImmediate), for
+ * reads that are themselves synchronous (SQLite's fast path), whose callers all advance through
+ * microtasks alone.
+ */
+export function afterMicrotasks(fn: () => void): void {
+  // a tick queued from a microtask runs when the microtask queue is empty
+  queueMicrotask(() => process.nextTick(fn));
+}
