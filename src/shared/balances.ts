@@ -23,15 +23,16 @@ const overlap = (a: UintRange, b: UintRange): UintRange | null => {
 };
 
 /**
- * A cell minus one rectangle: at most four cells, in the order of `subtractRanges`' pieces (the
- * ids left and right of the rectangle over the cell's times, then its times before and after it).
+ * A cell minus one rectangle, added to `out`: at most four cells, in the order of `subtractRanges`'
+ * pieces (the ids left and right of the rectangle over the cell's times, then its times before and
+ * after it).
  */
-function cut(c: Cell, ids: UintRange, times: UintRange): Cell[] {
-  const out: Cell[] = [];
+function cut(c: Cell, ids: UintRange, times: UintRange, out: Cell[] = []): Cell[] {
   if (c.ids.start < ids.start)
     out.push({ ids: { start: c.ids.start, end: c.ids.end < ids.start ? c.ids.end : ids.start - 1n }, times: c.times });
   if (ids.end < c.ids.end)
     out.push({ ids: { start: c.ids.start > ids.end ? c.ids.start : ids.end + 1n, end: c.ids.end }, times: c.times });
+  if (c.times.start >= times.start && times.end >= c.times.end) return out;
   const mid = overlap(c.ids, ids);
   if (mid) {
     if (c.times.start < times.start)
@@ -59,7 +60,9 @@ export function balancesForIds(ids: UintRange[], times: UintRange[], stored: Bal
   const pieces: Balance[] = [];
   let rest: Cell[] = [];
   for (const i of merged(ids)) for (const t of merged(times)) rest.push({ ids: i, times: t });
-  for (const b of stored) {
+  // once the whole area is covered, the other balances add nothing
+  for (let k = 0; k < stored.length && rest.length > 0; k++) {
+    const b = stored[k];
     for (const bi of b.tokenIds) {
       for (const bt of b.ownershipTimes) {
         const next: Cell[] = [];
@@ -71,7 +74,7 @@ export function balancesForIds(ids: UintRange[], times: UintRange[], stored: Bal
             continue;
           }
           pieces.push({ amount: b.amount, tokenIds: [oi], ownershipTimes: [ot] });
-          next.push(...cut(c, oi, ot));
+          cut(c, oi, ot, next);
         }
         rest = next;
       }
