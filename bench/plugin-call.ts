@@ -6,7 +6,7 @@
 // the figures move only with the call path.
 //
 // `node bench/plugin-call.ts` (BENCH_CALLS per round, 10,000; BENCH_ROUNDS, 5; BENCH_CONCURRENCY,
-// 64). `node --cpu-prof --cpu-prof-dir=DIR bench/plugin-call.ts` writes a profile of the main
+// 64; BENCH_WARMUP, 3,000 calls). `node --cpu-prof --cpu-prof-dir=DIR bench/plugin-call.ts` writes a profile of the main
 // thread and one of the call thread (worker threads inherit the flag).
 import { randomBytes } from 'node:crypto';
 import { loadavg as osLoadavg } from 'node:os';
@@ -97,9 +97,9 @@ try {
     `calls/s (median) ${fmt(median(rates))}; TLS handshakes ${stats.tlsHandshakes} for ${stats.requests} calls`,
   );
   console.log(
-    `CPU µs per call by thread (median of rounds): ${[...perThread]
+    `CPU µs per call by thread, median (lowest) of rounds: ${[...perThread]
       .filter(([, xs]) => median(xs) > 0)
-      .map(([name, xs]) => `${name} ${fmt(median(xs))}`)
+      .map(([name, xs]) => `${name} ${fmt(median(xs))} (${fmt(Math.min(...xs))})`)
       .join(', ')}`,
   );
   console.log(`(load ${loadavg()})`);
