@@ -99,7 +99,7 @@ export class Egress {
   private readonly resolve: Resolver;
   private readonly ca: string[] | undefined;
   private readonly pools = new Map<string, Pool>();
-  private readonly targets = new Map<string, ParsedTarget | string>();
+  private readonly targets = new Map<string, Target | string>();
   private counters = { requests: 0, tlsHandshakes: 0 };
   private closed = false;
 
@@ -133,10 +133,14 @@ export class Egress {
    * client's rules, so the answer is remembered (bounded): an address literal needs no further
    * check, a name is still resolved and checked at every call.
    */
-  private target(input: string): ParsedTarget {
+  private target(input: string): Target {
     let target = this.targets.get(input);
     if (target === undefined) {
-      target = parseTarget(input, this.rules);
+      const parsed = parseTarget(input, this.rules);
+      target =
+        typeof parsed === 'string'
+          ? parsed
+          : { ...parsed, path: `${parsed.url.pathname}${parsed.url.search}`, origin: parsed.url.origin };
       if (this.targets.size >= MAX_TARGETS) this.targets.delete(this.targets.keys().next().value!);
       this.targets.set(input, target);
     }
@@ -186,11 +190,11 @@ export class Egress {
     try {
       const address =
         target.literal ?? this.notSelf(target, await this.resolveChecked(target.host, (p) => deadline.race(p)));
-      const pool = this.poolFor(target.url, address);
+      const pool = this.poolFor(target, address);
       return await exchange(
         pool,
         {
-          path: `${target.url.pathname}${target.url.search}`,
+          path: target.path,
           method: req.method ?? 'POST',
           headers,
           body: req.body ?? null,
@@ -214,8 +218,8 @@ export class Egress {
     await Promise.all(pools.map((p) => p.close().catch(() => p.destroy())));
   }
 
-  private poolFor(url: URL, address: string): Pool {
-    const key = `${url.origin}|${address}`;
+  private poolFor(target: Target, address: string): Pool {
+    const key = `${target.origin}|${address}`;
     let pool = this.pools.get(key);
     if (pool) {
       // Map order is insertion order: re-inserting marks it most recently used
@@ -224,6 +228,7 @@ export class Egress {
       return pool;
     }
     // SNI carries the name without brackets or a trailing dot (servers match certificates on that)
+    const url = target.url;
     const hostname = url.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '');
     const isLiteral = hostname.includes(':') || /^[\d.]+$/.test(hostname);
     const connector = buildConnector({
@@ -249,6 +254,13 @@ export class Egress {
     }
     return pool;
   }
+}
+
+/** A checked target with the parts every request to it uses. */
+interface Target extends ParsedTarget {
+  /** The request target: path and query. */
+  path: string;
+  origin: string;
 }
 
 /** One timer for the whole exchange; what is running when it fires is aborted with a timeout. */
@@ -299,29 +311,17 @@ interface Exchange {
  */
 function exchange(pool: Pool, req: Exchange, maxBytes: number, deadline: Deadline): Promise<EgressResponse> {
   return new Promise<EgressResponse>((resolve, reject) => {
-    let controller: Dispatcher.DispatchController | null = null;
-    let settled = false;
-    let status = 0;
-    let headers: EgressResponse['headers'] = {};
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const fail = (err: unknown) => {
-      if (settled) return;
-      settled = true;
-      reject(asEgressError(err));
-      // an abort after settling is swallowed: its onResponseError finds the promise settled
-      if (controller && !controller.aborted) controller.abort(err instanceof Error ? err : new Error(String(err)));
-    };
+    const handler = new ExchangeHandler(resolve, reject, maxBytes);
     // a request that never started (it waited for a free connection, or its connection was still
     // being opened) was not sent at all, and says so: the endpoint cannot have seen it
     deadline.whenExpired((err) =>
-      fail(
-        controller
+      handler.fail(
+        handler.controller
           ? err
           : new EgressError('timeout', `not sent: no connection to the endpoint was ready within ${deadline.ms} ms`),
       ),
     );
-    if (settled) return;
+    if (handler.settled) return;
     pool.dispatch(
       // the deadline bounds the exchange; undici's own (longer) timers stay out of the way
       {
@@ -332,62 +332,111 @@ function exchange(pool: Pool, req: Exchange, maxBytes: number, deadline: Deadlin
         headersTimeout: 0,
         bodyTimeout: 0,
       },
-      {
-        onRequestStart(c) {
-          controller = c;
-          if (settled) c.abort(new Error('abandoned'));
-        },
-        onResponseStart(_c, statusCode, responseHeaders) {
-          if (statusCode < 200) return; // 1xx: the real answer follows
-          if (statusCode >= 300 && statusCode < 400) {
-            // the target is named (clipped: it is the endpoint's text) so an owner can see where it pointed
-            const location =
-              typeof responseHeaders.location === 'string' ? responseHeaders.location.slice(0, 200) : null;
-            return fail(
-              new EgressError(
-                'redirect',
-                `the endpoint answered ${statusCode} (a redirect${location ? ` to ${location}` : ''}); redirects are not followed`,
-              ),
-            );
-          }
-          const declared = Number(responseHeaders['content-length']);
-          if (Number.isFinite(declared) && declared > maxBytes) return fail(tooLarge(maxBytes));
-          status = statusCode;
-          headers = responseHeaders;
-        },
-        onResponseData(_c, chunk) {
-          if (settled) return;
-          size += chunk.length;
-          if (size > maxBytes) return fail(tooLarge(maxBytes));
-          chunks.push(chunk);
-        },
-        onResponseEnd() {
-          if (settled) return;
-          settled = true;
-          const res = { status, headers, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size) };
-          // undici frees the connection in a setImmediate it schedules after this callback: answering
-          // after that one lets the caller's next call reuse the connection instead of opening (and
-          // handshaking) another
-          queueMicrotask(() => setImmediate(resolve, res));
-        },
-        onResponseError(_c, err) {
-          fail(err);
-        },
-      },
+      handler,
     );
   });
+}
+
+/** One exchange's handler: one object per call (its state and undici's callbacks), not a closure each. */
+class ExchangeHandler implements Dispatcher.DispatchHandler {
+  controller: Dispatcher.DispatchController | null = null;
+  settled = false;
+  private status = 0;
+  private headers: EgressResponse['headers'] = {};
+  private readonly chunks: Buffer[] = [];
+  private size = 0;
+  private readonly resolve: (res: EgressResponse) => void;
+  private readonly reject: (err: EgressError) => void;
+  private readonly maxBytes: number;
+
+  constructor(resolve: (res: EgressResponse) => void, reject: (err: EgressError) => void, maxBytes: number) {
+    this.resolve = resolve;
+    this.reject = reject;
+    this.maxBytes = maxBytes;
+  }
+
+  fail(err: unknown): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.reject(asEgressError(err));
+    // an abort after settling is swallowed: its onResponseError finds the promise settled
+    const controller = this.controller;
+    if (controller && !controller.aborted) controller.abort(err instanceof Error ? err : new Error(String(err)));
+  }
+
+  onRequestStart(c: Dispatcher.DispatchController): void {
+    this.controller = c;
+    if (this.settled) c.abort(new Error('abandoned'));
+  }
+
+  onResponseStart(
+    _c: Dispatcher.DispatchController,
+    statusCode: number,
+    responseHeaders: EgressResponse['headers'],
+  ): void {
+    if (statusCode < 200) return; // 1xx: the real answer follows
+    if (statusCode >= 300 && statusCode < 400) {
+      // the target is named (clipped: it is the endpoint's text) so an owner can see where it pointed
+      const location = typeof responseHeaders.location === 'string' ? responseHeaders.location.slice(0, 200) : null;
+      return this.fail(
+        new EgressError(
+          'redirect',
+          `the endpoint answered ${statusCode} (a redirect${location ? ` to ${location}` : ''}); redirects are not followed`,
+        ),
+      );
+    }
+    const declared = Number(responseHeaders['content-length']);
+    if (Number.isFinite(declared) && declared > this.maxBytes) return this.fail(tooLarge(this.maxBytes));
+    this.status = statusCode;
+    this.headers = responseHeaders;
+  }
+
+  onResponseData(_c: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.settled) return;
+    this.size += chunk.length;
+    if (this.size > this.maxBytes) return this.fail(tooLarge(this.maxBytes));
+    this.chunks.push(chunk);
+  }
+
+  onResponseEnd(): void {
+    if (this.settled) return;
+    this.settled = true;
+    const chunks = this.chunks;
+    const res = {
+      status: this.status,
+      headers: this.headers,
+      body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.size),
+    };
+    // undici frees the connection in a setImmediate it schedules after this callback: answering
+    // after that one lets the caller's next call reuse the connection instead of opening (and
+    // handshaking) another
+    const resolve = this.resolve;
+    queueMicrotask(() => setImmediate(resolve, res));
+  }
+
+  onResponseError(_c: Dispatcher.DispatchController, err: Error): void {
+    this.fail(err);
+  }
 }
 
 function tooLarge(maxBytes: number): EgressError {
   return new EgressError('too-large', `the response body exceeds ${maxBytes} bytes`);
 }
 
+// header names that passed the name checks (the same few names come with every call), up to this many
+const MAX_CHECKED_NAMES = 1024;
+const checkedNames = new Set<string>();
+
 function validHeaders(headers: Record<string, string>): Record<string, string> {
-  for (const [name, value] of Object.entries(headers)) {
-    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name))
-      throw new EgressError('invalid-request', `"${name}" is not a valid header name`);
-    if (RESERVED_HEADERS.has(name.toLowerCase()))
-      throw new EgressError('invalid-request', `the header "${name}" may not be set`);
+  for (const name of Object.keys(headers)) {
+    const value = headers[name];
+    if (!checkedNames.has(name)) {
+      if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name))
+        throw new EgressError('invalid-request', `"${name}" is not a valid header name`);
+      if (RESERVED_HEADERS.has(name.toLowerCase()))
+        throw new EgressError('invalid-request', `the header "${name}" may not be set`);
+      if (checkedNames.size < MAX_CHECKED_NAMES) checkedNames.add(name);
+    }
     if (typeof value !== 'string' || /[\r\n\0]/.test(value))
       throw new EgressError('invalid-request', `the header "${name}" has an invalid value`);
   }

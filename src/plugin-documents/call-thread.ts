@@ -6,22 +6,19 @@
 // The thread holds the process's egress client for these calls, built from the same configuration.
 //
 // Calls made in one turn of the event loop travel in one message, and so do the outcomes of one
-// turn of the thread's loop. A thread that dies fails the calls it held (a clear outcome, not a
+// turn of the thread's loop. A message is one flat array of a few values per call (no object per
+// call to copy and rebuild): a call's version travels as its CallSpec text, which the thread
+// parses once per version. A thread that dies fails the calls it held (a clear outcome, not a
 // hang); the next call starts a new one. The thread never keeps a finished CLI process alive.
 import { Worker } from 'node:worker_threads';
 import type { AppContext } from '../context.ts';
 import { egressOptionsOf, type EgressOptions, type EgressStats } from '../egress/index.ts';
+import type { JsonObject } from '../plugins/types.ts';
 import { TurnBatcher } from '../shared/turn-batcher.ts';
 import type { CallContext, CallOutcome } from './call.ts';
+import { FAILED, OK, OUTCOME_VALUES, writeCall, type FromCallThread, type ToCallThread } from './call-messages.ts';
 
 const WORKER_URL = new URL('./call-worker.ts', import.meta.url);
-
-/** Main thread → call thread: a batch of calls, or a stats request. */
-export type ToCallThread = { calls: Array<[id: number, context: CallContext, now: number]> } | { stats: number };
-/** Call thread → main thread: a batch of outcomes (or an unexpected error's message), or stats. */
-export type FromCallThread =
-  | { outcomes: Array<[id: number, outcome: CallOutcome] | [id: number, null, error: string]> }
-  | { stats: number; value: EgressStats };
 
 interface Pending {
   resolve: (o: CallOutcome) => void;
@@ -83,7 +80,9 @@ export class CallThread {
     const worker = this.worker ?? this.spawn();
     worker.ref(); // calls in flight keep the process alive, like any pending request
     try {
-      worker.postMessage({ calls } satisfies ToCallThread);
+      const values: unknown[] = [];
+      for (const [id, context, now] of calls) writeCall(values, id, context, now);
+      worker.postMessage({ calls: values } satisfies ToCallThread);
     } catch (err) {
       // a context that cannot be copied to the thread: the calls of this batch fail, later ones go on
       for (const [id] of calls) {
@@ -102,12 +101,20 @@ export class CallThread {
         this.statsWaiting.get(msg.stats)?.(msg.value);
         this.statsWaiting.delete(msg.stats);
       } else {
-        for (const [id, outcome, error] of msg.outcomes) {
-          const p = this.pending.get(id);
+        const m = msg.outcomes;
+        for (let at = 0; at < m.length; at += OUTCOME_VALUES) {
+          const p = this.pending.get(m[at] as number);
           if (!p) continue;
-          this.pending.delete(id);
-          if (outcome) p.resolve(outcome);
-          else p.reject(new Error(error));
+          this.pending.delete(m[at] as number);
+          const kind = m[at + 1];
+          if (kind === OK) p.resolve({ ok: true, response: m[at + 2] as JsonObject });
+          else if (kind === FAILED)
+            p.resolve(
+              m[at + 3] === undefined
+                ? { ok: false, error: m[at + 2] as string }
+                : { ok: false, error: m[at + 2] as string, detail: m[at + 3] as string },
+            );
+          else p.reject(new Error(m[at + 2] as string));
         }
       }
       if (this.pending.size === 0 && this.statsWaiting.size === 0) worker.unref();

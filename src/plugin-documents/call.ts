@@ -31,29 +31,97 @@ export interface CallContext {
 }
 
 /**
+ * What a call needs of its version: the same for every call of one version object (a version
+ * changes only by being replaced), so it is derived once per version (`specOf`). The plugin call
+ * thread receives it as text (`specTextOf`) and keeps the parsed form (`specFromText`).
+ */
+export interface CallSpec {
+  /** verificationCall.uri, or null when the version has none. */
+  uri: string | null;
+  version: number;
+  passAddress: boolean;
+  /** Keys of the header fields, across the schemas and the hardcoded inputs. */
+  headerKeys: ReadonlySet<string>;
+  /** The hardcoded inputs with a value, in order. */
+  hardcoded: ReadonlyArray<readonly [key: string, value: unknown]>;
+}
+
+/** A call's context without its version: what varies per call (the version's part is a CallSpec). */
+export type CallFields = Omit<CallContext, 'version'>;
+
+const specs = new WeakMap<PluginVersion, { spec: CallSpec; text: string }>();
+function specEntry(v: PluginVersion): { spec: CallSpec; text: string } {
+  let entry = specs.get(v);
+  if (!entry) {
+    const headerKeys = [
+      ...v.userInputsSchema,
+      ...v.publicParamsSchema,
+      ...v.privateParamsSchema,
+      ...(v.verificationCall?.hardcodedInputs ?? []),
+    ]
+      .filter((f) => f.headerField)
+      .map((f) => f.key);
+    // a hardcoded input without a value is never sent (as `put` skips undefined values)
+    const hardcoded = (v.verificationCall?.hardcodedInputs ?? [])
+      .filter((h) => h.value !== undefined)
+      .map((h) => [h.key, h.value] as const);
+    const uri = v.verificationCall?.uri ?? null;
+    const passAddress = v.verificationCall?.passAddress === true;
+    const spec: CallSpec = { uri, version: v.version, passAddress, headerKeys: new Set(headerKeys), hardcoded };
+    entry = { spec, text: JSON.stringify([uri, v.version, passAddress, headerKeys, hardcoded]) };
+    specs.set(v, entry);
+  }
+  return entry;
+}
+
+/** The version's CallSpec, once per version object. */
+export const specOf = (v: PluginVersion): CallSpec => specEntry(v).spec;
+/** The version's CallSpec as text (what crosses to the plugin call thread), once per version object. */
+export const specTextOf = (v: PluginVersion): string => specEntry(v).text;
+
+// the thread's parsed specs, by text: a few per plugin version in use, the oldest dropped beyond this
+const MAX_SPECS = 256;
+const parsedSpecs = new Map<string, CallSpec>();
+/** The CallSpec of `specTextOf`'s text (parsed once while it stays in use). */
+export function specFromText(text: string): CallSpec {
+  let spec = parsedSpecs.get(text);
+  if (!spec) {
+    const [uri, version, passAddress, headerKeys, hardcoded] = JSON.parse(text) as [
+      string | null,
+      number,
+      boolean,
+      string[],
+      Array<[string, unknown]>,
+    ];
+    spec = { uri, version, passAddress, headerKeys: new Set(headerKeys), hardcoded };
+    if (parsedSpecs.size >= MAX_SPECS) parsedSpecs.delete(parsedSpecs.keys().next().value!);
+    parsedSpecs.set(text, spec);
+  }
+  return spec;
+}
+
+/**
  * The request: the flat body (schema values first, then the context fields docs/plugins-platform.md lists)
  * and the header fields, which leave the body. Keys are unique across the schemas (validation).
  */
 export function buildRequest(c: CallContext): { body: JsonObject; headers: Record<string, string> } {
-  const v = c.version;
-  const headerKeys = headerKeysOf(v);
+  return requestOf(specOf(c.version), c);
+}
+
+function requestOf(spec: CallSpec, c: CallFields): { body: JsonObject; headers: Record<string, string> } {
   const body: JsonObject = {};
   const headers: Record<string, string> = {};
-  const put = (key: string, value: unknown) => {
-    if (value === undefined) return;
-    if (headerKeys.has(key)) headers[key] = String(value);
-    else body[key] = value;
-  };
-  for (const [k, val] of Object.entries(c.inputs)) put(k, val);
-  for (const [k, val] of Object.entries(c.publicParams)) put(k, val);
-  for (const [k, val] of Object.entries(c.privateParams)) put(k, val);
-  for (const h of v.verificationCall?.hardcodedInputs ?? []) put(h.key, h.value);
-  const passAddress = v.verificationCall?.passAddress === true;
+  const keys = spec.headerKeys;
+  putAll(body, headers, keys, c.inputs);
+  putAll(body, headers, keys, c.publicParams);
+  putAll(body, headers, keys, c.privateParams);
+  for (const [key, value] of spec.hardcoded) put(body, headers, keys, key, value);
+  const passAddress = spec.passAddress;
   body.platformAddress = passAddress ? c.platformAddress : null;
   body.ethAddress = passAddress ? evmAddressOf(c.platformAddress) : null;
   body.isAddressSignedIn = passAddress ? c.isAddressSignedIn : null;
   body.pluginSecret = c.pluginSecret;
-  body.version = v.version;
+  body.version = spec.version;
   body.claimId = c.claim.claimId;
   body.claimAttemptId = c.claimAttemptId;
   body.instanceId = c.instanceId;
@@ -65,24 +133,20 @@ export function buildRequest(c: CallContext): { body: JsonObject; headers: Recor
   return { body, headers };
 }
 
-// a version's header fields, once per version object (a version changes only by being replaced)
-const headerKeysCache = new WeakMap<PluginVersion, Set<string>>();
-function headerKeysOf(v: PluginVersion): Set<string> {
-  let keys = headerKeysCache.get(v);
-  if (!keys) {
-    keys = new Set(
-      [
-        ...v.userInputsSchema,
-        ...v.publicParamsSchema,
-        ...v.privateParamsSchema,
-        ...(v.verificationCall?.hardcodedInputs ?? []),
-      ]
-        .filter((f) => f.headerField)
-        .map((f) => f.key),
-    );
-    headerKeysCache.set(v, keys);
-  }
-  return keys;
+/** A value goes to the headers (a header field, as text) or to the body; undefined goes nowhere. */
+function put(
+  body: JsonObject,
+  headers: Record<string, string>,
+  keys: ReadonlySet<string>,
+  key: string,
+  value: unknown,
+) {
+  if (value === undefined) return;
+  if (keys.has(key)) headers[key] = String(value);
+  else body[key] = value;
+}
+function putAll(body: JsonObject, headers: Record<string, string>, keys: ReadonlySet<string>, values: JsonObject) {
+  for (const key of Object.keys(values)) put(body, headers, keys, key, values[key]);
 }
 
 /**
@@ -130,18 +194,25 @@ function messageOf(body: Buffer): string | null {
  * Calls the endpoint once through `egress`, signed at `now`; a 200 with a dot-free JSON object
  * passes, anything else fails. The service runs it on the plugin call thread (call-thread.ts).
  */
-export async function callEndpoint(egress: Egress, c: CallContext, now: number): Promise<CallOutcome> {
-  const uri = c.version.verificationCall?.uri;
-  if (!uri) return { ok: false, error: `Plugin ${c.pluginId} version ${c.version.version} has no verificationCall` };
-  const { body, headers } = buildRequest(c);
+export function callEndpoint(egress: Egress, c: CallContext, now: number): Promise<CallOutcome> {
+  return callWith(egress, specOf(c.version), c, now);
+}
+
+/** `callEndpoint` with the version's part given as its CallSpec (the plugin call thread's form). */
+export async function callWith(egress: Egress, spec: CallSpec, c: CallFields, now: number): Promise<CallOutcome> {
+  const uri = spec.uri;
+  if (!uri) return { ok: false, error: `Plugin ${c.pluginId} version ${spec.version} has no verificationCall` };
+  const { body, headers } = requestOf(spec, c);
   const raw = JSON.stringify(body);
-  const signature = signRequest(c.pluginSecret, raw, now);
+  // the signature headers and the content type are added to the header fields' object (a fresh one per call)
+  Object.assign(headers, signRequest(c.pluginSecret, raw, now));
+  headers['content-type'] = 'application/json';
   let res;
   try {
     res = await egress.request({
       url: uri,
       method: 'POST',
-      headers: { ...headers, ...signature, 'content-type': 'application/json' },
+      headers,
       body: raw,
       timeoutMs: CALL_TIMEOUT_MS,
       maxResponseBytes: MAX_RESPONSE_BYTES,
