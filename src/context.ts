@@ -199,7 +199,7 @@ export async function createContext(
     githubContributors: new Map(),
     // (signin/signing-keys.ts loads jose: the CLI loads it only for the commands that sign)
     signingKeys: { rows: [], loadedAt: -Infinity, loading: null, imported: new Map(), ready: new Map() },
-    claimQueueWake: createWakeHub({ config, db: storage.db, log }),
+    claimQueueWake: createWakeHub({ config }),
     signinCommits: createGroupCommit({ db: storage.db, sqlite: storage.sqlite }),
     services: {},
     // once: a failed listen closes the context (server.ts) before its owner's own close

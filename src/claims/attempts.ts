@@ -19,7 +19,7 @@ import { encodePayload, type AttemptPayload } from './payload.ts';
 import { pluginEnv } from './plugin-env.ts';
 import { forReads } from '../db/replicas.ts';
 import { refusalLog } from './refusals.ts';
-import { enqueued } from './queue-wakeup.ts';
+import { acceptNotifies, accepted } from './queue-wakeup.ts';
 import { ATTEMPT_STATUS, insertRows, runHot } from './hot-sql.ts';
 import type { ClaimTables } from './storage.ts';
 
@@ -163,7 +163,7 @@ function insertAttempt(ctx: AppContext, row: AttemptRow): Promise<void> {
   return new Promise((resolve, reject) => batcher.add({ row, resolve, reject }));
 }
 
-const INSERT_ATTEMPTS = insertRows('claim_attempts', [
+const ATTEMPT_COLUMNS = [
   'claim_attempt_id',
   'claim_id',
   'lane',
@@ -176,9 +176,15 @@ const INSERT_ATTEMPTS = insertRows('claim_attempts', [
   'payload',
   'attempted_at',
   'resolved_at',
-]);
+];
+const INSERT_ATTEMPTS = insertRows('claim_attempts', ATTEMPT_COLUMNS);
+/** PostgreSQL, no worker in this process: the insert also wakes other processes' workers (queue-wakeup.ts). */
+const INSERT_ATTEMPTS_NOTIFYING = insertRows('claim_attempts', ATTEMPT_COLUMNS, { notify: true });
 
 async function flushInserts(ctx: AppContext, batch: PendingInsert[]): Promise<void> {
+  // the wake-up of other processes commits with the rows (or not at all): no transaction of its own
+  const channel = acceptNotifies(ctx);
+  let inserted = false;
   for (let i = 0; i < batch.length; i += 500) {
     const chunk = batch.slice(i, i + 500);
     try {
@@ -198,13 +204,15 @@ async function flushInserts(ctx: AppContext, batch: PendingInsert[]): Promise<vo
           row.attempted_at,
           row.resolved_at ?? null,
         );
-      await runHot(ctx.db, INSERT_ATTEMPTS(chunk.length), params, ctx);
+      if (channel !== null) params.push(channel);
+      await runHot(ctx.db, (channel === null ? INSERT_ATTEMPTS : INSERT_ATTEMPTS_NOTIFYING)(chunk.length), params, ctx);
+      inserted = true;
       for (const p of chunk) p.resolve();
     } catch (err) {
       for (const p of chunk) p.reject(err);
     }
   }
-  enqueued(ctx);
+  if (inserted) accepted(ctx);
 }
 
 export interface AttemptStatus {
