@@ -405,7 +405,7 @@ describe('claims engine', () => {
     assert.equal((await status(t, later)).success, true);
   });
 
-  test('PostgreSQL lanes: a pass starts at the worker\'s own point of the lane list and serves every lane once', {
+  test("PostgreSQL lanes: a pass starts at the worker's own point of the lane list and serves every lane once", {
     skip: TEST_DB !== 'postgres' && 'PostgreSQL only: SQLite serves every lane from one transaction',
   }, async () => {
     await drainQueue(t.ctx);
@@ -435,7 +435,8 @@ describe('claims engine', () => {
     // four attempts per lane, arriving interleaved across the lanes
     const ids = new Map<string, string[]>(claims.map((c) => [c, []]));
     for (let round = 0; round < 4; round++)
-      for (const c of claims) ids.get(c)!.push((await attempt(t, 'complete', c, randomAddress())).json().claimAttemptId);
+      for (const c of claims)
+        ids.get(c)!.push((await attempt(t, 'complete', c, randomAddress())).json().claimAttemptId);
     const queued = async () =>
       (await t.ctx.db.selectFrom('claim_attempts').select('seq').where('status', '=', 'queued').limit(1).execute())
         .length > 0;

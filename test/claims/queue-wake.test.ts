@@ -45,10 +45,9 @@ describe('claim queue wake-up across processes', { skip }, () => {
     channel = `platform_claims_${schema}`;
     // the worker process: another context on the same database, whose worker never polls within
     // the test, so only a notification can wake it
-    workerCtx = await createContext(
-      loadConfig({ LOG_LEVEL: 'silent', ...database.env, RUN_WORKER: 'false' }),
-      { migrate: false },
-    );
+    workerCtx = await createContext(loadConfig({ LOG_LEVEL: 'silent', ...database.env, RUN_WORKER: 'false' }), {
+      migrate: false,
+    });
     worker = new ClaimWorker(workerCtx, { pollMs: 3_600_000 }).start();
     admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
     await admin.connect();
