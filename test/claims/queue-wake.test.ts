@@ -2,7 +2,8 @@
 // tells the workers of other processes by a NOTIFY, sent inside the transaction of the insert that
 // accepts the attempts. So the accept costs one statement and one transaction however many
 // attempts it takes, a listener is never woken before the rows are visible, and an insert that
-// rolls back wakes nobody.
+// rolls back wakes nobody. Since PostgreSQL commits notifying transactions one at a time, a
+// process has one such insert in flight at a time.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
@@ -94,13 +95,22 @@ describe('claim queue wake-up across processes', { skip }, () => {
   test('an accept is one statement, with its NOTIFY in the same transaction: no NOTIFY of its own', async () => {
     const claimId = await claimWithPlugins(serve, token, [numUses(100)]);
     await heardSoFar();
-    // every statement the serve process sends while it accepts the burst
+    // every statement the serve process sends while it accepts the burst, and how many accepting
+    // inserts were in flight at once
     const sent: string[] = [];
+    let inFlight = 0;
+    let mostInFlight = 0;
     const query = pg.Client.prototype.query;
     pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
       const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string } | undefined)?.text;
       if (text) sent.push(text);
-      return (query as (...a: unknown[]) => unknown).apply(this, args);
+      const result = (query as (...a: unknown[]) => unknown).apply(this, args);
+      if (text && /insert into claim_attempts/i.test(text)) {
+        mostInFlight = Math.max(mostInFlight, ++inFlight);
+        const done = () => void inFlight--;
+        (result as Promise<unknown>).then(done, done);
+      }
+      return result;
     } as typeof query;
     let responses;
     try {
@@ -116,6 +126,9 @@ describe('claim queue wake-up across processes', { skip }, () => {
     assert.ok(inserts.length >= 1 && inserts.length <= 20, `${inserts.length} accepting inserts`);
     // every NOTIFY is part of an accepting insert's statement, and every such insert notifies once
     assert.deepEqual(notifies, inserts, 'no NOTIFY sent apart from the accepting insert');
+    // PostgreSQL commits notifying transactions one at a time: turns that end while one is in
+    // flight go together in the next insert instead of queueing for that lock in inserts of their own
+    assert.equal(mostInFlight, 1, 'one notifying insert in flight at a time');
     for (const r of responses) assert.equal((await resolved(serve, r.json().claimAttemptId)).success, true);
     // one notification per accepting transaction (PostgreSQL folds equal ones of one transaction)
     assert.equal((await heardSoFar()).length, inserts.length);
