@@ -93,6 +93,8 @@ export interface LazyServices {
   contractWallets?: ContractWallets;
   /** claims/attempts.ts: attempts accepted in one turn, inserted by one statement. */
   attemptInserts?: TurnBatcher<PendingInsert>;
+  /** claims/attempts.ts: PostgreSQL, the notifying insert in flight and the attempts waiting for it. */
+  notifyingAccept?: { inFlight: boolean; waiting: PendingInsert[] };
   /** api-keys/rate-limit.ts: the rate-limit leases asked for in one turn, taken by one statement. */
   rateLimitTakes?: TurnBatcher<RateLimitTake>;
 }

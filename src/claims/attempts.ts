@@ -159,8 +159,31 @@ export interface PendingInsert {
  * statement; each request answers only once its row is committed.
  */
 function insertAttempt(ctx: AppContext, row: AttemptRow): Promise<void> {
-  const batcher = (ctx.services.attemptInserts ??= new TurnBatcher((batch) => void flushInserts(ctx, batch)));
+  const batcher = (ctx.services.attemptInserts ??= new TurnBatcher((batch) => void accept(ctx, batch)));
   return new Promise((resolve, reject) => batcher.add({ row, resolve, reject }));
+}
+
+/**
+ * PostgreSQL commits the transactions that NOTIFY one at a time (it holds a lock from before
+ * the commit until after it, flush included). So while this process's notifying insert is in
+ * flight, the turns that end meanwhile wait and go together in the next one, instead of each
+ * waiting for that lock in an insert of its own: at most one notifying insert per process at a
+ * time, and fewer, larger ones. Inserts that notify nothing (SQLite, or a worker in this process)
+ * go at once, one per turn, as before.
+ */
+async function accept(ctx: AppContext, batch: PendingInsert[]): Promise<void> {
+  const state = (ctx.services.notifyingAccept ??= { inFlight: false, waiting: [] });
+  if (acceptNotifies(ctx) === null) return flushInserts(ctx, batch);
+  if (state.inFlight) {
+    state.waiting.push(...batch);
+    return;
+  }
+  state.inFlight = true;
+  try {
+    for (let next = batch; next.length > 0; next = state.waiting.splice(0)) await flushInserts(ctx, next);
+  } finally {
+    state.inFlight = false;
+  }
 }
 
 const ATTEMPT_COLUMNS = [
