@@ -444,6 +444,8 @@ interface Work {
   resolveUpdates: number | null;
   /** Lane lock tries (pg_try_advisory_xact_lock): a batch, or a lane another worker holds. */
   laneTries: number | null;
+  /** Wake-up NOTIFYs sent as statements (and transactions) of their own, not inside an accepting insert. */
+  ownNotifies: number | null;
   /** The statements run most often during the run (calls, not per attempt). */
   top: Array<{ calls: number; query: string }>;
 }
@@ -591,9 +593,11 @@ async function measured<T extends { accepted: number }>(
       lockWaitsBy,
       lockWaitersAvg: samples ? waiting / samples : 0,
       lockWaitersMax: maxWaiting,
-      acceptInserts: calls(/^insert into "claim_attempts"/),
-      resolveUpdates: calls(/^update claim_attempts set status/),
+      // the accept's insert, alone or with the wake-up's pg_notify in the same statement
+      acceptInserts: calls(/^(with \w+ as \()?insert into "?claim_attempts"?/),
+      resolveUpdates: calls(/^update claim_attempts\s+set status/),
       laneTries: calls(/pg_try_advisory_xact_lock/),
+      ownNotifies: calls(/^select pg_notify/),
       top,
     },
   };
@@ -634,7 +638,8 @@ function workLine(w: Work, resolved: number, cluster: Cluster): string {
     ].join(', ') +
     (w.acceptInserts && w.resolveUpdates && w.laneTries !== null
       ? `\n  batching: ${fmt(resolved / w.acceptInserts, 1)} attempts per accepting insert, ${fmt(resolved / w.resolveUpdates, 1)} per resolving batch; ` +
-        `${fmt(w.laneTries / w.resolveUpdates, 2)} lane lock tries per batch`
+        `${fmt(w.laneTries / w.resolveUpdates, 2)} lane lock tries per batch` +
+        (w.ownNotifies === null ? '' : `; ${per(w.ownNotifies, 3)} wake-up NOTIFYs of their own (n)`)
       : '')
   );
 }

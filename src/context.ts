@@ -96,6 +96,8 @@ export interface LazyServices {
   contractWallets?: ContractWallets;
   /** claims/attempts.ts: attempts accepted in one turn, inserted by one statement. */
   attemptInserts?: TurnBatcher<PendingInsert>;
+  /** claims/attempts.ts: PostgreSQL, the notifying insert in flight and the attempts waiting for it. */
+  notifyingAccept?: { inFlight: boolean; waiting: PendingInsert[] };
   /** api-keys/rate-limit.ts: the rate-limit leases asked for in one turn, taken by one statement. */
   rateLimitTakes?: TurnBatcher<RateLimitTake>;
 }
@@ -203,7 +205,7 @@ export async function createContext(
     balanceStores: new ParsedBalanceStores(),
     // (signin/signing-keys.ts loads jose: the CLI loads it only for the commands that sign)
     signingKeys: { rows: [], loadedAt: -Infinity, loading: null, imported: new Map(), ready: new Map() },
-    claimQueueWake: createWakeHub({ config, db: storage.db, log }),
+    claimQueueWake: createWakeHub({ config }),
     signinCommits: createGroupCommit({ db: storage.db, sqlite: storage.sqlite }),
     services: {},
     // once: a failed listen closes the context (server.ts) before its owner's own close

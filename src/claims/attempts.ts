@@ -19,7 +19,7 @@ import { encodePayload, type AttemptPayload } from './payload.ts';
 import { pluginEnv } from './plugin-env.ts';
 import { forReads } from '../db/replicas.ts';
 import { refusalLog } from './refusals.ts';
-import { enqueued } from './queue-wakeup.ts';
+import { acceptNotifies, accepted } from './queue-wakeup.ts';
 import { ATTEMPT_STATUS, insertRows, runHot } from './hot-sql.ts';
 import type { ClaimTables } from './storage.ts';
 
@@ -159,11 +159,34 @@ export interface PendingInsert {
  * statement; each request answers only once its row is committed.
  */
 function insertAttempt(ctx: AppContext, row: AttemptRow): Promise<void> {
-  const batcher = (ctx.services.attemptInserts ??= new TurnBatcher((batch) => void flushInserts(ctx, batch)));
+  const batcher = (ctx.services.attemptInserts ??= new TurnBatcher((batch) => void accept(ctx, batch)));
   return new Promise((resolve, reject) => batcher.add({ row, resolve, reject }));
 }
 
-const INSERT_ATTEMPTS = insertRows('claim_attempts', [
+/**
+ * PostgreSQL commits the transactions that NOTIFY one at a time (it holds a lock from before
+ * the commit until after it, flush included). So while this process's notifying insert is in
+ * flight, the turns that end meanwhile wait and go together in the next one, instead of each
+ * waiting for that lock in an insert of its own: at most one notifying insert per process at a
+ * time, and fewer, larger ones. Inserts that notify nothing (SQLite, or a worker in this process)
+ * go at once, one per turn, as before.
+ */
+async function accept(ctx: AppContext, batch: PendingInsert[]): Promise<void> {
+  const state = (ctx.services.notifyingAccept ??= { inFlight: false, waiting: [] });
+  if (acceptNotifies(ctx) === null) return flushInserts(ctx, batch);
+  if (state.inFlight) {
+    state.waiting.push(...batch);
+    return;
+  }
+  state.inFlight = true;
+  try {
+    for (let next = batch; next.length > 0; next = state.waiting.splice(0)) await flushInserts(ctx, next);
+  } finally {
+    state.inFlight = false;
+  }
+}
+
+const ATTEMPT_COLUMNS = [
   'claim_attempt_id',
   'claim_id',
   'lane',
@@ -176,9 +199,15 @@ const INSERT_ATTEMPTS = insertRows('claim_attempts', [
   'payload',
   'attempted_at',
   'resolved_at',
-]);
+];
+const INSERT_ATTEMPTS = insertRows('claim_attempts', ATTEMPT_COLUMNS);
+/** PostgreSQL, no worker in this process: the insert also wakes other processes' workers (queue-wakeup.ts). */
+const INSERT_ATTEMPTS_NOTIFYING = insertRows('claim_attempts', ATTEMPT_COLUMNS, { notify: true });
 
 async function flushInserts(ctx: AppContext, batch: PendingInsert[]): Promise<void> {
+  // the wake-up of other processes commits with the rows (or not at all): no transaction of its own
+  const channel = acceptNotifies(ctx);
+  let inserted = false;
   for (let i = 0; i < batch.length; i += 500) {
     const chunk = batch.slice(i, i + 500);
     try {
@@ -198,13 +227,15 @@ async function flushInserts(ctx: AppContext, batch: PendingInsert[]): Promise<vo
           row.attempted_at,
           row.resolved_at ?? null,
         );
-      await runHot(ctx.db, INSERT_ATTEMPTS(chunk.length), params, ctx);
+      if (channel !== null) params.push(channel);
+      await runHot(ctx.db, (channel === null ? INSERT_ATTEMPTS : INSERT_ATTEMPTS_NOTIFYING)(chunk.length), params, ctx);
+      inserted = true;
       for (const p of chunk) p.resolve();
     } catch (err) {
       for (const p of chunk) p.reject(err);
     }
   }
-  enqueued(ctx);
+  if (inserted) accepted(ctx);
 }
 
 export interface AttemptStatus {

@@ -72,15 +72,23 @@ from lanes where lane is not null order by first limit ?`);
 
 /**
  * A multi-row insert of `columns` into `table`, its text built once per dialect and row count (the
- * accepted attempts of one turn; the claim numbers of one batch).
+ * accepted attempts of one turn; the claim numbers of one batch). With `notify` (PostgreSQL only),
+ * the same statement also sends a NOTIFY on the channel given as its last parameter: one statement,
+ * one transaction, and the notification is delivered when the rows commit, or never.
  */
-export function insertRows(table: string, columns: readonly string[]): (rows: number) => Statement {
+export function insertRows(
+  table: string,
+  columns: readonly string[],
+  opts: { notify?: boolean } = {},
+): (rows: number) => Statement {
   const texts = new Map<number, Statement>();
   const row = `(${columns.map(() => '?').join(', ')})`;
   return (rows) => {
     let stmt = texts.get(rows);
     if (!stmt) {
-      stmt = statement(`insert into ${table} (${columns.join(', ')}) values ${Array(rows).fill(row).join(', ')}`);
+      const insert = `insert into ${table} (${columns.join(', ')}) values ${Array(rows).fill(row).join(', ')}`;
+      // a data-modifying WITH runs to completion whether or not the query reads it
+      stmt = statement(opts.notify ? `with inserted as (${insert}) select pg_notify(?, '')` : insert);
       if (texts.size < 1000) texts.set(rows, stmt);
     }
     return stmt;

@@ -1,35 +1,32 @@
 // Waking the claim queue's worker (queue.ts) when attempts are queued. An enqueue in the process
 // that runs the worker wakes it at once; other processes are told by a PostgreSQL NOTIFY on the
-// schema's channel (one per turn however many attempts a burst queues), which their worker
-// LISTENs to. Polling is the fallback (and, on SQLite, the only way).
+// schema's channel, which their worker LISTENs to. The NOTIFY is part of the accepting insert's own
+// statement (attempts.ts), so it costs no transaction of its own: PostgreSQL delivers it when that
+// transaction commits, so a listener never wakes before the rows are visible, an insert that rolls
+// back wakes nobody, and one insert (one turn's accepted attempts) sends one notification however
+// many attempts it holds. Polling is the fallback (and, on SQLite, the only way).
 // The hub also wakes requests of this process that wait for a keyed event (`waitForWake`): the
 // guess throttle's wait for an address's verdicts (guess-throttle.ts), woken when one settles here,
 // with a poll (shared/poll-loop.ts) as the fallback for what other processes settle.
-import { sql } from 'kysely';
 import pg from 'pg';
 import type { AppContext } from '../context.ts';
-import { TurnBatcher } from '../shared/turn-batcher.ts';
 import { wakeableWait } from '../shared/poll-loop.ts';
 
 interface Wakeable {
   wake(): void;
 }
 
-/** One per context (AppContext.claimQueueWake): the worker of this process, the batched NOTIFY, and keyed waiters. */
+/** One per context (AppContext.claimQueueWake): the worker of this process, the channel, and keyed waiters. */
 export interface WakeHub {
   worker: Wakeable | null;
-  notify: TurnBatcher<void>;
+  /** PostgreSQL: the schema's notification channel (null on SQLite). */
+  channel: string | null;
   /** Requests of this process waiting by key (`waitForWake`), oldest first. */
   waiters: Map<string, Array<() => void>>;
 }
 
-export function createWakeHub(ctx: Pick<AppContext, 'config' | 'db' | 'log'>): WakeHub {
-  const notify = new TurnBatcher<void>(() => {
-    sql`select pg_notify(${channelOf(ctx)}, '')`
-      .execute(ctx.db)
-      .catch((err) => ctx.log.warn({ err }, 'claim queue: notify failed'));
-  });
-  return { worker: null, notify, waiters: new Map() };
+export function createWakeHub(ctx: Pick<AppContext, 'config'>): WakeHub {
+  return { worker: null, channel: ctx.config.databaseUrl ? channelOf(ctx) : null, waiters: new Map() };
 }
 
 /** PostgreSQL notification channel, one per schema so deployments sharing a database stay apart. */
@@ -48,14 +45,19 @@ export function clearLocalWorker(ctx: Pick<AppContext, 'claimQueueWake'>, worker
   if (hub.worker === worker) hub.worker = null;
 }
 
-/** Called after an attempt is persisted: wakes the local worker, or tells other processes. */
-export function enqueued(ctx: Pick<AppContext, 'claimQueueWake' | 'dialect'>): void {
+/**
+ * The channel the accepting insert must notify in its own transaction: PostgreSQL, when this
+ * process runs no worker (workers of other processes are told); null when `accepted` wakes the
+ * worker here, or on SQLite (no NOTIFY: other processes' workers poll).
+ */
+export function acceptNotifies(ctx: Pick<AppContext, 'claimQueueWake' | 'dialect'>): string | null {
   const hub = ctx.claimQueueWake;
-  if (hub.worker) {
-    hub.worker.wake();
-    return;
-  }
-  if (ctx.dialect === 'postgres') hub.notify.add();
+  return hub.worker || ctx.dialect !== 'postgres' ? null : hub.channel;
+}
+
+/** Called once accepted attempts are committed: wakes the worker of this process, if any. */
+export function accepted(ctx: Pick<AppContext, 'claimQueueWake'>): void {
+  ctx.claimQueueWake.worker?.wake();
 }
 
 /**

@@ -46,6 +46,12 @@ export interface WorkerOptions {
   listen?: boolean;
   /** PostgreSQL: longest reuse of the lane list while its lanes stay full (ms; default 1,000). */
   laneListMaxAgeMs?: number;
+  /**
+   * PostgreSQL: where in the lane list each pass starts, as a fraction of its length (0: the
+   * oldest lane first). Default: a random point for every pass, so that workers sharing the list
+   * start at different lanes.
+   */
+  laneStart?: number;
 }
 
 const ADVISORY_CLASS = 4_242_001; // namespaces our advisory locks
@@ -65,6 +71,7 @@ export class ClaimWorker {
   private readonly concurrency: number;
   private readonly listen: boolean;
   private readonly laneListMaxAgeMs: number;
+  private readonly laneStart: number | undefined;
   private stopped = false;
   private poll: PollLoop | null = null;
   private listener: { close(): Promise<void> } | null = null;
@@ -88,6 +95,7 @@ export class ClaimWorker {
     this.concurrency = ctx.dialect === 'postgres' ? (opts.concurrency ?? 4) : 1;
     this.listen = opts.listen ?? ctx.dialect === 'postgres';
     this.laneListMaxAgeMs = opts.laneListMaxAgeMs ?? LANE_LIST_MAX_AGE_MS;
+    this.laneStart = opts.laneStart;
   }
 
   start(): this {
@@ -137,10 +145,14 @@ export class ClaimWorker {
       if (lanes.length === 64) this.mayHaveMore = true;
     }
     this.fullLanes.clear();
+    // Every worker reads the same list; each starts its pass at a point of its own, so that they
+    // do not all try the same first lanes (where all but one would find the lane taken). The pass
+    // still serves every lane of the list once, and each lane's attempts stay in order.
+    const lanes = rotated(list.lanes, this.laneStart ?? Math.random());
     let total = 0;
-    for (let i = 0; i < list.lanes.length && !this.stopped; i += this.concurrency) {
+    for (let i = 0; i < lanes.length && !this.stopped; i += this.concurrency) {
       const counts = await Promise.all(
-        list.lanes.slice(i, i + this.concurrency).map((lane) => this.processLane(lane, this.batchSize)),
+        lanes.slice(i, i + this.concurrency).map((lane) => this.processLane(lane, this.batchSize)),
       );
       total += counts.reduce((a, b) => a + b, 0);
     }
@@ -312,6 +324,12 @@ export class ClaimWorker {
       .where('status', '=', 'queued')
       .execute();
   }
+}
+
+/** `list` from the element at `start` (a fraction of its length) to its end, then its beginning. */
+export function rotated<T>(list: readonly T[], start: number): T[] {
+  const at = Math.min(list.length, Math.max(0, Math.floor(start * list.length)));
+  return [...list.slice(at), ...list.slice(0, at)];
 }
 
 /** Runs passes until no attempt is queued (tests, and `platform worker --once`). */

@@ -3,6 +3,7 @@
 // and on-demand claims. The queue worker is off (RUN_WORKER=false) so tests choose when attempts
 // execute (drainQueue), which lets them change the claim between complete and execution.
 import { describe, test } from 'node:test';
+import { sql } from 'kysely';
 import { useApp } from '../helpers/use-app.ts';
 import { ALL_SCOPES } from '../claims/helpers.ts';
 import assert from 'node:assert/strict';
@@ -402,6 +403,59 @@ describe('claims engine', () => {
     await new Promise((r) => setTimeout(r, 100));
     assert.equal(await soon.pass(), 3, 'both lanes: two of the busy one, the other one');
     assert.equal((await status(t, later)).success, true);
+  });
+
+  test("PostgreSQL lanes: a pass starts at the worker's own point of the lane list and serves every lane once", {
+    skip: TEST_DB !== 'postgres' && 'PostgreSQL only: SQLite serves every lane from one transaction',
+  }, async () => {
+    await drainQueue(t.ctx);
+    // four lanes, oldest first: one claim each
+    const claims: string[] = [];
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      claims.push(await claimWith([numUses(10)]));
+      ids.push((await attempt(t, 'complete', claims[i], randomAddress())).json().claimAttemptId);
+    }
+    /** The claims in the order their batches ran: each batch is a transaction, its id is the rows' xmin. */
+    const servedOrder = async () =>
+      (
+        await sql<{ claim_id: string }>`select claim_id from claim_attempts
+          where claim_attempt_id in (${sql.join(ids)}) order by xmin::text::bigint`.execute(t.ctx.db)
+      ).rows.map((r) => claims.indexOf(r.claim_id));
+    const worker = new ClaimWorker(t.ctx, { listen: false, concurrency: 1, laneStart: 0.5 });
+    assert.equal(await worker.pass(), 4, 'one pass serves every lane');
+    assert.deepEqual(await servedOrder(), [2, 3, 0, 1], 'from the middle of the list, then its beginning');
+    for (const id of ids) assert.equal((await status(t, id)).success, true);
+  });
+
+  test('many lanes, several workers starting at different lanes: every lane drains, in order, each attempt once', async () => {
+    await drainQueue(t.ctx);
+    const claims: string[] = [];
+    for (let i = 0; i < 24; i++) claims.push(await claimWith([numUses(100)]));
+    // four attempts per lane, arriving interleaved across the lanes
+    const ids = new Map<string, string[]>(claims.map((c) => [c, []]));
+    for (let round = 0; round < 4; round++)
+      for (const c of claims)
+        ids.get(c)!.push((await attempt(t, 'complete', c, randomAddress())).json().claimAttemptId);
+    const queued = async () =>
+      (await t.ctx.db.selectFrom('claim_attempts').select('seq').where('status', '=', 'queued').limit(1).execute())
+        .length > 0;
+    const workers = [0, 1 / 3, 2 / 3].map(
+      (laneStart) => new ClaimWorker(t.ctx, { listen: false, batchSize: 2, concurrency: 2, laneStart }),
+    );
+    await Promise.all(
+      workers.map(async (w) => {
+        do await w.pass();
+        while (await queued());
+      }),
+    );
+    for (const c of claims) {
+      const mine = ids.get(c)!;
+      for (const id of mine) assert.equal((await status(t, id)).success, true, `lane ${c} drained`);
+      // each lane in arrival order: claim numbers 0–3 in the order the attempts came
+      assert.deepEqual(await Promise.all(mine.map(claimNumber)), [0, 1, 2, 3], `lane ${c} in order`);
+      assert.equal((await getClaim(t, c)).plugins[0].publicState.numUses, 4);
+    }
   });
 
   test('on-demand claims: stateless plugins only; success is evaluated live; no completes', async () => {
