@@ -4,6 +4,7 @@
 // query. And the claim state the engine reads, many (claim, instance, key) at once.
 import type { Generated } from 'kysely';
 import { usernamesOf } from '../accounts/storage.ts';
+import { addressLedger } from '../claims/storage.ts';
 import type { DB, SqliteFastPath } from '../db/index.ts';
 
 export interface EligibilityChangeTable {
@@ -83,12 +84,10 @@ export async function readFootprint(db: DB, address: string): Promise<Footprint>
   const [balances, stores, numbers, usernames] = await Promise.all([
     db.selectFrom('chain_balances').select('collection_id').where('address', '=', address).execute(),
     db.selectFrom('dynamic_store_members').select('dynamic_data_id').where('address', '=', address).execute(),
-    db
-      .selectFrom('claim_numbers')
-      .select(['claim_id', 'claim_number'])
-      .where('platform_address', '=', address)
-      .orderBy('claim_id')
-      .orderBy('claim_number')
+    addressLedger(db, address)
+      .select(['n.claim_id', 'n.claim_number'])
+      .orderBy('n.claim_id')
+      .orderBy('n.claim_number')
       .execute(),
     usernamesOf(db, [address]),
   ]);
