@@ -4,7 +4,7 @@ import { type Generated, sql } from 'kysely';
 import type { AppContext } from '../context.ts';
 import type { DB, Tx } from '../db/index.ts';
 import { escapeLike } from '../shared/like.ts';
-import { READ_STATE, runHot } from './hot-sql.ts';
+import { ADDRESS_NUMBERS_ON_CLAIM, READ_STATE, runHot } from './hot-sql.ts';
 
 export interface ClaimTable {
   claim_id: string;
@@ -201,39 +201,9 @@ export async function claimNumberUsed(db: Db, claimId: string, claimNumber: numb
   return row !== undefined;
 }
 
-/**
- * The claim ledger's entries of one address, read through its attempts: the ledger keeps no
- * address index (migration 0032), because each resolved attempt would insert into it at a random
- * place inside the queue's batch transaction. The attempts' address indexes are written when an
- * attempt is accepted. Each attempt of the address looks its number up by the ledger's primary key
- * (claim_id, claim_number), and counts only while that ledger row carries this attempt: the ledger
- * is the truth, since clearing it (documents.ts, `clearLedger`) leaves the attempts, and a cleared
- * number may be handed to another attempt later. A failed or queued attempt's number is -1, which
- * the ledger never holds. With a claim given, `claim_attempts_address` (claim_id, platform_address,
- * attempted_at, seq) finds the attempts; without, `claim_attempts_account` (platform_address,
- * attempted_at, seq). A CROSS JOIN because SQLite then keeps the attempts as the outer loop: without
- * statistics (the service never runs ANALYZE) its planner read the claim's whole ledger instead and
- * looked each attempt up by its id. PostgreSQL plans a CROSS JOIN with conditions as an inner join.
- * Plans on both databases: test/claims/ledger-plan.test.ts.
- */
-export function addressLedger(db: Db, platformAddress: string) {
-  return db
-    .selectFrom('claim_attempts as a')
-    .crossJoin('claim_numbers as n')
-    .whereRef('n.claim_id', '=', 'a.claim_id')
-    .whereRef('n.claim_number', '=', 'a.claim_number')
-    .whereRef('n.claim_attempt_id', '=', 'a.claim_attempt_id')
-    .whereRef('n.platform_address', '=', 'a.platform_address')
-    .where('a.platform_address', '=', platformAddress);
-}
-
 /** The address's claim numbers on one claim, ascending. */
 export async function claimNumbersOf(db: Db, claimId: string, platformAddress: string): Promise<number[]> {
-  const rows = await addressLedger(db, platformAddress)
-    .select('n.claim_number')
-    .where('a.claim_id', '=', claimId)
-    .orderBy('n.claim_number')
-    .execute();
+  const rows = await runHot<{ claim_number: number }>(db, ADDRESS_NUMBERS_ON_CLAIM, [platformAddress, claimId]);
   return rows.map((r) => r.claim_number);
 }
 

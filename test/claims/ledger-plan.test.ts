@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CompiledQuery, sql } from 'kysely';
-import { addressLedger } from '../../src/claims/storage.ts';
+import { ADDRESS_NUMBERS, ADDRESS_NUMBERS_ON_CLAIM } from '../../src/claims/hot-sql.ts';
 import { useApp } from '../helpers/use-app.ts';
 
 const t = useApp();
@@ -76,16 +76,8 @@ test("an address's claim numbers, on one claim and on every claim, are index rea
     select claim_id, claim_number, platform_address, claim_attempt_id from claim_attempts where status = 'success'`.execute(
     db,
   );
-  const oneClaim = addressLedger(db, ADDRESS)
-    .select('n.claim_number')
-    .where('a.claim_id', '=', 'c1')
-    .orderBy('n.claim_number')
-    .compile();
-  const everyClaim = addressLedger(db, ADDRESS)
-    .select(['n.claim_id', 'n.claim_number'])
-    .orderBy('n.claim_id')
-    .orderBy('n.claim_number')
-    .compile();
+  const oneClaim = ADDRESS_NUMBERS_ON_CLAIM(t.ctx.dialect, [ADDRESS, 'c1']);
+  const everyClaim = ADDRESS_NUMBERS(t.ctx.dialect, [ADDRESS]);
   assert.deepEqual(
     (await db.executeQuery(oneClaim)).rows.map((r) => (r as { claim_number: number }).claim_number),
     [30000, 30001, 30002],

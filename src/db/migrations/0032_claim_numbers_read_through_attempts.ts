@@ -9,7 +9,7 @@
 // `claim_attempts_address` (claim_id, platform_address, attempted_at, seq) from 0003 for one claim,
 // `claim_attempts_account` (platform_address, attempted_at, seq) from 0011 for every claim. Each
 // attempt found looks its number up by the ledger's primary key (claim_id, claim_number) and counts
-// only if that ledger row still carries the attempt's id (claims/storage.ts, ledgerOfAddress).
+// only if that ledger row still carries the attempt's id (claims/hot-sql.ts, ADDRESS_NUMBERS).
 import type { Kysely } from 'kysely';
 
 export async function up(db: Kysely<any>): Promise<void> {
