@@ -11,7 +11,7 @@ import type { DB, DialectName, Tx } from '../db/index.ts';
 type Statement = (dialect: DialectName, params: readonly unknown[]) => CompiledQuery;
 
 /** `?` placeholders for SQLite; numbered `$n` for PostgreSQL (computed once). */
-function statement(text: string): Statement {
+export function statement(text: string): Statement {
   let n = 0;
   const pg = text.replace(/\?/g, () => `$${++n}`);
   return (dialect, params) => CompiledQuery.raw(dialect === 'postgres' ? pg : text, params as unknown[]);
@@ -23,6 +23,32 @@ export const CLAIM_HEAD = statement(
 );
 export const CLAIM_HEAD_FOR_UPDATE = statement(
   'select version, last_updated, deleted_at, test_expires_at from claims where claim_id = ? for update',
+);
+/**
+ * The claim ledger's numbers of one address, read through its attempts: the ledger keeps no
+ * address index (migration 0032), because each resolved attempt would insert into it at a random
+ * place inside the queue's batch transaction; the attempts' address indexes are written when an
+ * attempt is accepted. Each attempt of the address looks its number up by the ledger's primary key
+ * (claim_id, claim_number), and counts only while that ledger row carries this attempt: the ledger
+ * is the truth, since clearing it (documents.ts, `clearLedger`) leaves the attempts, and a cleared
+ * number may be handed to another attempt later. A failed or queued attempt's number is -1, which
+ * the ledger never holds. On one claim `claim_attempts_address` (claim_id, platform_address,
+ * attempted_at, seq) finds the attempts; on every claim `claim_attempts_account` (platform_address,
+ * attempted_at, seq). A CROSS JOIN because SQLite then keeps the attempts as the outer loop: without
+ * statistics (the service never runs ANALYZE) it planned an inner join as a read of the claim's
+ * whole ledger, looking each row's attempt up by its id. PostgreSQL plans a CROSS JOIN with
+ * conditions as an inner join. Plans on both databases: test/claims/ledger-plan.test.ts.
+ */
+const LEDGER_OF_ADDRESS = `from claim_attempts a cross join claim_numbers n
+  where a.platform_address = ? and n.claim_id = a.claim_id and n.claim_number = a.claim_number
+    and n.claim_attempt_id = a.claim_attempt_id and n.platform_address = a.platform_address`;
+/** Params: platform address, claim id. */
+export const ADDRESS_NUMBERS_ON_CLAIM = statement(
+  `select n.claim_number ${LEDGER_OF_ADDRESS} and a.claim_id = ? order by n.claim_number`,
+);
+/** Params: platform address. */
+export const ADDRESS_NUMBERS = statement(
+  `select n.claim_id, n.claim_number ${LEDGER_OF_ADDRESS} order by n.claim_id, n.claim_number`,
 );
 export const ATTEMPT_STATUS = statement(
   'select claim_id, platform_address, status, error, claim_number from claim_attempts where claim_attempt_id = ?',

@@ -4,7 +4,7 @@ import { type Generated, sql } from 'kysely';
 import type { AppContext } from '../context.ts';
 import type { DB, Tx } from '../db/index.ts';
 import { escapeLike } from '../shared/like.ts';
-import { READ_STATE, runHot } from './hot-sql.ts';
+import { ADDRESS_NUMBERS_ON_CLAIM, READ_STATE, runHot } from './hot-sql.ts';
 
 export interface ClaimTable {
   claim_id: string;
@@ -201,14 +201,9 @@ export async function claimNumberUsed(db: Db, claimId: string, claimNumber: numb
   return row !== undefined;
 }
 
+/** The address's claim numbers on one claim, ascending. */
 export async function claimNumbersOf(db: Db, claimId: string, platformAddress: string): Promise<number[]> {
-  const rows = await db
-    .selectFrom('claim_numbers')
-    .select('claim_number')
-    .where('claim_id', '=', claimId)
-    .where('platform_address', '=', platformAddress)
-    .orderBy('claim_number')
-    .execute();
+  const rows = await runHot<{ claim_number: number }>(db, ADDRESS_NUMBERS_ON_CLAIM, [platformAddress, claimId]);
   return rows.map((r) => r.claim_number);
 }
 

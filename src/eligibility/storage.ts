@@ -4,6 +4,7 @@
 // query. And the claim state the engine reads, many (claim, instance, key) at once.
 import type { Generated } from 'kysely';
 import { usernamesOf } from '../accounts/storage.ts';
+import { ADDRESS_NUMBERS, runHot } from '../claims/hot-sql.ts';
 import type { DB, SqliteFastPath } from '../db/index.ts';
 
 export interface EligibilityChangeTable {
@@ -83,13 +84,7 @@ export async function readFootprint(db: DB, address: string): Promise<Footprint>
   const [balances, stores, numbers, usernames] = await Promise.all([
     db.selectFrom('chain_balances').select('collection_id').where('address', '=', address).execute(),
     db.selectFrom('dynamic_store_members').select('dynamic_data_id').where('address', '=', address).execute(),
-    db
-      .selectFrom('claim_numbers')
-      .select(['claim_id', 'claim_number'])
-      .where('platform_address', '=', address)
-      .orderBy('claim_id')
-      .orderBy('claim_number')
-      .execute(),
+    runHot<{ claim_id: string; claim_number: number }>(db, ADDRESS_NUMBERS, [address]),
     usernamesOf(db, [address]),
   ]);
   const claimNumbers = new Map<string, number[]>();

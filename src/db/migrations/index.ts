@@ -33,6 +33,7 @@ import * as m0028 from './0028_guess_in_flight.ts';
 import * as m0029 from './0029_claim_numbers_one_address_index.ts';
 import * as m0030 from './0030_signin_authorizations_hot_updates.ts';
 import * as m0031 from './0031_claim_queue_partial_index.ts';
+import * as m0032 from './0032_claim_numbers_read_through_attempts.ts';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -65,6 +66,7 @@ const migrations: Record<string, Migration> = {
   '0029_claim_numbers_one_address_index': m0029,
   '0030_signin_authorizations_hot_updates': m0030,
   '0031_claim_queue_partial_index': m0031,
+  '0032_claim_numbers_read_through_attempts': m0032,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
