@@ -4,18 +4,9 @@
 // as running one of these indexed statements on SQLite. Through the deployment's own handle they
 // run synchronously on SQLite's fast path when Kysely does not hold the connection; inside a
 // transaction (or on PostgreSQL) they go through Kysely, compiled already.
-import { CompiledQuery, PostgresAdapter } from 'kysely';
+import { PostgresAdapter } from 'kysely';
 import type { AppContext } from '../context.ts';
-import type { DB, DialectName, Tx } from '../db/index.ts';
-
-type Statement = (dialect: DialectName, params: readonly unknown[]) => CompiledQuery;
-
-/** `?` placeholders for SQLite; numbered `$n` for PostgreSQL (computed once). */
-export function statement(text: string): Statement {
-  let n = 0;
-  const pg = text.replace(/\?/g, () => `$${++n}`);
-  return (dialect, params) => CompiledQuery.raw(dialect === 'postgres' ? pg : text, params as unknown[]);
-}
+import { type DB, type DialectName, type Statement, type Tx, statement } from '../db/index.ts';
 
 export const READ_STATE = statement('select value from claim_state where claim_id = ? and instance_id = ? and key = ?');
 export const CLAIM_HEAD = statement(

@@ -226,6 +226,20 @@ export function preparePostgres(text: string): void {
   if (!preparedNames.has(text)) preparedNames.set(text, `hot_${preparedNames.size}`);
 }
 
+/** A hot statement written once as SQL for both dialects: its compiled query for a dialect and parameters. */
+export type Statement = (dialect: DialectName, params: readonly unknown[]) => CompiledQuery;
+
+/**
+ * `?` placeholders for SQLite; numbered `$n` for PostgreSQL (computed once). `prepared`: it also
+ * runs as a named prepared statement on PostgreSQL.
+ */
+export function statement(text: string, prepared = false): Statement {
+  let n = 0;
+  const pg = text.replace(/\?/g, () => `$${++n}`);
+  if (prepared) preparePostgres(pg);
+  return (dialect, params) => CompiledQuery.raw(dialect === 'postgres' ? pg : text, params as unknown[]);
+}
+
 /** node-postgres's client and pool, marking what their queries and connects reject with. */
 class MarkingClient extends pg.Client {
   override query(...args: unknown[]): never {

@@ -3,17 +3,7 @@
 // on SQLite, and every bearer request and token exchange goes through them.
 import { CompiledQuery, type QueryResult } from 'kysely';
 import type { AppContext } from '../context.ts';
-import { type DialectName, preparePostgres } from '../db/index.ts';
-
-export type Statement = (dialect: DialectName, params: readonly unknown[]) => CompiledQuery;
-
-/** `?` placeholders for SQLite; numbered `$n` for PostgreSQL (computed once). */
-export function statement(text: string, prepared = false): Statement {
-  let n = 0;
-  const pg = text.replace(/\?/g, () => `$${++n}`);
-  if (prepared) preparePostgres(pg);
-  return (dialect, params) => CompiledQuery.raw(dialect === 'postgres' ? pg : text, params as unknown[]);
-}
+import { preparePostgres, type Statement, statement } from '../db/index.ts';
 
 /**
  * A prepared statement written with numbered `$n` parameters, as PostgreSQL runs it, and its SQLite
