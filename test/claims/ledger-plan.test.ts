@@ -7,24 +7,10 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CompiledQuery, sql } from 'kysely';
 import { ADDRESS_NUMBERS, ADDRESS_NUMBERS_ON_CLAIM } from '../../src/claims/hot-sql.ts';
+import { explainedNodes, planShape, sqlitePlanSteps } from '../helpers/plans.ts';
 import { useApp } from '../helpers/use-app.ts';
 
 const t = useApp();
-
-interface PlanNode {
-  'Node Type': string;
-  'Index Name'?: string;
-  'Relation Name'?: string;
-  'Actual Rows'?: number;
-  'Actual Loops'?: number;
-  Plans?: PlanNode[];
-}
-
-function nodesOf(node: PlanNode, out: PlanNode[] = []): PlanNode[] {
-  out.push(node);
-  for (const p of node.Plans ?? []) nodesOf(p, out);
-  return out;
-}
 
 const ADDRESS = 'bb1target';
 
@@ -104,9 +90,7 @@ async function assertPlans(when: string, cases: Array<[string, CompiledQuery, st
   for (const [what, query, attemptsIndex] of cases) {
     const name = `${what}, ${when}`;
     if (t.ctx.dialect === 'sqlite') {
-      const rows = (await db.executeQuery(CompiledQuery.raw(`explain query plan ${query.sql}`, [...query.parameters])))
-        .rows as Array<{ detail: string }>;
-      const plan = rows.map((r) => r.detail).join('; ');
+      const plan = (await sqlitePlanSteps(db, query)).join('; ');
       assert.match(plan, new RegExp(`SEARCH a USING INDEX ${attemptsIndex} \\(`), `${name}: ${plan}`);
       assert.match(
         plan,
@@ -117,10 +101,10 @@ async function assertPlans(when: string, cases: Array<[string, CompiledQuery, st
       continue;
     }
     const values = query.parameters;
-    const rows = (await db.executeQuery(CompiledQuery.raw(`explain (analyze, format json) ${query.sql}`, [...values])))
-      .rows as Array<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>;
-    const nodes = nodesOf(rows[0]!['QUERY PLAN'][0]!.Plan);
-    const shape = nodes.map((n) => `${n['Node Type']}${n['Index Name'] ? ` on ${n['Index Name']}` : ''}`).join(' > ');
+    const nodes = explainedNodes(
+      (await db.executeQuery(CompiledQuery.raw(`explain (analyze, format json) ${query.sql}`, [...values]))).rows,
+    );
+    const shape = planShape(nodes);
     assert.ok(
       nodes.some((n) => n['Index Name'] === attemptsIndex),
       `${name} finds the attempts by address: ${shape}`,

@@ -11,25 +11,10 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CompiledQuery, sql } from 'kysely';
 import { LANE_HEAD_FOR_UPDATE, LANE_LIST, QUEUE_HEAD } from '../../src/claims/hot-sql.ts';
+import { explainedNodes, type PlanNode, planShape, sqlitePlanSteps } from '../helpers/plans.ts';
 import { useApp } from '../helpers/use-app.ts';
 
 const t = useApp();
-
-interface PlanNode {
-  'Node Type': string;
-  'Index Name'?: string;
-  'Relation Name'?: string;
-  'Actual Rows'?: number;
-  'Actual Loops'?: number;
-  'Rows Removed by Filter'?: number;
-  Plans?: PlanNode[];
-}
-
-function nodesOf(node: PlanNode, out: PlanNode[] = []): PlanNode[] {
-  out.push(node);
-  for (const p of node.Plans ?? []) nodesOf(p, out);
-  return out;
-}
 
 test('the head of a lane and the lane list read only queued attempts through the partial index, after ANALYZE on a backlog', async () => {
   if (t.ctx.dialect === 'sqlite') {
@@ -45,9 +30,7 @@ test('the head of a lane and the lane list read only queued attempts through the
       from g`.execute(t.ctx.db);
     await sql`analyze`.execute(t.ctx.db);
     const q = QUEUE_HEAD('sqlite', [100]);
-    const rows = (await t.ctx.db.executeQuery(CompiledQuery.raw(`explain query plan ${q.sql}`, [...q.parameters])))
-      .rows as Array<{ detail: string }>;
-    const plan = rows.map((r) => r.detail).join('; ');
+    const plan = (await sqlitePlanSteps(t.ctx.db, q)).join('; ');
     assert.match(plan, /USING INDEX claim_attempts_queued\b/, plan);
     assert.doesNotMatch(plan, /TEMP B-TREE/, plan);
     return;
@@ -71,9 +54,9 @@ test('the head of a lane and the lane list read only queued attempts through the
       await q(`prepare queue_plan as ${query.sql}`);
       try {
         const values = query.parameters.map((p) => `'${String(p)}'`).join(', ');
-        const rows = (await q(`explain (analyze, format json) execute queue_plan${values ? `(${values})` : ''}`))
-          .rows as Array<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>;
-        return nodesOf(rows[0]!['QUERY PLAN'][0]!.Plan);
+        return explainedNodes(
+          (await q(`explain (analyze, format json) execute queue_plan${values ? `(${values})` : ''}`)).rows,
+        );
       } finally {
         await q('rollback');
         await q('deallocate queue_plan');
@@ -86,7 +69,7 @@ test('the head of a lane and the lane list read only queued attempts through the
   ] as const;
   for (const [name, query] of cases) {
     const nodes = await explain(query);
-    const shape = nodes.map((n) => `${n['Node Type']}${n['Index Name'] ? ` on ${n['Index Name']}` : ''}`).join(' > ');
+    const shape = planShape(nodes);
     assert.ok(
       nodes.some((n) => n['Index Name'] === 'claim_attempts_queued'),
       `${name} reads the partial index: ${shape}`,

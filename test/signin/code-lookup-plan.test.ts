@@ -11,6 +11,7 @@ import { test } from 'node:test';
 import { CompiledQuery } from 'kysely';
 import { EXCHANGE_CODE, EXCHANGE_CODE_REDIRECT, ROTATE_IN_ONE } from '../../src/signin/sql.ts';
 import { authorizationRow } from '../helpers/signin.ts';
+import { sqlitePlanSteps } from '../helpers/plans.ts';
 import { useApp } from '../helpers/use-app.ts';
 
 const t = useApp();
@@ -74,9 +75,7 @@ test('the one-statement exchange and rotation read one row by its key, on a tabl
         }
       });
     } else {
-      const plan = CompiledQuery.raw(`explain query plan ${query.sql}`, [...query.parameters]);
-      const rows = (await t.ctx.db.executeQuery(plan)).rows as Array<{ detail: string }>;
-      used = rows.map((r) => r.detail);
+      used = await sqlitePlanSteps(t.ctx.db, query);
     }
     assert.ok(used.length > 0, 'the plan reads through an index');
     for (const step of used) {
