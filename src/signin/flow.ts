@@ -9,7 +9,13 @@ import { findAppRow } from './apps.ts';
 import { CODE_TTL_MS, REQUEST_TTL_MS } from './lifetimes.ts';
 import { buildSigninMessage, EVM_CHAIN_ID, parseSigninMessage } from './message.ts';
 import { SCOPE_IDS, scopeName } from './scopes.ts';
-import { parseList, type SigninAppTable, type SigninAuthorizationTable, type SigninRequestTable } from './storage.ts';
+import {
+  parseList,
+  type SigninAppTable,
+  type SigninAuthorizationTable,
+  type SigninRequestTable,
+  UNUSED_CODE,
+} from './storage.ts';
 import type { Tx } from '../db/index.ts';
 import { verifyEvmSignature } from './contract-wallets.ts';
 import { verifyAdr36 } from './verify.ts';
@@ -296,14 +302,7 @@ export async function approveChallenge(ctx: AppContext, input: ApproveInput): Pr
       message: req.message,
       created_at: now,
       code_expires_at: now + CODE_TTL_MS,
-      code_consumed_at: null,
-      expires_at: null,
-      revoked_at: null,
-      access_hash: null,
-      access_scopes: null,
-      access_expires_at: null,
-      refresh_hash: null,
-      refresh_expires_at: null,
+      ...UNUSED_CODE,
       oidc_nonce: req.oidc_nonce,
     };
     await tx.insertInto('signin_authorizations').values(row).execute();

@@ -67,6 +67,18 @@ export interface SigninAuthorizationTable {
   oidc_nonce: string | null;
 }
 
+/** The columns of an authorization whose code is fresh: not exchanged, no tokens issued, not revoked. */
+export const UNUSED_CODE = {
+  code_consumed_at: null,
+  expires_at: null,
+  revoked_at: null,
+  access_hash: null,
+  access_scopes: null,
+  access_expires_at: null,
+  refresh_hash: null,
+  refresh_expires_at: null,
+} as const satisfies Partial<SigninAuthorizationTable>;
+
 /** Primary key (authorization_id, token_hash): a family's rotated refresh tokens are stored together. */
 export interface SigninRotatedTokenTable {
   /** SHA-256 hex of the rotated refresh token's verifier. */

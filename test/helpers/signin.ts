@@ -7,7 +7,7 @@ import { hexToBytes } from '@noble/hashes/utils.js';
 import { createDeveloperApp } from '../../src/signin/apps.ts';
 import { SCOPE_IDS } from '../../src/signin/scopes.ts';
 import { CODE_TTL_MS } from '../../src/signin/lifetimes.ts';
-import type { SigninAuthorizationTable } from '../../src/signin/storage.ts';
+import { type SigninAuthorizationTable, UNUSED_CODE } from '../../src/signin/storage.ts';
 import type { TestApp } from './app.ts';
 
 export interface TestAccount {
@@ -210,14 +210,7 @@ export function authorizationRow(
     chain: 'ETH',
     message: 'm',
     code_expires_at: fields.created_at + CODE_TTL_MS,
-    code_consumed_at: null,
-    expires_at: null,
-    revoked_at: null,
-    access_hash: null,
-    access_scopes: null,
-    access_expires_at: null,
-    refresh_hash: null,
-    refresh_expires_at: null,
+    ...UNUSED_CODE,
     oidc_nonce: null,
     ...fields,
   };
